@@ -1,0 +1,51 @@
+//! The one error type of the timing core: a SPEC code, the offending text, where in it, and a
+//! hint that says how to fix it.
+
+use crate::code::Code;
+use std::fmt;
+
+/// A refusal from the timing core. Every parser and resolver returns this, so adapters can map
+/// it to a gRPC field violation, a JSON Lines answer or a validator problem without guessing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimingError {
+    /// The SPEC §1 code (`BAD_DURATION`, `BAD_TZ`, …).
+    pub code: Code,
+    /// The whole text that was refused, as given.
+    pub text: String,
+    /// Byte offset into `text` of the offending part, when there is one.
+    pub position: Option<usize>,
+    /// What went wrong and how to fix it, e.g. "`M` is not a unit: use `mo` for months or `m`
+    /// for minutes".
+    pub hint: String,
+}
+
+impl TimingError {
+    pub fn new(
+        code: Code,
+        text: impl Into<String>,
+        position: Option<usize>,
+        hint: impl Into<String>,
+    ) -> Self {
+        TimingError {
+            code,
+            text: text.into(),
+            position,
+            hint: hint.into(),
+        }
+    }
+}
+
+impl fmt::Display for TimingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.position {
+            Some(p) => write!(
+                f,
+                "{}: {:?} at position {}: {}",
+                self.code, self.text, p, self.hint
+            ),
+            None => write!(f, "{}: {:?}: {}", self.code, self.text, self.hint),
+        }
+    }
+}
+
+impl std::error::Error for TimingError {}

@@ -1,0 +1,10 @@
+//! The timing core (SPEC §2–§4). Pure: no I/O, and `now` is always a parameter.
+//!
+//! - [`error`] — the one error type: code, offending text, position, hint.
+//! - [`zone`] — `tz` slots and the wall-clock ↔ instant rules of DST.
+
+pub mod error;
+pub mod zone;
+
+pub use error::TimingError;
+pub use zone::Zone;
