@@ -10,7 +10,27 @@
 //! - [`timing`] — pure: durations, `until` instants, calendar patterns, zones and DST, business
 //!   days, send windows and the SMS window, jitter, zones from phone numbers (SPEC §2–§4).
 //! - [`flow`] — pure: the flow model, parsing and validation, `$:` expressions (SPEC §1, §2.5).
+//! - [`clock`] — the one place the wall clock is read; a manual clock for tests and demos.
+//! - [`config`] — what `nudge serve` runs with (listen address, database URL, clock).
+//! - [`store`] — diesel schema, rows and queries; one connection type over SQLite and PostgreSQL.
+//! - [`auth`] — API tokens (hashed at rest) and their scopes.
+//! - [`service`] — the operations behind the API, wire-independent: contacts, senders, flows.
+//! - [`proto`] — the generated `nudge.v1` gRPC types and the reflection descriptor set.
+//! - [`api`] — adapters: thin tonic services and the token layer (`api::grpc`), HTTP (`api::http`).
+//! - [`app`] — builds the server (migrate, bootstrap, bind) and serves gRPC + HTTP on one port.
+//! - [`cli`] — the `nudge` command line, one file per subcommand.
+//! - [`telemetry`] — logging setup (human or JSON, to stderr).
 
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod clock;
 pub mod code;
+pub mod config;
 pub mod flow;
+pub mod proto;
+pub mod service;
+pub mod store;
+pub mod telemetry;
 pub mod timing;

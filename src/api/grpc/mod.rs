@@ -1,0 +1,61 @@
+//! The gRPC side: nudge.v1 services as thin adapters over [`crate::service`], standard health
+//! checking and server reflection, all behind the token layer of [`auth`] (health and
+//! reflection excepted).
+
+pub mod auth;
+pub mod contact;
+pub mod convert;
+pub mod error;
+pub mod flow;
+pub mod sender;
+
+use super::AppState;
+use crate::proto::v1::contact_service_server::ContactServiceServer;
+use crate::proto::v1::flow_service_server::FlowServiceServer;
+use crate::proto::v1::sender_service_server::SenderServiceServer;
+use contact::ContactApi;
+use flow::FlowApi;
+use sender::SenderApi;
+
+/// The gRPC routes as an axum router. Requests larger than `max_message_bytes` are refused with
+/// `OUT_OF_RANGE` while decoding, before any handler runs.
+pub async fn router(state: AppState, max_message_bytes: usize) -> anyhow::Result<axum::Router> {
+    let contacts = ContactServiceServer::new(ContactApi {
+        state: state.clone(),
+    })
+    .max_decoding_message_size(max_message_bytes);
+    let senders = SenderServiceServer::new(SenderApi {
+        state: state.clone(),
+    })
+    .max_decoding_message_size(max_message_bytes);
+    let flows = FlowServiceServer::new(FlowApi {
+        state: state.clone(),
+    })
+    .max_decoding_message_size(max_message_bytes);
+
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_serving::<ContactServiceServer<ContactApi>>()
+        .await;
+    health.set_serving::<SenderServiceServer<SenderApi>>().await;
+    health.set_serving::<FlowServiceServer<FlowApi>>().await;
+
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+
+    let routes = tonic::service::Routes::new(health_service)
+        .add_service(reflection().build_v1()?)
+        .add_service(reflection().build_v1alpha()?)
+        .add_service(contacts)
+        .add_service(senders)
+        .add_service(flows);
+    Ok(routes
+        .into_axum_router()
+        .layer(axum::middleware::from_fn_with_state(
+            state,
+            auth::require_token,
+        )))
+}

@@ -1,0 +1,127 @@
+//! Building and running the server: migrate, bootstrap the default account, bind, then serve
+//! gRPC and HTTP on one port (axum serves h2c and HTTP/1 side by side).
+
+use crate::api::{self, AppState};
+use crate::auth::{self, Scope};
+use crate::clock::{to_millis, Clock, ManualClock, SharedClock, SystemClock};
+use crate::config::{ClockKind, Config};
+use crate::store::{accounts, Db};
+use anyhow::Context;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+/// A built server, bound and ready to run.
+pub struct App {
+    listener: TcpListener,
+    router: axum::Router,
+    state: AppState,
+}
+
+impl App {
+    /// Builds the server with the clock `config.clock` asks for.
+    pub async fn build(config: Config) -> anyhow::Result<App> {
+        let clock: SharedClock = match config.clock {
+            ClockKind::System => Arc::new(SystemClock),
+            // A manual clock starts at the host's time; only its service moves it after that.
+            ClockKind::Manual => Arc::new(ManualClock::new(SystemClock.now())),
+        };
+        App::build_with_clock(config, clock).await
+    }
+
+    /// Builds the server with the given clock (tests pass a manual one).
+    pub async fn build_with_clock(config: Config, clock: SharedClock) -> anyhow::Result<App> {
+        let applied = Db::migrate(&config.database_url)
+            .await
+            .with_context(|| format!("migrating {}", config.database_url))?;
+        tracing::info!(database = %config.database_url, applied, "migrations applied");
+        let db = Db::connect(&config.database_url).await?;
+        let state = AppState { db, clock };
+        bootstrap(&state, config.announce_first_token).await?;
+
+        let router = api::grpc::router(state.clone(), config.max_message_bytes)
+            .await?
+            .merge(api::http::router(state.clone()));
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("binding {}", config.listen))?;
+        Ok(App {
+            listener,
+            router,
+            state,
+        })
+    }
+
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The shared state (tests use its database and clock).
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until `shutdown` completes, then finishes the requests in flight.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        tracing::info!(address = %self.listener.local_addr()?, "serving gRPC and HTTP");
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}
+
+/// A first start on an empty database creates the default account (with a default sender in
+/// UTC) and, when `announce`, prints a first API token once on stderr, so the quickstart stays
+/// one command. The token is not logged: logs are often shipped elsewhere.
+async fn bootstrap(state: &AppState, announce: bool) -> anyhow::Result<()> {
+    let now_ms = to_millis(state.clock.now());
+    let (account, created) = accounts::ensure_default(&state.db, now_ms).await?;
+    if created && announce {
+        let token = auth::create_token(&state.db, &account.id, &Scope::Full, now_ms).await?;
+        tracing::info!(
+            account = %account.id,
+            "first start: created the default account and printed its first API token on stderr \
+             (make more with `nudge token create`)"
+        );
+        eprintln!(
+            "\nnudge: first start, created the default account.\n\
+             Your API token (shown once; send it as `authorization: Bearer <token>`):\n\n    {token}\n\n\
+             Make more with `nudge token create` (same --database-url).\n"
+        );
+    }
+    Ok(())
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM (container stop), for graceful shutdown.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}

@@ -1,0 +1,161 @@
+//! API tokens and what they allow.
+//!
+//! A token is `nudge_` followed by 32 random bytes in hex. Only its SHA-256 is stored, so a
+//! leaked database does not leak usable tokens. A token is scoped to the whole account
+//! (`full`) or to one enrollment (`enrollment:<id>`, e.g. for a page that shows one journey).
+
+use crate::store::{self, tokens::ApiToken, Db, StoreError};
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+/// What every token starts with, so a leaked one is easy to recognise (and to scan for).
+pub const TOKEN_PREFIX: &str = "nudge_";
+
+/// What a token may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Everything in the account.
+    Full,
+    /// Only calls about this one enrollment.
+    Enrollment(String),
+}
+
+impl Scope {
+    /// Parses `full` or `enrollment:<id>`.
+    pub fn parse(text: &str) -> Result<Scope, String> {
+        if text == "full" {
+            return Ok(Scope::Full);
+        }
+        match text.strip_prefix("enrollment:") {
+            Some(id) if !id.is_empty() && !id.chars().any(char::is_whitespace) => {
+                Ok(Scope::Enrollment(id.to_string()))
+            }
+            _ => Err(format!(
+                "`{text}` is not a token scope: use `full` or `enrollment:<enrollment id>`"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::Full => f.write_str("full"),
+            Scope::Enrollment(id) => write!(f, "enrollment:{id}"),
+        }
+    }
+}
+
+/// Who is calling: the account the token belongs to and what it may do. Put in the request's
+/// extensions by the auth layer; handlers read it from there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub account_id: String,
+    pub token_id: String,
+    pub scope: Scope,
+}
+
+/// Why a request was not let in.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("missing credentials: send the metadata `authorization: Bearer <token>` (create a token with `nudge token create`)")]
+    Missing,
+    #[error("malformed credentials: the `authorization` metadata must be `Bearer <token>`")]
+    Malformed,
+    #[error("unknown or revoked token")]
+    Unknown,
+    #[error("this token is scoped to `{scope}`; this call needs a full account token")]
+    Forbidden { scope: Scope },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Hex SHA-256 of a token, the form it is stored and looked up in.
+pub fn hash_token(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// A fresh random token.
+pub fn generate_token() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    format!("{TOKEN_PREFIX}{}", hex::encode(bytes))
+}
+
+/// Creates and stores a token for the account; returns the token itself (shown once).
+pub async fn create_token(
+    db: &Db,
+    account_id: &str,
+    scope: &Scope,
+    now_ms: i64,
+) -> Result<String, StoreError> {
+    let token = generate_token();
+    store::tokens::insert(
+        db,
+        &ApiToken {
+            id: store::new_id("tok"),
+            account_id: account_id.to_string(),
+            hash: hash_token(&token),
+            scope: scope.to_string(),
+            created_at: now_ms,
+        },
+    )
+    .await?;
+    Ok(token)
+}
+
+/// Checks an `authorization` header value (`Bearer <token>`) and returns the caller.
+pub async fn authenticate(db: &Db, header: Option<&str>) -> Result<Principal, AuthError> {
+    let header = header.ok_or(AuthError::Missing)?;
+    let token = header
+        .strip_prefix("Bearer ")
+        .or_else(|| header.strip_prefix("bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or(AuthError::Malformed)?;
+    if !token.starts_with(TOKEN_PREFIX) {
+        return Err(AuthError::Unknown);
+    }
+    let stored = store::tokens::find_by_hash(db, &hash_token(token))
+        .await?
+        .ok_or(AuthError::Unknown)?;
+    let scope = Scope::parse(&stored.scope)
+        .map_err(|e| StoreError::Corrupt(format!("token {}: {e}", stored.id)))?;
+    Ok(Principal {
+        account_id: stored.account_id,
+        token_id: stored.id,
+        scope,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_round_trip_and_refuse_nonsense() {
+        assert_eq!(Scope::parse("full").unwrap(), Scope::Full);
+        let s = Scope::parse("enrollment:en_1").unwrap();
+        assert_eq!(s, Scope::Enrollment("en_1".into()));
+        assert_eq!(s.to_string(), "enrollment:en_1");
+        assert!(Scope::parse("enrollment:").is_err());
+        assert!(Scope::parse("admin").is_err());
+    }
+
+    #[test]
+    fn tokens_are_prefixed_random_and_hashed() {
+        let a = generate_token();
+        let b = generate_token();
+        assert!(a.starts_with(TOKEN_PREFIX));
+        assert_eq!(a.len(), TOKEN_PREFIX.len() + 64);
+        assert_ne!(a, b);
+        assert_eq!(hash_token(&a).len(), 64);
+        assert_ne!(hash_token(&a), hash_token(&b));
+        // The known SHA-256 of "abc".
+        assert_eq!(
+            hash_token("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! Parsing of the fields the API takes, at the edge, so nothing invalid is stored: ids, email
+//! addresses, phone numbers (E.164), zones and channels.
+
+use super::Violation;
+use crate::code::Code;
+use crate::timing::Zone;
+use std::fmt;
+
+/// The longest id accepted (ids are the caller's, often a CRM's, so allow room).
+pub const MAX_ID_LEN: usize = 128;
+
+/// Checks a caller-chosen id: 1 to 128 characters, no whitespace or control characters.
+pub fn parse_id(field: &str, text: &str) -> Result<String, Violation> {
+    if text.is_empty() {
+        return Err(Violation::new(field, Code::BadSchema, "the id is empty"));
+    }
+    if text.len() > MAX_ID_LEN {
+        return Err(Violation::new(
+            field,
+            Code::BadSchema,
+            format!(
+                "the id is {} bytes long; at most {MAX_ID_LEN} are allowed",
+                text.len()
+            ),
+        ));
+    }
+    if let Some(pos) = text.find(|ch: char| ch.is_whitespace() || ch.is_control()) {
+        return Err(Violation::new(
+            field,
+            Code::BadSchema,
+            format!("`{text}` contains whitespace or a control character at byte {pos}; ids are single words such as `crm-4711`"),
+        ));
+    }
+    Ok(text.to_string())
+}
+
+/// Checks the shape of an email address (one `@`, something on both sides, no spaces).
+/// Deliverability is the delivery side's business.
+pub fn parse_email(field: &str, text: &str) -> Result<String, Violation> {
+    let text = text.trim();
+    let ok = match text.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && !domain.is_empty()
+                && !domain.contains('@')
+                && domain.contains('.')
+                && !text.chars().any(|c| c.is_whitespace() || c.is_control())
+        }
+        None => false,
+    };
+    if ok {
+        Ok(text.to_string())
+    } else {
+        Err(Violation::new(
+            field,
+            Code::BadSchema,
+            format!("`{text}` is not an email address; write it as `name@example.com`"),
+        ))
+    }
+}
+
+/// Parses a phone number and normalizes it to E.164 (SPEC §4). A national number without `+`
+/// and a number that no numbering plan allows (`+1 555 555 5555`) are refused with `BAD_PHONE`.
+pub fn parse_phone(field: &str, text: &str) -> Result<String, Violation> {
+    let refuse = |hint: &str| {
+        Err(Violation::new(
+            field,
+            Code::BadPhone,
+            format!("`{text}` is not a valid E.164 phone number: {hint}"),
+        ))
+    };
+    let trimmed = text.trim();
+    if !trimmed.starts_with('+') {
+        return refuse(
+            "write it with `+` and the country code, e.g. `+12125551234` or `+420 601 123 456`",
+        );
+    }
+    match phonenumber::parse(None, trimmed) {
+        Ok(number) if phonenumber::is_valid(&number) => {
+            Ok(number.format().mode(phonenumber::Mode::E164).to_string())
+        }
+        Ok(_) => refuse("no numbering plan assigns this number; check the digits"),
+        Err(e) => refuse(&format!("{e}; write it as `+` country code and number")),
+    }
+}
+
+/// Checks a `tz` (SPEC §2.3) and returns its canonical spelling; `BAD_TZ` with the timing
+/// core's reason and hint otherwise.
+pub fn parse_tz(field: &str, text: &str) -> Result<String, Violation> {
+    Zone::parse(text)
+        .map(|zone| zone.name())
+        .map_err(|e| Violation::new(field, e.code, e.to_string()))
+}
+
+/// An outreach channel a contact can opt out of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Channel {
+    Call,
+    Email,
+    Linkedin,
+    Sms,
+}
+
+impl Channel {
+    pub const ALL: [Channel; 4] = [
+        Channel::Call,
+        Channel::Email,
+        Channel::Linkedin,
+        Channel::Sms,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Call => "call",
+            Channel::Email => "email",
+            Channel::Linkedin => "linkedin",
+            Channel::Sms => "sms",
+        }
+    }
+
+    pub fn parse(field: &str, text: &str) -> Result<Channel, Violation> {
+        Channel::ALL
+            .into_iter()
+            .find(|c| c.as_str() == text)
+            .ok_or_else(|| {
+                Violation::new(
+                    field,
+                    Code::BadSchema,
+                    format!(
+                        "`{text}` is not a channel; use one of `email`, `sms`, `call`, `linkedin`"
+                    ),
+                )
+            })
+    }
+}
+
+impl fmt::Display for Channel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phones_normalize_to_e164_or_are_refused() {
+        assert_eq!(parse_phone("p", "+1 212 555 1234").unwrap(), "+12125551234");
+        assert_eq!(
+            parse_phone("p", "+420 601 123 456").unwrap(),
+            "+420601123456"
+        );
+        for bad in ["2125551234", "+1 555 555 5555", "+", "hello", ""] {
+            let v = parse_phone("p", bad).unwrap_err();
+            assert_eq!(v.code, Code::BadPhone, "{bad}");
+            assert!(v.message.contains(&format!("`{bad}`")), "{}", v.message);
+        }
+    }
+
+    #[test]
+    fn zones_use_the_timing_core() {
+        assert_eq!(parse_tz("tz", "Europe/Prague").unwrap(), "Europe/Prague");
+        assert_eq!(parse_tz("tz", "+02:00").unwrap(), "+02:00");
+        let v = parse_tz("tz", "CET").unwrap_err();
+        assert_eq!(v.code, Code::BadTz);
+        assert!(v.message.contains("CET"));
+    }
+
+    #[test]
+    fn emails_ids_and_channels() {
+        assert_eq!(
+            parse_email("e", " ann@example.com ").unwrap(),
+            "ann@example.com"
+        );
+        assert!(parse_email("e", "ann").is_err());
+        assert!(parse_email("e", "ann@@x.com").is_err());
+        assert!(parse_id("id", "crm-4711").is_ok());
+        assert!(parse_id("id", "a b").is_err());
+        assert!(parse_id("id", &"x".repeat(129)).is_err());
+        assert_eq!(Channel::parse("c", "sms").unwrap(), Channel::Sms);
+        assert!(Channel::parse("c", "fax").is_err());
+    }
+}

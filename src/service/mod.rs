@@ -1,0 +1,81 @@
+//! The operations behind the API, independent of the wire: each takes validated input, the
+//! caller's account and `now`, and talks to the store. gRPC (and later HTTP) adapters call
+//! these and only translate.
+
+pub mod contacts;
+pub mod fields;
+pub mod flows;
+pub mod senders;
+
+use crate::code::Code;
+use crate::store::StoreError;
+
+/// One thing wrong with a request: which field, the SPEC code, and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The request field, e.g. `contact.phone`, or a JSON Pointer inside a document, e.g.
+    /// `definition/steps/wait_2d`.
+    pub field: String,
+    pub code: Code,
+    /// What is wrong, quoting the offending text, and how to fix it.
+    pub message: String,
+}
+
+impl Violation {
+    pub fn new(field: impl Into<String>, code: Code, message: impl Into<String>) -> Self {
+        Violation {
+            field: field.into(),
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// The errors of the service boundary; the gRPC adapter maps each to a status in one place.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("invalid request: {}", summary(.0))]
+    Invalid(Vec<Violation>),
+    #[error("{what} `{id}` not found")]
+    NotFound { what: &'static str, id: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn summary(violations: &[Violation]) -> String {
+    violations
+        .iter()
+        .map(|v| format!("{} {}: {}", v.field, v.code, v.message))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Collects violations while checking several fields, so one reply lists every problem.
+#[derive(Debug, Default)]
+pub struct Violations(Vec<Violation>);
+
+impl Violations {
+    /// Keeps the value of `result`, or records its violation and returns `None`.
+    pub fn check<T>(&mut self, result: Result<T, Violation>) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(violation) => {
+                self.0.push(violation);
+                None
+            }
+        }
+    }
+
+    pub fn push(&mut self, violation: Violation) {
+        self.0.push(violation);
+    }
+
+    /// `Err(Invalid)` when anything was recorded.
+    pub fn finish(self) -> Result<(), ServiceError> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(ServiceError::Invalid(self.0))
+        }
+    }
+}

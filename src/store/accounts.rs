@@ -1,0 +1,103 @@
+//! Accounts: the tenant every other row belongs to. A first start creates the default account
+//! and its default sender, so `nudge serve` works with no setup.
+
+use super::schema::{accounts, senders};
+use super::{Db, StoreError};
+use crate::with_conn;
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+
+/// The id of the account a fresh database gets.
+pub const DEFAULT_ACCOUNT_ID: &str = "default";
+/// The id of the default account's first sender.
+pub const DEFAULT_SENDER_ID: &str = "default";
+
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = accounts)]
+pub struct Account {
+    pub id: String,
+    pub name: String,
+    /// The plan limit on the longest wait (SPEC §5.7), e.g. `7d`.
+    pub max_wait: Option<String>,
+    /// Signs webhooks (`X-Nudge-Signature`). Never returned through the API.
+    pub webhook_secret: String,
+    pub default_sender_id: Option<String>,
+    pub created_at: i64,
+}
+
+/// Finds an account by id.
+pub async fn find(db: &Db, id: &str) -> Result<Option<Account>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => accounts::table
+        .find(id)
+        .select(Account::as_select())
+        .first(c)
+        .await
+        .optional())?)
+}
+
+/// Creates the default account (and a default sender in UTC) when the database has none.
+/// Returns the account and whether this call created it. Safe to run from several replicas:
+/// the inserts ignore a row that is already there.
+pub async fn ensure_default(db: &Db, now_ms: i64) -> Result<(Account, bool), StoreError> {
+    let account = Account {
+        id: DEFAULT_ACCOUNT_ID.to_string(),
+        name: "Default".to_string(),
+        max_wait: None,
+        webhook_secret: random_secret(),
+        default_sender_id: Some(DEFAULT_SENDER_ID.to_string()),
+        created_at: now_ms,
+    };
+    let conn = db.conn().await?;
+    let created = with_conn!(conn, c => c
+        .transaction(async |c| {
+            let inserted = diesel::insert_into(accounts::table)
+                .values(&account)
+                .on_conflict(accounts::id)
+                .do_nothing()
+                .execute(c)
+                .await?;
+            if inserted == 1 {
+                diesel::insert_into(senders::table)
+                    .values((
+                        senders::account_id.eq(DEFAULT_ACCOUNT_ID),
+                        senders::id.eq(DEFAULT_SENDER_ID),
+                        senders::tz.eq("UTC"),
+                        senders::created_at.eq(now_ms),
+                        senders::updated_at.eq(now_ms),
+                    ))
+                    .on_conflict((senders::account_id, senders::id))
+                    .do_nothing()
+                    .execute(c)
+                    .await?;
+            }
+            Ok::<_, diesel::result::Error>(inserted == 1)
+        })
+        .await)?;
+    let account = find(db, DEFAULT_ACCOUNT_ID)
+        .await?
+        .ok_or_else(|| StoreError::Corrupt("the default account vanished".into()))?;
+    Ok((account, created))
+}
+
+/// Makes `sender_id` the account's default sender.
+pub async fn set_default_sender(
+    db: &Db,
+    account_id: &str,
+    sender_id: &str,
+) -> Result<(), StoreError> {
+    let conn = db.conn().await?;
+    with_conn!(conn, c => diesel::update(accounts::table.find(account_id))
+        .set(accounts::default_sender_id.eq(sender_id))
+        .execute(c)
+        .await)?;
+    Ok(())
+}
+
+/// 32 random bytes, hex: the webhook signing secret.
+fn random_secret() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}

@@ -1,0 +1,81 @@
+//! The diesel schema, shared by PostgreSQL and SQLite. Column types are portable on purpose
+//! (ids `Text`, instants `BigInt` epoch milliseconds UTC, JSON as `Text`, flags `Bool`), so the
+//! same table definitions and queries serve both backends.
+
+diesel::table! {
+    accounts (id) {
+        id -> Text,
+        name -> Text,
+        max_wait -> Nullable<Text>,
+        webhook_secret -> Text,
+        default_sender_id -> Nullable<Text>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    api_tokens (id) {
+        id -> Text,
+        account_id -> Text,
+        hash -> Text,
+        scope -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    contacts (account_id, id) {
+        account_id -> Text,
+        id -> Text,
+        email -> Nullable<Text>,
+        phone -> Nullable<Text>,
+        tz -> Nullable<Text>,
+        attributes -> Text,
+        opted_out -> Text,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    senders (account_id, id) {
+        account_id -> Text,
+        id -> Text,
+        email -> Nullable<Text>,
+        tz -> Text,
+        calendar -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    flows (id) {
+        id -> Text,
+        account_id -> Text,
+        name -> Text,
+        latest_version -> Integer,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    flow_versions (flow_id, version) {
+        flow_id -> Text,
+        version -> Integer,
+        definition -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::joinable!(api_tokens -> accounts (account_id));
+diesel::joinable!(flow_versions -> flows (flow_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    accounts,
+    api_tokens,
+    contacts,
+    senders,
+    flows,
+    flow_versions,
+);
