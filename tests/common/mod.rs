@@ -1,0 +1,264 @@
+//! Test harness: `spawn_app` starts the real server (built through the library) on
+//! `127.0.0.1:0` against a fresh database, and hands back its address, a full-account token and
+//! a shutdown handle.
+//!
+//! Backends: SQLite in a temp dir always; PostgreSQL when a test asks for it, using the server
+//! at `NUDGE_TEST_DATABASE_URL` (each test creates its own database and drops it afterwards).
+//! A PostgreSQL test without that variable fails loudly instead of passing.
+
+#![allow(dead_code)]
+
+use chrono::{DateTime, Utc};
+use nudge::api::AppState;
+use nudge::app::App;
+use nudge::auth::{self, Scope};
+use nudge::clock::{to_millis, Clock, ManualClock};
+use nudge::config::{ClockKind, Config, DatabaseUrl};
+use nudge::proto::v1::contact_service_client::ContactServiceClient;
+use nudge::proto::v1::flow_service_client::FlowServiceClient;
+use nudge::proto::v1::sender_service_client::SenderServiceClient;
+use nudge::store::accounts::DEFAULT_ACCOUNT_ID;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+use tonic::transport::Channel;
+
+/// Which database a test runs against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The environment variable naming the PostgreSQL server for the PostgreSQL suite.
+pub const PG_ENV: &str = "NUDGE_TEST_DATABASE_URL";
+
+/// A running server.
+pub struct TestApp {
+    pub addr: SocketAddr,
+    /// A full-account token.
+    pub token: String,
+    pub state: AppState,
+    pub clock: Arc<ManualClock>,
+    pub database_url: DatabaseUrl,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    _dir: tempfile::TempDir,
+    pg: Option<PgDatabase>,
+}
+
+/// The instant every test's manual clock starts at.
+pub fn start_instant() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-12-04T20:00:00Z")
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+pub async fn spawn_app(backend: Backend) -> TestApp {
+    if std::env::var_os("NUDGE_TEST_LOG").is_some() {
+        nudge::telemetry::init(nudge::config::LogFormat::Human);
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (database_url, pg) = match backend {
+        Backend::Sqlite => (
+            DatabaseUrl::Sqlite(dir.path().join("nudge.db").to_string_lossy().into_owned()),
+            None,
+        ),
+        Backend::Postgres => {
+            let pg = PgDatabase::create().await;
+            (DatabaseUrl::Postgres(pg.url.clone()), Some(pg))
+        }
+    };
+    let mut config = Config::new(
+        "127.0.0.1:0".parse().unwrap(),
+        database_url.clone(),
+        ClockKind::Manual,
+    );
+    config.announce_first_token = false;
+    let clock = Arc::new(ManualClock::new(start_instant()));
+    let app = App::build_with_clock(config, clock.clone())
+        .await
+        .expect("the app builds");
+    let addr = app.local_addr().unwrap();
+    let state = app.state().clone();
+    let token = auth::create_token(
+        &state.db,
+        DEFAULT_ACCOUNT_ID,
+        &Scope::Full,
+        to_millis(clock.now()),
+    )
+    .await
+    .expect("a token");
+    let (tx, rx) = oneshot::channel();
+    let server = tokio::spawn(app.run(async {
+        let _ = rx.await;
+    }));
+    TestApp {
+        addr,
+        token,
+        state,
+        clock,
+        database_url,
+        shutdown: Some(tx),
+        server: Some(server),
+        _dir: dir,
+        pg,
+    }
+}
+
+impl TestApp {
+    pub async fn channel(&self) -> Channel {
+        Channel::from_shared(format!("http://{}", self.addr))
+            .unwrap()
+            .connect()
+            .await
+            .expect("connect to the test server")
+    }
+
+    pub async fn contacts(&self) -> ContactServiceClient<Channel> {
+        ContactServiceClient::new(self.channel().await)
+    }
+
+    pub async fn senders(&self) -> SenderServiceClient<Channel> {
+        SenderServiceClient::new(self.channel().await)
+    }
+
+    pub async fn flows(&self) -> FlowServiceClient<Channel> {
+        FlowServiceClient::new(self.channel().await)
+    }
+
+    /// A request carrying this app's full token.
+    pub fn authed<T>(&self, message: T) -> tonic::Request<T> {
+        with_token(message, &self.token)
+    }
+
+    /// Another token for the default account.
+    pub async fn token(&self, scope: Scope) -> String {
+        auth::create_token(
+            &self.state.db,
+            DEFAULT_ACCOUNT_ID,
+            &scope,
+            to_millis(self.clock.now()),
+        )
+        .await
+        .unwrap()
+    }
+
+    /// Stops the server gracefully and waits for it.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(server) = self.server.take() {
+            server.await.unwrap().unwrap();
+        }
+    }
+}
+
+pub fn with_token<T>(message: T, token: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {token}").parse().unwrap());
+    request
+}
+
+/// A fresh PostgreSQL database for one test, dropped (`WITH (FORCE)`) when the test ends, also
+/// when it panics.
+pub struct PgDatabase {
+    pub url: String,
+    admin_url: String,
+    name: String,
+}
+
+impl PgDatabase {
+    pub async fn create() -> PgDatabase {
+        let admin_url = std::env::var(PG_ENV).unwrap_or_else(|_| {
+            panic!("{PG_ENV} is not set: the PostgreSQL suite needs a server, e.g. {PG_ENV}=postgres://postgres@127.0.0.1:5432/test (bash .ci/run sets it)")
+        });
+        let name = format!(
+            "nudge_test_{}",
+            nudge::store::new_id("db").trim_start_matches("db_")
+        );
+        run_admin(&admin_url, &format!("CREATE DATABASE {name}")).await;
+        let url = replace_database(&admin_url, &name);
+        PgDatabase {
+            url,
+            admin_url,
+            name,
+        }
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        let admin_url = self.admin_url.clone();
+        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
+        // Drop runs outside any runtime we can block on: use a thread with its own.
+        std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(run_admin(&admin_url, &sql));
+        })
+        .join()
+        .ok();
+    }
+}
+
+async fn run_admin(admin_url: &str, sql: &str) {
+    let (client, connection) = tokio_postgres::connect(admin_url, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("cannot reach PostgreSQL at {admin_url} ({PG_ENV}): {e}"));
+    let driver = tokio::spawn(connection);
+    client
+        .batch_execute(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    drop(client);
+    let _ = driver.await;
+}
+
+/// `postgres://user@host:port/db?x` with `db` replaced by `name`.
+fn replace_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let scheme_end = base.find("://").map(|i| i + 3).unwrap_or(0);
+    let base = match base[scheme_end..].find('/') {
+        Some(i) => &base[..scheme_end + i],
+        None => base,
+    };
+    match query {
+        Some(q) => format!("{base}/{name}?{q}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+/// Generates each listed test twice: `sqlite::NAME` (runs by default) and `postgres::NAME`
+/// (ignored by default, with the reason; `.ci/run` runs them with `--ignored` and
+/// `NUDGE_TEST_DATABASE_URL` set). Each test is an `async fn NAME(backend: Backend)`.
+#[macro_export]
+macro_rules! backend_tests {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::common::Backend::Sqlite).await
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+                async fn $name() {
+                    super::$name($crate::common::Backend::Postgres).await
+                }
+            )*
+        }
+    };
+}
