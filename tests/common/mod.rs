@@ -58,17 +58,35 @@ pub async fn spawn_app(backend: Backend) -> TestApp {
     if std::env::var_os("NUDGE_TEST_LOG").is_some() {
         nudge::telemetry::init(nudge::config::LogFormat::Human);
     }
+    let (database_url, dir, pg) = fresh_database(backend).await;
+    spawn_app_on(database_url, dir, pg).await
+}
+
+/// A fresh database of the given backend, for tests that prepare it before a server starts.
+/// Keep the returned guards alive for as long as the database is used.
+pub async fn fresh_database(
+    backend: Backend,
+) -> (DatabaseUrl, tempfile::TempDir, Option<PgDatabase>) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (database_url, pg) = match backend {
-        Backend::Sqlite => (
-            DatabaseUrl::Sqlite(dir.path().join("nudge.db").to_string_lossy().into_owned()),
-            None,
-        ),
+    match backend {
+        Backend::Sqlite => {
+            let url =
+                DatabaseUrl::Sqlite(dir.path().join("nudge.db").to_string_lossy().into_owned());
+            (url, dir, None)
+        }
         Backend::Postgres => {
             let pg = PgDatabase::create().await;
-            (DatabaseUrl::Postgres(pg.url.clone()), Some(pg))
+            (DatabaseUrl::Postgres(pg.url.clone()), dir, Some(pg))
         }
-    };
+    }
+}
+
+/// Starts the server on an existing database (see [`fresh_database`]).
+pub async fn spawn_app_on(
+    database_url: DatabaseUrl,
+    dir: tempfile::TempDir,
+    pg: Option<PgDatabase>,
+) -> TestApp {
     let mut config = Config::new(
         "127.0.0.1:0".parse().unwrap(),
         database_url.clone(),
