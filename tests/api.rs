@@ -21,6 +21,7 @@ backend_tests!(
     unparseable_flow_is_refused_and_changes_nothing,
     oversized_request_is_refused_and_changes_nothing,
     health_and_reflection_need_no_token,
+    concurrent_opt_outs_keep_every_channel,
 );
 
 fn ann() -> Contact {
@@ -576,4 +577,63 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
     let mut out = String::new();
     stream.read_to_string(&mut out).await.unwrap();
     out
+}
+
+/// The quickstart flow of the README (the SPEC §1 example) is stored verbatim.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quickstart_flow_is_stored_verbatim() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let mut flows = app.flows().await;
+    let definition = include_str!("../fixtures/quickstart/outbound.json");
+    let created = flows
+        .create_flow(app.authed(create(definition)))
+        .await
+        .unwrap()
+        .into_inner()
+        .flow
+        .unwrap();
+    assert_eq!(created.name, "outbound-v1");
+    let got = flows
+        .get_flow(app.authed(GetFlowRequest {
+            id: created.id.clone(),
+            version: 0,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .flow
+        .unwrap();
+    assert_eq!(got.definition, definition);
+    app.stop().await;
+}
+
+/// Opt-outs racing on one contact all land (compare-and-set, not last-writer-wins).
+async fn concurrent_opt_outs_keep_every_channel(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let mut contacts = app.contacts().await;
+    contacts
+        .upsert_contact(app.authed(upsert(ann())))
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for channel in ["email", "sms", "call", "linkedin"] {
+        let mut client = contacts.clone();
+        let request = app.authed(OptOutRequest {
+            contact_id: "crm-1".into(),
+            channels: vec![channel.into()],
+        });
+        tasks.push(tokio::spawn(async move { client.opt_out(request).await }));
+    }
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    let after = contacts
+        .get_contact(app.authed(GetContactRequest { id: "crm-1".into() }))
+        .await
+        .unwrap()
+        .into_inner()
+        .contact
+        .unwrap();
+    assert_eq!(after.opted_out, ["call", "email", "linkedin", "sms"]);
+    app.stop().await;
 }

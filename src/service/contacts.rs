@@ -3,7 +3,7 @@
 use super::fields::{self, Channel};
 use super::{ServiceError, Violations};
 use crate::clock::{from_millis, to_millis};
-use crate::store::{self, contacts::ContactRow, Db, StoreError};
+use crate::store::{self, contacts::ContactRow, contacts::OptOutUpdate, Db, StoreError};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
@@ -110,17 +110,38 @@ pub async fn opt_out(
         .collect();
     problems.finish()?;
 
-    let current = get(db, account_id, id).await?;
-    let mut all = current.opted_out;
-    all.extend(parsed);
-    all.sort();
-    all.dedup();
-    let json = channels_json(&all);
-    match store::contacts::set_opted_out(db, account_id, id, &json, to_millis(now)).await? {
-        Some(row) => Ok(from_row(row)?),
-        None => Err(not_found(id)),
+    // Read, merge, compare-and-set; a concurrent opt-out makes the write miss, so merge again.
+    for _ in 0..OPT_OUT_ATTEMPTS {
+        let current = store::contacts::get(db, account_id, id)
+            .await?
+            .ok_or_else(|| not_found(id))?;
+        let mut all = from_row(current.clone())?.opted_out;
+        all.extend(parsed.iter().copied());
+        all.sort();
+        all.dedup();
+        let json = channels_json(&all);
+        match store::contacts::set_opted_out_if(
+            db,
+            account_id,
+            id,
+            &current.opted_out,
+            &json,
+            to_millis(now),
+        )
+        .await?
+        {
+            OptOutUpdate::Written(row) => return Ok(from_row(row)?),
+            OptOutUpdate::Missing => return Err(not_found(id)),
+            OptOutUpdate::Changed => continue,
+        }
     }
+    Err(ServiceError::Store(StoreError::Contention(format!(
+        "contact {id}: opt-outs kept changing during {OPT_OUT_ATTEMPTS} attempts"
+    ))))
 }
+
+/// How often an opt-out re-reads after losing a race before giving up.
+const OPT_OUT_ATTEMPTS: usize = 8;
 
 fn not_found(id: &str) -> ServiceError {
     ServiceError::NotFound {

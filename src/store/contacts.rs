@@ -64,33 +64,48 @@ pub async fn upsert(db: &Db, row: &ContactRow) -> Result<(ContactRow, bool), Sto
         .await)?)
 }
 
-/// Replaces the contact's opt-out list. Returns the stored row, or `None` for an unknown
-/// contact.
-pub async fn set_opted_out(
+/// What a compare-and-set of the opt-outs found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OptOutUpdate {
+    /// Written; the stored row after the write.
+    Written(ContactRow),
+    /// Another writer changed the opt-outs since they were read: read again and retry.
+    Changed,
+    /// No such contact.
+    Missing,
+}
+
+/// Replaces the contact's opt-out list with `new_json` if it still is `expected_json`
+/// (compare-and-set, so two concurrent opt-outs never lose a channel on either backend).
+pub async fn set_opted_out_if(
     db: &Db,
     account_id: &str,
     id: &str,
-    opted_out_json: &str,
+    expected_json: &str,
+    new_json: &str,
     now_ms: i64,
-) -> Result<Option<ContactRow>, StoreError> {
+) -> Result<OptOutUpdate, StoreError> {
     let conn = db.conn().await?;
     Ok(with_conn!(conn, c => c
         .transaction(async |c| {
             let key = contacts::table.find((account_id, id));
-            let updated = diesel::update(key)
+            let updated = diesel::update(key.filter(contacts::opted_out.eq(expected_json)))
                 .set((
-                    contacts::opted_out.eq(opted_out_json),
+                    contacts::opted_out.eq(new_json),
                     contacts::updated_at.eq(now_ms),
                 ))
                 .execute(c)
                 .await?;
-            if updated == 0 {
-                return Ok(None);
-            }
-            key.select(ContactRow::as_select())
+            let row = key
+                .select(ContactRow::as_select())
                 .first(c)
                 .await
-                .map(Some)
+                .optional()?;
+            Ok::<_, diesel::result::Error>(match (updated, row) {
+                (_, None) => OptOutUpdate::Missing,
+                (0, Some(_)) => OptOutUpdate::Changed,
+                (_, Some(row)) => OptOutUpdate::Written(row),
+            })
         })
         .await)?)
 }

@@ -49,6 +49,8 @@ pub enum StoreError {
     Migration(String),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    #[error("too many concurrent writers: {0}")]
+    Contention(String),
 }
 
 /// A pool of connections to one backend. Cheap to clone.
@@ -59,6 +61,8 @@ pub enum Db {
 }
 
 /// One pooled connection, to either backend. Use it with [`with_conn!`](crate::with_conn).
+// Short-lived and moved once into `with_conn!`; boxing would only add an allocation per query.
+#[allow(clippy::large_enum_variant)]
 pub enum Conn {
     Postgres(Object<AsyncPgConnection>),
     Sqlite(Object<SqliteConn>),

@@ -64,6 +64,10 @@ fn store_status(error: StoreError) -> Status {
             tracing::info!(error = %error, "conflicting write");
             Status::already_exists("a conflicting record was written at the same time; retry")
         }
+        StoreError::Contention(_) => {
+            tracing::warn!(error = %error, "write contention");
+            Status::aborted("too many concurrent changes to the same record; retry")
+        }
         StoreError::Pool(_) | StoreError::Connect { .. } => {
             tracing::error!(error = %error, "database unavailable");
             Status::unavailable("the database is unavailable; retry later")
