@@ -87,6 +87,9 @@ impl DatabaseUrl {
             .strip_prefix("sqlite://")
             .or_else(|| text.strip_prefix("sqlite:"))
             .unwrap_or(text);
+        if path == ":memory:" {
+            return Err("an in-memory SQLite database would vanish between connections and lose everything on exit; give a file, e.g. `sqlite://nudge.db`".into());
+        }
         if path.is_empty() || path.contains("://") {
             return Err(format!(
                 "`{}` is not a database URL nudge knows: use `sqlite://PATH` or `postgres://user@host/db`",
@@ -144,5 +147,6 @@ mod tests {
         assert_eq!(pg.to_string(), "postgres://me:***@db/nudge");
         assert!(DatabaseUrl::parse("mysql://x").is_err());
         assert!(DatabaseUrl::parse("").is_err());
+        assert!(DatabaseUrl::parse("sqlite::memory:").is_err());
     }
 }
