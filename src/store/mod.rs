@@ -23,6 +23,7 @@ use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfi
 use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+use std::time::Duration;
 
 /// Migrations compiled into the binary, one set per backend (the SQL may differ).
 pub const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
@@ -35,6 +36,9 @@ pub type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
 const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
 /// PostgreSQL pool size per replica.
 const POSTGRES_POOL_SIZE: usize = 16;
+/// How long a request waits for a pooled connection (or for a new one to open) before it fails
+/// as unavailable, rather than hanging.
+const POOL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The errors of the storage boundary.
 #[derive(Debug, thiserror::Error)]
@@ -96,6 +100,9 @@ impl Db {
                 let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(pg.clone());
                 let pool = Pool::builder(manager)
                     .max_size(POSTGRES_POOL_SIZE)
+                    .runtime(deadpool::Runtime::Tokio1)
+                    .wait_timeout(Some(POOL_TIMEOUT))
+                    .create_timeout(Some(POOL_TIMEOUT))
                     .build()
                     .map_err(|e| StoreError::Pool(e.to_string()))?;
                 Db::Postgres(pool)
@@ -110,6 +117,9 @@ impl Db {
                 // SQLITE_BUSY at once (busy_timeout does not cover that case).
                 let pool = Pool::builder(manager)
                     .max_size(1)
+                    .runtime(deadpool::Runtime::Tokio1)
+                    .wait_timeout(Some(POOL_TIMEOUT))
+                    .create_timeout(Some(POOL_TIMEOUT))
                     .build()
                     .map_err(|e| StoreError::Pool(e.to_string()))?;
                 Db::Sqlite(pool)
