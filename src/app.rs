@@ -42,7 +42,8 @@ impl App {
 
         let router = api::grpc::router(state.clone(), config.max_message_bytes)
             .await?
-            .merge(api::http::router(state.clone()));
+            .merge(api::http::router(state.clone()))
+            .layer(axum::middleware::from_fn(api::access_log));
         let listener = TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("binding {}", config.listen))?;
