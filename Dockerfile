@@ -16,8 +16,9 @@ USER nudge
 WORKDIR /var/lib/nudge
 VOLUME ["/var/lib/nudge"]
 EXPOSE 7600
-# Slim images have no curl: the binary checks its own /healthz.
+# Slim images have no curl: the binary checks its own /healthz (on 127.0.0.1, at the port of
+# NUDGE_LISTEN when set, else 7600; keep the two in step if you change the port).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-    CMD ["nudge", "healthcheck", "--addr", "127.0.0.1:7600"]
+    CMD ["nudge", "healthcheck"]
 ENTRYPOINT ["nudge"]
 CMD ["serve", "--listen", "0.0.0.0:7600"]

@@ -168,6 +168,13 @@ async fn serve_first_start_healthcheck_and_sigterm() {
 
     let health = nudge(&["healthcheck", "--addr", &listen]);
     assert!(health.status.success(), "{health:?}");
+    // Without --addr it follows NUDGE_LISTEN, with an unspecified IP meaning loopback.
+    let health = Command::new(NUDGE)
+        .arg("healthcheck")
+        .env("NUDGE_LISTEN", format!("0.0.0.0:{port}"))
+        .output()
+        .unwrap();
+    assert!(health.status.success(), "{health:?}");
 
     let mut contacts = ContactServiceClient::connect(format!("http://{listen}"))
         .await
@@ -191,4 +198,8 @@ async fn serve_first_start_healthcheck_and_sigterm() {
         .await
         .unwrap();
     assert!(tail.iter().any(|l| l.contains("shutting down")), "{tail:?}");
+
+    // Nothing listens any more: the health check fails.
+    let health = nudge(&["healthcheck", "--addr", &listen]);
+    assert!(!health.status.success(), "{health:?}");
 }
