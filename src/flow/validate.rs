@@ -317,7 +317,8 @@ impl Validator<'_> {
                 None
             }
         };
-        self.graph(&nodes, start.as_deref(), root.contains_key("steps"));
+        // With no steps, `/steps` is already the problem: no UNKNOWN_TARGET for `start` too.
+        self.graph(&nodes, start.as_deref(), !nodes.is_empty());
 
         Some(Flow {
             name: name?,
@@ -1704,8 +1705,10 @@ fn raw_node<'j>(id: &'j str, raw: &'j Value) -> RawNode<'j> {
         Some(StepKind::WaitFor) => has_timeout,
         _ => false,
     };
+    // An `end` has no successors; a `next` on one is refused, not followed.
     let next = raw
         .get("next")
+        .filter(|_| kind != Some(StepKind::End))
         .and_then(Value::as_object)
         .map(|n| {
             n.iter()
@@ -1817,8 +1820,49 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    pub(super) fn run(v: Value) -> Validation {
+    fn run(v: Value) -> Validation {
         validate(&v, &ValidateOptions::default())
+    }
+
+    /// A flow starting at `a` with these steps.
+    fn flow(steps: Value) -> Value {
+        json!({"name": "t", "start": "a", "steps": steps})
+    }
+
+    /// (code, path) of every problem, errors and warnings, sorted.
+    fn found(v: &Validation) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = v
+            .problems
+            .iter()
+            .map(|p| (p.code.as_str().to_string(), p.path.clone()))
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn check(cases: &[(&str, Value, &[(&str, &str)])], opts: &ValidateOptions) {
+        for (name, doc, want) in cases {
+            let v = validate(doc, opts);
+            let mut want: Vec<(String, String)> = want
+                .iter()
+                .map(|(c, p)| (c.to_string(), p.to_string()))
+                .collect();
+            want.sort();
+            assert_eq!(found(&v), want, "case {name}: {:#?}", v.problems);
+            let has_error = want.iter().any(|(c, _)| c != "UNREACHABLE");
+            assert_eq!(
+                v.flow.is_none(),
+                has_error,
+                "case {name}: flow built iff no error"
+            );
+            for p in &v.problems {
+                assert!(p.message.len() > 20, "case {name}: message too thin: {p}");
+            }
+        }
+    }
+
+    fn end() -> Value {
+        json!({"type": "end"})
     }
 
     #[test]
@@ -1829,14 +1873,798 @@ mod tests {
         assert!(out.problems.is_empty(), "{:#?}", out.problems);
         let flow = out.flow.unwrap();
         assert_eq!(flow.start, "email_1");
-        assert_eq!(flow.step("wait_reply").unwrap().kind(), StepKind::WaitFor);
+        let wait_reply = flow.step("wait_reply").unwrap();
+        assert_eq!(wait_reply.kind(), StepKind::WaitFor);
         assert_eq!(
-            flow.step("wait_reply")
-                .unwrap()
-                .next("timeout")
-                .map(String::as_str),
+            wait_reply.next("timeout").map(String::as_str),
             Some("call_1")
         );
-        let _ = json!({});
+        assert!(wait_reply.lets_time_pass());
+        let succ: Vec<&str> = wait_reply.successors().map(|(k, _)| k).collect();
+        assert_eq!(succ, ["meeting_booked", "reply", "timeout"]);
+        assert_eq!(flow.settings.exit_on, vec![Event::MeetingBooked]);
+        match &flow.step("call_1").unwrap().action {
+            Action::Call(c) => assert_eq!(
+                c.connected_outcomes,
+                ["connected", "left_voicemail_callback"]
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn schema_problems_are_all_reported() {
+        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+            ("not an object", json!([1]), &[("BAD_SCHEMA", "")]),
+            (
+                "missing everything",
+                json!({}),
+                &[
+                    ("BAD_SCHEMA", "/name"),
+                    ("BAD_SCHEMA", "/start"),
+                    ("BAD_SCHEMA", "/steps"),
+                ],
+            ),
+            (
+                "unknown top field and wrong types",
+                json!({"name": 3, "start": "a", "stpes": {}, "steps": {"a": {"type": "end"}}, "input": []}),
+                &[
+                    ("BAD_SCHEMA", "/name"),
+                    ("BAD_SCHEMA", "/stpes"),
+                    ("BAD_SCHEMA", "/input"),
+                ],
+            ),
+            (
+                "several problems in one step",
+                flow(
+                    json!({"a": {"type": "email", "params": {"tempalte": "x"}, "next": {"then": 7}, "extra": 1}}),
+                ),
+                &[
+                    ("BAD_SCHEMA", "/steps/a/extra"),
+                    ("BAD_SCHEMA", "/steps/a/params/tempalte"),
+                    ("BAD_SCHEMA", "/steps/a/params/template"),
+                    ("BAD_SCHEMA", "/steps/a/next/then"),
+                ],
+            ),
+            (
+                "unknown type",
+                flow(json!({"a": {"type": "slack", "next": {"then": "b"}}, "b": end()})),
+                &[("BAD_SCHEMA", "/steps/a/type")],
+            ),
+            (
+                "missing then",
+                flow(json!({"a": {"type": "sms", "params": {"template": "x"}}})),
+                &[("BAD_SCHEMA", "/steps/a/next/then")],
+            ),
+            (
+                "end with next",
+                flow(json!({"a": {"type": "end", "next": {"then": "a"}}})),
+                &[("BAD_SCHEMA", "/steps/a/next/then")],
+            ),
+            (
+                "bad input types",
+                json!({"name": "t", "start": "a", "input": {"x": "int", "1y": "number"}, "steps": {"a": end()}}),
+                &[("BAD_SCHEMA", "/input/x"), ("BAD_SCHEMA", "/input/1y")],
+            ),
+            (
+                "approval needs both answers",
+                flow(
+                    json!({"a": {"type": "approval", "params": {"prompt": "ok?"}, "next": {"approved": "b", "maybe": "b"}}, "b": end()}),
+                ),
+                &[
+                    ("BAD_SCHEMA", "/steps/a/next/rejected"),
+                    ("BAD_SCHEMA", "/steps/a/next/maybe"),
+                ],
+            ),
+            (
+                "empty steps",
+                json!({"name": "t", "start": "a", "steps": {}}),
+                &[("BAD_SCHEMA", "/steps")],
+            ),
+        ];
+        check(cases, &ValidateOptions::default());
+    }
+
+    #[test]
+    fn pointers_escape_step_names() {
+        let v = run(json!({"name": "t", "start": "a/b", "steps": {
+            "a/b": {"type": "email", "params": {"template": "x"}, "next": {"then": "no~pe"}}}}));
+        assert_eq!(
+            found(&v),
+            [("UNKNOWN_TARGET".into(), "/steps/a~1b/next/then".into())]
+        );
+        assert_eq!(escape_token("~/x"), "~0~1x");
+    }
+
+    #[test]
+    fn targets() {
+        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+            (
+                "start names no step",
+                json!({"name": "t", "start": "nope", "steps": {"a": end()}}),
+                &[("UNKNOWN_TARGET", "/start")],
+            ),
+            (
+                "next names no step",
+                flow(
+                    json!({"a": {"type": "wait", "params": {"duration": "1h"}, "next": {"then": "b"}}}),
+                ),
+                &[("UNKNOWN_TARGET", "/steps/a/next/then")],
+            ),
+        ];
+        check(cases, &ValidateOptions::default());
+        let v = run(json!({"name": "t", "start": "Email_1", "steps": {"email_1": end()}}));
+        assert!(
+            v.problems[0].message.contains("did you mean `email_1`"),
+            "{}",
+            v.problems[0]
+        );
+    }
+
+    #[test]
+    fn events() {
+        let wait_for = |events: Value, next: Value| {
+            let mut n = next;
+            n.as_object_mut()
+                .unwrap()
+                .entry("timeout")
+                .or_insert(json!("b"));
+            flow(
+                json!({"a": {"type": "wait_for", "params": {"events": events, "timeout": "1d"}, "next": n}, "b": end()}),
+            )
+        };
+        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+            (
+                "ok",
+                wait_for(
+                    json!(["reply", "payment.received"]),
+                    json!({"reply": "b", "payment.received": "b"}),
+                ),
+                &[],
+            ),
+            (
+                "listed not wired",
+                wait_for(json!(["reply", "meeting_booked"]), json!({"reply": "b"})),
+                &[("BAD_EVENT", "/steps/a/next")],
+            ),
+            (
+                "unknown listed",
+                wait_for(json!(["replied"]), json!({})),
+                &[("BAD_EVENT", "/steps/a/params/events/0")],
+            ),
+            (
+                "wired not listed",
+                wait_for(json!(["reply"]), json!({"reply": "b", "reply:sms": "b"})),
+                &[("BAD_EVENT", "/steps/a/next/reply:sms")],
+            ),
+            (
+                "wired unknown",
+                wait_for(json!(["reply"]), json!({"reply": "b", "then": "b"})),
+                &[("BAD_EVENT", "/steps/a/next/then")],
+            ),
+            (
+                "listed twice",
+                wait_for(json!(["reply", "reply"]), json!({"reply": "b"})),
+                &[("BAD_EVENT", "/steps/a/params/events/1")],
+            ),
+            (
+                "empty list",
+                wait_for(json!([]), json!({})),
+                &[("BAD_SCHEMA", "/steps/a/params/events")],
+            ),
+            (
+                "exit_on unknown",
+                json!({"name": "t", "start": "a", "settings": {"exit_on": ["meeting_booked", "unsubscribed"]}, "steps": {"a": end()}}),
+                &[("BAD_EVENT", "/settings/exit_on/1")],
+            ),
+        ];
+        check(cases, &ValidateOptions::default());
+    }
+
+    /// A two-step loop `a -> b -> a` where `a` is `first` and `b` is an email.
+    fn loop_through(first: Value) -> Value {
+        flow(
+            json!({"a": first, "b": {"type": "email", "params": {"template": "x"}, "next": {"then": "a"}}}),
+        )
+    }
+
+    #[test]
+    fn cycles() {
+        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+            (
+                "self-loop",
+                flow(
+                    json!({"a": {"type": "email", "params": {"template": "x"}, "next": {"then": "a"}}}),
+                ),
+                &[("CYCLE", "/steps/a")],
+            ),
+            (
+                "two emails",
+                loop_through(
+                    json!({"type": "sms", "params": {"template": "x"}, "next": {"then": "b"}}),
+                ),
+                &[("CYCLE", "/steps/a")],
+            ),
+            (
+                "through a branch",
+                json!({"name": "t", "start": "x", "steps": {
+                    "x": {"type": "branch", "params": {"cases": [{"name": "has_phone", "when": {"path": "contact.phone", "exists": true}}]},
+                          "next": {"has_phone": "y", "else": "z"}},
+                    "y": {"type": "sms", "params": {"template": "x"}, "next": {"then": "x"}},
+                    "z": end()}}),
+                &[("CYCLE", "/steps/x")],
+            ),
+            (
+                "legal through a wait",
+                loop_through(
+                    json!({"type": "wait", "params": {"duration": "0s"}, "next": {"then": "b"}}),
+                ),
+                &[],
+            ),
+            (
+                "legal through a task",
+                loop_through(json!({"type": "call", "next": {"then": "b"}})),
+                &[],
+            ),
+            (
+                "legal through an approval",
+                loop_through(
+                    json!({"type": "approval", "params": {"prompt": "again?"}, "next": {"approved": "b", "rejected": "b"}}),
+                ),
+                &[],
+            ),
+            (
+                "legal through a wait_for with a timeout",
+                loop_through(
+                    json!({"type": "wait_for", "params": {"events": ["reply"], "timeout": "1d"}, "next": {"reply": "b", "timeout": "b"}}),
+                ),
+                &[],
+            ),
+            (
+                "illegal through a wait_for without a timeout",
+                loop_through(
+                    json!({"type": "wait_for", "params": {"events": ["reply"]}, "next": {"reply": "b"}}),
+                ),
+                &[("CYCLE", "/steps/a")],
+            ),
+            (
+                "two separate cycles, one problem each",
+                json!({"name": "t", "start": "a", "steps": {
+                    "a": {"type": "fetch", "params": {"url": "https://crm.example.com/x"}, "next": {"ok": "a", "error": "c"}},
+                    "c": {"type": "email", "params": {"template": "x"}, "next": {"then": "d"}},
+                    "d": {"type": "sms", "params": {"template": "x"}, "next": {"then": "c"}}}}),
+                &[("CYCLE", "/steps/a"), ("CYCLE", "/steps/c")],
+            ),
+            (
+                "a cycle with a bad step is still found",
+                loop_through(
+                    json!({"type": "sms", "params": {"template": 5}, "next": {"then": "b"}}),
+                ),
+                &[
+                    ("BAD_SCHEMA", "/steps/a/params/template"),
+                    ("CYCLE", "/steps/a"),
+                ],
+            ),
+        ];
+        check(cases, &ValidateOptions::default());
+        let v = run(loop_through(
+            json!({"type": "sms", "params": {"template": "x"}, "next": {"then": "b"}}),
+        ));
+        assert!(
+            v.problems[0].message.contains("`a`, `b`"),
+            "{}",
+            v.problems[0]
+        );
+    }
+
+    #[test]
+    fn unreachable_is_a_warning() {
+        let v = run(flow(
+            json!({"a": end(), "b": {"type": "email", "params": {"template": "x"}, "next": {"then": "c"}}, "c": end()}),
+        ));
+        assert_eq!(
+            found(&v),
+            [
+                ("UNREACHABLE".into(), "/steps/b".into()),
+                ("UNREACHABLE".into(), "/steps/c".into())
+            ]
+        );
+        assert!(v.problems.iter().all(|p| p.severity == Severity::Warning));
+        assert!(v.is_valid());
+        assert!(v.flow.is_some());
+    }
+
+    #[test]
+    fn wait_slots() {
+        let wait = |params: Value| {
+            json!({"name": "t", "start": "a", "input": {"ms": "number", "at": "timestamp", "who": "string"},
+                   "steps": {"a": {"type": "wait", "params": params, "next": {"then": "b"}}, "b": end()}})
+        };
+        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+            ("duration", wait(json!({"duration": "2bd"})), &[]),
+            ("for alias", wait(json!({"for": 30000})), &[]),
+            (
+                "until with tz",
+                wait(json!({"until": "mon 09:00", "tz": "Europe/Prague"})),
+                &[],
+            ),
+            (
+                "both",
+                wait(json!({"duration": "1h", "until": "mon 09:00"})),
+                &[("FOR_AND_UNTIL", "/steps/a/params")],
+            ),
+            (
+                "duration and for",
+                wait(json!({"duration": "1h", "for": "1h"})),
+                &[("FOR_AND_UNTIL", "/steps/a/params")],
+            ),
+            (
+                "neither",
+                wait(json!({"tz": "UTC"})),
+                &[("FOR_AND_UNTIL", "/steps/a/params")],
+            ),
+            (
+                "no params",
+                json!({"name": "t", "start": "a", "steps": {"a": {"type": "wait", "next": {"then": "b"}}, "b": end()}}),
+                &[("FOR_AND_UNTIL", "/steps/a/params")],
+            ),
+            (
+                "quoted number",
+                wait(json!({"duration": "30000"})),
+                &[("QUOTED_NUMBER", "/steps/a/params/duration")],
+            ),
+            (
+                "interpolation",
+                wait(json!({"duration": "${input.ms}"})),
+                &[("INTERPOLATION_REFUSED", "/steps/a/params/duration")],
+            ),
+            (
+                "interpolation in until",
+                wait(json!({"until": "2026-09-01 ${input.who}"})),
+                &[("INTERPOLATION_REFUSED", "/steps/a/params/until")],
+            ),
+            (
+                "expr number",
+                wait(json!({"duration": "$: input.ms * 2"})),
+                &[],
+            ),
+            (
+                "expr string",
+                wait(json!({"duration": "$: input.who"})),
+                &[("EXPR_TYPE", "/steps/a/params/duration")],
+            ),
+            (
+                "expr timestamp for a duration",
+                wait(json!({"for": "$: input.at"})),
+                &[("EXPR_TYPE", "/steps/a/params/for")],
+            ),
+            (
+                "expr undeclared",
+                wait(json!({"duration": "$: input.nope"})),
+                &[("EXPR_TYPE", "/steps/a/params/duration")],
+            ),
+            (
+                "expr attribute",
+                wait(json!({"duration": "$: contact.attributes.delay"})),
+                &[("EXPR_TYPE", "/steps/a/params/duration")],
+            ),
+            (
+                "expr syntax",
+                wait(json!({"duration": "$: input.ms +"})),
+                &[("BAD_DURATION", "/steps/a/params/duration")],
+            ),
+            (
+                "until expr timestamp",
+                wait(json!({"until": "$: input.at - 3600000"})),
+                &[],
+            ),
+            (
+                "until expr number",
+                wait(json!({"until": "$: input.ms"})),
+                &[],
+            ),
+            (
+                "until expr string",
+                wait(json!({"until": "$: contact.email"})),
+                &[("EXPR_TYPE", "/steps/a/params/until")],
+            ),
+            (
+                "until syntax",
+                wait(json!({"until": "$: (input.at"})),
+                &[("BAD_UNTIL", "/steps/a/params/until")],
+            ),
+            (
+                "until number",
+                wait(json!({"until": 1700000000000u64})),
+                &[("BAD_UNTIL", "/steps/a/params/until")],
+            ),
+            (
+                "bad tz",
+                wait(json!({"duration": "1h", "tz": "EST"})),
+                &[("BAD_TZ", "/steps/a/params/tz")],
+            ),
+            (
+                "bad duration type",
+                wait(json!({"duration": true})),
+                &[("BAD_SCHEMA", "/steps/a/params/duration")],
+            ),
+            (
+                "unknown param",
+                wait(json!({"duration": "1h", "jitter": "1m"})),
+                &[("BAD_SCHEMA", "/steps/a/params/jitter")],
+            ),
+        ];
+        check(cases, &ValidateOptions::default());
+        let v = run(wait(json!({"duration": "$: input.ms +"})));
+        assert!(
+            v.problems[0].message.contains("at position 13"),
+            "{}",
+            v.problems[0]
+        );
+    }
+
+    #[test]
+    fn timeouts() {
+        let wf = |timeout: Value| {
+            flow(
+                json!({"a": {"type": "wait_for", "params": {"events": ["reply"], "timeout": timeout}, "next": {"reply": "b", "timeout": "b"}}, "b": end()}),
+            )
+        };
+        let fetch = |timeout: Value| {
+            flow(
+                json!({"a": {"type": "fetch", "params": {"url": "https://crm.example.com/deal", "timeout": timeout}, "next": {"ok": "b", "error": "b"}}, "b": end()}),
+            )
+        };
+        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+            ("bare", wf(json!("5bd")), &[]),
+            ("ms", wf(json!(60000)), &[]),
+            (
+                "for object",
+                wf(json!({"for": "2h", "tz": "America/New_York"})),
+                &[],
+            ),
+            (
+                "until object",
+                wf(json!({"until": "fri 17:00", "tz": "America/New_York"})),
+                &[],
+            ),
+            (
+                "both",
+                wf(json!({"for": "2h", "until": "fri 17:00"})),
+                &[("FOR_AND_UNTIL", "/steps/a/params/timeout")],
+            ),
+            (
+                "neither",
+                wf(json!({"tz": "UTC"})),
+                &[("FOR_AND_UNTIL", "/steps/a/params/timeout")],
+            ),
+            (
+                "duration key is not a timeout key",
+                wf(json!({"duration": "2h"})),
+                &[
+                    ("BAD_SCHEMA", "/steps/a/params/timeout/duration"),
+                    ("FOR_AND_UNTIL", "/steps/a/params/timeout"),
+                ],
+            ),
+            ("fetch for", fetch(json!("30s")), &[]),
+            ("fetch for object", fetch(json!({"for": "30s"})), &[]),
+            (
+                "fetch until",
+                fetch(json!({"until": "fri 17:00"})),
+                &[("UNTIL_NOT_ALLOWED", "/steps/a/params/timeout/until")],
+            ),
+            (
+                "fetch interpolation",
+                fetch(json!("${x}")),
+                &[("INTERPOLATION_REFUSED", "/steps/a/params/timeout")],
+            ),
+        ];
+        check(cases, &ValidateOptions::default());
+    }
+
+    #[test]
+    fn max_wait() {
+        let opts = ValidateOptions {
+            max_wait: Some(Duration::parse("7d").unwrap()),
+            allowed_hosts: None,
+        };
+        let wait = |d: Value| {
+            flow(
+                json!({"a": {"type": "wait", "params": {"duration": d}, "next": {"then": "b"}}, "b": end()}),
+            )
+        };
+        let task = |t: Value| {
+            flow(
+                json!({"a": {"type": "call", "params": {"timeout": t}, "next": {"then": "b"}}, "b": end()}),
+            )
+        };
+        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+            ("7d fits 7d", wait(json!("7d")), &[]),
+            ("5bd fits 7d", wait(json!("5bd")), &[]),
+            (
+                "8d",
+                wait(json!("8d")),
+                &[("WAIT_EXCEEDS_LIMIT", "/steps/a/params/duration")],
+            ),
+            (
+                "2w",
+                wait(json!("2w")),
+                &[("WAIT_EXCEEDS_LIMIT", "/steps/a/params/duration")],
+            ),
+            (
+                "ms over",
+                wait(json!(8 * 86_400_000u64)),
+                &[("WAIT_EXCEEDS_LIMIT", "/steps/a/params/duration")],
+            ),
+            (
+                "expression is checked at run time",
+                json!({"name": "t", "start": "a", "input": {"ms": "number"}, "steps": {"a": {"type": "wait", "params": {"duration": "$: input.ms"}, "next": {"then": "b"}}, "b": end()}}),
+                &[],
+            ),
+            (
+                "until is checked at run time",
+                flow(
+                    json!({"a": {"type": "wait", "params": {"until": "2030-01-01T00:00:00Z"}, "next": {"then": "b"}}, "b": end()}),
+                ),
+                &[],
+            ),
+            (
+                "task timeout",
+                task(json!("2w")),
+                &[("WAIT_EXCEEDS_LIMIT", "/steps/a/params/timeout")],
+            ),
+            (
+                "task timeout object",
+                task(json!({"for": "10d"})),
+                &[("WAIT_EXCEEDS_LIMIT", "/steps/a/params/timeout/for")],
+            ),
+        ];
+        check(cases, &opts);
+        // Without a limit nothing is too long.
+        check(
+            &[("no limit", wait(json!("9w")), &[])],
+            &ValidateOptions::default(),
+        );
+    }
+
+    #[test]
+    fn settings() {
+        let with = |settings: Value| json!({"name": "t", "start": "a", "settings": settings, "steps": {"a": end()}});
+        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+            (
+                "full",
+                with(
+                    json!({"send_window": {"days": ["MON", "tue"], "from": "09:00", "to": "17:00", "tz": "sender"}, "jitter": "20m", "exit_on": ["meeting_booked", "payment.received"], "holidays": ["2026-12-24"]}),
+                ),
+                &[],
+            ),
+            (
+                "jitter calendar",
+                with(json!({"jitter": "1d"})),
+                &[("BAD_DURATION", "/settings/jitter")],
+            ),
+            ("jitter ms", with(json!({"jitter": 5000})), &[]),
+            (
+                "jitter expr",
+                with(json!({"jitter": "$: input.x"})),
+                &[("BAD_DURATION", "/settings/jitter")],
+            ),
+            (
+                "jitter quoted",
+                with(json!({"jitter": "300"})),
+                &[("QUOTED_NUMBER", "/settings/jitter")],
+            ),
+            (
+                "window from after to",
+                with(json!({"send_window": {"days": ["mon"], "from": "17:00", "to": "09:00"}})),
+                &[("BAD_WINDOW", "/settings/send_window")],
+            ),
+            (
+                "window no days",
+                with(json!({"send_window": {"days": [], "from": "09:00", "to": "17:00"}})),
+                &[("BAD_WINDOW", "/settings/send_window")],
+            ),
+            (
+                "window bad tz",
+                with(
+                    json!({"send_window": {"days": ["mon"], "from": "09:00", "to": "17:00", "tz": "PST"}}),
+                ),
+                &[("BAD_TZ", "/settings/send_window")],
+            ),
+            (
+                "holiday bad",
+                with(json!({"holidays": ["2026-12-24", "24/12/2026", 5]})),
+                &[
+                    ("BAD_SCHEMA", "/settings/holidays/1"),
+                    ("BAD_SCHEMA", "/settings/holidays/2"),
+                ],
+            ),
+            (
+                "unknown setting",
+                with(json!({"timezone": "UTC"})),
+                &[("BAD_SCHEMA", "/settings/timezone")],
+            ),
+            (
+                "settings not an object",
+                with(json!("x")),
+                &[("BAD_SCHEMA", "/settings")],
+            ),
+        ];
+        check(cases, &ValidateOptions::default());
+    }
+
+    #[test]
+    fn tasks() {
+        let call = |params: Value, next: Value| {
+            flow(json!({"a": {"type": "call", "params": params, "next": next}, "b": end()}))
+        };
+        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+            ("defaults", call(json!({}), json!({"then": "b"})), &[]),
+            (
+                "per-outcome",
+                call(
+                    json!({"outcomes": ["connected", "no_answer"]}),
+                    json!({"then": "b", "no_answer": "b", "timeout": "b"}),
+                ),
+                &[],
+            ),
+            (
+                "outcome not declared",
+                call(
+                    json!({"outcomes": ["connected"]}),
+                    json!({"then": "b", "busy": "b"}),
+                ),
+                &[("BAD_EVENT", "/steps/a/next/busy")],
+            ),
+            (
+                "connected not declared",
+                call(
+                    json!({"outcomes": ["no_answer"], "connected_outcomes": ["connected"]}),
+                    json!({"then": "b"}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/connected_outcomes/0")],
+            ),
+            (
+                "bad outcome name",
+                call(
+                    json!({"connected_outcomes": ["Connected"]}),
+                    json!({"then": "b", "Left VM": "b"}),
+                ),
+                &[
+                    ("BAD_SCHEMA", "/steps/a/params/connected_outcomes/0"),
+                    ("BAD_SCHEMA", "/steps/a/next/Left VM"),
+                ],
+            ),
+            (
+                "linkedin connect",
+                flow(
+                    json!({"a": {"type": "linkedin_connect", "params": {"instructions": "say hi", "timeout": "3bd"}, "next": {"then": "b", "accepted": "b", "timeout": "b"}}, "b": end()}),
+                ),
+                &[],
+            ),
+            (
+                "connected_outcomes only on calls",
+                flow(
+                    json!({"a": {"type": "linkedin_message", "params": {"connected_outcomes": ["x"]}, "next": {"then": "b"}}, "b": end()}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/connected_outcomes")],
+            ),
+        ];
+        check(cases, &ValidateOptions::default());
+    }
+
+    #[test]
+    fn fetch_and_branch() {
+        let fetch = |params: Value| {
+            flow(
+                json!({"a": {"type": "fetch", "params": params, "next": {"ok": "b", "error": "b"}}, "b": end()}),
+            )
+        };
+        let branch = |cases: Value, next: Value| {
+            json!({"name": "t", "start": "a", "input": {"plan": "string", "seats": "number", "vip": "boolean"},
+                   "steps": {"a": {"type": "branch", "params": {"cases": cases}, "next": next}, "b": end()}})
+        };
+        let hosts = ValidateOptions {
+            max_wait: None,
+            allowed_hosts: Some(vec!["crm.example.com".into()]),
+        };
+        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+            (
+                "ok",
+                fetch(
+                    json!({"url": "https://CRM.example.com:8443/deals?id=1", "method": "POST", "headers": {"x-k": "v"}, "body": {"a": 1}}),
+                ),
+                &[],
+            ),
+            (
+                "not absolute",
+                fetch(json!({"url": "crm.example.com/x"})),
+                &[("BAD_SCHEMA", "/steps/a/params/url")],
+            ),
+            (
+                "host not allowed",
+                fetch(json!({"url": "https://evil.example.net/x"})),
+                &[("BAD_SCHEMA", "/steps/a/params/url")],
+            ),
+            (
+                "get with body",
+                fetch(json!({"url": "https://crm.example.com/x", "body": {}})),
+                &[("BAD_SCHEMA", "/steps/a/params/body")],
+            ),
+            (
+                "bad method",
+                fetch(json!({"url": "https://crm.example.com/x", "method": "get"})),
+                &[("BAD_SCHEMA", "/steps/a/params/method")],
+            ),
+            (
+                "missing url",
+                fetch(json!({})),
+                &[("BAD_SCHEMA", "/steps/a/params/url")],
+            ),
+            (
+                "branch ok",
+                branch(
+                    json!([
+                    {"name": "has_phone", "when": {"path": "contact.phone", "exists": true}},
+                    {"name": "big", "when": {"all": [{"path": "input.seats", "in": [50, 100]}, {"not": {"path": "input.vip", "equals": false}}]}},
+                    {"name": "tier", "when": {"path": "contact.attributes.tier", "equals": 3}}]),
+                    json!({"has_phone": "b", "big": "b", "tier": "b", "else": "b"}),
+                ),
+                &[],
+            ),
+            (
+                "case not wired and else missing",
+                branch(
+                    json!([{"name": "x", "when": {"path": "input.plan", "equals": "pro"}}]),
+                    json!({"y": "b"}),
+                ),
+                &[
+                    ("BAD_SCHEMA", "/steps/a/next/x"),
+                    ("BAD_SCHEMA", "/steps/a/next/else"),
+                    ("BAD_SCHEMA", "/steps/a/next/y"),
+                ],
+            ),
+            (
+                "type mismatch",
+                branch(
+                    json!([{"name": "x", "when": {"path": "input.seats", "equals": "10"}}]),
+                    json!({"x": "b", "else": "b"}),
+                ),
+                &[("EXPR_TYPE", "/steps/a/params/cases/0/when/equals")],
+            ),
+            (
+                "undeclared input",
+                branch(
+                    json!([{"name": "x", "when": {"path": "input.nope", "exists": true}}]),
+                    json!({"x": "b", "else": "b"}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/cases/0/when/path")],
+            ),
+            (
+                "two tests",
+                branch(
+                    json!([{"name": "x", "when": {"path": "input.plan", "exists": true, "equals": "a"}}]),
+                    json!({"x": "b", "else": "b"}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/cases/0/when")],
+            ),
+            (
+                "case named else",
+                branch(
+                    json!([{"name": "else", "when": {"path": "contact.email", "exists": true}}]),
+                    json!({"else": "b"}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/cases/0/name")],
+            ),
+        ];
+        check(cases, &hosts);
+    }
+
+    #[test]
+    fn problem_display() {
+        let v = run(json!({"name": "t", "start": "nope", "steps": {"a": end()}}));
+        assert!(v.problems[0]
+            .to_string()
+            .starts_with("/start: UNKNOWN_TARGET: no step is named `nope`"));
     }
 }
