@@ -2396,6 +2396,18 @@ mod tests {
             ("7d fits 7d", wait(json!("7d")), &[]),
             ("5bd fits 7d", wait(json!("5bd")), &[]),
             (
+                "5bd with a weekday holiday can take 8 days",
+                json!({"name": "t", "start": "a", "settings": {"holidays": ["2026-12-24"]},
+                       "steps": {"a": {"type": "wait", "params": {"duration": "5bd"}, "next": {"then": "b"}}, "b": end()}}),
+                &[("WAIT_EXCEEDS_LIMIT", "/steps/a/params/duration")],
+            ),
+            (
+                "a weekend holiday does not lengthen it",
+                json!({"name": "t", "start": "a", "settings": {"holidays": ["2026-12-26"]},
+                       "steps": {"a": {"type": "wait", "params": {"duration": "5bd"}, "next": {"then": "b"}}, "b": end()}}),
+                &[],
+            ),
+            (
                 "8d",
                 wait(json!("8d")),
                 &[("WAIT_EXCEEDS_LIMIT", "/steps/a/params/duration")],
