@@ -476,7 +476,8 @@ pub fn is_open(
 /// The instant an outreach step is scheduled for (SPEC §3): `t0` = [`next_opening`] of `entry`,
 /// plus a delay drawn uniformly from `[0, jitter]` at millisecond granularity by ChaCha8 seeded
 /// with `seed` (so `Simulate` and reality agree, §2.7); a result outside the windows is pushed
-/// to the next opening at or after it.
+/// to the next opening at or after it, or — when there is none within [`SEARCH_DAYS`] days of
+/// it — falls back to `t0`.
 ///
 /// `jitter` is `settings.jitter`, fixed units only; a calendar part is refused with
 /// `BAD_DURATION` (the flow validator refuses it earlier).
@@ -514,10 +515,11 @@ pub fn schedule(
             )
         })?;
     if is_open(t, window, zones, channel, h) {
-        Ok(t)
-    } else {
-        next_opening(t, window, zones, channel, h)
+        return Ok(t);
     }
+    // Pushed past the last opening within reach (the windows stop overlapping after a DST
+    // change, say): t0 is open and the step is due, so go without the jitter rather than refuse.
+    Ok(next_opening(t, window, zones, channel, h).unwrap_or(t0))
 }
 
 #[cfg(test)]
@@ -895,14 +897,15 @@ mod tests {
         let au: Vec<Zone> = AU.iter().map(|z| zone(z)).collect();
 
         // (window, recipient, channel) -> (arithmetic, window zone, sms zones)
-        let cases: Vec<(
-            Option<&SendWindow>,
-            &Recipient,
+        type ZoneCase<'a> = (
+            Option<&'a SendWindow>,
+            &'a Recipient,
             Channel,
             Zone,
             Option<Zone>,
             Vec<Zone>,
-        )> = vec![
+        );
+        let cases: Vec<ZoneCase> = vec![
             (
                 Some(&contact_win),
                 &set,
