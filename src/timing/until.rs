@@ -389,7 +389,7 @@ mod tests {
             ("monday morning", BadUntil, Some(7), "natural language"),
             ("fri 17:00 sharp", BadUntil, Some(10), "natural language"),
             ("mon 09:00 Europe/Prague", BadPattern, Some(10), "`tz` slot"),
-            ("*-02-30 08:00", NeverMatches, None, "no date matches"),
+            ("*-02-30 08:00", NeverMatches, Some(0), "no date matches"),
         ] {
             let err = Until::parse(text).unwrap_err();
             assert_eq!(err.code, code, "{text:?}: {err}");
