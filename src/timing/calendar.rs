@@ -324,6 +324,8 @@ pub(crate) fn is_weekday_list(s: &str) -> bool {
         })
 }
 
+/// A field of at most 60 values as a mask indexed by the value itself (`shift` = the field's
+/// minimum, since `Parser::field` stores offsets from it).
 fn to_u64(set: [u64; 4], shift: u32) -> u64 {
     set[0] << shift
 }

@@ -54,11 +54,17 @@ const MAX_INT_DIGITS: usize = 13;
 /// A parsed duration: calendar parts kept apart (they need a zone), fixed parts summed in ms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Duration {
+    /// `y`: added together with `months`, clamping the day to the end of the target month.
     pub years: u32,
+    /// `mo`.
     pub months: u32,
+    /// `w`: seven calendar days each, added with `days`.
     pub weeks: u32,
+    /// `d`: calendar days, wall clock kept (23 or 25 hours across a DST change).
     pub days: u32,
+    /// `bd`: Monday–Friday that are not holidays, stepped after the other calendar units.
     pub business_days: u32,
+    /// `h`, `m`, `s`, `ms` summed: elapsed time, added last.
     pub fixed_ms: u64,
 }
 

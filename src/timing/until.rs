@@ -34,8 +34,11 @@ pub enum Until {
     WallClock(NaiveDateTime),
     /// `+Nd HH:MM` (calendar days) or `+Nbd HH:MM` (business days) from today's local date.
     Offset {
+        /// `N`: how many days (or business days) after today's local date.
         days: u32,
+        /// `bd` rather than `d`: step business days, skipping holidays.
         business: bool,
+        /// The local time of day on the target date.
         time: NaiveTime,
     },
     /// A calendar pattern: the next match strictly after now.
