@@ -155,6 +155,19 @@ proptest! {
     }
 
     #[test]
+    fn max_span_bounds_business_days_among_dense_holidays(
+        n in 0u32..25,
+        start in 0u64..60,
+        offsets in prop::collection::vec(0u64..90, 0..30),
+    ) {
+        let base = chrono::NaiveDate::from_ymd_opt(2026, 1, 1).unwrap();
+        let h = Holidays::from_dates(offsets.into_iter().map(|o| base + chrono::Days::new(o)));
+        let d = Duration { business_days: n, ..Duration::default() };
+        let t = Utc.from_utc_datetime(&(base + chrono::Days::new(start)).and_hms_opt(12, 0, 0).unwrap());
+        prop_assert!(d.add_to(t, &Zone::Utc, &h) - t <= d.max_span(&h));
+    }
+
+    #[test]
     fn display_round_trips(d in duration()) {
         prop_assert_eq!(Duration::parse(&d.to_string()), Ok(d));
     }
@@ -226,6 +239,38 @@ proptest! {
                 if p.matches_local(l) {
                     let i = z.to_instant(l);
                     prop_assert!(!(i > now && i < next), "{text} in {z} after {now}: {l} -> {i} is before {next}");
+                }
+                l += Span::seconds(1);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn last_at_or_before_is_the_latest_earlier_match(text in pattern(), (z, now) in zone_and_instant()) {
+        let Ok(p) = CalendarPattern::parse(&text) else { return Ok(()) };
+        let Some(last) = p.last_at_or_before(now, &z) else {
+            prop_assert!(text.contains("2026..2030"), "{} has no match before {}", text, now);
+            return Ok(());
+        };
+        prop_assert!(last <= now);
+        let local = z.to_local(last);
+        let matched = p.matches_local(local)
+            || (1..=60).any(|m| {
+                let cand = local - Span::minutes(m);
+                p.matches_local(cand) && z.to_instant(cand) == last
+            });
+        prop_assert!(matched, "{text} in {z} before {now}: {last} ({local}) is not a match");
+        if now - last <= Span::hours(30) {
+            let mut l = (local - Span::hours(3)).with_nanosecond(0).unwrap();
+            let end = z.to_local(now) + Span::hours(3);
+            while l < end {
+                if p.matches_local(l) {
+                    let i = z.to_instant(l);
+                    prop_assert!(!(i > last && i <= now), "{text} in {z} before {now}: {l} -> {i} is after {last}");
                 }
                 l += Span::seconds(1);
             }
