@@ -469,6 +469,12 @@ pub fn next_opening(
     });
     let sms =
         (channel == Channel::Sms).then(|| format!("the SMS window (08:00–21:00 in {sms_names})"));
+    let fix = match window.map(|w| w.zone) {
+        Some(WindowZone::Contact) | None => "widen the send window or list more days",
+        Some(_) => {
+            "widen the send window, or read it in the contact's zone (`\"tz\": \"contact\"`)"
+        }
+    };
     let what = match (send, sms) {
         (Some(a), Some(b)) => format!("{a} and {b} never overlap"),
         (Some(a), None) => format!("{a} is closed (holidays)"),
@@ -480,7 +486,7 @@ pub fn next_opening(
         t.to_rfc3339(),
         None,
         format!(
-            "{what} within {SEARCH_DAYS} days of {}: widen the send window, or read it in the contact's zone (`\"tz\": \"contact\"`)",
+            "{what} within {SEARCH_DAYS} days of {}: {fix}",
             t.to_rfc3339()
         ),
     ))
