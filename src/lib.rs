@@ -10,7 +10,13 @@
 //! - [`timing`] — pure: durations, `until` instants, calendar patterns, zones and DST, business
 //!   days, send windows and the SMS window, jitter, zones from phone numbers (SPEC §2–§4).
 //! - [`flow`] — pure: the flow model, parsing and validation, `$:` expressions (SPEC §1, §2.5).
+//! - [`engine`] — pure: the step interpreter `(state, input, now) -> (state, effects)` and the
+//!   in-memory simulation (SPEC §5, §7 `simulate`).
+//! - [`routing`] — pure: what a signal does to one enrollment, which branch a reply picks, the
+//!   signal buffer (SPEC §5.3).
 
 pub mod code;
+pub mod engine;
 pub mod flow;
+pub mod routing;
 pub mod timing;

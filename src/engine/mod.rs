@@ -1,0 +1,1 @@
+//! The step interpreter (SPEC §5). Pure: no I/O, no database, no wall clock.
