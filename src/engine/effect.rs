@@ -68,7 +68,9 @@ pub enum SignalEffect {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum JourneyEntry {
-    Enrolled { step: String },
+    Enrolled {
+        step: String,
+    },
     Paused,
     Resumed,
     Moved {
@@ -76,25 +78,54 @@ pub enum JourneyEntry {
         from: Option<String>,
         to: String,
     },
-    Exited { reason: String },
+    Exited {
+        reason: String,
+    },
     Completed {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         outcome: Option<String>,
     },
-    Failed { code: String, message: String },
+    Failed {
+        code: String,
+        message: String,
+    },
     /// The gate found the window closed at execution (§3 step 4).
-    Deferred { run: u64, step: String, to: DateTime<Utc> },
+    Deferred {
+        run: u64,
+        step: String,
+        to: DateTime<Utc>,
+    },
     /// The step cannot be planned: `ZONE_UNKNOWN` or `NO_OPENING`. Nothing is sent; the run
     /// stays open until the contact changes or an operator acts.
-    Held { run: u64, step: String, code: String, message: String },
+    Held {
+        run: u64,
+        step: String,
+        code: String,
+        message: String,
+    },
     /// An outreach step passed over without sending (the contact opted out of the channel, or
     /// has no address for it); the flow went on.
-    Skipped { run: u64, step: String, reason: String },
-    TaskOutcome { run: u64, step: String, outcome: String },
-    Signal { signal: String, #[serde(flatten)] effect: SignalEffect },
+    Skipped {
+        run: u64,
+        step: String,
+        reason: String,
+    },
+    TaskOutcome {
+        run: u64,
+        step: String,
+        outcome: String,
+    },
+    Signal {
+        signal: String,
+        #[serde(flatten)]
+        effect: SignalEffect,
+    },
     /// An input that could not apply (an unknown step to move to, an outcome for a task that
     /// is no longer open); the state is unchanged.
-    Rejected { input: String, reason: String },
+    Rejected {
+        input: String,
+        reason: String,
+    },
 }
 
 /// One effect of a [`crate::engine::step`] call, in the order they happened.
@@ -128,6 +159,9 @@ pub enum Effect {
     TaskCreated(Task),
     /// A task outcome raised these events (SPEC §5.2): route them, as a signal, to the
     /// contact's *other* enrollments. In this enrollment the outcome already took its branch.
-    RaiseSignal { run: u64, raises: Vec<String> },
+    RaiseSignal {
+        run: u64,
+        raises: Vec<String>,
+    },
     Journey(JourneyEntry),
 }

@@ -18,7 +18,9 @@ pub fn format(t: DateTime<Utc>) -> String {
 pub fn parse(text: &str) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(text)
         .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| format!("`{text}` is not an RFC 3339 instant ({e}); write e.g. `2026-12-04T20:00:00Z`"))
+        .map_err(|e| {
+            format!("`{text}` is not an RFC 3339 instant ({e}); write e.g. `2026-12-04T20:00:00Z`")
+        })
 }
 
 /// serde `with` module for a required instant.
@@ -66,7 +68,10 @@ mod tests {
         assert_eq!(format(t), "2026-12-04T20:00:00Z");
         let t = t + chrono::Duration::milliseconds(250);
         assert_eq!(format(t), "2026-12-04T20:00:00.250Z");
-        assert_eq!(parse("2026-12-04T21:00:00+01:00").unwrap(), Utc.with_ymd_and_hms(2026, 12, 4, 20, 0, 0).unwrap());
+        assert_eq!(
+            parse("2026-12-04T21:00:00+01:00").unwrap(),
+            Utc.with_ymd_and_hms(2026, 12, 4, 20, 0, 0).unwrap()
+        );
         assert!(parse("2026-12-04 20:00").unwrap_err().contains("RFC 3339"));
     }
 }

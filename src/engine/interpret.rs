@@ -27,17 +27,19 @@ use crate::engine::effect::{Dispatch, Effect, JourneyEntry, SignalEffect, Task};
 use crate::engine::input::{Input, Signal};
 use crate::engine::seed::jitter_seed;
 use crate::engine::state::{EnrollmentState, Hold, Run, Status, TaskPhase};
+use crate::engine::timing_shim::{
+    add_to, is_open, next_opening, resolve, resolve_zones, schedule, Channel, Recipient,
+    ResolvedZones,
+};
 use crate::flow::expr::{eval_instant, eval_millis, ContactView as ExprContact};
+use crate::flow::model::Duration;
 use crate::flow::model::{
     Action, Deadline, DurationSlot, Step, StepKind, Target, UntilSlot, OUTCOME_ACCEPTED,
     OUTCOME_REPLIED,
 };
 use crate::flow::Flow;
 use crate::routing::{decide, BufferedSignal, Dropped, Route, Waiting};
-use crate::timing::{
-    is_open, next_opening, resolve_zones, schedule, Channel, Duration, Recipient, ResolvedZones,
-    Zone,
-};
+use crate::timing::Zone;
 use chrono::{DateTime, Utc};
 
 /// At most this many steps are entered in one call. Validation refuses cycles that spin without
@@ -76,7 +78,11 @@ pub fn enrollable(flow: &Flow) -> Result<(), String> {
         Err(format!(
             "{} step{} {} of a type this version cannot run yet (approval, fetch and branch \
              come in a later release); remove {} or replace {} with a wait_for or a task",
-            if unsupported.len() == 1 { "the" } else { "these" },
+            if unsupported.len() == 1 {
+                "the"
+            } else {
+                "these"
+            },
             if unsupported.len() == 1 { "" } else { "s" },
             unsupported.join(", "),
             if unsupported.len() == 1 { "it" } else { "them" },
@@ -86,7 +92,10 @@ pub fn enrollable(flow: &Flow) -> Result<(), String> {
 }
 
 fn is_unsupported(kind: StepKind) -> bool {
-    matches!(kind, StepKind::Approval | StepKind::Fetch | StepKind::Branch)
+    matches!(
+        kind,
+        StepKind::Approval | StepKind::Fetch | StepKind::Branch
+    )
 }
 
 /// Applies `input` at `now` and returns the new state and what to write or send, in order.
@@ -899,12 +908,12 @@ impl Machine<'_> {
             )
         };
         let (target, computed) = match &d.target {
-            Target::For(DurationSlot::Literal(dur)) => (dur.add_to(from, &zone, holidays), false),
+            Target::For(DurationSlot::Literal(dur)) => (add_to(dur, from, &zone, holidays), false),
             Target::For(DurationSlot::Expr(e)) => {
                 let ms = eval_millis(e, &self.st.input, &contact).map_err(expr_failure)?;
                 (from + chrono::Duration::milliseconds(ms), true)
             }
-            Target::Until(UntilSlot::Literal(u)) => (u.resolve(from, &zone, holidays), true),
+            Target::Until(UntilSlot::Literal(u)) => (resolve(u, from, &zone, holidays), true),
             Target::Until(UntilSlot::Expr(e)) => (
                 eval_instant(e, &self.st.input, &contact).map_err(expr_failure)?,
                 true,
@@ -912,7 +921,7 @@ impl Machine<'_> {
         };
         if computed {
             if let Some(limit) = &self.ctx.max_wait {
-                let latest = limit.add_to(from, &zone, holidays);
+                let latest = add_to(limit, from, &zone, holidays);
                 if target > latest {
                     return Err(Failure::new(
                         Code::WaitExceedsLimit.as_str(),
@@ -934,7 +943,12 @@ impl Machine<'_> {
         match &self.ctx.max_wait {
             Some(limit) => {
                 let zone = self.arithmetic_zone()?;
-                Ok(Some(limit.add_to(from, &zone, &self.flow.settings.holidays)))
+                Ok(Some(add_to(
+                    limit,
+                    from,
+                    &zone,
+                    &self.flow.settings.holidays,
+                )))
             }
             None => Ok(None),
         }

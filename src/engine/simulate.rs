@@ -12,8 +12,9 @@ use crate::engine::input::{Input, Signal};
 use crate::engine::instant;
 use crate::engine::interpret::{enrollable, step, Ctx};
 use crate::engine::state::{ContactView, EnrollmentState, FlowRef, Status};
+use crate::flow::model::Duration;
 use crate::flow::Flow;
-use crate::timing::{phone_zones, Duration, TimingError, Zone};
+use crate::timing::{phone_zones, TimingError, Zone};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -42,12 +43,16 @@ pub struct ScenarioContact {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Action {
     /// A reply on `channel`: raises `reply` and `reply:<channel>`.
-    Reply { channel: String },
+    Reply {
+        channel: String,
+    },
     /// A connected call reported by a dialer: raises `call_connected` and `reply`.
     CallConnected,
     ConnectionAccepted,
     MeetingBooked,
-    OptOut { channel: String },
+    OptOut {
+        channel: String,
+    },
     /// A custom event (`payment.42`).
     Event {
         key: String,
@@ -56,7 +61,10 @@ pub enum Action {
     },
     /// The task of step `step` completed with `outcome` (ignored unless that task is the
     /// current run).
-    TaskOutcome { step: String, outcome: String },
+    TaskOutcome {
+        step: String,
+        outcome: String,
+    },
     Pause,
     Resume,
 }
@@ -110,11 +118,23 @@ pub struct RunRecord {
     pub step_type: String,
     #[serde(with = "instant::required")]
     pub entered: DateTime<Utc>,
-    #[serde(default, with = "instant::optional", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "instant::optional",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub until: Option<DateTime<Utc>>,
-    #[serde(default, with = "instant::optional", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "instant::optional",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub scheduled: Option<DateTime<Utc>>,
-    #[serde(default, with = "instant::optional", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "instant::optional",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub closed: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
@@ -356,7 +376,17 @@ impl Sim {
 /// The readable table of `nudge simulate` without `--json`.
 pub fn render_table(t: &Timeline) -> String {
     let opt = |v: &Option<DateTime<Utc>>| v.map(instant::format).unwrap_or_default();
-    let header = ["#", "step", "type", "entered", "until", "scheduled", "closed", "branch", "woken_by"];
+    let header = [
+        "#",
+        "step",
+        "type",
+        "entered",
+        "until",
+        "scheduled",
+        "closed",
+        "branch",
+        "woken_by",
+    ];
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     for (i, r) in t.runs.iter().enumerate() {
         rows.push(vec![
@@ -368,7 +398,9 @@ pub fn render_table(t: &Timeline) -> String {
             opt(&r.scheduled),
             opt(&r.closed),
             r.branch.clone().unwrap_or_default(),
-            r.woken_by.map(|w| format!("script[{w}]")).unwrap_or_default(),
+            r.woken_by
+                .map(|w| format!("script[{w}]"))
+                .unwrap_or_default(),
         ]);
     }
     let widths: Vec<usize> = (0..header.len())
