@@ -221,7 +221,7 @@ pub fn simulate(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> 
         runs: Vec::new(),
         by_run: BTreeMap::new(),
     };
-    sim.apply(flow, Input::Start, scenario.start, &ctx);
+    sim.apply(flow, Input::Start, scenario.start, &ctx, None);
     let mut next_entry = 0;
     for _ in 0..MAX_SIM_STEPS {
         let wake = sim.state.next_run_at;
@@ -237,14 +237,14 @@ pub fn simulate(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> 
             if at > scenario.horizon {
                 return Ok(sim.timeline());
             }
-            sim.apply(flow, Input::Wake, at, &ctx);
+            sim.apply(flow, Input::Wake, at, &ctx, None);
         } else {
             let (index, e) = entry.expect("not wake_first implies an entry");
             if e.at > scenario.horizon {
                 return Ok(sim.timeline());
             }
             let input = sim.input_for(*index, &e.action);
-            sim.apply(flow, input, e.at, &ctx);
+            sim.apply(flow, input, e.at, &ctx, Some(*index));
             next_entry += 1;
         }
     }
@@ -317,7 +317,21 @@ impl Sim {
         }
     }
 
-    fn apply(&mut self, flow: &Flow, input: Input, now: DateTime<Utc>, ctx: &Ctx) {
+    /// Applies one input; `entry` is the index of the script entry it came from, so that a
+    /// task run closed by a scripted outcome shows that entry as its `woken_by` (signals carry
+    /// their index as their id already).
+    fn apply(
+        &mut self,
+        flow: &Flow,
+        input: Input,
+        now: DateTime<Utc>,
+        ctx: &Ctx,
+        entry: Option<usize>,
+    ) {
+        let outcome_for = match &input {
+            Input::TaskOutcome { run, .. } => Some(*run),
+            _ => None,
+        };
         let (next, effects) = step(&self.state, flow, input, now, ctx);
         self.state = next;
         for effect in effects {
@@ -351,7 +365,11 @@ impl Sim {
                         let r = &mut self.runs[i];
                         r.closed = Some(closed);
                         r.branch = branch;
-                        r.woken_by = woken_by.and_then(|w| w.parse().ok());
+                        r.woken_by = match woken_by {
+                            Some(w) => w.parse().ok(),
+                            None if outcome_for == Some(run) => entry,
+                            None => None,
+                        };
                     }
                 }
                 _ => {}
