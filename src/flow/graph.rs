@@ -99,6 +99,7 @@ mod tests {
 
     #[test]
     fn components() {
+        #[allow(clippy::type_complexity)] // a table of (graph, expected cyclic components)
         let cases: &[(&[&[usize]], &[&[usize]])] = &[
             (&[&[1], &[2], &[]], &[]),
             (&[&[0]], &[&[0]]),

@@ -16,7 +16,6 @@ pub mod expr;
 pub mod graph;
 pub mod model;
 pub mod report;
-mod timing_shim;
 pub mod validate;
 
 pub use events::Event;

@@ -17,7 +17,7 @@ use crate::timing::Zone;
 use std::collections::BTreeMap;
 use std::fmt;
 
-pub use crate::flow::timing_shim::{Duration, Holidays, SendWindow, Until};
+pub use crate::timing::{Duration, Holidays, SendWindow, Until};
 
 /// The name of a step: a key of the flow's `steps` object.
 pub type StepId = String;

@@ -394,7 +394,17 @@ impl Validator<'_> {
             Some(v) => match SendWindow::from_json(v) {
                 Ok(w) => Some(w),
                 Err(e) => {
-                    self.timing("/settings/send_window", e);
+                    // Point at the field when the error names one.
+                    let path = match e.code {
+                        Code::BadTz => "/settings/send_window/tz".to_string(),
+                        Code::BadSchema
+                            if v.as_object().is_some_and(|o| o.contains_key(&e.text)) =>
+                        {
+                            child("/settings/send_window", &e.text)
+                        }
+                        _ => "/settings/send_window".to_string(),
+                    };
+                    self.timing(&path, e);
                     ok = false;
                     None
                 }
@@ -779,8 +789,9 @@ impl Validator<'_> {
                     Code::ForAndUntil,
                     path,
                     format!(
-                        "{} are all given: keep exactly one of {spelled} or `until`",
-                        given.join(" and ")
+                        "{} are {} given: keep exactly one of {spelled} or `until`",
+                        given.join(" and "),
+                        if given.len() == 2 { "both" } else { "all" }
                     ),
                 );
                 None
@@ -1659,14 +1670,14 @@ impl Validator<'_> {
             let names: Vec<String> = comp.iter().map(|&i| format!("`{}`", nodes[i].id)).collect();
             let first = comp.iter().map(|&i| nodes[i].id).min().expect("non-empty");
             let what = if comp.len() == 1 {
-                format!("step `{first}` leads back to itself")
+                format!("step `{first}` leads straight back to itself")
             } else {
                 format!("steps {} form a cycle", names.join(", "))
             };
             self.error(
                 Code::Cycle,
                 child("/steps", first),
-                format!("{what} that can spin without time passing: put a `wait`, a task, an `approval` or a `wait_for` with a `timeout` in it, or break it"),
+                format!("{what}, and nothing in it lets time pass, so it could spin forever: put a `wait`, a task, an `approval` or a `wait_for` with a `timeout` in it, or break it"),
             );
         }
 
@@ -1820,6 +1831,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// (name, flow document, expected (code, path) problems).
+    type Case<'a> = (&'a str, Value, &'a [(&'a str, &'a str)]);
+
     fn run(v: Value) -> Validation {
         validate(&v, &ValidateOptions::default())
     }
@@ -1840,7 +1854,7 @@ mod tests {
         out
     }
 
-    fn check(cases: &[(&str, Value, &[(&str, &str)])], opts: &ValidateOptions) {
+    fn check(cases: &[Case], opts: &ValidateOptions) {
         for (name, doc, want) in cases {
             let v = validate(doc, opts);
             let mut want: Vec<(String, String)> = want
@@ -1894,7 +1908,7 @@ mod tests {
 
     #[test]
     fn schema_problems_are_all_reported() {
-        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+        let cases: &[Case] = &[
             ("not an object", json!([1]), &[("BAD_SCHEMA", "")]),
             (
                 "missing everything",
@@ -1978,7 +1992,7 @@ mod tests {
 
     #[test]
     fn targets() {
-        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+        let cases: &[Case] = &[
             (
                 "start names no step",
                 json!({"name": "t", "start": "nope", "steps": {"a": end()}}),
@@ -2013,7 +2027,7 @@ mod tests {
                 json!({"a": {"type": "wait_for", "params": {"events": events, "timeout": "1d"}, "next": n}, "b": end()}),
             )
         };
-        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+        let cases: &[Case] = &[
             (
                 "ok",
                 wait_for(
@@ -2070,7 +2084,7 @@ mod tests {
 
     #[test]
     fn cycles() {
-        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+        let cases: &[Case] = &[
             (
                 "self-loop",
                 flow(
@@ -2180,7 +2194,7 @@ mod tests {
             json!({"name": "t", "start": "a", "input": {"ms": "number", "at": "timestamp", "who": "string"},
                    "steps": {"a": {"type": "wait", "params": params, "next": {"then": "b"}}, "b": end()}})
         };
-        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+        let cases: &[Case] = &[
             ("duration", wait(json!({"duration": "2bd"})), &[]),
             ("for alias", wait(json!({"for": 30000})), &[]),
             (
@@ -2315,7 +2329,7 @@ mod tests {
                 json!({"a": {"type": "fetch", "params": {"url": "https://crm.example.com/deal", "timeout": timeout}, "next": {"ok": "b", "error": "b"}}, "b": end()}),
             )
         };
-        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+        let cases: &[Case] = &[
             ("bare", wf(json!("5bd")), &[]),
             ("ms", wf(json!(60000)), &[]),
             (
@@ -2378,7 +2392,7 @@ mod tests {
                 json!({"a": {"type": "call", "params": {"timeout": t}, "next": {"then": "b"}}, "b": end()}),
             )
         };
-        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+        let cases: &[Case] = &[
             ("7d fits 7d", wait(json!("7d")), &[]),
             ("5bd fits 7d", wait(json!("5bd")), &[]),
             (
@@ -2422,7 +2436,7 @@ mod tests {
         check(cases, &opts);
         // Without a limit nothing is too long.
         check(
-            &[("no limit", wait(json!("9w")), &[])],
+            &[("no limit", wait(json!("1y")), &[])],
             &ValidateOptions::default(),
         );
     }
@@ -2430,7 +2444,7 @@ mod tests {
     #[test]
     fn settings() {
         let with = |settings: Value| json!({"name": "t", "start": "a", "settings": settings, "steps": {"a": end()}});
-        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+        let cases: &[Case] = &[
             (
                 "full",
                 with(
@@ -2469,7 +2483,19 @@ mod tests {
                 with(
                     json!({"send_window": {"days": ["mon"], "from": "09:00", "to": "17:00", "tz": "PST"}}),
                 ),
-                &[("BAD_TZ", "/settings/send_window")],
+                &[("BAD_TZ", "/settings/send_window/tz")],
+            ),
+            (
+                "window unknown field",
+                with(
+                    json!({"send_window": {"days": ["mon"], "from": "09:00", "to": "17:00", "zone": "UTC"}}),
+                ),
+                &[("BAD_SCHEMA", "/settings/send_window/zone")],
+            ),
+            (
+                "window bad time",
+                with(json!({"send_window": {"days": ["mon"], "from": "9am", "to": "17:00"}})),
+                &[("BAD_WINDOW", "/settings/send_window")],
             ),
             (
                 "holiday bad",
@@ -2498,7 +2524,7 @@ mod tests {
         let call = |params: Value, next: Value| {
             flow(json!({"a": {"type": "call", "params": params, "next": next}, "b": end()}))
         };
-        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+        let cases: &[Case] = &[
             ("defaults", call(json!({}), json!({"then": "b"})), &[]),
             (
                 "per-outcome",
@@ -2568,7 +2594,7 @@ mod tests {
             max_wait: None,
             allowed_hosts: Some(vec!["crm.example.com".into()]),
         };
-        let cases: &[(&str, Value, &[(&str, &str)])] = &[
+        let cases: &[Case] = &[
             (
                 "ok",
                 fetch(
