@@ -9,8 +9,11 @@ use serde_json::{json, Value};
 
 fn load_flow(path: &str) -> Flow {
     let text = std::fs::read_to_string(path).unwrap();
-    Flow::from_json(&serde_json::from_str(&text).unwrap(), &ValidateOptions::default())
-        .unwrap_or_else(|p| panic!("{path}: {p:#?}"))
+    Flow::from_json(
+        &serde_json::from_str(&text).unwrap(),
+        &ValidateOptions::default(),
+    )
+    .unwrap_or_else(|p| panic!("{path}: {p:#?}"))
 }
 
 fn load_scenario(name: &str) -> Scenario {
@@ -91,11 +94,16 @@ fn dst_and_the_horizon() {
     let got = run(EXACT, "dst-horizon.json");
     assert_eq!(got["state"], "active");
     assert_eq!(got["runs"][1]["until"], "2026-11-03T20:00:00Z");
-    assert_eq!(got["runs"][3], json!({"step": "wait_reply", "type": "wait_for", "entered": "2026-11-03T20:00:00Z", "until": "2026-11-10T20:00:00Z"}));
+    assert_eq!(
+        got["runs"][3],
+        json!({"step": "wait_reply", "type": "wait_for", "entered": "2026-11-03T20:00:00Z", "until": "2026-11-10T20:00:00Z"})
+    );
 }
 
 fn at(v: &Value) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(v.as_str().unwrap()).unwrap().with_timezone(&Utc)
+    DateTime::parse_from_rfc3339(v.as_str().unwrap())
+        .unwrap()
+        .with_timezone(&Utc)
 }
 
 /// The SPEC §1 flow as written (20m jitter, seed 7): instants are within the jitter of the
@@ -104,17 +112,37 @@ fn at(v: &Value) -> DateTime<Utc> {
 #[test]
 fn spec_flow_with_jitter() {
     let got = run(SPEC_FLOW, "call-after-timeout.json");
-    assert_eq!(got, run(SPEC_FLOW, "call-after-timeout.json"), "deterministic");
+    assert_eq!(
+        got,
+        run(SPEC_FLOW, "call-after-timeout.json"),
+        "deterministic"
+    );
     let runs = got["runs"].as_array().unwrap();
     let steps: Vec<&str> = runs.iter().map(|r| r["step"].as_str().unwrap()).collect();
-    assert_eq!(steps, ["email_1", "wait_2d", "sms_1", "wait_reply", "call_1", "end_done"]);
+    assert_eq!(
+        steps,
+        [
+            "email_1",
+            "wait_2d",
+            "sms_1",
+            "wait_reply",
+            "call_1",
+            "end_done"
+        ]
+    );
     let email = at(&runs[0]["scheduled"]);
     let start = at(&json!("2026-12-04T20:00:00Z"));
-    assert!(email >= start && email <= start + Duration::minutes(20), "{email}");
+    assert!(
+        email >= start && email <= start + Duration::minutes(20),
+        "{email}"
+    );
     // Fri + 2bd = Tue 8 December, same New York time of day (no DST change in between).
     assert_eq!(at(&runs[1]["until"]), email + Duration::days(4));
     let sms = at(&runs[2]["scheduled"]);
-    assert!(sms >= email + Duration::days(4) && sms <= email + Duration::days(4) + Duration::minutes(20));
+    assert!(
+        sms >= email + Duration::days(4)
+            && sms <= email + Duration::days(4) + Duration::minutes(20)
+    );
     // Tue + 5bd = Tue 15 December.
     assert_eq!(at(&runs[3]["until"]), sms + Duration::days(7));
     assert_eq!(runs[3]["branch"], "timeout");
@@ -127,17 +155,24 @@ fn spec_flow_with_jitter() {
     let mut other = load_scenario("call-after-timeout.json");
     other.seed = 8;
     let moved = serde_json::to_value(simulate(&load_flow(SPEC_FLOW), &other).unwrap()).unwrap();
-    assert_ne!(moved["runs"][0]["scheduled"], runs[0]["scheduled"], "the seed feeds the jitter");
+    assert_ne!(
+        moved["runs"][0]["scheduled"], runs[0]["scheduled"],
+        "the seed feeds the jitter"
+    );
 }
 
 #[test]
 fn table_rendering() {
-    let timeline: Timeline = simulate(&load_flow(EXACT), &load_scenario("holidays-reply.json")).unwrap();
+    let timeline: Timeline =
+        simulate(&load_flow(EXACT), &load_scenario("holidays-reply.json")).unwrap();
     let table = render_table(&timeline);
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(lines[0], "state: completed  outcome: replied");
     assert!(lines[1].starts_with("#  step"));
-    assert!(lines[5].contains("wait_reply") && lines[5].contains("script[0]"), "{table}");
+    assert!(
+        lines[5].contains("wait_reply") && lines[5].contains("script[0]"),
+        "{table}"
+    );
     assert_eq!(lines.len(), 2 + 5);
 }
 
@@ -147,16 +182,25 @@ fn bad_scenarios_are_refused() {
     let base = load_scenario("holidays-reply.json");
     let mut s = base.clone();
     s.horizon = at(&json!("2026-01-01T00:00:00Z"));
-    assert!(matches!(simulate(&flow, &s), Err(SimError::Scenario(m)) if m.contains("before the start")));
+    assert!(
+        matches!(simulate(&flow, &s), Err(SimError::Scenario(m)) if m.contains("before the start"))
+    );
     let mut s = base.clone();
     s.sender_tz = "EST".into();
     assert_eq!(simulate(&flow, &s).unwrap_err().code().as_str(), "BAD_TZ");
     let mut s = base.clone();
     s.contact.phone = Some("+1 555 555 5555".into());
-    assert_eq!(simulate(&flow, &s).unwrap_err().code().as_str(), "BAD_PHONE");
+    assert_eq!(
+        simulate(&flow, &s).unwrap_err().code().as_str(),
+        "BAD_PHONE"
+    );
     let mut s = base;
     s.script[0].at = at(&json!("2026-12-01T00:00:00Z"));
-    assert!(matches!(simulate(&flow, &s), Err(SimError::Scenario(m)) if m.contains("before the start")));
-    let unknown = serde_json::from_value::<Scenario>(json!({"start": "2026-12-01T00:00:00Z", "horizon": "2026-12-02T00:00:00Z", "colour": 1}));
+    assert!(
+        matches!(simulate(&flow, &s), Err(SimError::Scenario(m)) if m.contains("before the start"))
+    );
+    let unknown = serde_json::from_value::<Scenario>(
+        json!({"start": "2026-12-01T00:00:00Z", "horizon": "2026-12-02T00:00:00Z", "colour": 1}),
+    );
     assert!(unknown.is_err(), "unknown fields are refused");
 }

@@ -221,7 +221,7 @@ fn wait_for_timeouts() {
             contact(Some("America/New_York"), None, None),
             "UTC",
         );
-        d.ctx.max_wait = max_wait.map(|m| nudge::flow::model::Duration::parse(m).unwrap());
+        d.ctx.max_wait = max_wait.map(|m| nudge::timing::Duration::parse(m).unwrap());
         d.apply(Input::Start, "2026-12-04T20:00:00Z");
         assert_eq!(d.run().until, want_until.map(t), "{name}");
         assert_eq!(d.state.next_run_at, want_until.map(t), "{name}");
@@ -288,7 +288,7 @@ fn max_wait_at_run_time() {
             }),
         );
         let mut d = Driver::with_input(f, contact(None, None, None), "UTC", input);
-        d.ctx.max_wait = Some(nudge::flow::model::Duration::parse("7d").unwrap());
+        d.ctx.max_wait = Some(nudge::timing::Duration::parse("7d").unwrap());
         d.apply(Input::Start, "2026-12-04T20:00:00Z");
         if fails {
             assert_eq!(d.state.status, Status::Failed, "{name}");

@@ -27,19 +27,17 @@ use crate::engine::effect::{Dispatch, Effect, JourneyEntry, SignalEffect, Task};
 use crate::engine::input::{Input, Signal};
 use crate::engine::seed::jitter_seed;
 use crate::engine::state::{EnrollmentState, Hold, Run, Status, TaskPhase};
-use crate::engine::timing_shim::{
-    add_to, is_open, next_opening, resolve, resolve_zones, schedule, Channel, Recipient,
-    ResolvedZones,
-};
 use crate::flow::expr::{eval_instant, eval_millis, ContactView as ExprContact};
-use crate::flow::model::Duration;
 use crate::flow::model::{
     Action, Deadline, DurationSlot, Step, StepKind, Target, UntilSlot, OUTCOME_ACCEPTED,
     OUTCOME_REPLIED,
 };
 use crate::flow::Flow;
 use crate::routing::{decide, BufferedSignal, Dropped, Route, Waiting};
-use crate::timing::Zone;
+use crate::timing::{
+    is_open, next_opening, resolve_zones, schedule, Channel, Duration, Recipient, ResolvedZones,
+    Zone,
+};
 use chrono::{DateTime, Utc};
 
 /// At most this many steps are entered in one call. Validation refuses cycles that spin without
@@ -908,12 +906,12 @@ impl Machine<'_> {
             )
         };
         let (target, computed) = match &d.target {
-            Target::For(DurationSlot::Literal(dur)) => (add_to(dur, from, &zone, holidays), false),
+            Target::For(DurationSlot::Literal(dur)) => (dur.add_to(from, &zone, holidays), false),
             Target::For(DurationSlot::Expr(e)) => {
                 let ms = eval_millis(e, &self.st.input, &contact).map_err(expr_failure)?;
                 (from + chrono::Duration::milliseconds(ms), true)
             }
-            Target::Until(UntilSlot::Literal(u)) => (resolve(u, from, &zone, holidays), true),
+            Target::Until(UntilSlot::Literal(u)) => (u.resolve(from, &zone, holidays), true),
             Target::Until(UntilSlot::Expr(e)) => (
                 eval_instant(e, &self.st.input, &contact).map_err(expr_failure)?,
                 true,
@@ -921,7 +919,7 @@ impl Machine<'_> {
         };
         if computed {
             if let Some(limit) = &self.ctx.max_wait {
-                let latest = add_to(limit, from, &zone, holidays);
+                let latest = limit.add_to(from, &zone, holidays);
                 if target > latest {
                     return Err(Failure::new(
                         Code::WaitExceedsLimit.as_str(),
@@ -943,8 +941,7 @@ impl Machine<'_> {
         match &self.ctx.max_wait {
             Some(limit) => {
                 let zone = self.arithmetic_zone()?;
-                Ok(Some(add_to(
-                    limit,
+                Ok(Some(limit.add_to(
                     from,
                     &zone,
                     &self.flow.settings.holidays,

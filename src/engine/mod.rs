@@ -24,7 +24,6 @@ pub mod interpret;
 pub mod seed;
 pub mod simulate;
 pub mod state;
-mod timing_shim;
 
 pub use effect::{Dispatch, Effect, JourneyEntry, SignalEffect, Task};
 pub use input::{Input, Signal};

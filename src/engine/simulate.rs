@@ -12,9 +12,9 @@ use crate::engine::input::{Input, Signal};
 use crate::engine::instant;
 use crate::engine::interpret::{enrollable, step, Ctx};
 use crate::engine::state::{ContactView, EnrollmentState, FlowRef, Status};
-use crate::flow::model::Duration;
+
 use crate::flow::Flow;
-use crate::timing::{phone_zones, TimingError, Zone};
+use crate::timing::{phone_zones, Duration, TimingError, Zone};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
