@@ -90,6 +90,9 @@ mod tests {
         items.iter().map(|s| s.to_string()).collect()
     }
 
+    /// (name, what the enrollment does, events raised, opt-out channel, expected route)
+    type Case<'a> = (&'a str, Waiting<'a>, &'a [String], Option<&'a str>, Route);
+
     #[test]
     fn rules_in_order() {
         let listed = v(&["reply", "reply:sms", "meeting_booked"]);
@@ -98,7 +101,7 @@ mod tests {
         let sms = v(&["reply", "reply:sms"]);
         let booked = v(&["meeting_booked"]);
         let custom = v(&["payment.42"]);
-        let cases: Vec<(&str, Waiting, &[String], Option<&str>, Route)> = vec![
+        let cases: Vec<Case> = vec![
             (
                 "paused beats everything",
                 Waiting::Paused,
