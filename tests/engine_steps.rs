@@ -661,7 +661,11 @@ fn tasks() {
             })
             .expect(name);
         assert_eq!(
-            (task.kind.as_str(), task.run, task.idempotency_key.as_str()),
+            (
+                task.step_type.as_str(),
+                task.run,
+                task.idempotency_key.as_str()
+            ),
             (kind, 1, "enr-1:1"),
             "{name}"
         );
@@ -856,4 +860,93 @@ fn state_round_trips_through_json() {
     let back: nudge::engine::EnrollmentState = serde_json::from_str(&json).unwrap();
     assert_eq!(back, d.state);
     assert_eq!(back.buffer.len(), 1);
+}
+
+/// Every effect kind survives a JSON round trip (storage may keep journey entries as JSON), and
+/// the tags do not collide (`kind` for the effect, `event` for the journey entry, `effect` for
+/// what a signal did).
+#[test]
+fn effects_round_trip_through_json() {
+    let settings = json!({"send_window": {"days": ["mon","tue","wed","thu","fri"], "from": "09:00", "to": "17:00"}});
+    let f = flow_of(
+        "o",
+        settings,
+        json!({
+            "o": {"type": "email", "params": {"template": "intro"}, "next": {"then": "wf"}},
+            "wf": {"type": "wait_for", "params": {"events": ["reply"], "timeout": "1d"}, "next": {"reply": "call", "timeout": "call"}},
+            "call": {"type": "call", "params": {}, "next": {"then": "done"}},
+            "done": {"type": "end"}
+        }),
+    );
+    let mut d = Driver::new(
+        f,
+        contact(Some("America/New_York"), None, Some("a@b.c")),
+        "UTC",
+    );
+    d.apply(Input::Start, "2026-12-06T12:00:00Z");
+    d.apply(
+        Input::Signal(Signal::raising("p", &["payment.1"])),
+        "2026-12-06T12:30:00Z",
+    );
+    d.apply(Input::Pause, "2026-12-06T13:00:00Z");
+    d.apply(
+        Input::Signal(Signal::reply("ign", "email")),
+        "2026-12-06T13:30:00Z",
+    );
+    d.apply(Input::Resume, "2026-12-06T14:00:00Z");
+    d.wake();
+    d.apply(
+        Input::Signal(Signal::reply("r", "email")),
+        "2026-12-07T15:00:00Z",
+    );
+    d.apply(
+        Input::TaskOutcome {
+            run: 3,
+            outcome: "connected".into(),
+        },
+        "2026-12-07T16:00:00Z",
+    );
+    d.apply(
+        Input::MoveTo {
+            step: "nowhere".into(),
+        },
+        "2026-12-07T16:00:00Z",
+    );
+    let kinds: std::collections::BTreeSet<String> = d
+        .effects
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["kind"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    for k in [
+        "run_opened",
+        "run_closed",
+        "dispatch",
+        "task_created",
+        "raise_signal",
+        "journey",
+    ] {
+        assert!(kinds.contains(k), "{k} missing from {kinds:?}");
+    }
+    for e in &d.effects {
+        let v = serde_json::to_value(e).unwrap();
+        let back: Effect =
+            serde_json::from_value(v.clone()).unwrap_or_else(|err| panic!("{v}: {err}"));
+        assert_eq!(&back, e);
+    }
+    let woke = d
+        .effects
+        .iter()
+        .find(
+            |e| matches!(e, Effect::Journey(JourneyEntry::Signal { signal, .. }) if signal == "r"),
+        )
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(woke).unwrap(),
+        json!({"kind": "journey", "event": "signal", "signal": "r", "effect": "woke", "run": 2, "branch": "reply"})
+    );
 }

@@ -54,8 +54,9 @@ pub struct Task {
     pub idempotency_key: String,
     pub run: u64,
     pub step: String,
-    /// `call`, `linkedin_connect`, `linkedin_message`.
-    pub kind: String,
+    /// The step's `type`: `call`, `linkedin_connect`, `linkedin_message`.
+    #[serde(rename = "type")]
+    pub step_type: String,
     /// The step's params (template, notes, `connected_outcomes`, …) as written.
     pub params: serde_json::Value,
     pub input: serde_json::Value,
@@ -148,7 +149,7 @@ pub enum JourneyEntry {
 
 /// One effect of a [`crate::engine::step`] call, in the order they happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "effect", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Effect {
     /// A step was entered; the run as it was planned.
     RunOpened(Run),

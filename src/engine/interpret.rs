@@ -782,7 +782,7 @@ impl Machine<'_> {
             idempotency_key: self.key(run.id),
             run: run.id,
             step: run.step.clone(),
-            kind: run.step_type.clone(),
+            step_type: run.step_type.clone(),
             params,
             input: self.st.input.clone(),
             due_by,
