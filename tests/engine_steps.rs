@@ -950,3 +950,28 @@ fn effects_round_trip_through_json() {
         json!({"kind": "journey", "event": "signal", "signal": "r", "effect": "woke", "run": 2, "branch": "reply"})
     );
 }
+
+/// A cycle through a `wait` of zero is legal to the validator (it contains a wait) but never
+/// lets time pass: the loop guard fails the enrollment instead of spinning.
+#[test]
+fn loop_guard() {
+    let f = flow_of(
+        "w",
+        json!({}),
+        json!({
+            "w": {"type": "wait", "params": {"duration": "$: input.wait_ms"}, "next": {"then": "w"}}
+        }),
+    );
+    let mut d = Driver::with_input(f, contact(None, None, None), "UTC", json!({"wait_ms": 0}));
+    d.apply(Input::Start, "2026-12-04T20:00:00Z");
+    assert_eq!(d.state.status, Status::Failed);
+    assert!(
+        d.state.reason.as_deref().unwrap().starts_with("LOOP_GUARD"),
+        "{:?}",
+        d.state.reason
+    );
+    assert_eq!(
+        d.state.last_run_id,
+        nudge::engine::interpret::LOOP_GUARD as u64
+    );
+}
