@@ -830,7 +830,11 @@ fn unsupported_steps() {
         }),
     );
     let err = enrollable(&f).unwrap_err();
-    assert!(err.contains("`b` (branch)"), "{err}");
+    assert!(
+        err.starts_with("the step `b` (branch) is of a type"),
+        "{err}"
+    );
+    assert!(err.contains("remove it or replace it"), "{err}");
     let mut d = Driver::new(f, contact(None, None, None), "UTC");
     d.apply(Input::Start, "2026-12-04T20:00:00Z");
     assert_eq!(d.state.status, Status::Failed);

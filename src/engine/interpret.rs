@@ -71,22 +71,18 @@ pub fn enrollable(flow: &Flow) -> Result<(), String> {
         .map(|(id, s)| format!("`{id}` ({})", s.kind()))
         .collect();
     if unsupported.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} step{} {} of a type this version cannot run yet (approval, fetch and branch \
-             come in a later release); remove {} or replace {} with a wait_for or a task",
-            if unsupported.len() == 1 {
-                "the"
-            } else {
-                "these"
-            },
-            if unsupported.len() == 1 { "" } else { "s" },
-            unsupported.join(", "),
-            if unsupported.len() == 1 { "it" } else { "them" },
-            if unsupported.len() == 1 { "it" } else { "them" },
-        ))
+        return Ok(());
     }
+    let one = unsupported.len() == 1;
+    Err(format!(
+        "{} {} {} of a type this version cannot run yet (approval, fetch and branch come in a \
+         later release); remove {} or replace {} with a wait_for or a task",
+        if one { "the step" } else { "the steps" },
+        unsupported.join(", "),
+        if one { "is" } else { "are" },
+        if one { "it" } else { "them" },
+        if one { "it" } else { "them" },
+    ))
 }
 
 fn is_unsupported(kind: StepKind) -> bool {
