@@ -1002,6 +1002,16 @@ mod tests {
     }
 
     #[test]
+    fn a_match_on_the_previous_local_day_can_still_be_ahead() {
+        // At 2011-12-30T15:00Z it is already 31 December 05:00 in Apia, but the skipped
+        // 30 December 10:00 reads as 31 December 10:00 (+14) = 20:00Z: still ahead.
+        assert_eq!(
+            nexts("*-12-30 10:00", "Pacific/Apia", "2011-12-30T15:00:00Z", 2),
+            ["2011-12-30 20:00:00", "2012-12-29 20:00:00"]
+        );
+    }
+
+    #[test]
     fn year_bounded_patterns_end() {
         assert_eq!(
             nexts("2026-*-* 08:00", "UTC", "2026-12-31T09:00:00Z", 1),
