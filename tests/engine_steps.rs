@@ -979,3 +979,55 @@ fn loop_guard() {
         nudge::engine::interpret::LOOP_GUARD as u64
     );
 }
+
+/// Inputs that cannot apply leave the state unchanged and say why in the journey: an outcome a
+/// task does not accept, an outcome for another run, a second start.
+#[test]
+fn rejected_inputs_change_nothing() {
+    let f = flow_of(
+        "call",
+        json!({}),
+        json!({
+            "call": {"type": "call", "params": {"outcomes": ["connected", "no_answer"]}, "next": {"then": "done"}},
+            "done": {"type": "end"}
+        }),
+    );
+    let mut d = Driver::new(f, contact(None, None, None), "UTC");
+    d.apply(Input::Start, "2026-12-04T20:00:00Z");
+    let before = d.state.clone();
+    for (input, needle) in [
+        (
+            Input::TaskOutcome {
+                run: 1,
+                outcome: "maybe".into(),
+            },
+            "one of connected, no_answer",
+        ),
+        (
+            Input::TaskOutcome {
+                run: 7,
+                outcome: "connected".into(),
+            },
+            "not an open task",
+        ),
+        (Input::Start, "already started"),
+        (Input::Resume, "not paused"),
+    ] {
+        let fx = d.apply(input, "2026-12-04T21:00:00Z");
+        assert_eq!(d.state, before);
+        match fx.as_slice() {
+            [Effect::Journey(JourneyEntry::Rejected { reason, .. })] => {
+                assert!(reason.contains(needle), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    d.apply(
+        Input::TaskOutcome {
+            run: 1,
+            outcome: "no_answer".into(),
+        },
+        "2026-12-04T22:00:00Z",
+    );
+    assert_eq!(d.state.status, Status::Completed);
+}
