@@ -313,7 +313,7 @@ fn outreach_flow(kind: &str, settings: serde_json::Value) -> nudge::flow::Flow {
         "o",
         settings,
         json!({
-            "o": {"type": kind, "params": {"template": "intro"}, "next": {"then": "done"}},
+            "o": {"type": kind, "params": {"template": "intro", "channel": {"subject": "Hi"}}, "next": {"then": "done"}},
             "done": {"type": "end"}
         }),
     )
@@ -384,6 +384,7 @@ fn outreach_windows_and_dispatch() {
             .expect(name);
         assert_eq!(dispatch.idempotency_key, "enr-1:1", "{name}");
         assert_eq!(dispatch.template, "intro");
+        assert_eq!(dispatch.channel_params.as_ref().unwrap()["subject"], "Hi");
         if kind == "email" {
             assert_eq!(dispatch.recipient, "ann@example.com");
             assert_eq!(dispatch.message_id.as_deref(), Some("<enr-1.1@nudge>"));

@@ -23,6 +23,10 @@ pub struct Dispatch {
     pub template: String,
     /// The enrollment input, for the template.
     pub input: serde_json::Value,
+    /// The step's optional channel details (`params.channel`, e.g. a subject line), copied
+    /// unchanged for the delivery side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel_params: Option<serde_json::Map<String, serde_json::Value>>,
     /// For email: the `Message-ID` nudge assigned, `<enrollment.run@nudge>`; replies are matched
     /// to the thread by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -744,9 +744,9 @@ impl Machine<'_> {
             self.take_branch("skipped", None);
             return;
         }
-        let template = match self.flow.step(&run.step).map(|s| &s.action) {
-            Some(Action::Email(p) | Action::Sms(p)) => p.template.clone(),
-            _ => String::new(),
+        let (template, channel_params) = match self.flow.step(&run.step).map(|s| &s.action) {
+            Some(Action::Email(p) | Action::Sms(p)) => (p.template.clone(), p.channel.clone()),
+            _ => (String::new(), None),
         };
         let recipient = match kind {
             StepKind::Email => self.st.contact.email.clone(),
@@ -762,6 +762,7 @@ impl Machine<'_> {
             recipient,
             template,
             input: self.st.input.clone(),
+            channel_params,
             message_id,
         }));
         self.take_branch("then", None);
