@@ -233,6 +233,38 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn last_at_or_before_is_the_latest_earlier_match(text in pattern(), (z, now) in zone_and_instant()) {
+        let Ok(p) = CalendarPattern::parse(&text) else { return Ok(()) };
+        let Some(last) = p.last_at_or_before(now, &z) else {
+            prop_assert!(text.contains("2026..2030"), "{} has no match before {}", text, now);
+            return Ok(());
+        };
+        prop_assert!(last <= now);
+        let local = z.to_local(last);
+        let matched = p.matches_local(local)
+            || (1..=60).any(|m| {
+                let cand = local - Span::minutes(m);
+                p.matches_local(cand) && z.to_instant(cand) == last
+            });
+        prop_assert!(matched, "{text} in {z} before {now}: {last} ({local}) is not a match");
+        if now - last <= Span::hours(30) {
+            let mut l = (local - Span::hours(3)).with_nanosecond(0).unwrap();
+            let end = z.to_local(now) + Span::hours(3);
+            while l < end {
+                if p.matches_local(l) {
+                    let i = z.to_instant(l);
+                    prop_assert!(!(i > last && i <= now), "{text} in {z} before {now}: {l} -> {i} is after {last}");
+                }
+                l += Span::seconds(1);
+            }
+        }
+    }
+}
+
 /// Strings near the grammars (their alphabets and shapes), plus arbitrary text.
 fn near_grammar() -> impl Strategy<Value = String> {
     prop_oneof![

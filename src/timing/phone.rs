@@ -7,6 +7,11 @@
 //! numbers of a geographical type (fixed line, fixed-or-mobile, and mobile where mobiles are
 //! geographical) take the longest matching digit prefix; other valid numbers (toll-free, most
 //! mobiles, …) take their calling code's zones. No match means no candidate.
+//!
+//! Validity is libphonenumber's: the number's type in its region, with each metadata pattern
+//! matching the whole national number. The crate's own `is_valid` only matches a prefix (it
+//! accepts a digit too many) and its parser strips Russia's `8` from `+7 8xx …`, so both are
+//! corrected here; `tests/timing_phone_cases.rs` compares against Python `phonenumbers`.
 
 use crate::code::Code;
 use crate::timing::error::TimingError;
