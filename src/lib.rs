@@ -10,9 +10,15 @@
 //! - [`timing`] — pure: durations, `until` instants, calendar patterns, zones and DST, business
 //!   days, send windows and the SMS window, jitter, zones from phone numbers (SPEC §2–§4).
 //! - [`flow`] — pure: the flow model, parsing and validation, `$:` expressions (SPEC §1, §2.5).
+//! - [`engine`] — pure: the step interpreter `(state, input, now) -> (state, effects)` and the
+//!   in-memory simulation (SPEC §5, §7 `simulate`).
+//! - [`routing`] — pure: what a signal does to one enrollment, which branch a reply picks, the
+//!   signal buffer (SPEC §5.3).
 //! - [`clock`] — the one place the wall clock is read; a manual clock for tests and demos.
 //! - [`config`] — what `nudge serve` runs with (listen address, database URL, clock).
 //! - [`store`] — diesel schema, rows and queries; one connection type over SQLite and PostgreSQL.
+//! - [`planner`] — the loop that claims due enrollments (`FOR UPDATE SKIP LOCKED` on
+//!   PostgreSQL) and applies the engine; wake-ups in-process and by `LISTEN/NOTIFY`.
 //! - [`auth`] — API tokens (hashed at rest) and their scopes.
 //! - [`service`] — the operations behind the API, wire-independent: contacts, senders, flows.
 //! - [`proto`] — the generated `nudge.v1` gRPC types and the reflection descriptor set.
@@ -28,8 +34,11 @@ pub mod cli;
 pub mod clock;
 pub mod code;
 pub mod config;
+pub mod engine;
 pub mod flow;
+pub mod planner;
 pub mod proto;
+pub mod routing;
 pub mod service;
 pub mod store;
 pub mod telemetry;
