@@ -1047,8 +1047,9 @@ def gen_windows() -> list[dict]:
         c = case("zoneinfo-bruteforce", req, exp)
         if "zones" in exp:
             # Zones inferred from a phone number may come back under another tzdata name.
-            named = {contact.get("tz"), sender, (window or {}).get("tz")}
-            al = aliases_for([z for z in exp["zones"] if z not in named])
+            got = phone_candidates(contact["phone"]) if contact.get("phone") else None
+            inferred = set(got[1]) if got else set()
+            al = aliases_for([z for z in dict.fromkeys(exp["zones"]) if z in inferred])
             if al:
                 c["aliases"] = al
         cases.append(c)
