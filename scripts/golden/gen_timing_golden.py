@@ -649,6 +649,13 @@ def systemd_next(pattern: str, tz: str, base: datetime) -> datetime | None:
     return datetime.fromisoformat(m.group(1)).replace(tzinfo=UTC)
 
 
+def systemd_refuses(pattern: str) -> bool:
+    """systemd cannot parse the pattern at all (as opposed to parsing it and finding no match)."""
+    res = subprocess.run(["systemd-analyze", "calendar", "--iterations=1", f"{pattern} UTC"],
+                         capture_output=True, text=True, env={"TZ": "UTC", "LC_ALL": "C"})
+    return res.returncode != 0 and "Failed to parse calendar specification" in res.stderr
+
+
 PATTERNS = [
     "mon 09:00", "Mon 09:00", "MON 09:00", "mon..fri 08:30", "Mon..Fri 08:30", "sat,sun 10:00",
     "mon,wed,fri 17:45", "Tue..Thu 12:00", "fri..mon 07:00", "*-*-01 08:00", "*-*-15 12:30",
@@ -959,6 +966,9 @@ def gen_windows() -> list[dict]:
          {"phone": "+18005551234"}, "America/Chicago", []),              # several zones: sender's
         ("2026-03-02T12:00:00Z", {"days": wk, "from": "09:00", "to": "17:00"}, "sms",
          {"phone": "+61412345678"}, "Australia/Sydney", []),
+        # A UK mobile: libphonenumber names four zones, all one tzdata zone (links of London).
+        ("2026-03-02T06:00:00Z", {"days": wk, "from": "09:00", "to": "17:00"}, "sms",
+         {"phone": "+447911123456"}, "Europe/Prague", []),
         ("2026-03-02T12:00:00Z", {"days": wk, "from": "09:00", "to": "17:00"}, "sms",
          {"phone": "+79161234567"}, "Europe/Moscow", []),
         ("2026-03-02T12:00:00Z", {"days": wk, "from": "09:00", "to": "17:00"}, "sms",
@@ -1095,6 +1105,11 @@ def gen_refusals() -> list[dict]:
         ({"until": "next monday"}, "BAD_UNTIL"),
         ({"until": "tomorrow at 9am"}, "BAD_UNTIL"),
         ({"until": "in 2 days"}, "BAD_UNTIL"),
+        ({"until": "mon 25:00"}, "BAD_PATTERN"),
+        ({"until": "*-13-01 08:00"}, "BAD_PATTERN"),
+        ({"until": "mon..fri 08:61"}, "BAD_PATTERN"),
+        ({"until": "*-*-32 08:00"}, "BAD_PATTERN"),
+        ({"until": "fri..mon 07:00"}, "BAD_PATTERN"),
         ({"until": "*-02-30 08:00"}, "NEVER_MATCHES"),
         ({"until": "*-04-31 08:00"}, "NEVER_MATCHES"),
         ({"until": "*-02-30 08:00", "tz": "Europe/Prague"}, "NEVER_MATCHES"),
@@ -1121,6 +1136,8 @@ def gen_refusals() -> list[dict]:
         # Sanity of the refusal inputs against the oracles that can judge them.
         if code == "BAD_PHONE" and "phone" in q:
             assert phone_candidates(q["phone"]) is None
+        if code == "BAD_PATTERN":
+            assert systemd_refuses(q["until"])
         if code == "NEVER_MATCHES":
             assert systemd_next(q["until"], q.get("tz", "UTC"), parse_instant(now)) is None
         cases.append(case("spec-refusal", req, {"error": {"code": code}}))

@@ -111,9 +111,10 @@ pub fn answer_line(line: &str) -> (String, bool) {
 
 /// `{"error": {"code", "message"}}` for a refusal.
 pub fn error_answer(err: &TimingError) -> Value {
-    let message = match err.position {
-        Some(p) => format!("{:?} at position {p}: {}", err.text, err.hint),
-        None => format!("{:?}: {}", err.text, err.hint),
+    let message = match (err.text.is_empty(), err.position) {
+        (true, _) => err.hint.clone(),
+        (false, Some(p)) => format!("{:?} at position {p}: {}", err.text, err.hint),
+        (false, None) => format!("{:?}: {}", err.text, err.hint),
     };
     json!({ "error": { "code": err.code.as_str(), "message": message } })
 }
@@ -331,6 +332,30 @@ mod tests {
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["error"]["code"], "BAD_SCHEMA");
         assert!(v["error"]["message"].as_str().unwrap().contains("position"));
+    }
+
+    #[test]
+    fn a_refusal_names_the_text_its_position_and_a_hint() {
+        let (out, ok) = answer_line(r#"{"now":"2026-03-01T12:00:00Z","duration":"2H"}"#);
+        assert!(!ok);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["error"]["code"], "BAD_DURATION");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("\"2H\" at position 1: "), "{message}");
+    }
+
+    #[test]
+    fn window_zones_list_the_send_window_zone_then_the_sms_zones() {
+        // Monday 03:00 UTC: the SMS window in New York opens at 08:00 EST, the send window
+        // (09:00 in Prague, the sender's zone) is already open.
+        let (out, ok) = answer_line(
+            r#"{"now":"2026-03-02T03:00:00Z","window":{"days":["mon"],"from":"09:00","to":"17:00","tz":"sender"},"channel":"sms","contact":{"tz":"America/New_York"},"sender_tz":"Europe/Prague"}"#,
+        );
+        assert!(ok, "{out}");
+        assert_eq!(
+            out,
+            r#"{"at":"2026-03-02T13:00:00Z","zones":["Europe/Prague","America/New_York"]}"#
+        );
     }
 
     #[test]
