@@ -58,6 +58,14 @@ def check_versions() -> None:
     got = {"numpy": np.__version__, "phonenumbers": phonenumbers.__version__, "tzdata": tzdata.IANA_VERSION}
     if got != EXPECTED_VERSIONS:
         sys.exit(f"tool versions differ from the pinned ones: {got} != {EXPECTED_VERSIONS}")
+    # Not pinnable from here, so only reported: systemd decides which patterns are kept, and the
+    # Temporal polyfill reads zone rules from Node's ICU (tz 2025c on Node 20.20: same rules as
+    # 2025b for every zone and date used here).
+    sd = subprocess.run(["systemd-analyze", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    node_tz = subprocess.run(["node", "-p", "process.versions.tz"], capture_output=True, text=True).stdout.strip()
+    if not sd.startswith("systemd 252") or node_tz != "2025c":
+        print(f"warning: generated with systemd 252 and Node ICU tz 2025c; this machine has {sd!r}, "
+              f"tz {node_tz!r}: the file may differ", file=sys.stderr)
 
 
 # ---------------------------------------------------------------------------------------------
