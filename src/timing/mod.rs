@@ -16,6 +16,7 @@ pub mod duration;
 pub mod error;
 pub mod holidays;
 pub mod phone;
+pub mod question;
 pub mod until;
 pub mod window;
 pub mod zone;
