@@ -5,7 +5,8 @@ libphonenumber data; the same metadata release as the Rust `phonenumber` crate 0
 
 Each line: {"input": text, "valid": bool, "e164": "+..." | null, "zones": [...], "type": "..."}
 - `valid` is `phonenumbers.parse(text, None)` succeeding and `is_valid_number` being true;
-- `zones` is `phonenumbers.timezone.time_zones_for_number`, with `Etc/Unknown` (no zone) as [];
+- `zones` is `phonenumbers.timezone.time_zones_for_number`, with `Etc/Unknown` (no zone) as [],
+  mapped through tzdata's links to distinct zones (scripts/tzlinks.py: `Europe/Jersey` is London);
 - `type` (the package's number type) is only for reading failures.
 
 Numbers come from `example_number_for_type` for each region and type, then from varying their
@@ -17,6 +18,10 @@ import json
 import os
 import random
 import sys
+
+from tzlinks import canonical_zones, load_links
+
+LINKS = load_links()
 
 import phonenumbers
 from phonenumbers import PhoneNumberFormat, PhoneNumberType
@@ -124,7 +129,7 @@ def oracle(text: str) -> dict:
         "input": text,
         "valid": True,
         "e164": phonenumbers.format_number(number, PhoneNumberFormat.E164),
-        "zones": sorted(zones),
+        "zones": sorted(canonical_zones(zones, LINKS)),
         "type": TYPE_NAMES[phonenumbers.number_type(number)],
     }
 

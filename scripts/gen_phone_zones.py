@@ -17,8 +17,10 @@ Output format (one record a line, tab-separated, `#` lines are comments):
   P <digits> <set id>          geographical lookup: longest E.164 digit prefix wins
   C <calling code> <set id>    country-level lookup, for valid numbers of a non-geographical type
   G <code>,<code>,...          calling codes whose MOBILE numbers are geographical
-Zone names are kept as the package gives them (some are tz links, e.g. `Asia/Calcutta`);
-`Etc/Unknown` (no zone) is never written: an absent prefix means no candidate.
+Zone names are mapped through tzdata's links to the zone they name (`Asia/Calcutta` ->
+`Asia/Kolkata`; `Europe/Jersey` -> `Europe/London`) and de-duplicated, so a set holds distinct
+zones (scripts/tzlinks.py, tzdata pinned there). `Etc/Unknown` (no zone) is never written: an
+absent prefix means no candidate.
 """
 
 import os
@@ -29,6 +31,7 @@ from phonenumbers import PhoneNumber
 from phonenumbers import phonenumberutil as pnu
 from phonenumbers import timezone as pntz
 from phonenumbers.tzdata import TIMEZONE_DATA, TIMEZONE_LONGEST_PREFIX
+from tzlinks import canonical_zones, load_links
 
 PINNED = "9.0.33"
 UNKNOWN = "Etc/Unknown"
@@ -41,9 +44,10 @@ def main() -> int:
         return 1
 
     sets: dict[tuple[str, ...], int] = {}
+    links = load_links()
 
     def set_id(zones) -> int | None:
-        zones = tuple(z for z in zones if z != UNKNOWN)
+        zones = tuple(canonical_zones((z for z in zones if z != UNKNOWN), links))
         if not zones:
             return None
         if zones not in sets:

@@ -318,7 +318,8 @@ mod tests {
             ("+1 303-555-1234", "+13035551234", "America/Denver"),
             ("+420 601 123 456", "+420601123456", "Europe/Prague"),
             ("+64 3 305 1234", "+6433051234", "Pacific/Chatham"),
-            ("+919876543210", "+919876543210", "Asia/Calcutta"),
+            // libphonenumber says Asia/Calcutta: a tzdata link, shipped as the zone it names.
+            ("+919876543210", "+919876543210", "Asia/Kolkata"),
         ] {
             let p = phone_zones(text).unwrap();
             assert_eq!(p.e164, e164);
@@ -329,7 +330,7 @@ mod tests {
     #[test]
     fn multi_zone_and_zoneless_numbers() {
         let toll_free = phone_zones("+18002530000").unwrap();
-        assert!(toll_free.zones.len() > 30);
+        assert_eq!(toll_free.zones.len(), 28, "distinct NANPA zones");
         assert!(names(&toll_free).contains(&"Pacific/Guam".to_string()));
         let au_mobile = phone_zones("+61412345678").unwrap();
         assert!(names(&au_mobile).contains(&"Australia/Lord_Howe".to_string()));
