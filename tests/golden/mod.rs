@@ -28,7 +28,7 @@ pub fn compare(case: &Value, got: &Value) -> Result<(), String> {
     let same = match (expect.get("at"), expect.get("e164")) {
         (Some(_), _) if request.get("window").is_some() => {
             got["at"] == expect["at"]
-                && window_zones(&got, request, &aliases) == window_zones(expect, request, &aliases)
+                && window_zones(got, request, &aliases) == window_zones(expect, request, &aliases)
         }
         (Some(_), _) => {
             got["at"] == expect["at"]
