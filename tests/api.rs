@@ -364,7 +364,9 @@ async fn flows_are_stored_as_immutable_versions(backend: Backend) {
         .unwrap();
     assert_eq!((v2.id.as_str(), v2.version), (v1.id.as_str(), 2));
     flows
-        .create_flow(app.authed(create(r#"{"name": "another"}"#)))
+        .create_flow(app.authed(create(
+            r#"{"name": "another", "start": "end", "steps": {"end": {"type": "end"}}}"#,
+        )))
         .await
         .unwrap();
 
@@ -501,9 +503,9 @@ async fn oversized_request_is_refused_and_changes_nothing(backend: Backend) {
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::NotFound);
-    // Just under the limit is fine.
+    // Just under the limit is fine (a valid flow with a long template name).
     let fits = format!(
-        r#"{{"name": "fits", "padding": "{}"}}"#,
+        r#"{{"name": "fits", "start": "e", "steps": {{"e": {{"type": "email", "params": {{"template": "{}"}}, "next": {{"then": "end"}}}}, "end": {{"type": "end"}}}}}}"#,
         "x".repeat(1024 * 1024)
     );
     flows.create_flow(app.authed(create(&fits))).await.unwrap();

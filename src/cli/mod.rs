@@ -3,7 +3,10 @@
 pub mod healthcheck;
 pub mod migrate;
 pub mod serve;
+pub mod simulate;
+pub mod timing;
 pub mod token;
+pub mod validate;
 
 use crate::config::{DatabaseUrl, LogFormat, DEFAULT_DATABASE_URL};
 use clap::{Args, Parser, Subcommand};
@@ -33,6 +36,12 @@ pub enum Command {
     Token(token::TokenCommand),
     /// Exit 0 when a local server answers `GET /healthz` (for container health checks).
     Healthcheck(healthcheck::HealthcheckArgs),
+    /// Validate a flow document (exit 1 when it has an error).
+    Validate(validate::ValidateArgs),
+    /// Answer timing questions, JSON Lines from stdin to stdout.
+    Timing(timing::TimingArgs),
+    /// Run a flow through a scenario in virtual time, in memory.
+    Simulate(simulate::SimulateArgs),
 }
 
 /// `--database-url`, shared by every subcommand that opens the database.
@@ -51,6 +60,9 @@ impl Cli {
             Command::Migrate(args) => migrate::run(args).await,
             Command::Token(cmd) => token::run(cmd).await,
             Command::Healthcheck(args) => healthcheck::run(args).await,
+            Command::Validate(args) => validate::run(args).await,
+            Command::Timing(args) => timing::run(args).await,
+            Command::Simulate(args) => simulate::run(args).await,
         }
     }
 }

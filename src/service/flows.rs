@@ -1,12 +1,15 @@
 //! Flows: create (as an immutable version), get, list.
 //!
-//! [`check_definition`] is the one place a definition is judged before it is stored; the flow
-//! validator (`crate::flow`) hooks in there.
+//! [`check_definition`] is the one place a definition is judged before it is stored: the flow
+//! validator (`crate::flow`) with the account's `max_wait` (SPEC §5.7). Errors refuse the
+//! definition, warnings are returned beside the stored version.
 
 use super::{ServiceError, Violation, Violations};
 use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
-use crate::store::{self, flows::StoredFlow, Db};
+use crate::flow::{self, Problem, Severity, ValidateOptions, Validation};
+use crate::store::{self, accounts, flows::StoredFlow, Db, StoreError};
+use crate::timing::Duration;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
@@ -34,48 +37,119 @@ pub struct Warning {
     pub message: String,
 }
 
-/// What a definition must satisfy to be stored: for now, JSON text holding an object with a
-/// string `name` (the key versions are grouped by). Returns the name and any warnings.
-pub fn check_definition(definition: &str) -> Result<(String, Vec<Warning>), Vec<Violation>> {
-    let value: Value = serde_json::from_str(definition).map_err(|e| {
-        vec![Violation::new(
-            "definition",
-            Code::BadSchema,
-            format!(
-                "the definition is not JSON: {e} (line {}, column {}); send the flow document as JSON text",
-                e.line(),
-                e.column()
-            ),
-        )]
-    })?;
-    let Value::Object(map) = value else {
-        return Err(vec![Violation::new(
-            "definition",
-            Code::BadSchema,
-            "the definition must be a JSON object such as `{\"name\": \"outbound-v1\", \"start\": …, \"steps\": {…}}`",
-        )]);
-    };
-    match map.get("name") {
-        Some(Value::String(name)) if !name.trim().is_empty() => Ok((name.clone(), Vec::new())),
-        _ => Err(vec![Violation::new(
-            "definition/name",
-            Code::BadSchema,
-            "the flow needs a non-empty string `name`; versions of one flow share it",
-        )]),
+/// Judges a definition with the flow validator (SPEC §1): every problem, errors and warnings,
+/// and the typed flow when there is no error. Text that is not JSON is one `BAD_SCHEMA` problem
+/// at the root, so `ValidateFlow` can answer it like any other problem.
+pub fn judge(definition: &str, opts: &ValidateOptions) -> Validation {
+    match serde_json::from_str::<Value>(definition) {
+        Ok(value) => flow::validate(&value, opts),
+        Err(e) => Validation {
+            flow: None,
+            problems: vec![Problem {
+                severity: Severity::Error,
+                code: Code::BadSchema,
+                path: String::new(),
+                message: format!(
+                    "the definition is not JSON: {e} (line {}, column {}); send the flow document as JSON text",
+                    e.line(),
+                    e.column()
+                ),
+            }],
+        },
     }
 }
 
-/// Stores `definition` as the next version of the flow it names.
+/// What a definition must satisfy to be stored: no validation error. Returns the flow's name
+/// (the key versions are grouped by) and the warnings; otherwise every error as a violation of
+/// `definition/<JSON Pointer>`.
+pub fn check_definition(
+    definition: &str,
+    opts: &ValidateOptions,
+) -> Result<(String, Vec<Warning>), Vec<Violation>> {
+    let Validation { flow, problems } = judge(definition, opts);
+    match flow {
+        Some(flow) => Ok((
+            flow.name,
+            problems
+                .into_iter()
+                .map(|p| Warning {
+                    code: p.code,
+                    path: p.path,
+                    message: p.message,
+                })
+                .collect(),
+        )),
+        None => Err(problems
+            .into_iter()
+            .filter(|p| p.severity == Severity::Error)
+            .map(|p| Violation::new(definition_field(&p.path), p.code, p.message))
+            .collect()),
+    }
+}
+
+/// The request field of a problem at JSON Pointer `path` inside the definition:
+/// `definition/steps/wait_2d/params/duration`, or `definition` for the root.
+pub fn definition_field(path: &str) -> String {
+    format!("definition{path}")
+}
+
+/// The validator's options for an account: its plan's `max_wait` (SPEC §5.7).
+pub async fn validate_options(db: &Db, account_id: &str) -> Result<ValidateOptions, ServiceError> {
+    Ok(account_limits(db, account_id).await?.1)
+}
+
+/// The account's `max_wait` as stored (e.g. `7d`) and the validator's options it gives.
+pub async fn account_limits(
+    db: &Db,
+    account_id: &str,
+) -> Result<(Option<String>, ValidateOptions), ServiceError> {
+    let account = accounts::find(db, account_id)
+        .await?
+        .ok_or_else(|| StoreError::Corrupt(format!("account `{account_id}` is gone")))?;
+    let text = account
+        .max_wait
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty());
+    let max_wait = match &text {
+        None => None,
+        Some(text) => Some(Duration::parse(text).map_err(|e| {
+            StoreError::Corrupt(format!(
+                "account `{account_id}` has a max_wait that does not parse: {e}"
+            ))
+        })?),
+    };
+    Ok((
+        text,
+        ValidateOptions {
+            max_wait,
+            allowed_hosts: None,
+        },
+    ))
+}
+
+/// Stores `definition` as the next version of the flow it names, when the validator finds no
+/// error (checked against the account's `max_wait`). Nothing is stored otherwise.
 pub async fn create(
     db: &Db,
     account_id: &str,
     definition: &str,
     now: DateTime<Utc>,
 ) -> Result<(Flow, Vec<Warning>), ServiceError> {
-    let (name, warnings) = check_definition(definition).map_err(ServiceError::Invalid)?;
+    let opts = validate_options(db, account_id).await?;
+    let (name, warnings) = check_definition(definition, &opts).map_err(ServiceError::Invalid)?;
     let stored =
         store::flows::create_version(db, account_id, &name, definition, to_millis(now)).await?;
     Ok((from_stored(stored), warnings))
+}
+
+/// The checks of [`create`] without storing anything: every problem, errors and warnings.
+pub async fn validate(
+    db: &Db,
+    account_id: &str,
+    definition: &str,
+) -> Result<Vec<Problem>, ServiceError> {
+    let opts = validate_options(db, account_id).await?;
+    Ok(judge(definition, &opts).problems)
 }
 
 /// One version (0: the latest) of the flow with this id or name.
@@ -158,25 +232,70 @@ fn from_stored(stored: StoredFlow) -> Flow {
 mod tests {
     use super::*;
 
+    const VALID: &str = r#"{"name": "outbound-v1", "start": "w", "steps": {
+        "w": {"type": "wait", "params": {"duration": "10d"}, "next": {"then": "end"}},
+        "end": {"type": "end"}}}"#;
+
     #[test]
-    fn definitions_must_be_json_objects_with_a_name() {
-        assert_eq!(
-            check_definition(r#"{"name": "outbound-v1", "steps": {}}"#)
-                .unwrap()
-                .0,
-            "outbound-v1"
-        );
-        let not_json = check_definition("{\"name\": ").unwrap_err();
+    fn a_valid_definition_gives_its_name() {
+        let (name, warnings) = check_definition(VALID, &ValidateOptions::default()).unwrap();
+        assert_eq!(name, "outbound-v1");
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn text_that_is_not_json_or_not_an_object_is_refused_at_the_root() {
+        let not_json = check_definition("{\"name\": ", &ValidateOptions::default()).unwrap_err();
         assert_eq!(not_json[0].code, Code::BadSchema);
+        assert_eq!(not_json[0].field, "definition");
         assert!(
             not_json[0].message.contains("line 1"),
             "{}",
             not_json[0].message
         );
-        assert_eq!(check_definition("[1]").unwrap_err()[0].field, "definition");
-        assert_eq!(
-            check_definition(r#"{"steps": {}}"#).unwrap_err()[0].field,
-            "definition/name"
+        let array = check_definition("[1]", &ValidateOptions::default()).unwrap_err();
+        assert_eq!(array[0].field, "definition");
+    }
+
+    #[test]
+    fn every_error_becomes_a_violation_inside_definition() {
+        let bad = r#"{"name": "x", "start": "nowhere", "steps": {
+            "w": {"type": "wait", "params": {"duration": "2H"}, "next": {"then": "end"}},
+            "end": {"type": "end"}}}"#;
+        let violations = check_definition(bad, &ValidateOptions::default()).unwrap_err();
+        let got: Vec<(&str, Code)> = violations
+            .iter()
+            .map(|v| (v.field.as_str(), v.code))
+            .collect();
+        assert!(
+            got.contains(&("definition/start", Code::UnknownTarget)),
+            "{got:?}"
         );
+        assert!(
+            got.contains(&("definition/steps/w/params/duration", Code::BadDuration)),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn max_wait_turns_a_long_wait_into_an_error() {
+        let opts = ValidateOptions {
+            max_wait: Some(Duration::parse("7d").unwrap()),
+            allowed_hosts: None,
+        };
+        let violations = check_definition(VALID, &opts).unwrap_err();
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert_eq!(violations[0].code, Code::WaitExceedsLimit);
+        assert_eq!(violations[0].field, "definition/steps/w/params/duration");
+    }
+
+    #[test]
+    fn warnings_do_not_refuse() {
+        let orphan = r#"{"name": "x", "start": "end", "steps": {
+            "end": {"type": "end"}, "orphan": {"type": "end"}}}"#;
+        let (_, warnings) = check_definition(orphan, &ValidateOptions::default()).unwrap();
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].code, Code::Unreachable);
+        assert_eq!(warnings[0].path, "/steps/orphan");
     }
 }

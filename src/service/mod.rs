@@ -6,6 +6,7 @@ pub mod contacts;
 pub mod fields;
 pub mod flows;
 pub mod senders;
+pub mod simulate;
 
 use crate::code::Code;
 use crate::store::StoreError;

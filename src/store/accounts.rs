@@ -101,3 +101,18 @@ fn random_secret() -> String {
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     hex::encode(bytes)
 }
+
+/// Sets (or with `None` removes) the account's plan limit on the longest wait (SPEC §5.7), as
+/// text such as `7d`; the caller checks it parses.
+pub async fn set_max_wait(
+    db: &Db,
+    account_id: &str,
+    max_wait: Option<&str>,
+) -> Result<(), StoreError> {
+    let conn = db.conn().await?;
+    with_conn!(conn, c => diesel::update(accounts::table.find(account_id))
+        .set(accounts::max_wait.eq(max_wait))
+        .execute(c)
+        .await)?;
+    Ok(())
+}

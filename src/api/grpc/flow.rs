@@ -2,6 +2,7 @@
 
 use super::auth::principal;
 use crate::api::AppState;
+use crate::flow::{Problem as FlowProblem, Severity};
 use crate::proto::v1::flow_service_server::FlowService;
 use crate::proto::v1::*;
 use crate::service::flows;
@@ -29,6 +30,23 @@ impl FlowService for FlowApi {
         Ok(Response::new(CreateFlowResponse {
             flow: Some(flow.into()),
             problems: warnings.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn validate_flow(
+        &self,
+        request: Request<ValidateFlowRequest>,
+    ) -> Result<Response<ValidateFlowResponse>, Status> {
+        let who = principal(&request)?;
+        let problems = flows::validate(
+            &self.state.db,
+            &who.account_id,
+            &request.get_ref().definition,
+        )
+        .await?;
+        Ok(Response::new(ValidateFlowResponse {
+            valid: !problems.iter().any(|p| p.severity == Severity::Error),
+            problems: problems.into_iter().map(problem).collect(),
         }))
     }
 
@@ -61,5 +79,15 @@ impl FlowService for FlowApi {
             flows: flows.into_iter().map(Into::into).collect(),
             next_page_token,
         }))
+    }
+}
+
+/// A validator problem on the wire (SPEC §7's shape: severity, code, JSON Pointer, message).
+fn problem(p: FlowProblem) -> Problem {
+    Problem {
+        code: p.code.as_str().to_string(),
+        path: p.path,
+        message: p.message,
+        severity: p.severity.as_str().to_string(),
     }
 }

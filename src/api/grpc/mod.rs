@@ -8,14 +8,17 @@ pub mod convert;
 pub mod error;
 pub mod flow;
 pub mod sender;
+pub mod timing;
 
 use super::AppState;
 use crate::proto::v1::contact_service_server::ContactServiceServer;
 use crate::proto::v1::flow_service_server::FlowServiceServer;
 use crate::proto::v1::sender_service_server::SenderServiceServer;
+use crate::proto::v1::timing_service_server::TimingServiceServer;
 use contact::ContactApi;
 use flow::FlowApi;
 use sender::SenderApi;
+use timing::TimingApi;
 
 /// The gRPC routes as an axum router. Requests larger than `max_message_bytes` are refused with
 /// `OUT_OF_RANGE` while decoding, before any handler runs.
@@ -32,6 +35,10 @@ pub async fn router(state: AppState, max_message_bytes: usize) -> anyhow::Result
         state: state.clone(),
     })
     .max_decoding_message_size(max_message_bytes);
+    let timing = TimingServiceServer::new(TimingApi {
+        state: state.clone(),
+    })
+    .max_decoding_message_size(max_message_bytes);
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health
@@ -39,6 +46,7 @@ pub async fn router(state: AppState, max_message_bytes: usize) -> anyhow::Result
         .await;
     health.set_serving::<SenderServiceServer<SenderApi>>().await;
     health.set_serving::<FlowServiceServer<FlowApi>>().await;
+    health.set_serving::<TimingServiceServer<TimingApi>>().await;
 
     let reflection = || {
         tonic_reflection::server::Builder::configure()
@@ -51,7 +59,8 @@ pub async fn router(state: AppState, max_message_bytes: usize) -> anyhow::Result
         .add_service(reflection().build_v1alpha()?)
         .add_service(contacts)
         .add_service(senders)
-        .add_service(flows);
+        .add_service(flows)
+        .add_service(timing);
     Ok(routes
         .into_axum_router()
         .layer(axum::middleware::from_fn_with_state(
