@@ -392,3 +392,24 @@ fn task_outcome_while_paused() {
         .iter()
         .any(|j| matches!(j, JourneyEntry::TaskOutcome { outcome, .. } if outcome == "connected")));
 }
+
+/// An opt-out exits every enrollment of the contact (SPEC §5.2), a paused one too; an `exit_on`
+/// event does not move a paused one (§5.3 rule 1 first).
+#[test]
+fn opt_out_exits_a_paused_enrollment() {
+    let mut d = Driver::new(listening(&["reply"]), contact(None, None, None), "UTC");
+    d.apply(Input::Start, T0);
+    d.apply(Input::Pause, "2026-12-04T21:00:00Z");
+    d.apply(
+        Input::Signal(Signal::raising("m", &["meeting_booked"])),
+        "2026-12-04T21:30:00Z",
+    );
+    assert_eq!(d.signal_effects("m"), vec![SignalEffect::IgnoredPaused]);
+    assert_eq!(d.state.status, Status::Paused);
+    d.apply(
+        Input::Signal(Signal::opt_out("stop", "email")),
+        "2026-12-04T22:00:00Z",
+    );
+    assert_eq!(d.state.status, Status::Exited);
+    assert_eq!(d.closed(), vec![cb("wf", "exit", Some("stop"))]);
+}

@@ -576,21 +576,24 @@ fn task_flow(kind: &str, params: serde_json::Value, next: serde_json::Value) -> 
     )
 }
 
+/// (name, kind, params, next, outcome, expected raised, expected branch, expected outcome)
+type TaskCase = (
+    &'static str,
+    &'static str,
+    serde_json::Value,
+    serde_json::Value,
+    &'static str,
+    Vec<&'static str>,
+    &'static str,
+    &'static str,
+);
+
 /// Tasks: created when due, wait for their outcome, raise the events of §5.2, take the
 /// outcome's own `next` key or `then`, time out.
 #[test]
 fn tasks() {
     // (name, kind, params, next, outcome, expected raised, expected branch, expected outcome)
-    let cases: Vec<(
-        &str,
-        &str,
-        serde_json::Value,
-        serde_json::Value,
-        &str,
-        Vec<&str>,
-        &str,
-        &str,
-    )> = vec![
+    let cases: Vec<TaskCase> = vec![
         (
             "call connected",
             "call",

@@ -181,3 +181,20 @@ fn invalid_flows_produce_exactly_their_codes() {
         assert!(covered.contains(code), "no fixture for {code}");
     }
 }
+
+/// The complete flow in docs/flows.md is the SPEC §1 example, and it is valid.
+#[test]
+fn docs_example_is_the_valid_fixture() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let docs = fs::read_to_string(root.join("docs/flows.md")).unwrap();
+    let start = docs.find("```json\n").expect("a json block") + "```json\n".len();
+    let end = start + docs[start..].find("```").unwrap();
+    let example: Value = serde_json::from_str(&docs[start..end]).expect("the example parses");
+    assert_eq!(example, read(&dir("").join("outbound-v1.json")));
+    let v = validate(&example, &ValidateOptions::default());
+    assert!(
+        v.problems.is_empty(),
+        "{}",
+        report::render_text(&v.problems)
+    );
+}

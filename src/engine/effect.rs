@@ -29,6 +29,24 @@ pub struct Dispatch {
     pub message_id: Option<String>,
 }
 
+/// The `Message-ID` nudge assigns to the email of run `run` of enrollment `enrollment`:
+/// `<enrollment.run@nudge>`. Inbound mail is matched to its enrollment by
+/// [`parse_message_id`] on `In-Reply-To` / `References`.
+pub fn message_id(enrollment: &str, run: u64) -> String {
+    format!("<{enrollment}.{run}@nudge>")
+}
+
+/// The enrollment and run of a `Message-ID` nudge assigned, or `None` for any other id. The run
+/// is read from the right, so an enrollment id containing a `.` still round-trips.
+pub fn parse_message_id(text: &str) -> Option<(String, u64)> {
+    let inner = text.trim().strip_prefix('<')?.strip_suffix("@nudge>")?;
+    let (enrollment, run) = inner.rsplit_once('.')?;
+    if enrollment.is_empty() {
+        return None;
+    }
+    Some((enrollment.to_string(), run.parse().ok()?))
+}
+
 /// A task for a person or a dialer (`ListTasks`), created when due.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Task {
@@ -164,4 +182,27 @@ pub enum Effect {
         raises: Vec<String>,
     },
     Journey(JourneyEntry),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_ids_round_trip() {
+        assert_eq!(message_id("enr-1", 3), "<enr-1.3@nudge>");
+        assert_eq!(
+            parse_message_id(" <a.b.7@nudge>"),
+            Some(("a.b".to_string(), 7))
+        );
+        for bad in [
+            "<x@gmail.com>",
+            "<.3@nudge>",
+            "<e.x@nudge>",
+            "e.3@nudge",
+            "",
+        ] {
+            assert_eq!(parse_message_id(bad), None, "{bad}");
+        }
+    }
 }

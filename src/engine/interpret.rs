@@ -23,7 +23,7 @@
 //!   event in `exit_on` exits (rule 2 applies to the enrollment the outcome came from too).
 
 use crate::code::Code;
-use crate::engine::effect::{Dispatch, Effect, JourneyEntry, SignalEffect, Task};
+use crate::engine::effect::{message_id, Dispatch, Effect, JourneyEntry, SignalEffect, Task};
 use crate::engine::input::{Input, Signal};
 use crate::engine::seed::jitter_seed;
 use crate::engine::state::{EnrollmentState, Hold, Run, Status, TaskPhase};
@@ -749,8 +749,7 @@ impl Machine<'_> {
             _ => self.st.contact.phone.clone(),
         }
         .unwrap_or_default();
-        let message_id =
-            (kind == StepKind::Email).then(|| format!("<{}.{}@nudge>", self.st.id, run.id));
+        let message_id = (kind == StepKind::Email).then(|| message_id(&self.st.id, run.id));
         self.fx.push(Effect::Dispatch(Dispatch {
             idempotency_key: self.key(run.id),
             run: run.id,

@@ -25,7 +25,9 @@ pub mod seed;
 pub mod simulate;
 pub mod state;
 
-pub use effect::{Dispatch, Effect, JourneyEntry, SignalEffect, Task};
+pub use effect::{
+    message_id, parse_message_id, Dispatch, Effect, JourneyEntry, SignalEffect, Task,
+};
 pub use input::{Input, Signal};
 pub use interpret::{enrollable, step, Ctx};
 pub use simulate::{render_table, simulate, Scenario, SimError, Timeline};

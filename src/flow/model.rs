@@ -11,7 +11,7 @@
 //! with [`Flow::from_json`].
 
 use crate::flow::events::Event;
-use crate::flow::expr::Expr;
+use crate::flow::expr::{ContactView, Expr};
 use crate::flow::validate::{validate, Problem, ValidateOptions};
 use crate::timing::Zone;
 use std::collections::BTreeMap;
@@ -477,6 +477,57 @@ pub enum Condition {
     Not(Box<Condition>),
 }
 
+impl BranchParams {
+    /// The `next` key to take: the name of the first case that holds, else `"else"`.
+    pub fn choose(&self, input: &serde_json::Value, contact: &ContactView) -> &str {
+        self.cases
+            .iter()
+            .find(|c| c.when.holds(input, contact))
+            .map_or("else", |c| c.name.as_str())
+    }
+}
+
+impl Condition {
+    /// Evaluates the condition on an enrollment's input and its contact. A missing (or null)
+    /// field makes `equals` and `in` false and `exists` false.
+    pub fn holds(&self, input: &serde_json::Value, contact: &ContactView) -> bool {
+        match self {
+            Condition::Exists { path, exists } => {
+                let present = contact
+                    .get(path, input)
+                    .is_some_and(|v| v.as_str() != Some(""));
+                present == *exists
+            }
+            Condition::Equals { path, value } => contact
+                .get(path, input)
+                .is_some_and(|v| same_scalar(&v, value)),
+            Condition::In { path, values } => contact
+                .get(path, input)
+                .is_some_and(|v| values.iter().any(|w| same_scalar(&v, w))),
+            Condition::All(cs) => cs.iter().all(|c| c.holds(input, contact)),
+            Condition::Any(cs) => cs.iter().any(|c| c.holds(input, contact)),
+            Condition::Not(c) => !c.holds(input, contact),
+        }
+    }
+}
+
+/// Scalar equality as a person means it: `100` equals `100.0`, and two RFC 3339 strings equal
+/// when they name the same instant.
+fn same_scalar(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    match (a, b) {
+        (J::Number(x), J::Number(y)) => x.as_f64() == y.as_f64(),
+        (J::String(x), J::String(y)) => {
+            x == y
+                || matches!(
+                    (chrono::DateTime::parse_from_rfc3339(x), chrono::DateTime::parse_from_rfc3339(y)),
+                    (Ok(p), Ok(q)) if p == q
+                )
+        }
+        _ => a == b,
+    }
+}
+
 /// A data path of expressions and branch conditions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Path {
@@ -533,4 +584,183 @@ impl ContactField {
 pub struct EndParams {
     /// The enrollment's outcome (`replied`, `booked`, …), recorded when it completes.
     pub outcome: Option<String>,
+}
+
+/// A value that does not match an [`InputSchema`] (at enrollment, SPEC §2.5, or an approval
+/// answer, §5.6): the field, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputMismatch {
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for InputMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "input.{}: {}", self.field, self.message)
+    }
+}
+
+/// Checks `value` against `schema`: every declared field present (not null) with its type; a
+/// `timestamp` is an RFC 3339 string with an offset. Fields the schema does not declare are
+/// allowed (templates may use them) and not typed. Returns every mismatch.
+pub fn check_input(
+    schema: &InputSchema,
+    value: &serde_json::Value,
+) -> Result<(), Vec<InputMismatch>> {
+    use serde_json::Value as J;
+    let empty = serde_json::Map::new();
+    let obj = match value {
+        J::Object(o) => o,
+        J::Null => &empty,
+        _ => {
+            return Err(vec![InputMismatch {
+                field: String::new(),
+                message: "the input is a JSON object of field → value".into(),
+            }])
+        }
+    };
+    let mut out = Vec::new();
+    for (field, t) in schema {
+        let v = obj.get(field).filter(|v| !v.is_null());
+        let ok = match (t, v) {
+            (_, None) => {
+                out.push(InputMismatch {
+                    field: field.clone(),
+                    message: format!("missing: the flow declares it as a {t}"),
+                });
+                continue;
+            }
+            (FieldType::Number, Some(J::Number(_))) => true,
+            (FieldType::String, Some(J::String(_))) => true,
+            (FieldType::Boolean, Some(J::Bool(_))) => true,
+            (FieldType::Timestamp, Some(J::String(s))) => {
+                chrono::DateTime::parse_from_rfc3339(s).is_ok()
+            }
+            _ => false,
+        };
+        if !ok {
+            let hint = if *t == FieldType::Timestamp {
+                " (an RFC 3339 string such as \"2026-09-01T08:00:00Z\")"
+            } else {
+                ""
+            };
+            out.push(InputMismatch {
+                field: field.clone(),
+                message: format!("expected a {t}{hint}, found {}", v.expect("present")),
+            });
+        }
+    }
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn input_checks() {
+        let schema: InputSchema = [
+            ("n", FieldType::Number),
+            ("s", FieldType::String),
+            ("t", FieldType::Timestamp),
+            ("b", FieldType::Boolean),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let good =
+            json!({"n": 1.5, "s": "x", "t": "2026-09-01T08:00:00+02:00", "b": false, "extra": [1]});
+        assert_eq!(check_input(&schema, &good), Ok(()));
+        let bad = json!({"n": "1", "s": null, "t": "2026-09-01 08:00", "b": true});
+        let fields: Vec<String> = check_input(&schema, &bad)
+            .unwrap_err()
+            .into_iter()
+            .map(|m| m.field)
+            .collect();
+        assert_eq!(fields, ["n", "s", "t"]);
+        assert_eq!(check_input(&InputSchema::new(), &json!(null)), Ok(()));
+        assert!(check_input(&InputSchema::new(), &json!([1])).is_err());
+    }
+
+    #[test]
+    fn branch_choice() {
+        let case = |name: &str, when: Condition| Case {
+            name: name.into(),
+            when,
+        };
+        let phone = Path::Contact(ContactField::Phone);
+        let b = BranchParams {
+            cases: vec![
+                case(
+                    "big",
+                    Condition::In {
+                        path: Path::Input("seats".into()),
+                        values: vec![json!(100), json!(250)],
+                    },
+                ),
+                case(
+                    "textable",
+                    Condition::All(vec![
+                        Condition::Exists {
+                            path: phone.clone(),
+                            exists: true,
+                        },
+                        Condition::Not(Box::new(Condition::Equals {
+                            path: Path::Attribute("sms_ok".into()),
+                            value: json!(false),
+                        })),
+                    ]),
+                ),
+                case(
+                    "at",
+                    Condition::Equals {
+                        path: Path::Input("at".into()),
+                        value: json!("2026-09-01T08:00:00Z"),
+                    },
+                ),
+            ],
+        };
+        let mut contact = ContactView {
+            id: "c".into(),
+            ..ContactView::default()
+        };
+        assert_eq!(b.choose(&json!({"seats": 100.0}), &contact), "big");
+        assert_eq!(b.choose(&json!({"seats": 99}), &contact), "else");
+        assert_eq!(
+            b.choose(&json!({"at": "2026-09-01T10:00:00+02:00"}), &contact),
+            "at"
+        );
+        contact.phone = Some(String::new());
+        assert_eq!(
+            b.choose(&json!({}), &contact),
+            "else",
+            "an empty phone does not exist"
+        );
+        contact.phone = Some("+12125551234".into());
+        assert_eq!(b.choose(&json!({}), &contact), "textable");
+        contact.attributes.insert("sms_ok".into(), json!(false));
+        assert_eq!(b.choose(&json!({}), &contact), "else");
+    }
+
+    #[test]
+    fn step_kinds_round_trip() {
+        for k in StepKind::ALL {
+            assert_eq!(StepKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(StepKind::parse("Email"), None);
+        let tasks: Vec<StepKind> = StepKind::ALL.into_iter().filter(|k| k.is_task()).collect();
+        assert_eq!(
+            tasks,
+            [
+                StepKind::Call,
+                StepKind::LinkedinConnect,
+                StepKind::LinkedinMessage
+            ]
+        );
+    }
 }

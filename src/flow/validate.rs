@@ -291,6 +291,14 @@ impl Validator<'_> {
             Some(Value::Object(map)) => {
                 for (id, raw) in map {
                     let path = child("/steps", id);
+                    if id.trim().is_empty() {
+                        self.error(
+                            Code::BadSchema,
+                            &path,
+                            "a step needs a name: use a non-empty key such as `\"email_1\"`",
+                        );
+                        steps_ok = false;
+                    }
                     nodes.push(raw_node(id, raw));
                     match self.step(raw, &path) {
                         Some(step) => {
@@ -1789,15 +1797,26 @@ fn url_host(url: &str) -> Result<String, String> {
     if authority.contains('@') {
         return Err("put credentials in `headers`, not in the URL".into());
     }
-    let host = match authority.rsplit_once(':') {
-        Some((h, port)) if !h.ends_with(']') || authority.starts_with('[') => {
-            if port.is_empty() || !port.chars().all(|c| c.is_ascii_digit()) {
-                return Err(format!("`{port}` is not a port number"));
+    // An IPv6 literal is bracketed (`[::1]:8443`); its colons are not a port separator.
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((ip, tail)) => (ip, tail.strip_prefix(':')),
+            None => {
+                return Err(
+                    "an IPv6 host is written in brackets, like `https://[2001:db8::1]/`".into(),
+                )
             }
-            h
-        }
-        _ => authority,
+        },
+        None => match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        },
     };
+    if let Some(port) = port {
+        if port.is_empty() || !port.chars().all(|c| c.is_ascii_digit()) {
+            return Err(format!("`{port}` is not a port number"));
+        }
+    }
     if host.is_empty()
         || host
             .chars()
@@ -2396,6 +2415,18 @@ mod tests {
             ("7d fits 7d", wait(json!("7d")), &[]),
             ("5bd fits 7d", wait(json!("5bd")), &[]),
             (
+                "5bd with a weekday holiday can take 8 days",
+                json!({"name": "t", "start": "a", "settings": {"holidays": ["2026-12-24"]},
+                       "steps": {"a": {"type": "wait", "params": {"duration": "5bd"}, "next": {"then": "b"}}, "b": end()}}),
+                &[("WAIT_EXCEEDS_LIMIT", "/steps/a/params/duration")],
+            ),
+            (
+                "a weekend holiday does not lengthen it",
+                json!({"name": "t", "start": "a", "settings": {"holidays": ["2026-12-26"]},
+                       "steps": {"a": {"type": "wait", "params": {"duration": "5bd"}, "next": {"then": "b"}}, "b": end()}}),
+                &[],
+            ),
+            (
                 "8d",
                 wait(json!("8d")),
                 &[("WAIT_EXCEEDS_LIMIT", "/steps/a/params/duration")],
@@ -2684,6 +2715,34 @@ mod tests {
             ),
         ];
         check(cases, &hosts);
+    }
+
+    #[test]
+    fn url_hosts() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("https://CRM.example.com/x?y=1", Some("crm.example.com")),
+            ("http://crm.example.com:8080", Some("crm.example.com")),
+            ("https://[2001:db8::1]/deals", Some("2001:db8::1")),
+            ("https://[2001:db8::1]:8443/deals", Some("2001:db8::1")),
+            ("https://crm.example.com#frag", Some("crm.example.com")),
+            ("ftp://crm.example.com/", None),
+            ("crm.example.com/x", None),
+            ("https://user:pw@crm.example.com/", None),
+            ("https://crm.example.com:/x", None),
+            ("https://crm.example.com:80a/x", None),
+            ("https:///x", None),
+            ("https://[2001:db8::1/x", None),
+            ("https://${host}/x", None),
+        ];
+        for (url, want) in cases {
+            assert_eq!(url_host(url).ok().as_deref(), *want, "{url}");
+        }
+    }
+
+    #[test]
+    fn step_names_must_not_be_empty() {
+        let v = run(json!({"name": "t", "start": "", "steps": {"": end()}}));
+        assert_eq!(found(&v), [("BAD_SCHEMA".into(), "/steps/".into())]);
     }
 
     #[test]

@@ -49,23 +49,25 @@ pub enum Route {
 }
 
 /// Decides what a signal does to one enrollment. `raises` are the events the signal raises,
-/// `opt_out` the channel when it is an opt-out. A paused enrollment ignores even an opt-out
-/// here: the opt-out is still recorded on the contact by the caller, and the contact's other
-/// sends on that channel are blocked by it, but the paused enrollment does not move (rule 1 is
-/// first in the SPEC's order).
+/// `opt_out` the channel when it is an opt-out.
+///
+/// An opt-out exits even a paused enrollment: SPEC §5.2 says it "exits every enrollment of the
+/// contact", and a paused enrollment that ignored a `STOP` would send again on resume, which is
+/// what quiet-hours and unsubscribe law forbid. Every other signal follows §5.3 in order, so a
+/// paused enrollment ignores even an `exit_on` event (rule 1 comes first).
 pub fn decide(
     waiting: Waiting<'_>,
     exit_on: &[String],
     raises: &[String],
     opt_out: Option<&str>,
 ) -> Route {
-    if waiting == Waiting::Paused {
-        return Route::IgnoredPaused;
-    }
     if let Some(channel) = opt_out {
         return Route::Exit(ExitCause::OptOut {
             channel: channel.to_string(),
         });
+    }
+    if waiting == Waiting::Paused {
+        return Route::IgnoredPaused;
     }
     if let Some(event) = raises.iter().find(|r| exit_on.contains(r)) {
         return Route::Exit(ExitCause::ExitOn {
@@ -90,6 +92,9 @@ mod tests {
         items.iter().map(|s| s.to_string()).collect()
     }
 
+    /// (name, what the enrollment does, events raised, opt-out channel, expected route)
+    type Case<'a> = (&'a str, Waiting<'a>, &'a [String], Option<&'a str>, Route);
+
     #[test]
     fn rules_in_order() {
         let listed = v(&["reply", "reply:sms", "meeting_booked"]);
@@ -98,19 +103,28 @@ mod tests {
         let sms = v(&["reply", "reply:sms"]);
         let booked = v(&["meeting_booked"]);
         let custom = v(&["payment.42"]);
-        let cases: Vec<(&str, Waiting, &[String], Option<&str>, Route)> = vec![
+        let cases: Vec<Case> = vec![
             (
-                "paused beats everything",
+                "paused ignores a reply",
                 Waiting::Paused,
                 &sms,
                 None,
                 Route::IgnoredPaused,
             ),
             (
-                "paused opt-out",
+                "an opt-out exits even a paused enrollment",
                 Waiting::Paused,
                 &[],
                 Some("sms"),
+                Route::Exit(ExitCause::OptOut {
+                    channel: "sms".into(),
+                }),
+            ),
+            (
+                "paused ignores exit_on",
+                Waiting::Paused,
+                &booked,
+                None,
                 Route::IgnoredPaused,
             ),
             (

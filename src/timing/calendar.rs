@@ -759,3 +759,369 @@ fn first_of_next_month(d: NaiveDate) -> Option<NaiveDate> {
         NaiveDate::from_ymd_opt(d.year(), d.month() + 1, 1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    /// The first `n` matches after `now`.
+    fn nexts(pattern: &str, zone: &str, now: &str, n: usize) -> Vec<String> {
+        let p = CalendarPattern::parse(pattern).unwrap();
+        let z = Zone::parse(zone).unwrap();
+        let mut t = at(now);
+        let mut out = Vec::new();
+        for _ in 0..n {
+            match p.next_after(t, &z) {
+                Some(next) => {
+                    out.push(next.format("%Y-%m-%d %H:%M:%S").to_string());
+                    t = next;
+                }
+                None => out.push("never".into()),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn agrees_with_systemd_away_from_dst() {
+        // Expectations printed by `systemd-analyze calendar --base-time='<now> UTC'
+        // --iterations=2 '<pattern> <zone>'` (systemd 255), UTC lines.
+        for (pattern, zone, now, want) in [
+            (
+                "mon..fri 08:30",
+                "America/New_York",
+                "2026-03-01T10:00:00Z",
+                ["2026-03-02 13:30:00", "2026-03-03 13:30:00"],
+            ),
+            (
+                "*-*-01 08:00",
+                "Europe/Prague",
+                "2026-01-31T23:30:00Z",
+                ["2026-02-01 07:00:00", "2026-03-01 07:00:00"],
+            ),
+            (
+                "*:*:0/5",
+                "UTC",
+                "2026-03-01T10:00:02Z",
+                ["2026-03-01 10:00:05", "2026-03-01 10:00:10"],
+            ),
+            (
+                "sat,sun 10:15:30",
+                "Asia/Kolkata",
+                "2026-06-15T03:17:45Z",
+                ["2026-06-20 04:45:30", "2026-06-21 04:45:30"],
+            ),
+            (
+                "*-*-* 8..17/2:00",
+                "Asia/Kathmandu",
+                "2026-06-15T03:17:45Z",
+                ["2026-06-15 04:15:00", "2026-06-15 06:15:00"],
+            ),
+            (
+                "fri *-*-13 13:13",
+                "Pacific/Chatham",
+                "2026-01-31T23:59:59Z",
+                ["2026-02-12 23:28:00", "2026-03-12 23:28:00"],
+            ),
+            (
+                "*-02-29 12:00",
+                "America/St_Johns",
+                "2026-01-01T00:00:00Z",
+                ["2028-02-29 15:30:00", "2032-02-29 15:30:00"],
+            ),
+            (
+                "2027/2-01-01 00:00",
+                "UTC",
+                "2026-12-31T12:00:00Z",
+                ["2027-01-01 00:00:00", "2029-01-01 00:00:00"],
+            ),
+            (
+                "Mon 09:00",
+                "Asia/Tokyo",
+                "2026-03-28T21:30:00Z",
+                ["2026-03-30 00:00:00", "2026-04-06 00:00:00"],
+            ),
+            (
+                "*-*-31 06:00",
+                "Australia/Sydney",
+                "2026-06-15T03:17:45Z",
+                ["2026-07-30 20:00:00", "2026-08-30 20:00:00"],
+            ),
+            (
+                "tue 2026-*-1..7 18:00",
+                "Europe/Prague",
+                "2026-06-15T03:17:45Z",
+                ["2026-07-07 16:00:00", "2026-08-04 16:00:00"],
+            ),
+        ] {
+            assert_eq!(
+                nexts(pattern, zone, now, 2),
+                want,
+                "{pattern} in {zone} after {now}"
+            );
+        }
+    }
+
+    #[test]
+    fn strictly_after_now() {
+        // Exactly on a match: the next one. Between seconds: the next whole second.
+        assert_eq!(
+            nexts("*-*-* 08:00", "UTC", "2026-03-02T08:00:00Z", 1),
+            ["2026-03-03 08:00:00"]
+        );
+        assert_eq!(
+            nexts("*:*:*", "UTC", "2026-03-02T08:00:00.500Z", 1),
+            ["2026-03-02 08:00:01"]
+        );
+        assert_eq!(
+            nexts("*-*-* 23:59:59", "UTC", "2026-12-31T23:59:59Z", 1),
+            ["2027-01-01 23:59:59"]
+        );
+    }
+
+    // DST expectations follow SPEC §2.3a/§2.4 (a skipped time moves forward by the gap, a
+    // repeated one matches at its first occurrence); the instants were checked with Python's
+    // zoneinfo (fold=0).
+
+    #[test]
+    fn a_skipped_time_moves_forward() {
+        // Prague 2026-03-29: 02:30 does not exist; it is 03:30 CEST = 01:30Z.
+        assert_eq!(
+            nexts("*-*-* 02:30", "Europe/Prague", "2026-03-28T12:00:00Z", 2),
+            ["2026-03-29 01:30:00", "2026-03-30 00:30:00"]
+        );
+        // After the jump (03:10 CEST) the normalized 02:30 is still ahead.
+        assert_eq!(
+            nexts("*-*-* 02:30", "Europe/Prague", "2026-03-29T01:10:00Z", 1),
+            ["2026-03-29 01:30:00"]
+        );
+        // New York 2026-03-08 02:30 -> 03:30 EDT = 07:30Z.
+        assert_eq!(
+            nexts("sun 02:30", "America/New_York", "2026-03-07T00:00:00Z", 1),
+            ["2026-03-08 07:30:00"]
+        );
+        // Lord Howe's 30-minute gap: 02:15 -> 02:45 (+11:00).
+        assert_eq!(
+            nexts(
+                "*-*-* 02:15",
+                "Australia/Lord_Howe",
+                "2026-10-03T00:00:00Z",
+                1
+            ),
+            ["2026-10-03 15:45:00"]
+        );
+    }
+
+    #[test]
+    fn a_normalized_time_can_be_overtaken() {
+        // 02:15 and 02:30 are skipped (-> 03:15, 03:30 CEST), so 03:15 (01:15Z) comes before
+        // the normalized 02:30 (01:30Z), and each instant is reported once.
+        assert_eq!(
+            nexts(
+                "*-*-* 2,3:15,30",
+                "Europe/Prague",
+                "2026-03-29T00:50:00Z",
+                3
+            ),
+            [
+                "2026-03-29 01:15:00",
+                "2026-03-29 01:30:00",
+                "2026-03-30 00:15:00"
+            ]
+        );
+        // `02:45` normalizes to 03:45 CEST (01:45Z), after 03:10 CEST (01:10Z).
+        assert_eq!(
+            nexts(
+                "*-*-* 2,3:10,45",
+                "Europe/Prague",
+                "2026-03-29T00:50:00Z",
+                2
+            ),
+            ["2026-03-29 01:10:00", "2026-03-29 01:45:00"]
+        );
+    }
+
+    #[test]
+    fn a_repeated_time_matches_once_at_its_first_occurrence() {
+        // Prague 2026-10-25 02:30 happens at 00:30Z and 01:30Z; only the first matches.
+        assert_eq!(
+            nexts("*-*-* 02:30", "Europe/Prague", "2026-10-25T00:00:00Z", 2),
+            ["2026-10-25 00:30:00", "2026-10-26 01:30:00"]
+        );
+        // From inside the second occurrence (02:45 CET, 01:45Z), 02:50's first occurrence is past.
+        assert_eq!(
+            nexts("*-*-* 02:50", "Europe/Prague", "2026-10-25T01:45:00Z", 1),
+            ["2026-10-26 01:50:00"]
+        );
+        assert_eq!(
+            nexts("*-*-* 03:00", "Europe/Prague", "2026-10-25T01:45:00Z", 1),
+            ["2026-10-25 02:00:00"]
+        );
+        // Every minute through the fold: the repeated hour is not reported twice.
+        let got = nexts("*-*-* *:0/30", "Europe/Prague", "2026-10-24T23:50:00Z", 5);
+        assert_eq!(
+            got,
+            [
+                "2026-10-25 00:00:00",
+                "2026-10-25 00:30:00",
+                "2026-10-25 02:00:00",
+                "2026-10-25 02:30:00",
+                "2026-10-25 03:00:00"
+            ]
+        );
+        assert_eq!(
+            nexts("sun 01:30", "America/New_York", "2026-10-31T00:00:00Z", 1),
+            ["2026-11-01 05:30:00"]
+        );
+        // Lord Howe 2026-04-05 01:45 twice: first at +11:00; the next day's is at +10:30.
+        assert_eq!(
+            nexts(
+                "*-*-* 01:45",
+                "Australia/Lord_Howe",
+                "2026-04-04T00:00:00Z",
+                2
+            ),
+            ["2026-04-04 14:45:00", "2026-04-05 15:15:00"]
+        );
+    }
+
+    #[test]
+    fn a_skipped_day() {
+        // Samoa skipped 2011-12-30: its 10:00 reads as 2011-12-31 10:00 (+14), the same instant
+        // as the 31st's own 10:00, reported once.
+        assert_eq!(
+            nexts("*-*-* 10:00", "Pacific/Apia", "2011-12-29T20:00:00Z", 2),
+            ["2011-12-30 20:00:00", "2011-12-31 20:00:00"]
+        );
+    }
+
+    #[test]
+    fn year_bounded_patterns_end() {
+        assert_eq!(
+            nexts("2026-*-* 08:00", "UTC", "2026-12-31T09:00:00Z", 1),
+            ["never"]
+        );
+        assert_eq!(
+            nexts("2199-12-31 23:59:59", "UTC", "2199-12-31T23:59:58Z", 2),
+            ["2199-12-31 23:59:59", "never"]
+        );
+        let p = CalendarPattern::parse("2026-*-01 08:00").unwrap();
+        assert_eq!(
+            p.last_at_or_before(at("2027-06-01T00:00:00Z"), &Zone::Utc),
+            Some(at("2026-12-01T08:00:00Z"))
+        );
+        assert_eq!(
+            p.last_at_or_before(at("2026-03-01T07:59:59Z"), &Zone::Utc),
+            Some(at("2026-02-01T08:00:00Z"))
+        );
+        assert_eq!(
+            p.last_at_or_before(at("2025-06-01T00:00:00Z"), &Zone::Utc),
+            None
+        );
+    }
+
+    #[test]
+    fn never_matches() {
+        for text in [
+            "*-02-30 08:00",
+            "*-04-31 08:00",
+            "*-2,4,6,9,11-31 08:00",
+            "mon 2026-03-03 08:00",
+            "2027-02-29 00:00",
+            "sat..sun 2026-03-02..06 08:00",
+        ] {
+            let err = CalendarPattern::parse(text).unwrap_err();
+            assert_eq!(err.code, Code::NeverMatches, "{text}");
+            assert!(err.hint.contains("no date matches"), "{text}");
+        }
+        // Rare but possible: a Friday 29 February (2036), a Monday 2026-03-02.
+        for text in ["fri *-02-29 08:00", "mon 2026-03-02 08:00", "*-02-29 00:00"] {
+            assert!(CalendarPattern::parse(text).is_ok(), "{text}");
+        }
+        assert_eq!(
+            nexts("fri *-02-29 08:00", "UTC", "2026-01-01T00:00:00Z", 1),
+            ["2036-02-29 08:00:00"]
+        );
+    }
+
+    #[test]
+    fn refusals_have_position_and_fix() {
+        for (text, position, needle) in [
+            ("", 0, "empty"),
+            ("mon", 3, "ends with a time"),
+            ("daily", 0, "shorthands"),
+            ("*-*-*", 5, "ends with a time"),
+            ("mon 9am", 4, "time of day"),
+            ("*-*-* 08", 6, "time of day"),
+            ("*/5:00", 0, "`0/step`"),
+            ("*-*/2-* 08:00", 2, "`1/step`"),
+            ("*-*-* 24:00", 6, "hours are 0 to 23"),
+            ("*-*-* 08:60", 9, "minutes are 0 to 59"),
+            ("*-*-* 08:00:60", 12, "seconds are 0 to 59"),
+            ("*-13-01 08:00", 2, "months are 1 to 12"),
+            ("*-*-00 08:00", 4, "days of the month are 1 to 31"),
+            ("26-01-01 08:00", 0, "four digits"),
+            ("1969-01-01 00:00", 0, "1970 to 2199"),
+            ("2200-01-01 00:00", 0, "1970 to 2199"),
+            ("01-01 08:00", 0, "`Y-M-D`"),
+            ("*-*-* 23..8:00", 6, "range goes upwards"),
+            ("fri..mon 08:00", 0, "from Monday towards Sunday"),
+            ("*-*-* 1..5/0:00", 11, "at least 1"),
+            ("*-*-* 08,,09:00", 9, "empty list item"),
+            ("mon,,tue 08:00", 4, "empty list item"),
+            ("*-*-*~01 08:00", 5, "`~`"),
+            ("*-*-* 08:00:00.5", 14, "fractional"),
+            ("moon 08:00", 0, "not a weekday"),
+            ("*-*-* 08:00 Europe/Prague", 12, "`tz` slot"),
+            ("*-*-* 08:00 foo:bar", 12, "unexpected text"),
+            ("*-*-* 08:00:00:00", 6, "`HH:MM` or `HH:MM:SS`"),
+            ("*-*-*\t08:00", 5, "plain spaces"),
+            ("*-*-* 0x8:00", 6, "not a number"),
+        ] {
+            let err = CalendarPattern::parse(text).unwrap_err();
+            assert_eq!(err.code, Code::BadPattern, "{text:?}: {err}");
+            assert_eq!(err.position, Some(position), "{text:?}: {err}");
+            assert!(
+                err.hint.contains(needle),
+                "{text:?}: hint {:?} lacks {needle:?}",
+                err.hint
+            );
+        }
+    }
+
+    #[test]
+    fn accepted_forms() {
+        for text in [
+            "mon 09:00",
+            "MON 09:00",
+            "Monday 09:00",
+            "mOn..FrI 08:30",
+            "sat,sun 10:00",
+            "mon,wed..fri *-*-01 9:5",
+            "*-*-01 08:00",
+            "*:*:0/5",
+            "2026-*-* 8:00",
+            "*-1..3-1,15 0:0",
+            "*-*-* 5/10:00",
+            "*-*-* 00:00/15",
+            "2027/2-01-01 00:00",
+            "  mon   09:00  ",
+            "*-*-* 08,09:00,30",
+            "*-*-* 8..17/2:00",
+        ] {
+            assert!(CalendarPattern::parse(text).is_ok(), "{text}");
+        }
+        let p = CalendarPattern::parse("*-*-* 5/10:00").unwrap();
+        let hours: Vec<u32> = (0..24).filter(|h| p.hours & (1 << h) != 0).collect();
+        assert_eq!(hours, [5, 15]);
+        let p = CalendarPattern::parse("*-*-* 8..17/2:00").unwrap();
+        let hours: Vec<u32> = (0..24).filter(|h| p.hours & (1 << h) != 0).collect();
+        assert_eq!(hours, [8, 10, 12, 14, 16]);
+    }
+}

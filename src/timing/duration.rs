@@ -433,10 +433,15 @@ impl Parser<'_> {
             }
             if c.is_ascii_alphabetic() {
                 let word = self.take_while(|b| b.is_ascii_alphabetic()).to_string();
-                return Err(self.bad(
-                    start,
-                    format!("expected a number before `{word}`, e.g. `2{word}`"),
-                ));
+                let hint = if unit_from_word(&word).is_some() || word == "business" {
+                    format!("expected a number before `{word}`, e.g. `2{word}`")
+                } else {
+                    format!(
+                        "expected a number, then a unit; {}",
+                        unknown_unit_hint(&word)
+                    )
+                };
+                return Err(self.bad(start, hint));
             }
             if !c.is_ascii_digit() {
                 return Err(self.unexpected(start));
@@ -609,5 +614,481 @@ fn long_name(u: Unit) -> &'static str {
         Unit::Mo => "months",
         Unit::Y => "years",
         _ => "units",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(y, mo, d, h, mi, 0).unwrap()
+    }
+
+    fn zone(name: &str) -> Zone {
+        Zone::parse(name).unwrap()
+    }
+
+    fn add(text: &str, t: DateTime<Utc>, z: &str) -> DateTime<Utc> {
+        Duration::parse(text)
+            .unwrap()
+            .add_to(t, &zone(z), &Holidays::none())
+    }
+
+    fn dur(years: u32, months: u32, weeks: u32, days: u32, bd: u32, ms: u64) -> Duration {
+        Duration {
+            years,
+            months,
+            weeks,
+            days,
+            business_days: bd,
+            fixed_ms: ms,
+        }
+    }
+
+    #[test]
+    fn accepted_spellings() {
+        for (text, want) in [
+            ("2h30m", dur(0, 0, 0, 0, 0, 9_000_000)),
+            ("30m2h", dur(0, 0, 0, 0, 0, 9_000_000)),
+            ("7d", dur(0, 0, 0, 7, 0, 0)),
+            ("1mo15d", dur(0, 1, 0, 15, 0, 0)),
+            ("15d1mo", dur(0, 1, 0, 15, 0, 0)),
+            ("2bd", dur(0, 0, 0, 0, 2, 0)),
+            ("30 seconds", dur(0, 0, 0, 0, 0, 30_000)),
+            ("1.5 hours", dur(0, 0, 0, 0, 0, 5_400_000)),
+            ("2 weeks", dur(0, 0, 2, 0, 0, 0)),
+            ("1 business day", dur(0, 0, 0, 0, 1, 0)),
+            ("3 business  days 2h", dur(0, 0, 0, 0, 3, 7_200_000)),
+            ("1y2mo3w4d5bd6h7m8s9ms", dur(1, 2, 3, 4, 5, 22_028_009)),
+            (
+                "1 year 1 month 1 week 1 day 1 hour 1 minute 1 second 1 millisecond",
+                dur(1, 1, 1, 1, 0, 3_661_001),
+            ),
+            (
+                "2 years 3 months 2 days 2 hrs 5 mins 3 secs 4 milliseconds",
+                dur(2, 3, 0, 2, 0, 7_503_004),
+            ),
+            ("1hr 1sec", dur(0, 0, 0, 0, 0, 3_601_000)),
+            ("1 min", dur(0, 0, 0, 0, 0, 60_000)),
+            ("0s", dur(0, 0, 0, 0, 0, 0)),
+            ("0bd", dur(0, 0, 0, 0, 0, 0)),
+            (" 5m ", dur(0, 0, 0, 0, 0, 300_000)),
+            ("0.5s", dur(0, 0, 0, 0, 0, 500)),
+            ("1.0005s 0.5ms", dur(0, 0, 0, 0, 0, 1001)),
+            ("0.001s", dur(0, 0, 0, 0, 0, 1)),
+            ("1.25m", dur(0, 0, 0, 0, 0, 75_000)),
+            ("1.50000000000000000000h", dur(0, 0, 0, 0, 0, 5_400_000)),
+            ("007m", dur(0, 0, 0, 0, 0, 420_000)),
+        ] {
+            assert_eq!(Duration::parse(text), Ok(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn refusals_have_code_position_and_fix() {
+        use Code::*;
+        for (text, code, position, needle) in [
+            ("", BadDuration, Some(0), "`30m`"),
+            ("   ", BadDuration, Some(0), "`30m`"),
+            (
+                "2M",
+                BadDuration,
+                Some(1),
+                "use `mo` for months or `m` for minutes",
+            ),
+            (
+                "M",
+                BadDuration,
+                Some(0),
+                "use `mo` for months or `m` for minutes",
+            ),
+            ("2H", BadDuration, Some(1), "write `h`"),
+            ("3D", BadDuration, Some(1), "write `d`"),
+            ("10S", BadDuration, Some(2), "write `s`"),
+            ("1MO", BadDuration, Some(1), "write `mo`"),
+            ("2Hours", BadDuration, Some(1), "write `hours`"),
+            ("1h 2BD", BadDuration, Some(4), "write `bd`"),
+            ("5 fortnights", BadDuration, Some(2), "units are ms, s, m"),
+            (
+                "1 businessday",
+                BadDuration,
+                Some(2),
+                "`business days` (with a space) or `bd`",
+            ),
+            (
+                "1 businessdays",
+                BadDuration,
+                Some(2),
+                "`business days` (with a space) or `bd`",
+            ),
+            ("1 business", BadDuration, Some(2), "`business days`"),
+            ("1 business week", BadDuration, Some(2), "`business days`"),
+            ("1.5d", BadDuration, Some(0), "fixed units only"),
+            ("2h 1.5w", BadDuration, Some(3), "fixed units only"),
+            ("0.5mo", BadDuration, Some(0), "fixed units only"),
+            ("1.5bd", BadDuration, Some(0), "fixed units only"),
+            (
+                "1.5ms",
+                BadDuration,
+                Some(0),
+                "whole number of milliseconds",
+            ),
+            (
+                "1s 0.00001m",
+                BadDuration,
+                Some(3),
+                "whole number of milliseconds",
+            ),
+            ("2h2h", BadDuration, Some(2), "each unit once"),
+            ("1h 30m 1 hour", BadDuration, Some(7), "each unit once"),
+            (
+                "1 business day 2bd",
+                BadDuration,
+                Some(15),
+                "each unit once",
+            ),
+            ("-5m", BadDuration, Some(0), "negative"),
+            ("5m -1s", BadDuration, Some(3), "negative"),
+            ("+5m", BadDuration, Some(0), "without a sign"),
+            ("2h30", BadDuration, Some(2), "`30` has no unit"),
+            ("h", BadDuration, Some(0), "number before `h`"),
+            ("1.h", BadDuration, Some(1), "digits on both sides"),
+            (".5h", BadDuration, Some(0), "unexpected `.`"),
+            ("1,5h", BadDuration, Some(1), "decimal point"),
+            ("2h,30m", BadDuration, Some(2), "not needed between terms"),
+            ("2h\t30m", BadDuration, Some(2), "plain spaces"),
+            ("2h30m!", BadDuration, Some(5), "unexpected `!`"),
+            ("10001y", BadDuration, Some(0), "too large"),
+            ("99999999999999999999h", BadDuration, Some(0), "too large"),
+            ("5000y 5000y", BadDuration, Some(6), "each unit once"),
+            ("9000y 20000mo", BadDuration, None, "too large"),
+            (
+                "30000",
+                QuotedNumber,
+                Some(0),
+                "unquoted (30000) for milliseconds",
+            ),
+            (" 30000 ", QuotedNumber, Some(1), "add a unit"),
+            ("1.5", QuotedNumber, Some(0), "unquoted"),
+            (
+                "${input.wait}",
+                InterpolationRefused,
+                Some(0),
+                "`$: input.wait_ms`",
+            ),
+            ("2h${x}", InterpolationRefused, Some(2), "interpolation"),
+            (
+                "$: input.wait_ms",
+                BadDuration,
+                Some(0),
+                "only in a flow's timing slots",
+            ),
+            (
+                "  $:input.x",
+                BadDuration,
+                Some(2),
+                "only in a flow's timing slots",
+            ),
+        ] {
+            let err = Duration::parse(text).unwrap_err();
+            assert_eq!(err.code, code, "{text:?}: {err}");
+            assert_eq!(err.position, position, "{text:?}: {err}");
+            assert!(
+                err.hint.contains(needle),
+                "{text:?}: hint {:?} lacks {needle:?}",
+                err.hint
+            );
+            assert_eq!(err.text, text);
+        }
+    }
+
+    #[test]
+    fn json_numbers_are_milliseconds() {
+        use serde_json::json;
+        assert_eq!(
+            Duration::from_json(&json!(30000)),
+            Ok(Duration::from_millis(30_000))
+        );
+        assert_eq!(Duration::from_json(&json!(0)), Ok(Duration::from_millis(0)));
+        assert_eq!(
+            Duration::from_json(&json!(30000.0)),
+            Ok(Duration::from_millis(30_000))
+        );
+        assert_eq!(Duration::from_json(&json!("2bd")).unwrap().business_days, 2);
+        for (v, code, needle) in [
+            (json!(-1), Code::BadDuration, "negative"),
+            (json!(-1.5), Code::BadDuration, "negative"),
+            (json!(1.5), Code::BadDuration, "whole number"),
+            (json!(1e300), Code::BadDuration, "whole number"),
+            (json!(u64::MAX), Code::BadDuration, "too large"),
+            (json!("30000"), Code::QuotedNumber, "unquoted"),
+            (
+                json!(true),
+                Code::BadSchema,
+                "unquoted number of milliseconds",
+            ),
+            (json!(null), Code::BadSchema, "a string such as"),
+            (json!({"for": "1h"}), Code::BadSchema, "a string such as"),
+        ] {
+            let err = Duration::from_json(&v).unwrap_err();
+            assert_eq!(err.code, code, "{v}");
+            assert!(err.hint.contains(needle), "{v}: {}", err.hint);
+        }
+    }
+
+    #[test]
+    fn display_is_canonical_and_parses_back() {
+        for text in [
+            "2h30m",
+            "1y2mo3w4d5bd6h7m8s9ms",
+            "0s",
+            "90 minutes",
+            "1.5s",
+            "2 weeks 1 day",
+        ] {
+            let d = Duration::parse(text).unwrap();
+            assert_eq!(Duration::parse(&d.to_string()), Ok(d), "{text} -> {d}");
+        }
+        assert_eq!(Duration::parse("90 minutes").unwrap().to_string(), "1h30m");
+    }
+
+    #[test]
+    fn is_fixed_means_no_calendar_part() {
+        assert!(Duration::parse("20m").unwrap().is_fixed());
+        assert!(Duration::parse("0d20m").unwrap().is_fixed());
+        assert!(!Duration::parse("1d").unwrap().is_fixed());
+        assert!(!Duration::parse("1bd").unwrap().is_fixed());
+        assert!(Duration::parse("0bd").unwrap().is_zero());
+    }
+
+    // Expected instants below were computed with Python's zoneinfo (fold=0 for the wall clock
+    // after the calendar step) and numpy.busday_offset, independently of this code.
+
+    #[test]
+    fn a_day_across_dst_keeps_the_wall_clock() {
+        // Prague springs forward on 2026-03-29: 12:00 CET -> 12:00 CEST is 23 hours.
+        assert_eq!(
+            add("1d", utc(2026, 3, 28, 11, 0), "Europe/Prague"),
+            utc(2026, 3, 29, 10, 0)
+        );
+        // ... and falls back on 2026-10-25: 25 hours.
+        assert_eq!(
+            add("1d", utc(2026, 10, 24, 10, 0), "Europe/Prague"),
+            utc(2026, 10, 25, 11, 0)
+        );
+        // 24h is elapsed time.
+        assert_eq!(
+            add("24h", utc(2026, 3, 28, 11, 0), "Europe/Prague"),
+            utc(2026, 3, 29, 11, 0)
+        );
+        // A kept wall clock that falls in the gap moves forward: 02:30 -> 03:30 CEST.
+        assert_eq!(
+            add("1d", utc(2026, 3, 28, 1, 30), "Europe/Prague"),
+            utc(2026, 3, 29, 1, 30)
+        );
+        // New York, 2026-03-08: 02:30 does not exist.
+        assert_eq!(
+            add("1d", utc(2026, 3, 7, 7, 30), "America/New_York"),
+            utc(2026, 3, 8, 7, 30)
+        );
+        // Sydney springs forward on 2026-10-04, Lord Howe by 30 minutes the same night.
+        assert_eq!(
+            add("1d", utc(2026, 10, 2, 16, 30), "Australia/Sydney"),
+            utc(2026, 10, 3, 16, 30)
+        );
+        assert_eq!(
+            add("1d", utc(2026, 10, 2, 15, 45), "Australia/Lord_Howe"),
+            utc(2026, 10, 3, 15, 45)
+        );
+    }
+
+    #[test]
+    fn a_fold_takes_the_first_occurrence() {
+        // 2026-10-24 02:30 CEST + 1d = 2026-10-25 02:30, first occurrence (CEST) = 00:30Z.
+        assert_eq!(
+            add("1d", utc(2026, 10, 24, 0, 30), "Europe/Prague"),
+            utc(2026, 10, 25, 0, 30)
+        );
+        // From the second 02:30 (01:30Z), a calendar day on is 02:30 CET of the 26th.
+        assert_eq!(
+            add("1d", utc(2026, 10, 25, 1, 30), "Europe/Prague"),
+            utc(2026, 10, 26, 1, 30)
+        );
+        // New York 2026-11-01 01:30 happens twice: the first is 05:30Z.
+        assert_eq!(
+            add("1d", utc(2026, 10, 31, 5, 30), "America/New_York"),
+            utc(2026, 11, 1, 5, 30)
+        );
+        // Sydney 2026-04-05 02:30 twice: first 15:30Z (Apr 4); Lord Howe 01:45 twice: 14:45Z.
+        assert_eq!(
+            add("1w", utc(2026, 3, 28, 15, 30), "Australia/Sydney"),
+            utc(2026, 4, 4, 15, 30)
+        );
+        assert_eq!(
+            add("1d", utc(2026, 4, 3, 14, 45), "Australia/Lord_Howe"),
+            utc(2026, 4, 4, 14, 45)
+        );
+    }
+
+    #[test]
+    fn zero_calendar_part_skips_the_round_trip() {
+        // SPEC §2.3a: 1h from the second 02:30 (01:30Z) is 02:30Z, not a re-reading of 03:30.
+        let second = utc(2026, 10, 25, 1, 30);
+        assert_eq!(add("1h", second, "Europe/Prague"), utc(2026, 10, 25, 2, 30));
+        assert_eq!(
+            add("0d1h", second, "Europe/Prague"),
+            utc(2026, 10, 25, 2, 30)
+        );
+        assert_eq!(add("0bd", second, "Europe/Prague"), second);
+        assert_eq!(add("0s", second, "Europe/Prague"), second);
+        // With a calendar part the fixed units follow the wall-clock round trip.
+        assert_eq!(
+            add("1d1h", second, "Europe/Prague"),
+            utc(2026, 10, 26, 2, 30)
+        );
+    }
+
+    #[test]
+    fn months_clamp_to_the_end_of_the_month() {
+        assert_eq!(
+            add("1mo", utc(2026, 1, 31, 9, 0), "Europe/Prague"),
+            utc(2026, 2, 28, 9, 0)
+        );
+        assert_eq!(
+            add("1mo", utc(2028, 1, 31, 9, 0), "UTC"),
+            utc(2028, 2, 29, 9, 0)
+        );
+        assert_eq!(
+            add("1y", utc(2028, 2, 29, 9, 0), "UTC"),
+            utc(2029, 2, 28, 9, 0)
+        );
+        assert_eq!(
+            add("4y", utc(2028, 2, 29, 9, 0), "UTC"),
+            utc(2032, 2, 29, 9, 0)
+        );
+        // Years and months first, then days, whatever the written order: 31 Jan + 1mo1d = 1 Mar.
+        assert_eq!(
+            add("1mo1d", utc(2026, 1, 31, 9, 0), "UTC"),
+            utc(2026, 3, 1, 9, 0)
+        );
+        assert_eq!(
+            add("1d1mo", utc(2026, 1, 31, 9, 0), "UTC"),
+            utc(2026, 3, 1, 9, 0)
+        );
+        // Years and months together: 31 Jan 2027 + 1y1mo = 29 Feb 2028.
+        assert_eq!(
+            add("1y1mo", utc(2027, 1, 31, 9, 0), "UTC"),
+            utc(2028, 2, 29, 9, 0)
+        );
+        // Prague, 31 Jan 11:00 CET + 1mo15d2h = 15 Mar 13:00 CET = 12:00Z.
+        assert_eq!(
+            add("1mo15d2h", utc(2026, 1, 31, 10, 0), "Europe/Prague"),
+            utc(2026, 3, 15, 12, 0)
+        );
+    }
+
+    #[test]
+    fn business_days_step_over_weekends_and_holidays() {
+        let z = zone("Europe/Prague");
+        let none = Holidays::none();
+        let d = |t: &str| Duration::parse(t).unwrap();
+        // Fri 2026-03-06 10:00 CET (09:00Z) + 1bd = Mon 10:00; from Saturday too.
+        assert_eq!(
+            d("1bd").add_to(utc(2026, 3, 6, 9, 0), &z, &none),
+            utc(2026, 3, 9, 9, 0)
+        );
+        assert_eq!(
+            d("1bd").add_to(utc(2026, 3, 7, 9, 0), &z, &none),
+            utc(2026, 3, 9, 9, 0)
+        );
+        assert_eq!(
+            d("0bd").add_to(utc(2026, 3, 7, 9, 0), &z, &none),
+            utc(2026, 3, 7, 9, 0)
+        );
+        // Across the spring-forward weekend the wall clock is kept: Fri 02:30 CET -> Mon 02:30
+        // CEST (00:30Z).
+        assert_eq!(
+            d("1bd").add_to(utc(2026, 3, 27, 1, 30), &z, &none),
+            utc(2026, 3, 30, 0, 30)
+        );
+        let xmas = Holidays::parse(&["2026-12-24", "2026-12-25"]).unwrap();
+        assert_eq!(
+            d("1bd").add_to(utc(2026, 12, 23, 9, 0), &z, &xmas),
+            utc(2026, 12, 28, 9, 0)
+        );
+        // Business days go after days: Thu 2026-12-17 + 1d = Fri 18, + 1bd = Mon 21.
+        assert_eq!(
+            d("1bd1d").add_to(utc(2026, 12, 17, 9, 0), &z, &none),
+            utc(2026, 12, 21, 9, 0)
+        );
+    }
+
+    #[test]
+    fn max_span_bounds() {
+        let none = Holidays::none();
+        let span = |t: &str, h: &Holidays| Duration::parse(t).unwrap().max_span(h);
+        let days = chrono::Duration::days;
+        assert_eq!(span("1mo", &none), days(31));
+        assert_eq!(span("2mo", &none), days(62)); // July + August
+        assert_eq!(span("12mo", &none), days(366));
+        assert_eq!(span("1y", &none), days(366));
+        assert_eq!(span("13mo", &none), days(397));
+        assert_eq!(span("400y", &none), days(146_097));
+        assert_eq!(span("7d", &none), days(7));
+        assert_eq!(span("1w", &none), days(7));
+        assert_eq!(span("1bd", &none), days(3));
+        assert_eq!(span("5bd", &none), days(7));
+        assert_eq!(span("2h30m", &none), chrono::Duration::minutes(150));
+        assert_eq!(span("0s", &none), chrono::Duration::zero());
+        // Holidays on weekdays can each cost one more business day; weekend ones cannot.
+        let h = Holidays::parse(&["2026-12-24", "2026-12-25", "2026-12-26"]).unwrap();
+        assert_eq!(span("5bd", &h), days(11)); // 7 business days from a Friday: Tuesday week
+        assert_eq!(span("2d", &h), days(2));
+        // The plan-limit comparison of SPEC §5.7: 7d and 5bd fit max_wait 7d, 6bd does not.
+        assert!(span("7d", &none) <= days(7));
+        assert!(span("5bd", &none) <= days(7));
+        assert!(span("6bd", &none) > days(7));
+    }
+
+    #[test]
+    fn max_span_covers_every_start() {
+        // For every start day over a leap cycle, the elapsed time stays within the bound, and
+        // reaches it (the bound is tight).
+        let none = Holidays::none();
+        for text in ["1mo", "2mo", "1y", "1y1mo", "11mo", "3bd", "1mo2bd"] {
+            let d = Duration::parse(text).unwrap();
+            let bound = d.max_span(&none);
+            let mut worst = chrono::Duration::zero();
+            let mut t = utc(2027, 1, 1, 12, 0);
+            while t < utc(2031, 1, 1, 12, 0) {
+                worst = worst.max(d.add_to(t, &Zone::Utc, &none) - t);
+                t += chrono::Duration::days(1);
+            }
+            if text == "1mo2bd" {
+                // The month and the business days reach their worst on different starts.
+                assert!(worst <= bound, "{text}");
+            } else {
+                assert_eq!(worst, bound, "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn huge_values_do_not_overflow() {
+        let d = Duration::parse("10000y").unwrap();
+        let t = utc(2026, 1, 1, 0, 0);
+        assert_eq!(
+            d.add_to(t, &Zone::Utc, &Holidays::none()),
+            utc(12026, 1, 1, 0, 0)
+        );
+        let far = Duration::parse("2600000bd").unwrap();
+        assert!(far.add_to(t, &zone("Europe/Prague"), &Holidays::none()) > t);
+        let late = DateTime::<Utc>::MAX_UTC - chrono::Duration::days(1);
+        assert_eq!(
+            d.add_to(late, &Zone::Utc, &Holidays::none()),
+            DateTime::<Utc>::MAX_UTC
+        );
     }
 }

@@ -258,3 +258,244 @@ fn parse_offset(text: &str) -> Result<Until, TimingError> {
         time,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    fn resolve(text: &str, now: &str, zone: &str, holidays: &[&str]) -> DateTime<Utc> {
+        Until::parse(text).unwrap().resolve(
+            at(now),
+            &Zone::parse(zone).unwrap(),
+            &Holidays::parse(holidays).unwrap(),
+        )
+    }
+
+    #[test]
+    fn the_four_forms() {
+        assert!(matches!(
+            Until::parse("2026-09-01T08:00:00Z"),
+            Ok(Until::Absolute(_))
+        ));
+        assert!(matches!(
+            Until::parse("2026-09-01T10:00:00+02:00"),
+            Ok(Until::Absolute(_))
+        ));
+        assert!(matches!(
+            Until::parse("2026-09-01T10:00:00.250+02:00"),
+            Ok(Until::Absolute(_))
+        ));
+        assert!(matches!(
+            Until::parse("2026-09-01 08:00"),
+            Ok(Until::WallClock(_))
+        ));
+        assert!(matches!(
+            Until::parse("2026-09-01 08:00:30"),
+            Ok(Until::WallClock(_))
+        ));
+        assert_eq!(
+            Until::parse("+2d 08:00"),
+            Ok(Until::Offset {
+                days: 2,
+                business: false,
+                time: NaiveTime::from_hms_opt(8, 0, 0).unwrap()
+            })
+        );
+        assert_eq!(
+            Until::parse("+1bd 09:30:15"),
+            Ok(Until::Offset {
+                days: 1,
+                business: true,
+                time: NaiveTime::from_hms_opt(9, 30, 15).unwrap()
+            })
+        );
+        for p in [
+            "*-*-01 08:00",
+            "mon 09:00",
+            "mon..fri 08:30",
+            "*:*:0/5",
+            "Monday 09:00",
+            "2026-09-01 8:00",
+        ] {
+            assert!(matches!(Until::parse(p), Ok(Until::Pattern(_))), "{p}");
+        }
+    }
+
+    #[test]
+    fn refusals() {
+        use Code::*;
+        for (text, code, position, needle) in [
+            ("", BadUntil, Some(0), "RFC 3339"),
+            ("tomorrow 9am", BadUntil, Some(0), "natural language"),
+            (
+                "next monday",
+                BadUntil,
+                Some(0),
+                "calendar pattern such as `mon..fri 08:30`",
+            ),
+            (
+                "in 2 days",
+                BadUntil,
+                Some(0),
+                "offset and wall clock `+2d 08:00`",
+            ),
+            ("now", BadUntil, Some(0), "natural language"),
+            ("2d", BadUntil, Some(0), "put it in `for`"),
+            ("2026-09-01T08:00", BadUntil, Some(10), "offset"),
+            ("2026-09-01T08:00:00", BadUntil, Some(10), "offset"),
+            ("2026-02-30 08:00", BadUntil, Some(0), "not a date"),
+            ("2026-09-01 25:00", BadUntil, Some(11), "`HH:MM`"),
+            ("+2d", BadUntil, Some(3), "add a time of day"),
+            ("+2 08:00", BadUntil, Some(2), "`d` (calendar days) or `bd`"),
+            ("+2h 08:00", BadUntil, Some(2), "`for`"),
+            ("+d 08:00", BadUntil, Some(1), "a number of days"),
+            ("+2d08:00", BadUntil, Some(3), "separate"),
+            ("+2d 8am", BadUntil, Some(4), "`HH:MM`"),
+            ("+99999999999d 08:00", BadUntil, Some(1), "too large"),
+            ("12345", BadUntil, Some(0), "RFC 3339"),
+            ("${x}", InterpolationRefused, Some(0), "interpolation"),
+            (
+                "$: input.demo_at",
+                BadUntil,
+                Some(0),
+                "only in a flow's timing slots",
+            ),
+            ("mon 9am", BadPattern, Some(4), "time of day"),
+            ("*-02-30 08:00", NeverMatches, None, "no date matches"),
+        ] {
+            let err = Until::parse(text).unwrap_err();
+            assert_eq!(err.code, code, "{text:?}: {err}");
+            assert_eq!(err.position, position, "{text:?}: {err}");
+            assert!(
+                err.hint.contains(needle),
+                "{text:?}: hint {:?} lacks {needle:?}",
+                err.hint
+            );
+        }
+    }
+
+    // Expected instants: Python zoneinfo (fold=0) and numpy.busday_offset, or the SPEC rule.
+
+    #[test]
+    fn absolute_ignores_the_zone() {
+        assert_eq!(
+            resolve(
+                "2026-09-01T10:00:00+02:00",
+                "2026-06-01T00:00:00Z",
+                "America/New_York",
+                &[]
+            ),
+            at("2026-09-01T08:00:00Z")
+        );
+    }
+
+    #[test]
+    fn wall_clock_in_the_zone_and_dst() {
+        let now = "2026-01-01T00:00:00Z";
+        assert_eq!(
+            resolve("2026-09-01 08:00", now, "Europe/Prague", &[]),
+            at("2026-09-01T06:00:00Z")
+        );
+        assert_eq!(
+            resolve("2026-03-29 02:30", now, "Europe/Prague", &[]),
+            at("2026-03-29T01:30:00Z")
+        );
+        assert_eq!(
+            resolve("2026-10-25 02:30", now, "Europe/Prague", &[]),
+            at("2026-10-25T00:30:00Z")
+        );
+        assert_eq!(
+            resolve("2026-09-01 08:00", now, "+05:45", &[]),
+            at("2026-09-01T02:15:00Z")
+        );
+    }
+
+    #[test]
+    fn a_past_target_is_returned_as_it_is() {
+        let now = "2026-06-01T00:00:00Z";
+        assert_eq!(
+            resolve("2026-01-01 00:00", now, "Asia/Kathmandu", &[]),
+            at("2025-12-31T18:15:00Z")
+        );
+        assert_eq!(
+            resolve("2020-01-01T00:00:00Z", now, "UTC", &[]),
+            at("2020-01-01T00:00:00Z")
+        );
+        // A pattern whose matches are all past resolves to its last match.
+        assert_eq!(
+            resolve("2026-*-01 8,9:00", "2027-03-01T00:00:00Z", "UTC", &[]),
+            at("2026-12-01T09:00:00Z")
+        );
+    }
+
+    #[test]
+    fn offsets_count_from_todays_local_date() {
+        // 2026-12-18 is a Friday. 23:30Z is already Saturday in Prague.
+        assert_eq!(
+            resolve("+1bd 09:30", "2026-12-18T10:00:00Z", "Europe/Prague", &[]),
+            at("2026-12-21T08:30:00Z")
+        );
+        assert_eq!(
+            resolve("+1bd 09:30", "2026-12-18T23:30:00Z", "Europe/Prague", &[]),
+            at("2026-12-21T08:30:00Z")
+        );
+        assert_eq!(
+            resolve("+2d 08:00", "2026-12-18T23:30:00Z", "Europe/Prague", &[]),
+            at("2026-12-21T07:00:00Z")
+        );
+        assert_eq!(
+            resolve("+2d 08:00", "2026-12-18T23:30:00Z", "UTC", &[]),
+            at("2026-12-20T08:00:00Z")
+        );
+        // +0bd is today, weekend or not, and may be in the past.
+        assert_eq!(
+            resolve("+0bd 08:00", "2026-12-19T10:00:00Z", "Europe/Prague", &[]),
+            at("2026-12-19T07:00:00Z")
+        );
+        assert_eq!(
+            resolve("+0d 23:00", "2026-12-19T10:00:00Z", "Europe/Prague", &[]),
+            at("2026-12-19T22:00:00Z")
+        );
+        // Holidays are skipped.
+        assert_eq!(
+            resolve(
+                "+1bd 09:00",
+                "2026-12-23T10:00:00Z",
+                "Europe/Prague",
+                &["2026-12-24", "2026-12-25"]
+            ),
+            at("2026-12-28T08:00:00Z")
+        );
+        // Onto the spring-forward night: 02:30 -> 03:30 CEST.
+        assert_eq!(
+            resolve("+1d 02:30", "2026-03-28T12:00:00Z", "Europe/Prague", &[]),
+            at("2026-03-29T01:30:00Z")
+        );
+    }
+
+    #[test]
+    fn patterns_take_the_next_match() {
+        // systemd: 'Mon 09:00 Asia/Tokyo' after 2026-03-28 21:30 UTC.
+        assert_eq!(
+            resolve("Mon 09:00", "2026-03-28T21:30:00Z", "Asia/Tokyo", &[]),
+            at("2026-03-30T00:00:00Z")
+        );
+        let now = Utc.with_ymd_and_hms(2026, 3, 28, 12, 0, 0).unwrap();
+        let u = Until::parse("*-*-* 02:30").unwrap();
+        assert_eq!(
+            u.resolve(
+                now,
+                &Zone::parse("Europe/Prague").unwrap(),
+                &Holidays::none()
+            ),
+            at("2026-03-29T01:30:00Z")
+        );
+    }
+}

@@ -476,7 +476,8 @@ pub fn is_open(
 /// The instant an outreach step is scheduled for (SPEC §3): `t0` = [`next_opening`] of `entry`,
 /// plus a delay drawn uniformly from `[0, jitter]` at millisecond granularity by ChaCha8 seeded
 /// with `seed` (so `Simulate` and reality agree, §2.7); a result outside the windows is pushed
-/// to the next opening at or after it.
+/// to the next opening at or after it, or — when there is none within [`SEARCH_DAYS`] days of
+/// it — falls back to `t0`.
 ///
 /// `jitter` is `settings.jitter`, fixed units only; a calendar part is refused with
 /// `BAD_DURATION` (the flow validator refuses it earlier).
@@ -514,8 +515,649 @@ pub fn schedule(
             )
         })?;
     if is_open(t, window, zones, channel, h) {
-        Ok(t)
-    } else {
-        next_opening(t, window, zones, channel, h)
+        return Ok(t);
+    }
+    // Pushed past the last opening within reach (the windows stop overlapping after a DST
+    // change, say): t0 is open and the step is due, so go without the jitter rather than refuse.
+    Ok(next_opening(t, window, zones, channel, h).unwrap_or(t0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    fn zone(name: &str) -> Zone {
+        Zone::parse(name).unwrap()
+    }
+
+    fn window(days: &[&str], from: &str, to: &str, tz: &str) -> SendWindow {
+        SendWindow::from_json(&json!({"days": days, "from": from, "to": to, "tz": tz})).unwrap()
+    }
+
+    const WEEK: [&str; 5] = ["mon", "tue", "wed", "thu", "fri"];
+    const AU: [&str; 8] = [
+        "Australia/Adelaide",
+        "Australia/Brisbane",
+        "Australia/Eucla",
+        "Australia/Lord_Howe",
+        "Australia/Perth",
+        "Australia/Sydney",
+        "Indian/Christmas",
+        "Indian/Cocos",
+    ];
+
+    /// One `next_opening` question: (name, t, send window (days, from, to, zone), SMS zones,
+    /// holidays, expected answer or None for NO_OPENING). Every expected answer was computed
+    /// independently by minute stepping over the SPEC definition with Python `zoneinfo`
+    /// (`fold=0` wall clock -> instant), not by this code.
+    type Case = (
+        &'static str,
+        &'static str,
+        Option<(
+            &'static [&'static str],
+            &'static str,
+            &'static str,
+            &'static str,
+        )>,
+        &'static [&'static str],
+        &'static [&'static str],
+        Option<&'static str>,
+    );
+
+    const CASES: &[Case] = &[
+        (
+            "weekend -> Monday 09:00 CEST",
+            "2026-03-28T12:00:00Z",
+            Some((&WEEK, "09:00", "17:00", "Europe/Prague")),
+            &[],
+            &[],
+            Some("2026-03-30T07:00:00Z"),
+        ),
+        (
+            "Prague spring-forward: 02:30 opens at 03:30 CEST",
+            "2026-03-29T00:00:00Z",
+            Some((&["sun"], "02:30", "05:00", "Europe/Prague")),
+            &[],
+            &[],
+            Some("2026-03-29T01:30:00Z"),
+        ),
+        (
+            "Prague fall-back: first 02:30",
+            "2026-10-24T23:00:00Z",
+            Some((&["sun"], "02:30", "04:00", "Europe/Prague")),
+            &[],
+            &[],
+            Some("2026-10-25T00:30:00Z"),
+        ),
+        (
+            "Prague fall-back: second 02:15 is inside",
+            "2026-10-25T01:15:00Z",
+            Some((&["sun"], "02:30", "04:00", "Europe/Prague")),
+            &[],
+            &[],
+            Some("2026-10-25T01:15:00Z"),
+        ),
+        (
+            "New York gap moves both bounds",
+            "2026-03-08T05:00:00Z",
+            Some((&["sun"], "02:15", "02:45", "America/New_York")),
+            &[],
+            &[],
+            Some("2026-03-08T07:15:00Z"),
+        ),
+        (
+            "New York gap empties the day",
+            "2026-03-08T05:00:00Z",
+            Some((&["sun"], "02:30", "03:15", "America/New_York")),
+            &[],
+            &[],
+            Some("2026-03-15T06:30:00Z"),
+        ),
+        (
+            "Sydney spring-forward",
+            "2026-10-03T12:00:00Z",
+            Some((&["sun"], "02:00", "02:30", "Australia/Sydney")),
+            &[],
+            &[],
+            Some("2026-10-03T16:00:00Z"),
+        ),
+        (
+            "Sydney fall-back: first occurrence",
+            "2026-04-04T14:00:00Z",
+            Some((&["sun"], "02:30", "02:45", "Australia/Sydney")),
+            &[],
+            &[],
+            Some("2026-04-04T15:30:00Z"),
+        ),
+        (
+            "Lord Howe half-hour gap",
+            "2026-10-03T12:00:00Z",
+            Some((&["sun"], "02:00", "03:00", "Australia/Lord_Howe")),
+            &[],
+            &[],
+            Some("2026-10-03T15:30:00Z"),
+        ),
+        (
+            "Tokyo recipient, New York 09-17 window",
+            "2026-06-01T00:00:00Z",
+            Some((&WEEK, "09:00", "17:00", "America/New_York")),
+            &["Asia/Tokyo"],
+            &[],
+            None,
+        ),
+        (
+            "Australian mobile, summer",
+            "2026-11-10T00:00:00Z",
+            None,
+            &AU,
+            &[],
+            Some("2026-11-10T01:30:00Z"),
+        ),
+        (
+            "Australian mobile, winter",
+            "2026-07-10T12:00:00Z",
+            None,
+            &AU,
+            &[],
+            Some("2026-07-11T01:30:00Z"),
+        ),
+        (
+            "holidays close the send window",
+            "2026-12-23T17:00:00Z",
+            Some((&WEEK, "09:00", "17:00", "Europe/Prague")),
+            &[],
+            &["2026-12-24", "2026-12-25"],
+            Some("2026-12-28T08:00:00Z"),
+        ),
+        (
+            "holidays do not close the SMS window",
+            "2026-12-24T10:00:00Z",
+            None,
+            &["Europe/Prague"],
+            &["2026-12-24", "2026-12-25"],
+            Some("2026-12-24T10:00:00Z"),
+        ),
+        (
+            "holidays with both windows",
+            "2026-12-24T10:00:00Z",
+            Some((&WEEK, "09:00", "17:00", "Europe/Prague")),
+            &["Europe/Prague"],
+            &["2026-12-24", "2026-12-25"],
+            Some("2026-12-28T08:00:00Z"),
+        ),
+        (
+            "Prague window, New York recipient",
+            "2026-12-07T08:00:00Z",
+            Some((&WEEK, "09:00", "17:00", "Europe/Prague")),
+            &["America/New_York"],
+            &[],
+            Some("2026-12-07T13:00:00Z"),
+        ),
+        (
+            "Prague window, New York recipient, between the DST changes",
+            "2026-03-10T07:00:00Z",
+            Some((&WEEK, "09:00", "17:00", "Europe/Prague")),
+            &["America/New_York"],
+            &[],
+            Some("2026-03-10T12:00:00Z"),
+        ),
+        (
+            "SMS alone after 21:00",
+            "2026-06-01T20:30:00Z",
+            None,
+            &["Europe/Prague"],
+            &[],
+            Some("2026-06-02T06:00:00Z"),
+        ),
+        (
+            "Kathmandu window, Chatham recipient",
+            "2026-06-01T00:00:00Z",
+            Some((&WEEK, "09:00", "09:30", "Asia/Kathmandu")),
+            &["Pacific/Chatham"],
+            &[],
+            Some("2026-06-01T03:15:00Z"),
+        ),
+        (
+            "inside: the same instant",
+            "2026-06-03T10:15:30Z",
+            Some((&WEEK, "09:00", "17:00", "Europe/Prague")),
+            &[],
+            &[],
+            Some("2026-06-03T10:15:30Z"),
+        ),
+        (
+            "`to` is exclusive",
+            "2026-06-03T15:00:00Z",
+            Some((&WEEK, "09:00", "17:00", "Europe/Prague")),
+            &[],
+            &[],
+            Some("2026-06-04T07:00:00Z"),
+        ),
+    ];
+
+    #[test]
+    fn next_opening_table() {
+        for (name, t, win, sms, holidays, want) in CASES {
+            let w = win.map(|(days, from, to, tz)| window(days, from, to, tz));
+            let channel = if sms.is_empty() {
+                Channel::Email
+            } else {
+                Channel::Sms
+            };
+            let zones = ResolvedZones {
+                arithmetic: zone("UTC"),
+                window: w.as_ref().map(|w| match w.zone {
+                    WindowZone::Explicit(z) => z,
+                    _ => unreachable!("cases use explicit zones"),
+                }),
+                sms: sms.iter().map(|z| zone(z)).collect(),
+            };
+            let h = Holidays::parse(holidays).unwrap();
+            let got = next_opening(at(t), w.as_ref(), &zones, channel, &h);
+            match want {
+                Some(want) => {
+                    let got = got.unwrap_or_else(|e| panic!("{name}: {e}"));
+                    assert_eq!(got, at(want), "{name}");
+                    assert!(
+                        is_open(got, w.as_ref(), &zones, channel, &h),
+                        "{name}: not open"
+                    );
+                    if got > at(t) {
+                        let just_before = got - chrono::Duration::milliseconds(1);
+                        assert!(
+                            !is_open(just_before, w.as_ref(), &zones, channel, &h),
+                            "{name}"
+                        );
+                    }
+                }
+                None => {
+                    let err = got.expect_err(name);
+                    assert_eq!(err.code, Code::NoOpening, "{name}: {err}");
+                    assert!(err.hint.contains("never overlap"), "{name}: {}", err.hint);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn multi_zone_sms() {
+        // US toll-free: every NANPA zone, Pago Pago (-11) to Guam (+10); 08:00-21:00 holds in
+        // all of them only 22:00Z-23:30Z in June (St John's is the last to open). Expected
+        // values from Python zoneinfo by minute stepping.
+        let sender = zone("Europe/Prague");
+        let recipient = Recipient {
+            tz: None,
+            phone: Some("+18002530000".into()),
+        };
+        let zones = resolve_zones(None, &recipient, &sender, Channel::Sms).unwrap();
+        assert_eq!(zones.sms.len(), 42);
+        assert_eq!(zones.arithmetic, sender);
+        let h = Holidays::none();
+        let t = at("2026-06-01T00:00:00Z");
+        assert_eq!(
+            next_opening(t, None, &zones, Channel::Sms, &h),
+            Ok(at("2026-06-01T22:00:00Z"))
+        );
+        let winter = at("2026-12-01T00:00:00Z");
+        assert_eq!(
+            next_opening(winter, None, &zones, Channel::Sms, &h),
+            Ok(winter)
+        );
+
+        // Russian mobile: every +7 zone, Bucharest to Kamchatka.
+        let recipient = Recipient {
+            tz: None,
+            phone: Some("+79161234567".into()),
+        };
+        let zones = resolve_zones(None, &recipient, &sender, Channel::Sms).unwrap();
+        assert_eq!(zones.sms.len(), 16);
+        let t = at("2026-06-01T12:00:00Z");
+        assert_eq!(
+            next_opening(t, None, &zones, Channel::Sms, &h),
+            Ok(at("2026-06-02T05:00:00Z"))
+        );
+        let w = window(&WEEK, "09:00", "17:00", "Europe/Prague");
+        let zones = resolve_zones(Some(&w), &recipient, &sender, Channel::Sms).unwrap();
+        assert_eq!(
+            next_opening(t, Some(&w), &zones, Channel::Sms, &h),
+            Ok(at("2026-06-02T07:00:00Z"))
+        );
+    }
+
+    #[test]
+    fn candidate_zones_that_never_overlap_are_zone_unknown() {
+        // Three zones eight hours apart: no instant is 08:00-21:00 in all three.
+        let zones = ResolvedZones {
+            arithmetic: zone("UTC"),
+            window: None,
+            sms: ["UTC", "Asia/Shanghai", "America/Los_Angeles"]
+                .iter()
+                .map(|z| zone(z))
+                .collect(),
+        };
+        let err = next_opening(
+            at("2026-06-01T00:00:00Z"),
+            None,
+            &zones,
+            Channel::Sms,
+            &Holidays::none(),
+        )
+        .unwrap_err();
+        assert_eq!(err.code, Code::ZoneUnknown);
+        assert!(err.text.contains("Asia/Shanghai"), "{}", err.text);
+    }
+
+    #[test]
+    fn sms_without_a_zone_is_held() {
+        for phone in [None, Some("+80012345678".to_string())] {
+            let recipient = Recipient { tz: None, phone };
+            let zones =
+                resolve_zones(None, &recipient, &zone("Europe/Prague"), Channel::Sms).unwrap();
+            assert!(zones.sms.is_empty());
+            let t = at("2026-06-01T10:00:00Z");
+            let err = next_opening(t, None, &zones, Channel::Sms, &Holidays::none()).unwrap_err();
+            assert_eq!(err.code, Code::ZoneUnknown);
+            assert!(!is_open(t, None, &zones, Channel::Sms, &Holidays::none()));
+            // The same contact may still be emailed at any time.
+            let email =
+                resolve_zones(None, &recipient, &zone("Europe/Prague"), Channel::Email).unwrap();
+            assert_eq!(
+                next_opening(t, None, &email, Channel::Email, &Holidays::none()),
+                Ok(t)
+            );
+        }
+    }
+
+    #[test]
+    fn zone_rule() {
+        let prague = zone("Europe/Prague");
+        let denver = zone("America/Denver");
+        let contact_win = window(&WEEK, "09:00", "17:00", "contact");
+        let sender_win = window(&WEEK, "09:00", "17:00", "sender");
+        let tokyo_win = window(&WEEK, "09:00", "17:00", "Asia/Tokyo");
+        let set = Recipient {
+            tz: Some(zone("America/New_York")),
+            phone: Some("+13035551234".into()),
+        };
+        let phone_only = Recipient {
+            tz: None,
+            phone: Some("+1 303 555 1234".into()),
+        };
+        let au_mobile = Recipient {
+            tz: None,
+            phone: Some("+61412345678".into()),
+        };
+        let nobody = Recipient::default();
+        let ny = zone("America/New_York");
+        let au: Vec<Zone> = AU.iter().map(|z| zone(z)).collect();
+
+        // (window, recipient, channel) -> (arithmetic, window zone, sms zones)
+        type ZoneCase<'a> = (
+            Option<&'a SendWindow>,
+            &'a Recipient,
+            Channel,
+            Zone,
+            Option<Zone>,
+            Vec<Zone>,
+        );
+        let cases: Vec<ZoneCase> = vec![
+            (
+                Some(&contact_win),
+                &set,
+                Channel::Email,
+                ny,
+                Some(ny),
+                vec![],
+            ),
+            (
+                Some(&contact_win),
+                &set,
+                Channel::Sms,
+                ny,
+                Some(ny),
+                vec![ny],
+            ),
+            (None, &set, Channel::Call, ny, None, vec![]),
+            // Inferred from the phone for SMS only; an email step uses the sender's zone.
+            (
+                Some(&contact_win),
+                &phone_only,
+                Channel::Sms,
+                denver,
+                Some(denver),
+                vec![denver],
+            ),
+            (
+                Some(&contact_win),
+                &phone_only,
+                Channel::Email,
+                prague,
+                Some(prague),
+                vec![],
+            ),
+            // Several candidates: the sender's zone for arithmetic, all of them for SMS.
+            (
+                Some(&contact_win),
+                &au_mobile,
+                Channel::Sms,
+                prague,
+                Some(prague),
+                au.clone(),
+            ),
+            (
+                Some(&sender_win),
+                &set,
+                Channel::Sms,
+                prague,
+                Some(prague),
+                vec![ny],
+            ),
+            (
+                Some(&tokyo_win),
+                &set,
+                Channel::Sms,
+                zone("Asia/Tokyo"),
+                Some(zone("Asia/Tokyo")),
+                vec![ny],
+            ),
+            (
+                Some(&contact_win),
+                &nobody,
+                Channel::LinkedIn,
+                prague,
+                Some(prague),
+                vec![],
+            ),
+        ];
+        for (i, (w, r, channel, arithmetic, window_zone, sms)) in cases.into_iter().enumerate() {
+            let got = resolve_zones(w, r, &prague, channel).unwrap();
+            assert_eq!(
+                got,
+                ResolvedZones {
+                    arithmetic,
+                    window: window_zone,
+                    sms
+                },
+                "case {i}"
+            );
+        }
+
+        let bad = Recipient {
+            tz: None,
+            phone: Some("3035551234".into()),
+        };
+        assert_eq!(
+            resolve_zones(None, &bad, &prague, Channel::Sms)
+                .unwrap_err()
+                .code,
+            Code::BadPhone
+        );
+        // Only SMS steps read the phone.
+        assert!(resolve_zones(None, &bad, &prague, Channel::Email).is_ok());
+    }
+
+    #[test]
+    fn send_window_from_json() {
+        let w =
+            SendWindow::from_json(&json!({"days": ["MON", "Fri"], "from": "08:30", "to": "17:45"}))
+                .unwrap();
+        assert_eq!(w.days, [true, false, false, false, true, false, false]);
+        assert_eq!(w.from, NaiveTime::from_hms_opt(8, 30, 0).unwrap());
+        assert_eq!(w.to, NaiveTime::from_hms_opt(17, 45, 0).unwrap());
+        assert_eq!(w.zone, WindowZone::Contact);
+        assert_eq!(
+            window(&["sun"], "00:00", "23:59", "sender").zone,
+            WindowZone::Sender
+        );
+        assert_eq!(
+            window(&["sun"], "00:00", "23:59", "+05:45").zone,
+            WindowZone::Explicit(zone("+05:45"))
+        );
+
+        for (v, code, needle) in [
+            (
+                json!({"days": [], "from": "09:00", "to": "17:00"}),
+                Code::BadWindow,
+                "empty",
+            ),
+            (
+                json!({"from": "09:00", "to": "17:00"}),
+                Code::BadWindow,
+                "days` is missing",
+            ),
+            (
+                json!({"days": ["monday"], "from": "09:00", "to": "17:00"}),
+                Code::BadWindow,
+                "three letters",
+            ),
+            (
+                json!({"days": ["mon"], "from": "17:00", "to": "09:00"}),
+                Code::BadWindow,
+                "before `to`",
+            ),
+            (
+                json!({"days": ["mon"], "from": "09:00", "to": "09:00"}),
+                Code::BadWindow,
+                "before `to`",
+            ),
+            (
+                json!({"days": ["mon"], "from": "9:00", "to": "17:00"}),
+                Code::BadWindow,
+                "HH:MM",
+            ),
+            (
+                json!({"days": ["mon"], "from": "24:00", "to": "23:00"}),
+                Code::BadWindow,
+                "00 to 23",
+            ),
+            (
+                json!({"days": ["mon"], "from": "09:60", "to": "17:00"}),
+                Code::BadWindow,
+                "00 to 59",
+            ),
+            (
+                json!({"days": ["mon"], "from": "09:00", "to": "17:00", "tz": "CET"}),
+                Code::BadTz,
+                "abbreviation",
+            ),
+            (
+                json!({"days": ["mon"], "from": "09:00", "to": "17:00", "tz": "europe/prague"}),
+                Code::BadTz,
+                "Europe/Prague",
+            ),
+            (
+                json!({"days": ["mon"], "from": "09:00", "to": "17:00", "zone": "UTC"}),
+                Code::BadSchema,
+                "not a field",
+            ),
+            (
+                json!({"days": ["mon"], "to": "17:00"}),
+                Code::BadSchema,
+                "from` is missing",
+            ),
+            (
+                json!({"days": "mon", "from": "09:00", "to": "17:00"}),
+                Code::BadSchema,
+                "list of weekdays",
+            ),
+            (
+                json!({"days": ["mon"], "from": 9, "to": "17:00"}),
+                Code::BadSchema,
+                "HH:MM",
+            ),
+            (json!(["mon"]), Code::BadSchema, "object"),
+        ] {
+            let err = SendWindow::from_json(&v).unwrap_err();
+            assert_eq!(err.code, code, "{v}: {err}");
+            assert!(err.hint.contains(needle), "{v}: {}", err.hint);
+        }
+    }
+
+    #[test]
+    fn jitter_is_seeded_bounded_and_pushed_back_inside() {
+        let w = window(&WEEK, "09:00", "17:00", "Europe/Prague");
+        let zones = ResolvedZones {
+            arithmetic: zone("Europe/Prague"),
+            window: Some(zone("Europe/Prague")),
+            sms: vec![],
+        };
+        let h = Holidays::none();
+        let jitter = Duration::parse("20m").unwrap();
+        // Wednesday 16:50 CEST: ten minutes left, so a delay over ten minutes moves to Thursday 09:00.
+        let entry = at("2026-06-03T14:50:00Z");
+        let mut inside = 0;
+        let mut pushed = 0;
+        for seed in 0..200 {
+            let a = schedule(
+                entry,
+                Some(&w),
+                &zones,
+                Channel::Email,
+                &h,
+                Some(&jitter),
+                seed,
+            )
+            .unwrap();
+            let b = schedule(
+                entry,
+                Some(&w),
+                &zones,
+                Channel::Email,
+                &h,
+                Some(&jitter),
+                seed,
+            )
+            .unwrap();
+            assert_eq!(a, b, "same seed, same answer");
+            assert!(is_open(a, Some(&w), &zones, Channel::Email, &h));
+            if a < at("2026-06-03T15:00:00Z") {
+                inside += 1;
+                assert_eq!(
+                    a.timestamp_subsec_micros() % 1000,
+                    0,
+                    "millisecond granularity"
+                );
+            } else {
+                pushed += 1;
+                assert_eq!(a, at("2026-06-04T07:00:00Z"));
+            }
+        }
+        // U[0, 20m] lands in the first 10 minutes about half the time.
+        assert!(
+            (60..140).contains(&inside) && inside + pushed == 200,
+            "{inside} inside"
+        );
+        assert_eq!(
+            schedule(entry, Some(&w), &zones, Channel::Email, &h, None, 7),
+            Ok(entry)
+        );
+        let bad = Duration::parse("1d").unwrap();
+        let err = schedule(entry, Some(&w), &zones, Channel::Email, &h, Some(&bad), 7).unwrap_err();
+        assert_eq!(err.code, Code::BadDuration);
     }
 }
