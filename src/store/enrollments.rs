@@ -74,6 +74,8 @@ pub struct DispatchRow {
     pub recipient: String,
     pub template: String,
     pub input: String,
+    /// The step's `params.channel` (e.g. a subject line) as JSON, for the delivery side.
+    pub channel_params: Option<String>,
     pub message_id: Option<String>,
     /// `pending`, `sent`, `failed`, or `held` (nothing will be sent; shown in the stream).
     pub status: String,
@@ -131,7 +133,7 @@ pub struct Writes {
     pub earliest_wake: Option<i64>,
 }
 
-/// The effect's name in the journey: the journey entry's `event`, or the effect's tag.
+/// The effect's name in the journey: the journey entry's `event`, or the effect's `kind`.
 fn kind_and_detail(effect: &Effect) -> (String, String) {
     let value = match effect {
         Effect::Journey(entry) => serde_json::to_value(entry),
@@ -140,7 +142,7 @@ fn kind_and_detail(effect: &Effect) -> (String, String) {
     .unwrap_or_default();
     let kind = value
         .get("event")
-        .or_else(|| value.get("effect"))
+        .or_else(|| value.get("kind"))
         .and_then(|k| k.as_str())
         .unwrap_or("unknown")
         .to_string();
@@ -191,6 +193,10 @@ impl Writes {
                     recipient: d.recipient.clone(),
                     template: d.template.clone(),
                     input: d.input.to_string(),
+                    channel_params: d
+                        .channel_params
+                        .as_ref()
+                        .map(|p| serde_json::Value::Object(p.clone()).to_string()),
                     message_id: d.message_id.clone(),
                     status: "pending".into(),
                     lease_owner: None,
@@ -224,6 +230,7 @@ impl Writes {
                     recipient: String::new(),
                     template: String::new(),
                     input: "{}".into(),
+                    channel_params: None,
                     message_id: None,
                     status: "held".into(),
                     lease_owner: None,
@@ -239,7 +246,7 @@ impl Writes {
                     account_id: row.account_id.clone(),
                     enrollment_id: row.id.clone(),
                     run: t.run as i64,
-                    kind: t.kind.clone(),
+                    kind: t.step_type.clone(),
                     step: t.step.clone(),
                     status: "open".into(),
                     outcome: None,
@@ -326,7 +333,7 @@ macro_rules! write_all {
                         .await?;
                 }
             }
-            for $chunk in w.dispatches.chunks(MAX_BINDS / 19) {
+            for $chunk in w.dispatches.chunks(MAX_BINDS / 20) {
                 for values in $each {
                     diesel::insert_into(dispatches::table)
                         .values(values)

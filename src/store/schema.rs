@@ -108,6 +108,7 @@ diesel::table! {
         recipient -> Text,
         template -> Text,
         input -> Text,
+        channel_params -> Nullable<Text>,
         message_id -> Nullable<Text>,
         status -> Text,
         lease_owner -> Nullable<Text>,

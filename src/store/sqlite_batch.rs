@@ -30,7 +30,7 @@ pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
             .values(chunk)
             .execute(conn)?;
     }
-    for chunk in w.dispatches.chunks(MAX_BINDS / 19) {
+    for chunk in w.dispatches.chunks(MAX_BINDS / 20) {
         diesel::insert_into(dispatches::table)
             .values(chunk)
             .on_conflict(dispatches::idempotency_key)

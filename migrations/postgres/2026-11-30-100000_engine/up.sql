@@ -57,6 +57,8 @@ CREATE TABLE dispatches (
     recipient           TEXT NOT NULL,
     template            TEXT NOT NULL,
     input               TEXT NOT NULL,
+    -- The step's params.channel (e.g. a subject line) as JSON, copied for the delivery side.
+    channel_params      TEXT,
     message_id          TEXT,
     -- pending | sent | failed | held
     status              TEXT NOT NULL,

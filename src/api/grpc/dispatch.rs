@@ -40,6 +40,7 @@ impl DispatchService for DispatchApi {
                     attempts: d.attempts,
                     lease_token: d.lease_owner.unwrap_or_default(),
                     lease_until: opt_timestamp(d.lease_until.map(from_millis)),
+                    channel_params: d.channel_params.unwrap_or_default(),
                 })
                 .collect(),
         }))
