@@ -27,6 +27,7 @@ backend_tests!(
     enrollment_scoped_token_sees_only_its_enrollment,
     batch_enroll_answers_every_item,
     unrunnable_flow_is_refused,
+    connected_call_reaches_the_contacts_other_enrollments,
 );
 
 const HOUR_MS: i64 = 3_600_000;
@@ -719,5 +720,82 @@ async fn unrunnable_flow_is_refused(backend: Backend) {
     let refused = c.enrollments.enroll(app.authed(req)).await.unwrap_err();
     assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
     assert!(refused.message().contains("approval"), "{refused:?}");
+    app.stop().await;
+}
+
+async fn connected_call_reaches_the_contacts_other_enrollments(backend: Backend) {
+    let app = spawn_app(backend).await;
+    setup(&app).await;
+    let mut c = clients(&app).await;
+    let a = c
+        .enrollments
+        .enroll(app.authed(enroll_req("ann", "a")))
+        .await
+        .unwrap()
+        .into_inner()
+        .enrollment
+        .unwrap();
+    advance(&app, &mut c, 21 * DAY_MS).await;
+    assert_eq!(get(&app, &mut c, &a.id).await.current_step, "call_1");
+    // A second enrollment of the same contact, waiting for a reply; and bob's, which must not
+    // be reached.
+    let mut second = enroll_req("ann", "b");
+    second.allow_duplicate = true;
+    let b = c
+        .enrollments
+        .enroll(app.authed(second))
+        .await
+        .unwrap()
+        .into_inner()
+        .enrollment
+        .unwrap();
+    let bob = c
+        .enrollments
+        .enroll(app.authed(enroll_req("bob", "c")))
+        .await
+        .unwrap()
+        .into_inner()
+        .enrollment
+        .unwrap();
+    for id in [&b.id, &bob.id] {
+        c.enrollments
+            .move_to(app.authed(MoveToRequest {
+                id: id.clone(),
+                step: "wait_reply".into(),
+            }))
+            .await
+            .unwrap();
+    }
+    let task = c
+        .signals
+        .list_tasks(app.authed(ListTasksRequest::default()))
+        .await
+        .unwrap()
+        .into_inner()
+        .tasks
+        .remove(0);
+    let done = c
+        .signals
+        .complete_task(app.authed(CompleteTaskRequest {
+            task_id: task.id,
+            outcome: "connected".into(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(done.signalled, 1);
+    let b_now = get(&app, &mut c, &b.id).await;
+    assert_eq!(b_now.status, "completed");
+    assert_eq!(b_now.outcome, "replied");
+    let entries = journey(&app, &mut c, &b.id).await;
+    let signal = entries.iter().find(|e| e.kind == "signal").unwrap();
+    assert_eq!(detail(signal)["effect"], "woke");
+    assert_eq!(detail(signal)["branch"], "reply");
+    let closed = entries
+        .iter()
+        .find(|e| e.kind == "run_closed" && detail(e)["step"] == "wait_reply")
+        .unwrap();
+    assert_eq!(detail(closed)["woken_by"], detail(signal)["signal"]);
+    assert_eq!(get(&app, &mut c, &bob.id).await.current_step, "wait_reply");
     app.stop().await;
 }
