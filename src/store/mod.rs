@@ -11,9 +11,11 @@
 
 pub mod accounts;
 pub mod contacts;
+pub mod enrollments;
 pub mod flows;
 pub mod schema;
 pub mod senders;
+pub mod sqlite_batch;
 pub mod tokens;
 
 use crate::config::DatabaseUrl;
