@@ -35,6 +35,9 @@ impl App {
 
     /// Builds the server with the given clock (tests pass a manual one).
     pub async fn build_with_clock(config: Config, clock: SharedClock) -> anyhow::Result<App> {
+        // Off the async workers and beside the migrations: the first phone lookup would
+        // otherwise pay for loading the zone table inside some request.
+        let warm_phones = tokio::task::spawn_blocking(crate::timing::phone::warm_up);
         let applied = Db::migrate(&config.database_url)
             .await
             .with_context(|| format!("migrating {}", config.database_url))?;
@@ -46,6 +49,7 @@ impl App {
             engine: Default::default(),
         };
         bootstrap(&state, config.announce_first_token).await?;
+        warm_phones.await.context("loading the phone zone table")?;
 
         let router = api::grpc::router(state.clone(), config.max_message_bytes)
             .await?
