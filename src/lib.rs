@@ -10,6 +10,10 @@
 //! - [`timing`] — pure: durations, `until` instants, calendar patterns, zones and DST, business
 //!   days, send windows and the SMS window, jitter, zones from phone numbers (SPEC §2–§4).
 //! - [`flow`] — pure: the flow model, parsing and validation, `$:` expressions (SPEC §1, §2.5).
+//! - [`engine`] — pure: the step interpreter `(state, input, now) -> (state, effects)` and the
+//!   in-memory simulation (SPEC §5, §7 `simulate`).
+//! - [`routing`] — pure: what a signal does to one enrollment, which branch a reply picks, the
+//!   signal buffer (SPEC §5.3).
 //! - [`clock`] — the one place the wall clock is read; a manual clock for tests and demos.
 //! - [`config`] — what `nudge serve` runs with (listen address, database URL, clock).
 //! - [`store`] — diesel schema, rows and queries; one connection type over SQLite and PostgreSQL.
@@ -28,8 +32,10 @@ pub mod cli;
 pub mod clock;
 pub mod code;
 pub mod config;
+pub mod engine;
 pub mod flow;
 pub mod proto;
+pub mod routing;
 pub mod service;
 pub mod store;
 pub mod telemetry;

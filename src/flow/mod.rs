@@ -1,1 +1,23 @@
 //! The flow language: the JSON model of SPEC §1 and its validator. Pure: no I/O.
+//!
+//! - [`model`] — a validated flow as Rust types ([`Flow`], [`Step`], [`Action`], timing slots);
+//!   what the engine interprets.
+//! - [`validate`] — [`validate()`]: every problem of a flow document (code, JSON Pointer, how to
+//!   fix it), and the typed [`Flow`] when there is no error.
+//! - [`events`] — event names: the built-ins and custom keys (SPEC §5.2).
+//! - [`expr`] — `$:` expressions in timing slots: grammar, type inference, evaluation (§2.5).
+//! - [`graph`] — strongly connected components and reachability, for `CYCLE` and `UNREACHABLE`.
+//! - [`report`] — problems as text lines or SPEC §7's JSON.
+//!
+//! The reference for flow authors is `docs/flows.md`.
+
+pub mod events;
+pub mod expr;
+pub mod graph;
+pub mod model;
+pub mod report;
+pub mod validate;
+
+pub use events::Event;
+pub use model::{Action, Flow, Step, StepId, StepKind};
+pub use validate::{validate, Problem, Severity, ValidateOptions, Validation};

@@ -2,9 +2,33 @@
 //!
 //! - [`error`] — the one error type: code, offending text, position, hint.
 //! - [`zone`] — `tz` slots and the wall-clock ↔ instant rules of DST.
+//! - [`holidays`] — `settings.holidays`, the local dates business days skip.
+//! - [`calendar`] — systemd `OnCalendar` patterns and their next match in a zone.
+//! - [`business_days`] — Monday–Friday stepping that skips holidays (`bd`, `+Nbd`).
+//! - [`duration`] — the duration grammar and its calendar-then-fixed arithmetic in a zone.
+//! - [`until`] — the four `until` forms and their resolution to an instant.
+//! - [`phone`] — E.164 numbers and their candidate zones (SPEC §4).
+//! - [`window`] — send windows, the SMS window, jitter and the zone rule (SPEC §2.3, §3).
 
+pub mod business_days;
+pub mod calendar;
+pub mod duration;
 pub mod error;
+pub mod holidays;
+pub mod phone;
+pub mod until;
+pub mod window;
 pub mod zone;
 
+pub use business_days::{add_business_days, is_business_day};
+pub use calendar::CalendarPattern;
+pub use duration::Duration;
 pub use error::TimingError;
+pub use holidays::Holidays;
+pub use phone::{phone_zones, PhoneZones};
+pub use until::Until;
+pub use window::{
+    is_open, next_opening, resolve_zones, schedule, Channel, Recipient, ResolvedZones, SendWindow,
+    WindowZone,
+};
 pub use zone::Zone;

@@ -1,0 +1,208 @@
+//! What the interpreter asks the outside world to do or record. The storage layer writes all of
+//! them in the same transaction as the new state (SPEC §6: the outbox is written with the step
+//! transition), so a crash never separates a transition from its dispatch.
+
+use crate::engine::state::Run;
+use crate::routing::Dropped;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// A message for the delivery side (SPEC §6). Created exactly once per run: the idempotency key
+/// is the enrollment and the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dispatch {
+    /// `<enrollment>:<run>`.
+    pub idempotency_key: String,
+    pub run: u64,
+    pub step: String,
+    /// `email` or `sms`.
+    pub channel: String,
+    /// The address or E.164 number.
+    pub recipient: String,
+    /// The step's `params.template`.
+    pub template: String,
+    /// The enrollment input, for the template.
+    pub input: serde_json::Value,
+    /// For email: the `Message-ID` nudge assigned, `<enrollment.run@nudge>`; replies are matched
+    /// to the thread by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+}
+
+/// The `Message-ID` nudge assigns to the email of run `run` of enrollment `enrollment`:
+/// `<enrollment.run@nudge>`. Inbound mail is matched to its enrollment by
+/// [`parse_message_id`] on `In-Reply-To` / `References`.
+pub fn message_id(enrollment: &str, run: u64) -> String {
+    format!("<{enrollment}.{run}@nudge>")
+}
+
+/// The enrollment and run of a `Message-ID` nudge assigned, or `None` for any other id. The run
+/// is read from the right, so an enrollment id containing a `.` still round-trips.
+pub fn parse_message_id(text: &str) -> Option<(String, u64)> {
+    let inner = text.trim().strip_prefix('<')?.strip_suffix("@nudge>")?;
+    let (enrollment, run) = inner.rsplit_once('.')?;
+    if enrollment.is_empty() {
+        return None;
+    }
+    Some((enrollment.to_string(), run.parse().ok()?))
+}
+
+/// A task for a person or a dialer (`ListTasks`), created when due.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    /// `<enrollment>:<run>`.
+    pub idempotency_key: String,
+    pub run: u64,
+    pub step: String,
+    /// `call`, `linkedin_connect`, `linkedin_message`.
+    pub kind: String,
+    /// The step's params (template, notes, `connected_outcomes`, …) as written.
+    pub params: serde_json::Value,
+    pub input: serde_json::Value,
+    /// When the task times out, if it has a timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_by: Option<DateTime<Utc>>,
+}
+
+/// What a signal did in this enrollment (SPEC §5.8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "effect", rename_all = "snake_case")]
+pub enum SignalEffect {
+    /// It closed the waiting run on `branch`.
+    Woke { run: u64, branch: String },
+    /// Nobody waited for it: kept for a later `wait_for`.
+    Buffered,
+    /// A `wait_for` took it from the buffer when entered.
+    Consumed { run: u64, branch: String },
+    /// It left the buffer unconsumed (7 days passed, or the buffer was full).
+    Expired { why: Dropped, at: DateTime<Utc> },
+    /// The enrollment was paused.
+    IgnoredPaused,
+    /// It ended the enrollment (`exit_on` or opt-out).
+    Exited { reason: String },
+}
+
+/// One journey entry (SPEC §5.8) besides the runs themselves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum JourneyEntry {
+    Enrolled {
+        step: String,
+    },
+    Paused,
+    Resumed,
+    Moved {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<String>,
+        to: String,
+    },
+    Exited {
+        reason: String,
+    },
+    Completed {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<String>,
+    },
+    Failed {
+        code: String,
+        message: String,
+    },
+    /// The gate found the window closed at execution (§3 step 4).
+    Deferred {
+        run: u64,
+        step: String,
+        to: DateTime<Utc>,
+    },
+    /// The step cannot be planned: `ZONE_UNKNOWN` or `NO_OPENING`. Nothing is sent; the run
+    /// stays open until the contact changes or an operator acts.
+    Held {
+        run: u64,
+        step: String,
+        code: String,
+        message: String,
+    },
+    /// An outreach step passed over without sending (the contact opted out of the channel, or
+    /// has no address for it); the flow went on.
+    Skipped {
+        run: u64,
+        step: String,
+        reason: String,
+    },
+    TaskOutcome {
+        run: u64,
+        step: String,
+        outcome: String,
+    },
+    Signal {
+        signal: String,
+        #[serde(flatten)]
+        effect: SignalEffect,
+    },
+    /// An input that could not apply (an unknown step to move to, an outcome for a task that
+    /// is no longer open); the state is unchanged.
+    Rejected {
+        input: String,
+        reason: String,
+    },
+}
+
+/// One effect of a [`crate::engine::step`] call, in the order they happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "effect", rename_all = "snake_case")]
+pub enum Effect {
+    /// A step was entered; the run as it was planned.
+    RunOpened(Run),
+    /// A run ended. `branch` is the `next` key taken (an event name, `timeout`, `then`, a task
+    /// outcome), or `exit` / `moved` / `completed` / `skipped` / `failed`; none for `end`.
+    RunClosed {
+        run: u64,
+        step: String,
+        closed: DateTime<Utc>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        woken_by: Option<String>,
+    },
+    /// Write this to the dispatch outbox.
+    Dispatch(Dispatch),
+    /// An outreach step is held: show it in the dispatch stream, send nothing.
+    DispatchHeld {
+        idempotency_key: String,
+        run: u64,
+        channel: String,
+        code: String,
+        message: String,
+    },
+    /// Create this task.
+    TaskCreated(Task),
+    /// A task outcome raised these events (SPEC §5.2): route them, as a signal, to the
+    /// contact's *other* enrollments. In this enrollment the outcome already took its branch.
+    RaiseSignal {
+        run: u64,
+        raises: Vec<String>,
+    },
+    Journey(JourneyEntry),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_ids_round_trip() {
+        assert_eq!(message_id("enr-1", 3), "<enr-1.3@nudge>");
+        assert_eq!(
+            parse_message_id(" <a.b.7@nudge>"),
+            Some(("a.b".to_string(), 7))
+        );
+        for bad in [
+            "<x@gmail.com>",
+            "<.3@nudge>",
+            "<e.x@nudge>",
+            "e.3@nudge",
+            "",
+        ] {
+            assert_eq!(parse_message_id(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! What happened to an enrollment: the `input` of [`crate::engine::step`].
+
+use serde::{Deserialize, Serialize};
+
+/// A signal as it reaches one enrollment (SPEC §5.2): the storage layer has already matched it
+/// to the contact, deduplicated it by provider id and turned it into the events it raises.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Signal {
+    /// The stored signal's id: the journey's `woken_by`.
+    pub id: String,
+    /// The events it raises: `["reply", "reply:sms"]`, `["call_connected", "reply"]`,
+    /// `["meeting_booked"]`, `["payment.42"]`. Empty for a bare opt-out.
+    #[serde(default)]
+    pub raises: Vec<String>,
+    /// `Some(channel)` when it is an opt-out (unsubscribe, SMS `STOP`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opt_out: Option<String>,
+    /// A custom event's payload; `{}` when none (a null never means anything but a timeout).
+    #[serde(default)]
+    pub payload: serde_json::Value,
+}
+
+impl Signal {
+    /// A reply on `channel`: raises `reply` and `reply:<channel>`.
+    pub fn reply(id: impl Into<String>, channel: &str) -> Signal {
+        Signal::raising(id, &["reply", &format!("reply:{channel}")])
+    }
+
+    /// A connected call reported by a dialer: raises `call_connected` and `reply`.
+    pub fn call_connected(id: impl Into<String>) -> Signal {
+        Signal::raising(id, &["call_connected", "reply"])
+    }
+
+    /// An opt-out on `channel`.
+    pub fn opt_out(id: impl Into<String>, channel: &str) -> Signal {
+        Signal {
+            id: id.into(),
+            raises: Vec::new(),
+            opt_out: Some(channel.to_string()),
+            payload: serde_json::json!({}),
+        }
+    }
+
+    /// A signal raising exactly `events`, with an empty payload.
+    pub fn raising(id: impl Into<String>, events: &[&str]) -> Signal {
+        Signal {
+            id: id.into(),
+            raises: events.iter().map(|e| e.to_string()).collect(),
+            opt_out: None,
+            payload: serde_json::json!({}),
+        }
+    }
+}
+
+/// What happened. Each variant is one call of [`crate::engine::step`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Input {
+    /// The contact was enrolled: enter the flow's `start` step.
+    Start,
+    /// The planner found `now >= next_run_at`. An early or stale wake does nothing.
+    Wake,
+    /// A signal reached this enrollment (SPEC §5.3).
+    Signal(Signal),
+    /// A task (`call`, `linkedin_*`) was completed with `outcome`. `run` names the task run, so a
+    /// late completion of an old task cannot move a newer step.
+    TaskOutcome { run: u64, outcome: String },
+    /// An operator paused the enrollment. Timers keep running (a past target is handled at
+    /// resume, SPEC §2.6).
+    Pause,
+    /// An operator resumed it; a target that passed meanwhile fires at once.
+    Resume,
+    /// An operator ended it.
+    Exit { reason: String },
+    /// An operator moved it: the current run closes on branch `moved`, the step is entered.
+    MoveTo { step: String },
+    /// An operator completed it.
+    Complete {
+        #[serde(default)]
+        outcome: Option<String>,
+    },
+    /// The contact changed (a zone set, a phone added). The new view is kept, and a step held
+    /// with `ZONE_UNKNOWN` or `NO_OPENING` is planned again from now.
+    ContactChanged(crate::engine::state::ContactView),
+}

@@ -1,0 +1,34 @@
+//! The step interpreter (SPEC §5): `(enrollment state, what happened, now) -> (new state,
+//! effects)`, and the in-memory simulation built on it (SPEC §7 `simulate`).
+//!
+//! Pure: no I/O, no database, no wall clock, no unseeded randomness. That is what makes the
+//! product's promises checkable: a wake time computed once and stored (§2.7), a re-processed
+//! step that gives the same answer on any replica, and a `Simulate` that shows exactly what
+//! reality will do. The storage layer loads an [`EnrollmentState`], calls [`step`], and writes
+//! the new state and the [`Effect`]s (journey, dispatch outbox, tasks) in one transaction.
+//!
+//! - [`state`] — [`EnrollmentState`], [`Run`], [`Status`]: what is kept between calls.
+//! - [`input`] — [`Input`], [`Signal`]: what happened.
+//! - [`effect`] — [`Effect`], [`JourneyEntry`], [`Dispatch`], [`Task`]: what to write or send.
+//! - [`interpret`] — [`step`], [`enrollable`], [`Ctx`].
+//! - [`simulate`] — [`simulate()`], [`Scenario`], [`Timeline`], [`render_table`].
+//! - [`seed`] — the stable jitter seed of a run.
+//! - [`instant`] — how answers write instants.
+//!
+//! Which branch a signal picks, and the buffer of early signals, live in [`crate::routing`].
+
+pub mod effect;
+pub mod input;
+pub mod instant;
+pub mod interpret;
+pub mod seed;
+pub mod simulate;
+pub mod state;
+
+pub use effect::{
+    message_id, parse_message_id, Dispatch, Effect, JourneyEntry, SignalEffect, Task,
+};
+pub use input::{Input, Signal};
+pub use interpret::{enrollable, step, Ctx};
+pub use simulate::{render_table, simulate, Scenario, SimError, Timeline};
+pub use state::{ContactView, EnrollmentState, FlowRef, Run, Status};

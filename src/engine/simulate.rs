@@ -1,0 +1,443 @@
+//! `nudge simulate` and `TimingService.Simulate` (SPEC §7): one enrollment driven through
+//! virtual time in memory, by the same [`step`] function the planner uses, so a simulated
+//! timeline is what reality would do (the jitter seed included).
+//!
+//! Virtual time advances to the earlier of the enrollment's `next_run_at` and the next script
+//! entry, and stops at the horizon. When a timer and a script entry fall on the same instant,
+//! the timer fires first (it was due; the signal arrives to what the timer left).
+
+use crate::code::Code;
+use crate::engine::effect::Effect;
+use crate::engine::input::{Input, Signal};
+use crate::engine::instant;
+use crate::engine::interpret::{enrollable, step, Ctx};
+use crate::engine::state::{ContactView, EnrollmentState, FlowRef, Status};
+
+use crate::flow::Flow;
+use crate::timing::{phone_zones, Duration, TimingError, Zone};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The enrollment id a simulation runs under (part of the jitter seed).
+pub const SIM_ENROLLMENT_ID: &str = "sim";
+
+/// At most this many interpreter calls per simulation: a guard against a flow that wakes
+/// every millisecond until a far horizon.
+pub const MAX_SIM_STEPS: usize = 100_000;
+
+/// The contact of a scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioContact {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tz: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+}
+
+/// What a script entry does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Action {
+    /// A reply on `channel`: raises `reply` and `reply:<channel>`.
+    Reply {
+        channel: String,
+    },
+    /// A connected call reported by a dialer: raises `call_connected` and `reply`.
+    CallConnected,
+    ConnectionAccepted,
+    MeetingBooked,
+    OptOut {
+        channel: String,
+    },
+    /// A custom event (`payment.42`).
+    Event {
+        key: String,
+        #[serde(default)]
+        payload: serde_json::Value,
+    },
+    /// The task of step `step` completed with `outcome` (ignored unless that task is the
+    /// current run).
+    TaskOutcome {
+        step: String,
+        outcome: String,
+    },
+    Pause,
+    Resume,
+}
+
+/// One scripted happening.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScriptEntry {
+    #[serde(with = "instant::required")]
+    pub at: DateTime<Utc>,
+    #[serde(flatten)]
+    pub action: Action,
+}
+
+/// SPEC §7's scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(with = "instant::required")]
+    pub start: DateTime<Utc>,
+    #[serde(with = "instant::required")]
+    pub horizon: DateTime<Utc>,
+    #[serde(default)]
+    pub contact: ScenarioContact,
+    /// The sender's zone; `UTC` when absent.
+    #[serde(default = "utc_name")]
+    pub sender_tz: String,
+    #[serde(default = "empty_object")]
+    pub input: serde_json::Value,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default)]
+    pub script: Vec<ScriptEntry>,
+    /// The account's plan limit (SPEC §5.7), e.g. `"7d"`; none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_wait: Option<serde_json::Value>,
+}
+
+fn utc_name() -> String {
+    "UTC".to_string()
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::json!({})
+}
+
+/// One run in the answer; absent fields are omitted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub step: String,
+    #[serde(rename = "type")]
+    pub step_type: String,
+    #[serde(with = "instant::required")]
+    pub entered: DateTime<Utc>,
+    #[serde(
+        default,
+        with = "instant::optional",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub until: Option<DateTime<Utc>>,
+    #[serde(
+        default,
+        with = "instant::optional",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub scheduled: Option<DateTime<Utc>>,
+    #[serde(
+        default,
+        with = "instant::optional",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub closed: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The index of the script entry that woke the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub woken_by: Option<usize>,
+}
+
+/// SPEC §7's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    pub state: Status,
+    /// The `end` outcome when completed; the reason when exited or failed.
+    pub outcome: Option<String>,
+    pub runs: Vec<RunRecord>,
+}
+
+/// Why a simulation could not run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    /// A zone, phone number or `max_wait` in the scenario was refused.
+    #[error("{0}")]
+    Timing(#[from] TimingError),
+    /// The flow uses a step type the interpreter does not run yet.
+    #[error("the flow cannot be enrolled: {0}")]
+    NotEnrollable(String),
+    /// The scenario's shape is wrong (a horizon before the start, …).
+    #[error("bad scenario: {0}")]
+    Scenario(String),
+}
+
+impl SimError {
+    /// The SPEC §1 code for adapters.
+    pub fn code(&self) -> Code {
+        match self {
+            SimError::Timing(e) => e.code,
+            SimError::NotEnrollable(_) | SimError::Scenario(_) => Code::BadSchema,
+        }
+    }
+}
+
+/// Runs `scenario` against `flow` in memory.
+pub fn simulate(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> {
+    enrollable(flow).map_err(SimError::NotEnrollable)?;
+    if scenario.horizon < scenario.start {
+        return Err(SimError::Scenario(format!(
+            "the horizon {} is before the start {}; put the horizon later",
+            instant::format(scenario.horizon),
+            instant::format(scenario.start)
+        )));
+    }
+    Zone::parse(&scenario.sender_tz)?;
+    let contact = contact_view(&scenario.contact)?;
+    let max_wait = match &scenario.max_wait {
+        Some(v) => Some(Duration::from_json(v)?),
+        None => None,
+    };
+    let mut script: Vec<(usize, &ScriptEntry)> = scenario.script.iter().enumerate().collect();
+    if let Some((i, e)) = script.iter().find(|(_, e)| e.at < scenario.start) {
+        return Err(SimError::Scenario(format!(
+            "script entry {i} at {} is before the start {}; script entries happen after enrollment",
+            instant::format(e.at),
+            instant::format(scenario.start)
+        )));
+    }
+    // Stable: entries at the same instant keep their written order.
+    script.sort_by_key(|(_, e)| e.at);
+
+    let ctx = Ctx {
+        max_wait,
+        seed: scenario.seed,
+    };
+    let mut sim = Sim {
+        state: EnrollmentState::new(
+            SIM_ENROLLMENT_ID,
+            FlowRef {
+                id: flow.name.clone(),
+                version: 0,
+            },
+            contact,
+            scenario.sender_tz.clone(),
+            scenario.input.clone(),
+        ),
+        runs: Vec::new(),
+        by_run: BTreeMap::new(),
+    };
+    sim.apply(flow, Input::Start, scenario.start, &ctx, None);
+    let mut next_entry = 0;
+    for _ in 0..MAX_SIM_STEPS {
+        let wake = sim.state.next_run_at;
+        let entry = script.get(next_entry);
+        let wake_first = match (wake, entry) {
+            (None, None) => return Ok(sim.timeline()),
+            (Some(w), Some((_, e))) => w <= e.at,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+        };
+        if wake_first {
+            let at = wake.expect("wake_first implies a wake time");
+            if at > scenario.horizon {
+                return Ok(sim.timeline());
+            }
+            sim.apply(flow, Input::Wake, at, &ctx, None);
+        } else {
+            let (index, e) = entry.expect("not wake_first implies an entry");
+            if e.at > scenario.horizon {
+                return Ok(sim.timeline());
+            }
+            let input = sim.input_for(*index, &e.action);
+            sim.apply(flow, input, e.at, &ctx, Some(*index));
+            next_entry += 1;
+        }
+    }
+    Err(SimError::Scenario(format!(
+        "more than {MAX_SIM_STEPS} steps before the horizon; shorten the horizon or the flow's loop"
+    )))
+}
+
+/// The contact as the interpreter sees it; the phone is normalized to E.164 like the contact
+/// layer does, so a bad number is refused with `BAD_PHONE` here too.
+fn contact_view(c: &ScenarioContact) -> Result<ContactView, SimError> {
+    if let Some(tz) = &c.tz {
+        Zone::parse(tz)?;
+    }
+    let phone = match &c.phone {
+        Some(p) => Some(phone_zones(p)?.e164),
+        None => None,
+    };
+    Ok(ContactView {
+        id: "contact".to_string(),
+        email: c.email.clone(),
+        phone,
+        tz: c.tz.clone(),
+        opted_out: Default::default(),
+        attributes: Default::default(),
+    })
+}
+
+struct Sim {
+    state: EnrollmentState,
+    runs: Vec<RunRecord>,
+    by_run: BTreeMap<u64, usize>,
+}
+
+impl Sim {
+    fn input_for(&self, index: usize, action: &Action) -> Input {
+        let id = index.to_string();
+        match action {
+            Action::Reply { channel } => Input::Signal(Signal::reply(id, channel)),
+            Action::CallConnected => Input::Signal(Signal::call_connected(id)),
+            Action::ConnectionAccepted => {
+                Input::Signal(Signal::raising(id, &["connection_accepted"]))
+            }
+            Action::MeetingBooked => Input::Signal(Signal::raising(id, &["meeting_booked"])),
+            Action::OptOut { channel } => Input::Signal(Signal::opt_out(id, channel)),
+            Action::Event { key, payload } => Input::Signal(Signal {
+                id,
+                raises: vec![key.clone()],
+                opt_out: None,
+                payload: if payload.is_null() {
+                    serde_json::json!({})
+                } else {
+                    payload.clone()
+                },
+            }),
+            Action::TaskOutcome { step, outcome } => {
+                // The task of that step, if it is the current run; run 0 never exists, so an
+                // outcome for another step is rejected (and shows in the journey).
+                let run = match &self.state.run {
+                    Some(r) if &r.step == step => r.id,
+                    _ => 0,
+                };
+                Input::TaskOutcome {
+                    run,
+                    outcome: outcome.clone(),
+                }
+            }
+            Action::Pause => Input::Pause,
+            Action::Resume => Input::Resume,
+        }
+    }
+
+    /// Applies one input; `entry` is the index of the script entry it came from, so that a
+    /// task run closed by a scripted outcome shows that entry as its `woken_by` (signals carry
+    /// their index as their id already).
+    fn apply(
+        &mut self,
+        flow: &Flow,
+        input: Input,
+        now: DateTime<Utc>,
+        ctx: &Ctx,
+        entry: Option<usize>,
+    ) {
+        let outcome_for = match &input {
+            Input::TaskOutcome { run, .. } => Some(*run),
+            _ => None,
+        };
+        let (next, effects) = step(&self.state, flow, input, now, ctx);
+        self.state = next;
+        for effect in effects {
+            match effect {
+                Effect::RunOpened(run) => {
+                    self.by_run.insert(run.id, self.runs.len());
+                    self.runs.push(RunRecord {
+                        step: run.step,
+                        step_type: run.step_type,
+                        entered: run.entered,
+                        until: run.until,
+                        scheduled: run.scheduled,
+                        closed: None,
+                        branch: None,
+                        woken_by: None,
+                    });
+                }
+                Effect::TaskCreated(task) => {
+                    if let Some(&i) = self.by_run.get(&task.run) {
+                        self.runs[i].until = task.due_by;
+                    }
+                }
+                Effect::RunClosed {
+                    run,
+                    closed,
+                    branch,
+                    woken_by,
+                    ..
+                } => {
+                    if let Some(&i) = self.by_run.get(&run) {
+                        let r = &mut self.runs[i];
+                        r.closed = Some(closed);
+                        r.branch = branch;
+                        r.woken_by = match woken_by {
+                            Some(w) => w.parse().ok(),
+                            None if outcome_for == Some(run) => entry,
+                            None => None,
+                        };
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn timeline(self) -> Timeline {
+        let outcome = match self.state.status {
+            Status::Completed => self.state.outcome.clone(),
+            Status::Exited | Status::Failed => self.state.reason.clone(),
+            Status::Active | Status::Paused => None,
+        };
+        Timeline {
+            state: self.state.status,
+            outcome,
+            runs: self.runs,
+        }
+    }
+}
+
+/// The readable table of `nudge simulate` without `--json`.
+pub fn render_table(t: &Timeline) -> String {
+    let opt = |v: &Option<DateTime<Utc>>| v.map(instant::format).unwrap_or_default();
+    let header = [
+        "#",
+        "step",
+        "type",
+        "entered",
+        "until",
+        "scheduled",
+        "closed",
+        "branch",
+        "woken_by",
+    ];
+    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
+    for (i, r) in t.runs.iter().enumerate() {
+        rows.push(vec![
+            (i + 1).to_string(),
+            r.step.clone(),
+            r.step_type.clone(),
+            instant::format(r.entered),
+            opt(&r.until),
+            opt(&r.scheduled),
+            opt(&r.closed),
+            r.branch.clone().unwrap_or_default(),
+            r.woken_by
+                .map(|w| format!("script[{w}]"))
+                .unwrap_or_default(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    out.push_str(&format!("state: {}", t.state.as_str()));
+    if let Some(o) = &t.outcome {
+        out.push_str(&format!("  outcome: {o}"));
+    }
+    out.push('\n');
+    for row in rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,196 @@
+//! The state of one enrollment (SPEC §5.1): everything the interpreter needs between two calls.
+//!
+//! It is plain data with serde, so storage can keep it as one JSON column or split it into
+//! columns (`status`, `next_run_at` for the planner's index).
+
+use crate::routing::SignalBuffer;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// SPEC §5.1: `active` → (`paused` ↔ `active`) → `completed` | `exited` | `failed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Active,
+    Paused,
+    Completed,
+    Exited,
+    Failed,
+}
+
+impl Status {
+    /// The wire spelling (`active`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::Paused => "paused",
+            Status::Completed => "completed",
+            Status::Exited => "exited",
+            Status::Failed => "failed",
+        }
+    }
+
+    /// Completed, exited or failed: nothing moves it any more.
+    pub fn is_finished(self) -> bool {
+        matches!(self, Status::Completed | Status::Exited | Status::Failed)
+    }
+}
+
+/// Which immutable flow version the enrollment runs (a new version never changes it).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FlowRef {
+    /// The flow's id (or name) in storage.
+    pub id: String,
+    /// The immutable version.
+    pub version: u32,
+}
+
+/// What the interpreter knows of the contact: where to send and which zone to use.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ContactView {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// E.164 (normalized by the contact layer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
+    /// The contact's set zone (a SPEC §2.3 `tz`), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tz: Option<String>,
+    /// Channels the contact opted out of (`email`, `sms`): no more sends there (SPEC §5.2).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub opted_out: BTreeSet<String>,
+    /// Free-form CRM attributes (`contact.attributes.*` in expressions).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub attributes: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Why the current run is not moving by itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hold {
+    /// `ZONE_UNKNOWN` or `NO_OPENING`.
+    pub code: String,
+    pub message: String,
+}
+
+/// Where a task run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskPhase {
+    /// Scheduled inside the windows, not yet created.
+    Scheduled,
+    /// Created (listed by `ListTasks`), waiting for its outcome or its timeout.
+    Open,
+}
+
+/// One entry into a step (SPEC §5.8: "each step entry is a run").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Run {
+    /// Sequence number within the enrollment, from 1. With the enrollment id it is the
+    /// idempotency key of a dispatch and the jitter seed, so it never repeats.
+    pub id: u64,
+    /// The step's key in the flow.
+    pub step: String,
+    /// The step's `type` (`wait`, `wait_for`, `email`, …).
+    #[serde(rename = "type")]
+    pub step_type: String,
+    pub entered: DateTime<Utc>,
+    /// The wake time of a `wait`; the timeout deadline of a `wait_for` or an open task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<DateTime<Utc>>,
+    /// When an outreach step goes or a task is created, fixed at entry (§2.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled: Option<DateTime<Utc>>,
+    /// The next opening an execution-time deferral moved the step to (§3 step 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred_to: Option<DateTime<Utc>>,
+    /// The events a `wait_for` waits for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<String>,
+    /// For tasks: scheduled or open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskPhase>,
+    /// A task outcome reported while the enrollment was paused, applied at resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_outcome: Option<String>,
+    /// Set when the step is held (`ZONE_UNKNOWN`, `NO_OPENING`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Hold>,
+}
+
+impl Run {
+    /// The instant this run wants to be woken at, or `None` when only a signal, an outcome or
+    /// an operator can move it.
+    pub fn wake_at(&self) -> Option<DateTime<Utc>> {
+        if self.hold.is_some() {
+            return None;
+        }
+        match self.task {
+            Some(TaskPhase::Open) => self.until,
+            Some(TaskPhase::Scheduled) => self.deferred_to.or(self.scheduled),
+            None => self.deferred_to.or(self.scheduled).or(self.until),
+        }
+    }
+}
+
+/// Everything about one enrollment the interpreter reads and writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnrollmentState {
+    /// The enrollment id: part of every idempotency key, Message-ID and jitter seed.
+    pub id: String,
+    pub status: Status,
+    pub flow: FlowRef,
+    pub contact: ContactView,
+    /// The sender's zone (a SPEC §2.3 `tz`): the fallback zone for arithmetic and windows.
+    pub sender_tz: String,
+    /// The enrollment input, checked against the flow's `input` schema at enrollment.
+    #[serde(default)]
+    pub input: serde_json::Value,
+    /// The current run; `None` before start and after the enrollment finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<Run>,
+    /// The planner's key: when to call [`crate::engine::step`] with `Wake`. `None` while
+    /// paused, waiting without a deadline, held, or finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_run_at: Option<DateTime<Utc>>,
+    /// Signals no step was waiting for (SPEC §5.3 rule 4).
+    #[serde(default, skip_serializing_if = "SignalBuffer::is_empty")]
+    pub buffer: SignalBuffer,
+    /// The last run id handed out.
+    #[serde(default)]
+    pub last_run_id: u64,
+    /// The `end` step's outcome, once completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// Why it exited (`opt_out:sms`, `exit_on:meeting_booked`, an operator's reason) or failed
+    /// (`WAIT_EXCEEDS_LIMIT: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl EnrollmentState {
+    /// A new enrollment, not started yet: feed it [`crate::engine::Input::Start`].
+    pub fn new(
+        id: impl Into<String>,
+        flow: FlowRef,
+        contact: ContactView,
+        sender_tz: impl Into<String>,
+        input: serde_json::Value,
+    ) -> Self {
+        EnrollmentState {
+            id: id.into(),
+            status: Status::Active,
+            flow,
+            contact,
+            sender_tz: sender_tz.into(),
+            input,
+            run: None,
+            next_run_at: None,
+            buffer: SignalBuffer::new(),
+            last_run_id: 0,
+            outcome: None,
+            reason: None,
+        }
+    }
+}

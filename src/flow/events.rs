@@ -1,0 +1,189 @@
+//! Event names (SPEC §5.2): what a `wait_for` lists, what `next` wires and what `exit_on` names.
+//!
+//! The built-in events are a closed set; a custom event (posted by key, SPEC §5.5) always contains
+//! a `.` (`payment.received`), so a misspelt built-in (`replied`) can never pass for a custom key.
+
+use std::fmt;
+
+/// An event a signal can raise.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Event {
+    /// Any reply, on any channel (a connected call counts, SPEC §5.2).
+    Reply,
+    /// A reply by email only.
+    ReplyEmail,
+    /// A reply by SMS only.
+    ReplySms,
+    /// A LinkedIn reply only (a `linkedin_message` task completed with `replied`).
+    ReplyLinkedin,
+    /// A `call` task completed with one of its `connected_outcomes`.
+    CallConnected,
+    /// A `linkedin_connect` task completed with `accepted`.
+    ConnectionAccepted,
+    /// A meeting with the contact on the sender's calendar, or one reported.
+    MeetingBooked,
+    /// A custom event key (contains a `.`), posted with `PostEvent` / `POST /events/{key}`.
+    Custom(String),
+}
+
+/// The built-in event names, in the order docs list them.
+pub const BUILT_IN: [&str; 7] = [
+    "reply",
+    "reply:email",
+    "reply:sms",
+    "reply:linkedin",
+    "call_connected",
+    "connection_accepted",
+    "meeting_booked",
+];
+
+impl Event {
+    /// Parses an event name; the error is a hint that says how to fix it.
+    pub fn parse(text: &str) -> Result<Event, String> {
+        Ok(match text {
+            "reply" => Event::Reply,
+            "reply:email" => Event::ReplyEmail,
+            "reply:sms" => Event::ReplySms,
+            "reply:linkedin" => Event::ReplyLinkedin,
+            "call_connected" => Event::CallConnected,
+            "connection_accepted" => Event::ConnectionAccepted,
+            "meeting_booked" => Event::MeetingBooked,
+            _ if text.contains('.') => return parse_custom(text).map(Event::Custom),
+            _ => return Err(unknown_hint(text)),
+        })
+    }
+
+    /// The name as written in flows and journeys.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Event::Reply => "reply",
+            Event::ReplyEmail => "reply:email",
+            Event::ReplySms => "reply:sms",
+            Event::ReplyLinkedin => "reply:linkedin",
+            Event::CallConnected => "call_connected",
+            Event::ConnectionAccepted => "connection_accepted",
+            Event::MeetingBooked => "meeting_booked",
+            Event::Custom(key) => key,
+        }
+    }
+
+    /// True for a custom key.
+    pub fn is_custom(&self) -> bool {
+        matches!(self, Event::Custom(_))
+    }
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A custom key: segments of `[A-Za-z0-9_-]` joined by single dots, so it is safe as a URL path
+/// segment of `POST /events/{key}` and never collides with a built-in name.
+fn parse_custom(text: &str) -> Result<String, String> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if let Some(bad) = text.chars().find(|&c| !ok_char(c) && c != '.') {
+        return Err(format!(
+            "`{text}`: a custom event key may contain only letters, digits, `_`, `-` and dots, not {bad:?}"
+        ));
+    }
+    if text.split('.').any(str::is_empty) {
+        return Err(format!(
+            "`{text}`: a custom event key is dot-separated words, with no empty part (like `payment.received`)"
+        ));
+    }
+    Ok(text.to_string())
+}
+
+fn unknown_hint(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let suggestion = BUILT_IN
+        .iter()
+        .map(|b| (edit_distance(&lower, b), b))
+        .filter(|(d, b)| *d <= 3.max(b.len() / 3))
+        .min()
+        .map(|(_, b)| format!(" Did you mean `{b}`?"))
+        .unwrap_or_default();
+    format!(
+        "`{text}` is not an event.{suggestion} Built-in events are {}; a custom event key contains a `.` (like `payment.received`)",
+        BUILT_IN.map(|b| format!("`{b}`")).join(", ")
+    )
+}
+
+/// Levenshtein distance, for "did you mean" hints.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_ins_round_trip() {
+        for name in BUILT_IN {
+            let e = Event::parse(name).unwrap();
+            assert_eq!(e.as_str(), name);
+            assert!(!e.is_custom());
+        }
+    }
+
+    #[test]
+    fn names() {
+        let cases: &[(&str, Option<Event>)] = &[
+            ("reply", Some(Event::Reply)),
+            (
+                "payment.received",
+                Some(Event::Custom("payment.received".into())),
+            ),
+            ("payment.42", Some(Event::Custom("payment.42".into()))),
+            ("a.b-c_d.e", Some(Event::Custom("a.b-c_d.e".into()))),
+            ("replied", None),
+            ("Reply", None),
+            ("reply:call", None),
+            ("reply:", None),
+            ("", None),
+            ("payment.", None),
+            (".payment", None),
+            ("pay..ment", None),
+            ("pay ment.x", None),
+            ("payment/x.y", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(Event::parse(text).ok(), *want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn unknown_suggests_the_built_in() {
+        let hint = Event::parse("replied").unwrap_err();
+        assert!(hint.contains("Did you mean `reply`?"), "{hint}");
+        let hint = Event::parse("MEETING_BOOKED").unwrap_err();
+        assert!(hint.contains("Did you mean `meeting_booked`?"), "{hint}");
+        let hint = Event::parse("conection_accepted").unwrap_err();
+        assert!(
+            hint.contains("Did you mean `connection_accepted`?"),
+            "{hint}"
+        );
+        let hint = Event::parse("banana").unwrap_err();
+        assert!(!hint.contains("Did you mean"), "{hint}");
+    }
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("reply", "reply"), 0);
+    }
+}

@@ -1,0 +1,788 @@
+//! `$:` expressions in timing slots (SPEC §2.5).
+//!
+//! A slot whose string starts with `$:` holds an expression instead of a literal:
+//! `"duration": "$: input.nudge_ms * 2"`, `"until": "$: input.demo_at - 86400000"`.
+//!
+//! # Grammar
+//!
+//! ```text
+//! expr   := term (("+" | "-") term)*
+//! term   := unary (("*" | "/") unary)*
+//! unary  := "-" unary | atom
+//! atom   := number | path | "(" expr ")"
+//! number := digits ["." digits]                 (no exponent, no sign: use unary minus)
+//! path   := "input." field
+//!         | "contact." ("id" | "email" | "phone" | "tz")
+//!         | "contact.attributes." field
+//! field  := [A-Za-z_][A-Za-z0-9_]*
+//! ```
+//! Spaces are allowed between tokens.
+//!
+//! # Types
+//!
+//! `input.<field>` has the type the flow's `input` schema declares (`number`, `string`,
+//! `timestamp`, `boolean`); an undeclared field is refused. `contact.id|email|phone|tz` are
+//! strings. `contact.attributes.<x>` is untyped CRM data: it may appear in an expression, but an
+//! untyped operand is refused wherever a number or timestamp is needed (`EXPR_TYPE`; declare an
+//! `input` field of the right type and pass the value at enrollment instead), so a timing slot can
+//! never depend on data whose type nobody promised.
+//!
+//! | operation | result |
+//! |---|---|
+//! | number `+ - * /` number | number |
+//! | `-` number | number |
+//! | timestamp `+` number, number `+` timestamp, timestamp `-` number | timestamp (the number is milliseconds) |
+//! | timestamp `-` timestamp | number (milliseconds) |
+//! | anything else | refused (`EXPR_TYPE`) |
+//!
+//! A duration slot needs a number (milliseconds); an `until` slot a timestamp or a number (epoch
+//! milliseconds).
+//!
+//! # Evaluation
+//!
+//! [`eval`] runs at enrollment time on the enrollment's input and the contact; numbers are `f64`.
+//! A missing field, a division by zero or a non-finite result is an [`ExprError`].
+
+use crate::flow::model::{ContactField, FieldType, InputSchema, Path};
+use chrono::{DateTime, Utc};
+use std::fmt;
+
+/// The prefix that marks a slot as an expression.
+pub const PREFIX: &str = "$:";
+
+/// A parsed `$:` expression, with its source text for messages and the journey.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    /// The text after `$:`, trimmed.
+    pub source: String,
+    pub node: Node,
+}
+
+/// An expression tree.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    Number(f64),
+    Path(Path),
+    Neg(Box<Node>),
+    Binary(Op, Box<Node>, Box<Node>),
+}
+
+/// A binary operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+impl Op {
+    fn symbol(self) -> char {
+        match self {
+            Op::Add => '+',
+            Op::Sub => '-',
+            Op::Mul => '*',
+            Op::Div => '/',
+        }
+    }
+}
+
+/// The static type of an expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Type {
+    Number,
+    String,
+    Timestamp,
+    Boolean,
+    /// `contact.attributes.*`: nobody promised a type.
+    Untyped,
+}
+
+impl Type {
+    fn of_field(t: FieldType) -> Type {
+        match t {
+            FieldType::Number => Type::Number,
+            FieldType::String => Type::String,
+            FieldType::Timestamp => Type::Timestamp,
+            FieldType::Boolean => Type::Boolean,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Type::Number => "number",
+            Type::String => "string",
+            Type::Timestamp => "timestamp",
+            Type::Boolean => "boolean",
+            Type::Untyped => "untyped attribute",
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A refused expression: what is wrong, and where in the source (byte offset) when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExprError {
+    pub message: String,
+    pub position: Option<usize>,
+}
+
+impl ExprError {
+    fn at(position: usize, message: impl Into<String>) -> ExprError {
+        ExprError {
+            message: message.into(),
+            position: Some(position),
+        }
+    }
+
+    fn new(message: impl Into<String>) -> ExprError {
+        ExprError {
+            message: message.into(),
+            position: None,
+        }
+    }
+}
+
+impl fmt::Display for ExprError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.position {
+            Some(p) => write!(f, "at position {p}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ExprError {}
+
+/// True when a slot's text contains a `${ }` interpolation, which is refused by name.
+pub fn is_interpolation(text: &str) -> bool {
+    text.contains("${")
+}
+
+/// The expression text of a slot when it starts with `$:`, else `None` (a literal).
+pub fn strip_prefix(text: &str) -> Option<&str> {
+    text.trim_start().strip_prefix(PREFIX)
+}
+
+impl Expr {
+    /// Parses the text after `$:`. Positions in errors are byte offsets into `text`.
+    pub fn parse(text: &str) -> Result<Expr, ExprError> {
+        let mut p = Parser { src: text, pos: 0 };
+        p.skip_ws();
+        if p.pos == text.len() {
+            return Err(ExprError::at(
+                p.pos,
+                "the expression is empty: write e.g. `$: input.wait_ms`",
+            ));
+        }
+        let node = p.expr()?;
+        p.skip_ws();
+        if p.pos < text.len() {
+            return Err(ExprError::at(
+                p.pos,
+                format!(
+                    "unexpected `{}`: an expression is paths, numbers, `+ - * /` and parentheses",
+                    &text[p.pos..].chars().next().unwrap_or(' ')
+                ),
+            ));
+        }
+        Ok(Expr {
+            source: text.trim().to_string(),
+            node,
+        })
+    }
+
+    /// Infers the type against the flow's `input` schema.
+    pub fn infer(&self, input: &InputSchema) -> Result<Type, ExprError> {
+        infer(&self.node, input)
+    }
+
+    /// Every path the expression reads.
+    pub fn paths(&self) -> Vec<&Path> {
+        fn walk<'a>(n: &'a Node, out: &mut Vec<&'a Path>) {
+            match n {
+                Node::Number(_) => {}
+                Node::Path(p) => out.push(p),
+                Node::Neg(a) => walk(a, out),
+                Node::Binary(_, a, b) => {
+                    walk(a, out);
+                    walk(b, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.node, &mut out);
+        out
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "$: {}", self.source)
+    }
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.src.as_bytes().get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    fn expr(&mut self) -> Result<Node, ExprError> {
+        let mut left = self.term()?;
+        loop {
+            self.skip_ws();
+            let op = match self.peek() {
+                Some(b'+') => Op::Add,
+                Some(b'-') => Op::Sub,
+                _ => return Ok(left),
+            };
+            self.pos += 1;
+            let right = self.term()?;
+            left = Node::Binary(op, Box::new(left), Box::new(right));
+        }
+    }
+
+    fn term(&mut self) -> Result<Node, ExprError> {
+        let mut left = self.unary()?;
+        loop {
+            self.skip_ws();
+            let op = match self.peek() {
+                Some(b'*') => Op::Mul,
+                Some(b'/') => Op::Div,
+                _ => return Ok(left),
+            };
+            self.pos += 1;
+            let right = self.unary()?;
+            left = Node::Binary(op, Box::new(left), Box::new(right));
+        }
+    }
+
+    fn unary(&mut self) -> Result<Node, ExprError> {
+        self.skip_ws();
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+            return Ok(Node::Neg(Box::new(self.unary()?)));
+        }
+        self.atom()
+    }
+
+    fn atom(&mut self) -> Result<Node, ExprError> {
+        self.skip_ws();
+        let start = self.pos;
+        match self.peek() {
+            Some(b'(') => {
+                self.pos += 1;
+                let inner = self.expr()?;
+                self.skip_ws();
+                if self.peek() != Some(b')') {
+                    return Err(ExprError::at(
+                        self.pos,
+                        format!("missing `)` to close the `(` at position {start}"),
+                    ));
+                }
+                self.pos += 1;
+                Ok(inner)
+            }
+            Some(c) if c.is_ascii_digit() => {
+                while matches!(self.peek(), Some(c) if c.is_ascii_digit()) {
+                    self.pos += 1;
+                }
+                if self.peek() == Some(b'.') {
+                    self.pos += 1;
+                    let frac = self.pos;
+                    while matches!(self.peek(), Some(c) if c.is_ascii_digit()) {
+                        self.pos += 1;
+                    }
+                    if self.pos == frac {
+                        return Err(ExprError::at(self.pos, "a digit must follow the `.`"));
+                    }
+                }
+                let text = &self.src[start..self.pos];
+                text.parse::<f64>()
+                    .map(Node::Number)
+                    .map_err(|_| ExprError::at(start, format!("`{text}` is not a number")))
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == b'_' => self.path(),
+            Some(_) => Err(ExprError::at(
+                start,
+                format!(
+                    "expected a number, a path (`input.<field>`, `contact.<field>`) or `(`, found `{}`",
+                    self.src[start..].chars().next().unwrap_or(' ')
+                ),
+            )),
+            None => Err(ExprError::at(
+                start,
+                "the expression ends too early: an operand is missing",
+            )),
+        }
+    }
+
+    fn ident(&mut self) -> Option<&str> {
+        let start = self.pos;
+        if !matches!(self.peek(), Some(c) if c.is_ascii_alphabetic() || c == b'_') {
+            return None;
+        }
+        while matches!(self.peek(), Some(c) if c.is_ascii_alphanumeric() || c == b'_') {
+            self.pos += 1;
+        }
+        Some(&self.src[start..self.pos])
+    }
+
+    fn path(&mut self) -> Result<Node, ExprError> {
+        let start = self.pos;
+        let mut parts: Vec<String> = Vec::new();
+        loop {
+            let seg_start = self.pos;
+            match self.ident() {
+                Some(s) => parts.push(s.to_string()),
+                None => {
+                    return Err(ExprError::at(
+                        seg_start,
+                        "a field name (letters, digits, `_`) must follow the `.`",
+                    ))
+                }
+            }
+            if self.peek() == Some(b'.') {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        let text = &self.src[start..self.pos];
+        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+        let path = match parts.as_slice() {
+            ["input", field] => Path::Input(field.to_string()),
+            ["contact", "attributes", name] => Path::Attribute(name.to_string()),
+            ["contact", field] => match ContactField::parse(field) {
+                Some(f) => Path::Contact(f),
+                None => {
+                    return Err(ExprError::at(
+                        start,
+                        format!("`{text}`: a contact has `id`, `email`, `phone`, `tz` and `attributes.<name>`"),
+                    ))
+                }
+            },
+            ["input"] | ["input", ..] => {
+                return Err(ExprError::at(
+                    start,
+                    format!("`{text}`: write `input.<field>` with one field name"),
+                ))
+            }
+            ["contact", ..] => {
+                return Err(ExprError::at(
+                    start,
+                    format!("`{text}`: write `contact.<field>` or `contact.attributes.<name>`"),
+                ))
+            }
+            _ => {
+                return Err(ExprError::at(
+                    start,
+                    format!("`{text}`: a path starts with `input.` or `contact.`"),
+                ))
+            }
+        };
+        Ok(Node::Path(path))
+    }
+}
+
+fn infer(node: &Node, input: &InputSchema) -> Result<Type, ExprError> {
+    match node {
+        Node::Number(_) => Ok(Type::Number),
+        Node::Path(Path::Input(name)) => match input.get(name) {
+            Some(t) => Ok(Type::of_field(*t)),
+            None => Err(ExprError::new(format!(
+                "`input.{name}` is not declared: add `\"{name}\": \"number\"` (or its type) to the flow's `input`"
+            ))),
+        },
+        Node::Path(Path::Contact(_)) => Ok(Type::String),
+        Node::Path(Path::Attribute(_)) => Ok(Type::Untyped),
+        Node::Neg(a) => match infer(a, input)? {
+            Type::Number => Ok(Type::Number),
+            t => Err(ExprError::new(format!("`-` needs a number, not a {t}"))),
+        },
+        Node::Binary(op, a, b) => {
+            let (ta, tb) = (infer(a, input)?, infer(b, input)?);
+            binary_type(*op, ta, tb).ok_or_else(|| {
+                let extra = if ta == Type::Untyped || tb == Type::Untyped {
+                    ": contact attributes are untyped; declare an `input` field of the right type and pass the value at enrollment"
+                } else {
+                    ""
+                };
+                ExprError::new(format!(
+                    "`{ta} {} {tb}` is not allowed (numbers combine with `+ - * /`; a timestamp takes `+`/`-` a number of milliseconds; timestamp `-` timestamp is milliseconds){extra}",
+                    op.symbol()
+                ))
+            })
+        }
+    }
+}
+
+fn binary_type(op: Op, a: Type, b: Type) -> Option<Type> {
+    use Type::*;
+    match (op, a, b) {
+        (_, Number, Number) => Some(Number),
+        (Op::Add, Timestamp, Number) | (Op::Add, Number, Timestamp) => Some(Timestamp),
+        (Op::Sub, Timestamp, Number) => Some(Timestamp),
+        (Op::Sub, Timestamp, Timestamp) => Some(Number),
+        _ => None,
+    }
+}
+
+/// What an expression reads about the contact at run time.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContactView {
+    pub id: String,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    /// The zone name, when set or inferred.
+    pub tz: Option<String>,
+    /// Free-form CRM attributes.
+    pub attributes: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ContactView {
+    /// The JSON value at a path (`None` when absent or null), for branch conditions.
+    pub fn get(&self, path: &Path, input: &serde_json::Value) -> Option<serde_json::Value> {
+        use serde_json::Value as J;
+        let v = match path {
+            Path::Input(name) => input.get(name).cloned(),
+            Path::Contact(ContactField::Id) => Some(J::String(self.id.clone())),
+            Path::Contact(ContactField::Email) => self.email.clone().map(J::String),
+            Path::Contact(ContactField::Phone) => self.phone.clone().map(J::String),
+            Path::Contact(ContactField::Tz) => self.tz.clone().map(J::String),
+            Path::Attribute(name) => self.attributes.get(name).cloned(),
+        };
+        v.filter(|v| !v.is_null())
+    }
+}
+
+/// A value at run time.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Number(f64),
+    Timestamp(DateTime<Utc>),
+    String(String),
+    Boolean(bool),
+}
+
+impl Value {
+    fn type_name(&self) -> &'static str {
+        match self {
+            Value::Number(_) => "number",
+            Value::Timestamp(_) => "timestamp",
+            Value::String(_) => "string",
+            Value::Boolean(_) => "boolean",
+        }
+    }
+}
+
+/// Evaluates `expr` on an enrollment's `input` (a JSON object; a `timestamp` field is an RFC 3339
+/// string) and its contact. The engine calls this when the step is entered.
+///
+/// An input field's JSON value is read by its declared meaning: a string that parses as RFC 3339
+/// is a timestamp (a `timestamp` field), a number a number. Contact attributes are read by their
+/// JSON type the same way.
+pub fn eval(
+    expr: &Expr,
+    input: &serde_json::Value,
+    contact: &ContactView,
+) -> Result<Value, ExprError> {
+    eval_node(&expr.node, input, contact)
+}
+
+/// Evaluates a duration slot's expression to whole milliseconds (rounded to the nearest; may be
+/// negative or zero: the slot decides, SPEC §2.6).
+pub fn eval_millis(
+    expr: &Expr,
+    input: &serde_json::Value,
+    contact: &ContactView,
+) -> Result<i64, ExprError> {
+    match eval(expr, input, contact)? {
+        Value::Number(n) => to_millis(n),
+        other => Err(ExprError::new(format!(
+            "`{}` gave a {}, not a number of milliseconds",
+            expr.source,
+            other.type_name()
+        ))),
+    }
+}
+
+/// Evaluates an `until` slot's expression to an instant (a timestamp, or a number of epoch
+/// milliseconds).
+pub fn eval_instant(
+    expr: &Expr,
+    input: &serde_json::Value,
+    contact: &ContactView,
+) -> Result<DateTime<Utc>, ExprError> {
+    match eval(expr, input, contact)? {
+        Value::Timestamp(t) => Ok(t),
+        Value::Number(n) => DateTime::from_timestamp_millis(to_millis(n)?).ok_or_else(|| {
+            ExprError::new(format!(
+                "`{}` gave {n}, which is not an instant",
+                expr.source
+            ))
+        }),
+        other => Err(ExprError::new(format!(
+            "`{}` gave a {}, not a timestamp",
+            expr.source,
+            other.type_name()
+        ))),
+    }
+}
+
+fn to_millis(n: f64) -> Result<i64, ExprError> {
+    let r = n.round();
+    if !r.is_finite() || r.abs() > 8.64e15 {
+        return Err(ExprError::new(format!(
+            "{n} is out of range for milliseconds"
+        )));
+    }
+    Ok(r as i64)
+}
+
+fn read_json(path: &Path, v: serde_json::Value) -> Result<Value, ExprError> {
+    use serde_json::Value as J;
+    match v {
+        J::Number(n) => n
+            .as_f64()
+            .map(Value::Number)
+            .ok_or_else(|| ExprError::new(format!("`{path}` is not a finite number"))),
+        J::Bool(b) => Ok(Value::Boolean(b)),
+        J::String(s) => Ok(match DateTime::parse_from_rfc3339(&s) {
+            Ok(t) => Value::Timestamp(t.with_timezone(&Utc)),
+            Err(_) => Value::String(s),
+        }),
+        other => Err(ExprError::new(format!(
+            "`{path}` holds {other}, which is not a number, string, timestamp or boolean"
+        ))),
+    }
+}
+
+fn eval_node(
+    node: &Node,
+    input: &serde_json::Value,
+    contact: &ContactView,
+) -> Result<Value, ExprError> {
+    match node {
+        Node::Number(n) => Ok(Value::Number(*n)),
+        Node::Path(p) => {
+            let raw = contact
+                .get(p, input)
+                .ok_or_else(|| ExprError::new(format!("`{p}` is missing")))?;
+            match p {
+                // Contact fields are strings even when they look like a timestamp.
+                Path::Contact(_) => Ok(Value::String(raw.as_str().unwrap_or_default().into())),
+                _ => read_json(p, raw),
+            }
+        }
+        Node::Neg(a) => match eval_node(a, input, contact)? {
+            Value::Number(n) => Ok(Value::Number(-n)),
+            v => Err(ExprError::new(format!(
+                "`-` needs a number, not a {}",
+                v.type_name()
+            ))),
+        },
+        Node::Binary(op, a, b) => {
+            let (va, vb) = (eval_node(a, input, contact)?, eval_node(b, input, contact)?);
+            let ms = |n: f64| to_millis(n).map(chrono::Duration::milliseconds);
+            let out = match (op, &va, &vb) {
+                (Op::Add, Value::Number(x), Value::Number(y)) => Value::Number(x + y),
+                (Op::Sub, Value::Number(x), Value::Number(y)) => Value::Number(x - y),
+                (Op::Mul, Value::Number(x), Value::Number(y)) => Value::Number(x * y),
+                (Op::Div, Value::Number(_), Value::Number(y)) if *y == 0.0 => {
+                    return Err(ExprError::new("division by zero"))
+                }
+                (Op::Div, Value::Number(x), Value::Number(y)) => Value::Number(x / y),
+                (Op::Add, Value::Timestamp(t), Value::Number(n))
+                | (Op::Add, Value::Number(n), Value::Timestamp(t)) => Value::Timestamp(
+                    t.checked_add_signed(ms(*n)?)
+                        .ok_or_else(|| ExprError::new("the timestamp is out of range"))?,
+                ),
+                (Op::Sub, Value::Timestamp(t), Value::Number(n)) => Value::Timestamp(
+                    t.checked_sub_signed(ms(*n)?)
+                        .ok_or_else(|| ExprError::new("the timestamp is out of range"))?,
+                ),
+                (Op::Sub, Value::Timestamp(x), Value::Timestamp(y)) => {
+                    Value::Number((*x - *y).num_milliseconds() as f64)
+                }
+                _ => {
+                    return Err(ExprError::new(format!(
+                        "`{} {} {}` is not allowed",
+                        va.type_name(),
+                        op.symbol(),
+                        vb.type_name()
+                    )))
+                }
+            };
+            match out {
+                Value::Number(n) if !n.is_finite() => {
+                    Err(ExprError::new("the result is not a finite number"))
+                }
+                v => Ok(v),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> InputSchema {
+        [
+            ("wait_ms", FieldType::Number),
+            ("demo_at", FieldType::Timestamp),
+            ("plan", FieldType::String),
+            ("vip", FieldType::Boolean),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    #[test]
+    fn parse_errors_point_at_the_problem() {
+        let cases: &[(&str, usize, &str)] = &[
+            ("", 0, "empty"),
+            ("   ", 3, "empty"),
+            ("input.wait_ms +", 15, "ends too early"),
+            ("input.wait_ms ) ", 14, "unexpected `)`"),
+            ("(1 + 2", 6, "missing `)`"),
+            ("input", 0, "`input.<field>`"),
+            ("input.a.b", 0, "one field name"),
+            ("contact.name", 0, "a contact has"),
+            ("nudge_ms", 0, "starts with `input.`"),
+            ("1 + 'x'", 4, "expected a number"),
+            ("1.", 2, "digit must follow"),
+            ("input.", 6, "field name"),
+            ("1e5", 1, "unexpected `e`"),
+        ];
+        for (text, pos, needle) in cases {
+            let err = Expr::parse(text).unwrap_err();
+            assert_eq!(err.position, Some(*pos), "{text:?}: {err}");
+            assert!(err.message.contains(needle), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn precedence_and_associativity() {
+        let e = Expr::parse("1 - 2 - 3 * 4 / 2").unwrap();
+        let v = eval(&e, &json!({}), &ContactView::default()).unwrap();
+        assert_eq!(v, Value::Number(1.0 - 2.0 - 3.0 * 4.0 / 2.0));
+        let e = Expr::parse("-(1 + 2) * 2").unwrap();
+        assert_eq!(
+            eval(&e, &json!({}), &ContactView::default()).unwrap(),
+            Value::Number(-6.0)
+        );
+    }
+
+    #[test]
+    fn type_inference_table() {
+        use Type::*;
+        let cases: &[(&str, Option<Type>)] = &[
+            ("input.wait_ms", Some(Number)),
+            ("input.wait_ms * 2 + 1000", Some(Number)),
+            ("input.demo_at", Some(Timestamp)),
+            ("input.demo_at - 86400000", Some(Timestamp)),
+            ("3600000 + input.demo_at", Some(Timestamp)),
+            ("input.demo_at - input.demo_at", Some(Number)),
+            ("-input.wait_ms", Some(Number)),
+            ("input.plan", Some(String)),
+            ("contact.email", Some(String)),
+            ("contact.attributes.score", Some(Untyped)),
+            ("input.demo_at + input.demo_at", None),
+            ("1000 - input.demo_at", None),
+            ("input.demo_at * 2", None),
+            ("input.plan + 1", None),
+            ("input.vip * 1", None),
+            ("contact.attributes.score * 1000", None),
+            ("-input.demo_at", None),
+            ("input.missing", None),
+        ];
+        for (text, want) in cases {
+            let got = Expr::parse(text).unwrap().infer(&schema()).ok();
+            assert_eq!(got, *want, "{text}");
+        }
+    }
+
+    #[test]
+    fn untyped_attribute_refusal_says_what_to_do() {
+        let err = Expr::parse("contact.attributes.score * 1000")
+            .unwrap()
+            .infer(&schema())
+            .unwrap_err();
+        assert!(err.message.contains("declare an `input` field"), "{err}");
+    }
+
+    #[test]
+    fn evaluation() {
+        let input = json!({"wait_ms": 1500, "demo_at": "2026-09-01T10:00:00+02:00"});
+        let contact = ContactView {
+            id: "c1".into(),
+            attributes: serde_json::Map::from_iter([("score".into(), json!(3))]),
+            ..ContactView::default()
+        };
+        let e = |s: &str| Expr::parse(s).unwrap();
+        assert_eq!(
+            eval_millis(&e("input.wait_ms * 2"), &input, &contact),
+            Ok(3000)
+        );
+        assert_eq!(
+            eval_millis(&e("input.wait_ms / 1000"), &input, &contact),
+            Ok(2)
+        );
+        assert_eq!(
+            eval_instant(&e("input.demo_at - 3600000"), &input, &contact)
+                .unwrap()
+                .to_rfc3339(),
+            "2026-09-01T07:00:00+00:00"
+        );
+        assert_eq!(
+            eval_instant(&e("1000"), &input, &contact)
+                .unwrap()
+                .to_rfc3339(),
+            "1970-01-01T00:00:01+00:00"
+        );
+        assert_eq!(
+            eval(&e("contact.attributes.score * 2"), &input, &contact),
+            Ok(Value::Number(6.0))
+        );
+        assert_eq!(
+            eval(&e("input.demo_at - input.demo_at"), &input, &contact),
+            Ok(Value::Number(0.0))
+        );
+        let err = eval(&e("input.nope"), &input, &contact).unwrap_err();
+        assert!(err.message.contains("`input.nope` is missing"), "{err}");
+        let err = eval(&e("1 / (input.wait_ms - 1500)"), &input, &contact).unwrap_err();
+        assert!(err.message.contains("division by zero"), "{err}");
+        assert!(eval_millis(&e("input.demo_at"), &input, &contact).is_err());
+        assert!(eval_instant(&e("contact.id"), &input, &contact).is_err());
+    }
+
+    #[test]
+    fn slot_prefixes() {
+        assert_eq!(strip_prefix("$: input.x"), Some(" input.x"));
+        assert_eq!(strip_prefix("  $:input.x"), Some("input.x"));
+        assert_eq!(strip_prefix("2bd"), None);
+        assert!(is_interpolation("${input.x}"));
+        assert!(is_interpolation("2d ${x}"));
+        assert!(!is_interpolation("$: input.x"));
+    }
+}

@@ -1,0 +1,766 @@
+//! The flow model: a validated flow document (SPEC §1) as Rust types.
+//!
+//! This is what the engine interprets. Every value in it has already been checked by
+//! [`crate::flow::validate`], which is the only way to build a [`Flow`] from JSON: the validator
+//! walks the document once, collects every problem, and builds these types from the same walk,
+//! so there is one definition of the format (no serde mirror that could drift from it).
+//! Timing slots hold *parsed* values ([`Duration`], [`Until`], [`Zone`], [`SendWindow`],
+//! [`Holidays`]), or a parsed `$:` [`Expr`] that the engine evaluates when the step is entered.
+//!
+//! The original JSON document is what gets stored (a flow version is immutable); load it again
+//! with [`Flow::from_json`].
+
+use crate::flow::events::Event;
+use crate::flow::expr::{ContactView, Expr};
+use crate::flow::validate::{validate, Problem, ValidateOptions};
+use crate::timing::Zone;
+use std::collections::BTreeMap;
+use std::fmt;
+
+pub use crate::timing::{Duration, Holidays, SendWindow, Until};
+
+/// The name of a step: a key of the flow's `steps` object.
+pub type StepId = String;
+
+/// A validated flow document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flow {
+    /// The flow's name (`outbound-v1`); versions of a flow share it.
+    pub name: String,
+    /// The step every enrollment enters first. Always names a step of `steps`.
+    pub start: StepId,
+    pub settings: Settings,
+    /// The typed schema of the enrollment's input (`input.*` in expressions).
+    pub input: InputSchema,
+    /// Every step by name. Every `next` target names one of them.
+    pub steps: BTreeMap<StepId, Step>,
+}
+
+impl Flow {
+    /// Validates `json` and builds the flow, or returns every problem (errors and warnings) when
+    /// there is at least one error. Warnings alone do not stop the flow from being built.
+    pub fn from_json(
+        json: &serde_json::Value,
+        opts: &ValidateOptions,
+    ) -> Result<Flow, Vec<Problem>> {
+        let v = validate(json, opts);
+        match v.flow {
+            Some(flow) => Ok(flow),
+            None => Err(v.problems),
+        }
+    }
+
+    /// The step named `id`.
+    pub fn step(&self, id: &str) -> Option<&Step> {
+        self.steps.get(id)
+    }
+
+    /// The step every enrollment enters first.
+    pub fn start_step(&self) -> &Step {
+        &self.steps[&self.start]
+    }
+}
+
+/// `settings` (SPEC §1 "Settings"). Every field is optional in JSON.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Settings {
+    /// When outreach and tasks may happen. `None`: any time (the SMS window still applies).
+    pub send_window: Option<SendWindow>,
+    /// The largest random delay added to each outreach step. Always fixed units only.
+    pub jitter: Option<Duration>,
+    /// Events that end the enrollment instead of waking it (SPEC §5.3).
+    pub exit_on: Vec<Event>,
+    /// Dates business days skip and send windows treat as closed. Empty when absent.
+    pub holidays: Holidays,
+}
+
+/// The type of an `input` field (SPEC §1 "Settings", §2.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FieldType {
+    /// A JSON number.
+    Number,
+    /// A JSON string.
+    String,
+    /// An RFC 3339 instant with an offset, as a JSON string (`2026-09-01T08:00:00Z`).
+    Timestamp,
+    /// `true` or `false`.
+    Boolean,
+}
+
+impl FieldType {
+    /// The spelling used in flow documents.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FieldType::Number => "number",
+            FieldType::String => "string",
+            FieldType::Timestamp => "timestamp",
+            FieldType::Boolean => "boolean",
+        }
+    }
+
+    /// Parses a spelling of a flow document.
+    pub fn parse(text: &str) -> Option<FieldType> {
+        match text {
+            "number" => Some(FieldType::Number),
+            "string" => Some(FieldType::String),
+            "timestamp" => Some(FieldType::Timestamp),
+            "boolean" => Some(FieldType::Boolean),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for FieldType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A typed schema: field name → type. Used for the flow's `input` and an approval's form.
+pub type InputSchema = BTreeMap<String, FieldType>;
+
+/// One step: what it does and where the flow goes next.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub action: Action,
+    /// `next`: branch key → step. Which keys exist depends on the step type; the validator has
+    /// checked them (see [`Step::next`] and docs/flows.md).
+    pub next: BTreeMap<String, StepId>,
+}
+
+impl Step {
+    /// The step type.
+    pub fn kind(&self) -> StepKind {
+        self.action.kind()
+    }
+
+    /// The step wired to branch `key` (`then`, `timeout`, an event name, an outcome, a case…).
+    pub fn next(&self, key: &str) -> Option<&StepId> {
+        self.next.get(key)
+    }
+
+    /// Every wired branch and its target, in key order.
+    pub fn successors(&self) -> impl Iterator<Item = (&str, &StepId)> {
+        self.next.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The timeout of a step that has one (`wait_for`, tasks, `approval`); a `fetch` timeout is
+    /// [`FetchParams::timeout`] because it takes `for` only.
+    pub fn timeout(&self) -> Option<&Deadline> {
+        match &self.action {
+            Action::WaitFor(p) => p.timeout.as_ref(),
+            Action::Call(p) => p.task.timeout.as_ref(),
+            Action::LinkedinConnect(p) | Action::LinkedinMessage(p) => p.timeout.as_ref(),
+            Action::Approval(p) => p.timeout.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// True when entering this step always lets time pass before it can move on: a `wait`, a
+    /// task, an `approval`, or a `wait_for` with a timeout. A cycle is legal only through one of
+    /// these (SPEC §1, `CYCLE`).
+    pub fn lets_time_pass(&self) -> bool {
+        match &self.action {
+            Action::Wait(_)
+            | Action::Call(_)
+            | Action::LinkedinConnect(_)
+            | Action::LinkedinMessage(_)
+            | Action::Approval(_) => true,
+            Action::WaitFor(p) => p.timeout.is_some(),
+            _ => false,
+        }
+    }
+}
+
+/// The step types of SPEC §1, without their parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StepKind {
+    Email,
+    Sms,
+    Call,
+    LinkedinConnect,
+    LinkedinMessage,
+    Wait,
+    WaitFor,
+    Approval,
+    Fetch,
+    Branch,
+    End,
+}
+
+impl StepKind {
+    /// Every step type, in SPEC order.
+    pub const ALL: [StepKind; 11] = [
+        StepKind::Email,
+        StepKind::Sms,
+        StepKind::Call,
+        StepKind::LinkedinConnect,
+        StepKind::LinkedinMessage,
+        StepKind::Wait,
+        StepKind::WaitFor,
+        StepKind::Approval,
+        StepKind::Fetch,
+        StepKind::Branch,
+        StepKind::End,
+    ];
+
+    /// The `type` spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepKind::Email => "email",
+            StepKind::Sms => "sms",
+            StepKind::Call => "call",
+            StepKind::LinkedinConnect => "linkedin_connect",
+            StepKind::LinkedinMessage => "linkedin_message",
+            StepKind::Wait => "wait",
+            StepKind::WaitFor => "wait_for",
+            StepKind::Approval => "approval",
+            StepKind::Fetch => "fetch",
+            StepKind::Branch => "branch",
+            StepKind::End => "end",
+        }
+    }
+
+    /// Parses a `type` spelling.
+    pub fn parse(text: &str) -> Option<StepKind> {
+        StepKind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+
+    /// Outreach steps hand a dispatch to the delivery side (SPEC §6).
+    pub fn is_outreach(self) -> bool {
+        matches!(self, StepKind::Email | StepKind::Sms)
+    }
+
+    /// Task steps wait for a person (or a dialer) to complete them with an outcome.
+    pub fn is_task(self) -> bool {
+        matches!(
+            self,
+            StepKind::Call | StepKind::LinkedinConnect | StepKind::LinkedinMessage
+        )
+    }
+}
+
+impl fmt::Display for StepKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a step does, with its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Next: `then`.
+    Email(OutreachParams),
+    /// Next: `then`.
+    Sms(OutreachParams),
+    /// Next: `then`, optional per-outcome keys, optional `timeout`.
+    Call(CallParams),
+    /// Next: `then`, optional per-outcome keys (`accepted`, …), optional `timeout`.
+    LinkedinConnect(TaskParams),
+    /// Next: `then`, optional per-outcome keys (`replied`, …), optional `timeout`.
+    LinkedinMessage(TaskParams),
+    /// Next: `then`.
+    Wait(Deadline),
+    /// Next: one key per listed event, optional `timeout`.
+    WaitFor(WaitForParams),
+    /// Next: `approved`, `rejected`, optional `timeout`.
+    Approval(ApprovalParams),
+    /// Next: `ok`, `error`, optional `timeout` (a timeout takes `error` when it is not wired).
+    Fetch(FetchParams),
+    /// Next: one key per case name, and `else`.
+    Branch(BranchParams),
+    /// No next.
+    End(EndParams),
+}
+
+impl Action {
+    /// The step type.
+    pub fn kind(&self) -> StepKind {
+        match self {
+            Action::Email(_) => StepKind::Email,
+            Action::Sms(_) => StepKind::Sms,
+            Action::Call(_) => StepKind::Call,
+            Action::LinkedinConnect(_) => StepKind::LinkedinConnect,
+            Action::LinkedinMessage(_) => StepKind::LinkedinMessage,
+            Action::Wait(_) => StepKind::Wait,
+            Action::WaitFor(_) => StepKind::WaitFor,
+            Action::Approval(_) => StepKind::Approval,
+            Action::Fetch(_) => StepKind::Fetch,
+            Action::Branch(_) => StepKind::Branch,
+            Action::End(_) => StepKind::End,
+        }
+    }
+}
+
+/// `email` and `sms` parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutreachParams {
+    /// The template reference the dispatch carries (SPEC §6). Non-empty.
+    pub template: String,
+    /// Optional channel details (e.g. `{"subject": "…", "from_name": "…"}`), an opaque JSON
+    /// object copied into the dispatch unchanged for the delivery side.
+    pub channel: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// Parameters of the `linkedin_connect` and `linkedin_message` tasks (and the shared part of
+/// `call`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskParams {
+    /// What the person doing the task is asked to do, shown in `ListTasks`.
+    pub instructions: Option<String>,
+    /// The outcomes `CompleteTask` accepts. `None`: any outcome name. When present, the
+    /// per-outcome `next` keys (and a call's `connected_outcomes`) are among them.
+    pub outcomes: Option<Vec<String>>,
+    /// When the task is not completed by then, the run closes on `timeout`.
+    pub timeout: Option<Deadline>,
+}
+
+/// `call` parameters: a task whose connected outcomes raise `call_connected` and `reply`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallParams {
+    pub task: TaskParams,
+    /// Outcomes that count as a connected call (SPEC §5.2). Default `["connected"]`.
+    pub connected_outcomes: Vec<String>,
+}
+
+/// The outcome of a `linkedin_connect` task that raises `connection_accepted` (SPEC §5.2).
+pub const OUTCOME_ACCEPTED: &str = "accepted";
+/// The outcome of a `linkedin_message` task that raises `reply` and `reply:linkedin`.
+pub const OUTCOME_REPLIED: &str = "replied";
+
+/// A wake-up (`wait`) or a deadline (a `timeout`): exactly one of `for` or `until`, and the
+/// optional `tz` both resolve in (absent: the zone rule of SPEC §2.3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deadline {
+    pub target: Target,
+    pub tz: Option<Zone>,
+}
+
+/// A timeout is a [`Deadline`] (SPEC §2.2a: the same grammar aimed at a deadline).
+pub type Timeout = Deadline;
+
+/// Which of the two slots a [`Deadline`] uses.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// `duration` / `for`: measured from the moment the step is entered.
+    For(DurationSlot),
+    /// `until`: an instant.
+    Until(UntilSlot),
+}
+
+/// A duration slot: a literal, or a `$:` expression that evaluates to milliseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DurationSlot {
+    Literal(Duration),
+    Expr(Expr),
+}
+
+/// An `until` slot: a literal, or a `$:` expression that evaluates to a timestamp (or a number
+/// of epoch milliseconds).
+#[derive(Debug, Clone, PartialEq)]
+pub enum UntilSlot {
+    Literal(Until),
+    Expr(Expr),
+}
+
+/// `wait_for` parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitForParams {
+    /// The events that wake the step, each wired in `next`. Non-empty, no duplicates.
+    pub events: Vec<Event>,
+    /// Without one, the account's `max_wait` (if any) is the timeout (SPEC §5.7).
+    pub timeout: Option<Deadline>,
+}
+
+/// `approval` parameters (SPEC §5.6).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalParams {
+    /// What is being approved, shown on the approval page. Non-empty.
+    pub prompt: String,
+    /// The form the approver may fill in (field → type); the answer is validated against it.
+    /// Empty: no form.
+    pub input: InputSchema,
+    pub timeout: Option<Deadline>,
+}
+
+/// `fetch` parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FetchParams {
+    /// An absolute `https://` (or `http://`) URL; its host must be on the account's allow list.
+    pub url: String,
+    /// The host part of `url`, lower-cased, for the allow-list check.
+    pub host: String,
+    pub method: Method,
+    /// Extra request headers.
+    pub headers: BTreeMap<String, String>,
+    /// A JSON request body (not for `GET`).
+    pub body: Option<serde_json::Value>,
+    /// The request's budget: a duration only (`until` is refused, SPEC §2.6).
+    pub timeout: Option<FetchTimeout>,
+}
+
+/// A `fetch` timeout: `for` only, and an optional `tz` for its calendar units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FetchTimeout {
+    pub duration: DurationSlot,
+    pub tz: Option<Zone>,
+}
+
+/// A `fetch` method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+
+    /// Parses a method name (upper case, as HTTP writes it).
+    pub fn parse(text: &str) -> Option<Method> {
+        match text {
+            "GET" => Some(Method::Get),
+            "POST" => Some(Method::Post),
+            "PUT" => Some(Method::Put),
+            "PATCH" => Some(Method::Patch),
+            "DELETE" => Some(Method::Delete),
+            _ => None,
+        }
+    }
+}
+
+/// `branch` parameters: cases evaluated in order; the first that holds wins, else `else`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BranchParams {
+    pub cases: Vec<Case>,
+}
+
+/// One named case of a `branch`; its name is its `next` key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    pub name: String,
+    pub when: Condition,
+}
+
+/// A condition over `contact.*` and `input.*` data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    /// `{"path": p, "exists": true}`: the field is present, not null and not `""`
+    /// (`exists: false` is the negation).
+    Exists { path: Path, exists: bool },
+    /// `{"path": p, "equals": v}`: the field is present and equal to the JSON scalar `v`.
+    Equals {
+        path: Path,
+        value: serde_json::Value,
+    },
+    /// `{"path": p, "in": [v, …]}`: the field is present and equal to one of the scalars.
+    In {
+        path: Path,
+        values: Vec<serde_json::Value>,
+    },
+    /// `{"all": [c, …]}`: every condition holds (non-empty).
+    All(Vec<Condition>),
+    /// `{"any": [c, …]}`: at least one holds (non-empty).
+    Any(Vec<Condition>),
+    /// `{"not": c}`.
+    Not(Box<Condition>),
+}
+
+impl BranchParams {
+    /// The `next` key to take: the name of the first case that holds, else `"else"`.
+    pub fn choose(&self, input: &serde_json::Value, contact: &ContactView) -> &str {
+        self.cases
+            .iter()
+            .find(|c| c.when.holds(input, contact))
+            .map_or("else", |c| c.name.as_str())
+    }
+}
+
+impl Condition {
+    /// Evaluates the condition on an enrollment's input and its contact. A missing (or null)
+    /// field makes `equals` and `in` false and `exists` false.
+    pub fn holds(&self, input: &serde_json::Value, contact: &ContactView) -> bool {
+        match self {
+            Condition::Exists { path, exists } => {
+                let present = contact
+                    .get(path, input)
+                    .is_some_and(|v| v.as_str() != Some(""));
+                present == *exists
+            }
+            Condition::Equals { path, value } => contact
+                .get(path, input)
+                .is_some_and(|v| same_scalar(&v, value)),
+            Condition::In { path, values } => contact
+                .get(path, input)
+                .is_some_and(|v| values.iter().any(|w| same_scalar(&v, w))),
+            Condition::All(cs) => cs.iter().all(|c| c.holds(input, contact)),
+            Condition::Any(cs) => cs.iter().any(|c| c.holds(input, contact)),
+            Condition::Not(c) => !c.holds(input, contact),
+        }
+    }
+}
+
+/// Scalar equality as a person means it: `100` equals `100.0`, and two RFC 3339 strings equal
+/// when they name the same instant.
+fn same_scalar(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    match (a, b) {
+        (J::Number(x), J::Number(y)) => x.as_f64() == y.as_f64(),
+        (J::String(x), J::String(y)) => {
+            x == y
+                || matches!(
+                    (chrono::DateTime::parse_from_rfc3339(x), chrono::DateTime::parse_from_rfc3339(y)),
+                    (Ok(p), Ok(q)) if p == q
+                )
+        }
+        _ => a == b,
+    }
+}
+
+/// A data path of expressions and branch conditions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Path {
+    /// `input.<field>`: a field of the flow's `input` schema.
+    Input(String),
+    /// `contact.id`, `contact.email`, `contact.phone`, `contact.tz`.
+    Contact(ContactField),
+    /// `contact.attributes.<name>`: a free-form CRM attribute (untyped).
+    Attribute(String),
+}
+
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Input(n) => write!(f, "input.{n}"),
+            Path::Contact(c) => write!(f, "contact.{}", c.as_str()),
+            Path::Attribute(n) => write!(f, "contact.attributes.{n}"),
+        }
+    }
+}
+
+/// The typed fields of a contact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ContactField {
+    Id,
+    Email,
+    Phone,
+    Tz,
+}
+
+impl ContactField {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContactField::Id => "id",
+            ContactField::Email => "email",
+            ContactField::Phone => "phone",
+            ContactField::Tz => "tz",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ContactField> {
+        match text {
+            "id" => Some(ContactField::Id),
+            "email" => Some(ContactField::Email),
+            "phone" => Some(ContactField::Phone),
+            "tz" => Some(ContactField::Tz),
+            _ => None,
+        }
+    }
+}
+
+/// `end` parameters.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EndParams {
+    /// The enrollment's outcome (`replied`, `booked`, …), recorded when it completes.
+    pub outcome: Option<String>,
+}
+
+/// A value that does not match an [`InputSchema`] (at enrollment, SPEC §2.5, or an approval
+/// answer, §5.6): the field, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputMismatch {
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for InputMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "input.{}: {}", self.field, self.message)
+    }
+}
+
+/// Checks `value` against `schema`: every declared field present (not null) with its type; a
+/// `timestamp` is an RFC 3339 string with an offset. Fields the schema does not declare are
+/// allowed (templates may use them) and not typed. Returns every mismatch.
+pub fn check_input(
+    schema: &InputSchema,
+    value: &serde_json::Value,
+) -> Result<(), Vec<InputMismatch>> {
+    use serde_json::Value as J;
+    let empty = serde_json::Map::new();
+    let obj = match value {
+        J::Object(o) => o,
+        J::Null => &empty,
+        _ => {
+            return Err(vec![InputMismatch {
+                field: String::new(),
+                message: "the input is a JSON object of field → value".into(),
+            }])
+        }
+    };
+    let mut out = Vec::new();
+    for (field, t) in schema {
+        let v = obj.get(field).filter(|v| !v.is_null());
+        let ok = match (t, v) {
+            (_, None) => {
+                out.push(InputMismatch {
+                    field: field.clone(),
+                    message: format!("missing: the flow declares it as a {t}"),
+                });
+                continue;
+            }
+            (FieldType::Number, Some(J::Number(_))) => true,
+            (FieldType::String, Some(J::String(_))) => true,
+            (FieldType::Boolean, Some(J::Bool(_))) => true,
+            (FieldType::Timestamp, Some(J::String(s))) => {
+                chrono::DateTime::parse_from_rfc3339(s).is_ok()
+            }
+            _ => false,
+        };
+        if !ok {
+            let hint = if *t == FieldType::Timestamp {
+                " (an RFC 3339 string such as \"2026-09-01T08:00:00Z\")"
+            } else {
+                ""
+            };
+            out.push(InputMismatch {
+                field: field.clone(),
+                message: format!("expected a {t}{hint}, found {}", v.expect("present")),
+            });
+        }
+    }
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn input_checks() {
+        let schema: InputSchema = [
+            ("n", FieldType::Number),
+            ("s", FieldType::String),
+            ("t", FieldType::Timestamp),
+            ("b", FieldType::Boolean),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let good =
+            json!({"n": 1.5, "s": "x", "t": "2026-09-01T08:00:00+02:00", "b": false, "extra": [1]});
+        assert_eq!(check_input(&schema, &good), Ok(()));
+        let bad = json!({"n": "1", "s": null, "t": "2026-09-01 08:00", "b": true});
+        let fields: Vec<String> = check_input(&schema, &bad)
+            .unwrap_err()
+            .into_iter()
+            .map(|m| m.field)
+            .collect();
+        assert_eq!(fields, ["n", "s", "t"]);
+        assert_eq!(check_input(&InputSchema::new(), &json!(null)), Ok(()));
+        assert!(check_input(&InputSchema::new(), &json!([1])).is_err());
+    }
+
+    #[test]
+    fn branch_choice() {
+        let case = |name: &str, when: Condition| Case {
+            name: name.into(),
+            when,
+        };
+        let phone = Path::Contact(ContactField::Phone);
+        let b = BranchParams {
+            cases: vec![
+                case(
+                    "big",
+                    Condition::In {
+                        path: Path::Input("seats".into()),
+                        values: vec![json!(100), json!(250)],
+                    },
+                ),
+                case(
+                    "textable",
+                    Condition::All(vec![
+                        Condition::Exists {
+                            path: phone.clone(),
+                            exists: true,
+                        },
+                        Condition::Not(Box::new(Condition::Equals {
+                            path: Path::Attribute("sms_ok".into()),
+                            value: json!(false),
+                        })),
+                    ]),
+                ),
+                case(
+                    "at",
+                    Condition::Equals {
+                        path: Path::Input("at".into()),
+                        value: json!("2026-09-01T08:00:00Z"),
+                    },
+                ),
+            ],
+        };
+        let mut contact = ContactView {
+            id: "c".into(),
+            ..ContactView::default()
+        };
+        assert_eq!(b.choose(&json!({"seats": 100.0}), &contact), "big");
+        assert_eq!(b.choose(&json!({"seats": 99}), &contact), "else");
+        assert_eq!(
+            b.choose(&json!({"at": "2026-09-01T10:00:00+02:00"}), &contact),
+            "at"
+        );
+        contact.phone = Some(String::new());
+        assert_eq!(
+            b.choose(&json!({}), &contact),
+            "else",
+            "an empty phone does not exist"
+        );
+        contact.phone = Some("+12125551234".into());
+        assert_eq!(b.choose(&json!({}), &contact), "textable");
+        contact.attributes.insert("sms_ok".into(), json!(false));
+        assert_eq!(b.choose(&json!({}), &contact), "else");
+    }
+
+    #[test]
+    fn step_kinds_round_trip() {
+        for k in StepKind::ALL {
+            assert_eq!(StepKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(StepKind::parse("Email"), None);
+        let tasks: Vec<StepKind> = StepKind::ALL.into_iter().filter(|k| k.is_task()).collect();
+        assert_eq!(
+            tasks,
+            [
+                StepKind::Call,
+                StepKind::LinkedinConnect,
+                StepKind::LinkedinMessage
+            ]
+        );
+    }
+}

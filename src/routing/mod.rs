@@ -1,0 +1,19 @@
+//! Signal routing for ONE enrollment (SPEC §5.3). Pure: no I/O, `now` is a parameter.
+//!
+//! The question "where does a reply pick its branch?" is answered here, apart from the
+//! interpreter that applies the answer:
+//!
+//! - [`decide`] — the four rules of §5.3, in order: paused, exit, wake, buffer.
+//! - [`precedence`] — which listed event a signal picks when it raises several.
+//! - [`buffer`] — signals nobody waited for: oldest first, consumed once, capped, expiring.
+//!
+//! Which enrollments a signal reaches (every active enrollment of the contact) is the storage
+//! layer's query; everything after that is decided here.
+
+pub mod buffer;
+pub mod decide;
+pub mod precedence;
+
+pub use buffer::{BufferedSignal, Dropped, SignalBuffer, BUFFER_CAP, BUFFER_TTL_DAYS};
+pub use decide::{decide, ExitCause, Route, Waiting};
+pub use precedence::pick;

@@ -1,0 +1,89 @@
+//! Which listed event a signal picks (SPEC §5.3 rule 3).
+//!
+//! A signal raises several events at once (an SMS reply raises `reply` and `reply:sms`; a
+//! connected call raises `call_connected` and `reply`). When a `wait_for` lists more than one of
+//! them, the more specific event wins — otherwise listing both would be pointless: an exact
+//! `reply:<channel>` before `reply`, `call_connected` before `reply`. Between two events of the
+//! same rank (which no built-in signal produces) the one listed first in the step wins, so the
+//! answer never depends on the order a signal happens to list its events in.
+
+/// The generic event that every more specific one beats.
+pub const REPLY: &str = "reply";
+
+/// The listed event that a signal raising `raises` wakes, or `None` when it raises none of them.
+pub fn pick<'a>(listed: &'a [String], raises: &[String]) -> Option<&'a str> {
+    listed
+        .iter()
+        .enumerate()
+        .filter(|(_, event)| raises.iter().any(|r| r == *event))
+        .min_by_key(|(position, event)| (rank(event), *position))
+        .map(|(_, event)| event.as_str())
+}
+
+/// 0 for a specific event (`reply:<channel>`, `call_connected`, any other), 1 for bare `reply`.
+fn rank(event: &str) -> u8 {
+    u8::from(event == REPLY)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn table() {
+        // (listed in the step, raised by the signal, expected pick)
+        let cases: &[(&[&str], &[&str], Option<&str>)] = &[
+            // a connected call when both call_connected and reply are listed, in either order
+            (
+                &["reply", "call_connected"],
+                &["call_connected", "reply"],
+                Some("call_connected"),
+            ),
+            (
+                &["call_connected", "reply"],
+                &["call_connected", "reply"],
+                Some("call_connected"),
+            ),
+            // an SMS reply when reply and reply:sms are listed
+            (
+                &["reply", "reply:sms"],
+                &["reply", "reply:sms"],
+                Some("reply:sms"),
+            ),
+            (
+                &["reply:sms", "reply"],
+                &["reply", "reply:sms"],
+                Some("reply:sms"),
+            ),
+            // an email reply where only reply:sms and reply are listed: the generic one
+            (
+                &["reply:sms", "reply"],
+                &["reply", "reply:email"],
+                Some("reply"),
+            ),
+            // an email reply where only reply:sms is listed: nothing
+            (&["reply:sms"], &["reply", "reply:email"], None),
+            // a connected call where only reply is listed
+            (
+                &["reply", "meeting_booked"],
+                &["call_connected", "reply"],
+                Some("reply"),
+            ),
+            (
+                &["meeting_booked"],
+                &["meeting_booked"],
+                Some("meeting_booked"),
+            ),
+            (&["payment.42"], &["payment.43"], None),
+            (&[], &["reply"], None),
+        ];
+        for (listed, raises, want) in cases {
+            let listed = v(listed);
+            assert_eq!(pick(&listed, &v(raises)), *want, "{listed:?} / {raises:?}");
+        }
+    }
+}
