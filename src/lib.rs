@@ -14,6 +14,8 @@
 //!   in-memory simulation (SPEC §5, §7 `simulate`).
 //! - [`routing`] — pure: what a signal does to one enrollment, which branch a reply picks, the
 //!   signal buffer (SPEC §5.3).
+//! - [`signals`] — pure: the kinds of inbound signal and the events they raise, email thread
+//!   matching, SMS opt-out keywords, webhook signatures (SPEC §5.2, §7).
 //! - [`clock`] — the one place the wall clock is read; a manual clock for tests and demos.
 //! - [`config`] — what `nudge serve` runs with (listen address, database URL, clock).
 //! - [`store`] — diesel schema, rows and queries; one connection type over SQLite and PostgreSQL.
@@ -37,6 +39,7 @@ pub mod flow;
 pub mod proto;
 pub mod routing;
 pub mod service;
+pub mod signals;
 pub mod store;
 pub mod telemetry;
 pub mod timing;
