@@ -165,18 +165,21 @@ mod tests {
         assert_eq!(v.v1, ORACLE_V1);
     }
 
+    /// (name, header, body, now in unix seconds, what the refusal must be)
+    type RefusalCase<'a> = (
+        &'a str,
+        Option<String>,
+        &'a [u8],
+        i64,
+        fn(&SignatureError) -> bool,
+    );
+
     #[test]
     fn refusals() {
         let body = br#"{"a":1}"#;
         let t = 1_700_000_000;
         let good = sign("whsec_test", t, body);
-        let cases: Vec<(
-            &str,
-            Option<String>,
-            &[u8],
-            i64,
-            fn(&SignatureError) -> bool,
-        )> = vec![
+        let cases: Vec<RefusalCase> = vec![
             ("no header", None, body, t, |e| {
                 matches!(e, SignatureError::Missing(_))
             }),
