@@ -2,6 +2,7 @@
 //! email reply names its thread, which SMS bodies opt out, and webhook signatures.
 //!
 //! - [`kinds`] — [`SignalKind`]: every way a signal arrives, and the events it raises.
+//! - [`payload`] — a custom event's payload: JSON up to 64 KiB, empty or `null` is `{}`.
 //! - [`thread`] — candidate `Message-ID`s from `In-Reply-To` / `References`.
 //! - [`sms`] — the SMS opt-out keywords (`STOP`, …).
 //! - [`signing`] — `X-Nudge-Signature` (HMAC-SHA256, 5-minute window) and `X-Twilio-Signature`.
@@ -10,6 +11,7 @@
 //! [`crate::service::signals`]; what it does to each enrollment is [`crate::routing`].
 
 pub mod kinds;
+pub mod payload;
 pub mod signing;
 pub mod sms;
 pub mod thread;
