@@ -103,6 +103,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             seed,
             script,
             max_wait: None,
+            enrollment_id: None,
         })
 }
 

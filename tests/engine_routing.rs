@@ -413,3 +413,34 @@ fn opt_out_exits_a_paused_enrollment() {
     assert_eq!(d.state.status, Status::Exited);
     assert_eq!(d.closed(), vec![cb("wf", "exit", Some("stop"))]);
 }
+
+/// A self-loop on a custom event consumes the whole buffer in one call, each signal once, oldest
+/// first, then waits.
+#[test]
+fn a_loop_drains_the_buffer_once_each() {
+    let f = flow_of(
+        "w",
+        json!({}),
+        json!({
+            "w": {"type": "wait", "params": {"duration": "1h"}, "next": {"then": "wf"}},
+            "wf": {"type": "wait_for", "params": {"events": ["payment.done"], "timeout": "1d"}, "next": {"payment.done": "wf", "timeout": "done"}},
+            "done": {"type": "end"}
+        }),
+    );
+    let mut d = Driver::new(f, contact(None, None, None), "UTC");
+    d.apply(Input::Start, T0);
+    for i in 0..BUFFER_CAP {
+        d.apply(
+            Input::Signal(Signal::raising(format!("p{i}"), &["payment.done"])),
+            "2026-12-04T20:10:00Z",
+        );
+    }
+    d.wake();
+    assert!(d.state.buffer.is_empty());
+    assert_eq!(d.state.status, Status::Active);
+    let woken: Vec<Option<String>> = d.closed().into_iter().skip(1).map(|(_, _, w)| w).collect();
+    let want: Vec<Option<String>> = (0..BUFFER_CAP).map(|i| Some(format!("p{i}"))).collect();
+    assert_eq!(woken, want);
+    assert_eq!(d.run().step, "wf");
+    assert_eq!(d.state.next_run_at, Some(t("2026-12-05T21:00:00Z")));
+}

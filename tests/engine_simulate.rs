@@ -26,6 +26,12 @@ fn run(flow: &str, scenario: &str) -> Value {
     serde_json::to_value(timeline).unwrap()
 }
 
+/// A hand-derived answer kept beside its scenario (for the CLI's tests too).
+fn expected(name: &str) -> Value {
+    let text = std::fs::read_to_string(format!("fixtures/scenarios/{name}.expected.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 const EXACT: &str = "fixtures/scenarios/outbound-v1-nojitter.flow.json";
 const SPEC_FLOW: &str = "fixtures/flows/outbound-v1.json";
 
@@ -35,13 +41,7 @@ const SPEC_FLOW: &str = "fixtures/flows/outbound-v1.json";
 fn holidays_then_a_reply() {
     assert_eq!(
         run(EXACT, "holidays-reply.json"),
-        json!({"state": "completed", "outcome": "replied", "runs": [
-            {"step": "email_1", "type": "email", "entered": "2026-12-22T14:30:00Z", "scheduled": "2026-12-22T14:30:00Z", "closed": "2026-12-22T14:30:00Z", "branch": "then"},
-            {"step": "wait_2d", "type": "wait", "entered": "2026-12-22T14:30:00Z", "until": "2026-12-28T14:30:00Z", "closed": "2026-12-28T14:30:00Z", "branch": "then"},
-            {"step": "sms_1", "type": "sms", "entered": "2026-12-28T14:30:00Z", "scheduled": "2026-12-28T14:30:00Z", "closed": "2026-12-28T14:30:00Z", "branch": "then"},
-            {"step": "wait_reply", "type": "wait_for", "entered": "2026-12-28T14:30:00Z", "until": "2027-01-04T14:30:00Z", "closed": "2026-12-30T16:00:00Z", "branch": "reply", "woken_by": 0},
-            {"step": "end_replied", "type": "end", "entered": "2026-12-30T16:00:00Z", "closed": "2026-12-30T16:00:00Z"}
-        ]})
+        expected("holidays-reply")
     );
 }
 
@@ -76,14 +76,7 @@ fn booked_meeting_exits() {
 fn after_hours_timeout_call_and_pause() {
     assert_eq!(
         run(EXACT, "after-hours-pause.json"),
-        json!({"state": "completed", "outcome": null, "runs": [
-            {"step": "email_1", "type": "email", "entered": "2026-12-04T23:00:00Z", "scheduled": "2026-12-07T14:00:00Z", "closed": "2026-12-07T14:00:00Z", "branch": "then"},
-            {"step": "wait_2d", "type": "wait", "entered": "2026-12-07T14:00:00Z", "until": "2026-12-09T14:00:00Z", "closed": "2026-12-09T14:00:00Z", "branch": "then"},
-            {"step": "sms_1", "type": "sms", "entered": "2026-12-09T14:00:00Z", "scheduled": "2026-12-09T14:00:00Z", "closed": "2026-12-09T14:00:00Z", "branch": "then"},
-            {"step": "wait_reply", "type": "wait_for", "entered": "2026-12-09T14:00:00Z", "until": "2026-12-16T14:00:00Z", "closed": "2026-12-16T14:00:00Z", "branch": "timeout"},
-            {"step": "call_1", "type": "call", "entered": "2026-12-16T14:00:00Z", "scheduled": "2026-12-16T14:00:00Z", "closed": "2026-12-18T16:00:00Z", "branch": "then", "woken_by": 2},
-            {"step": "end_done", "type": "end", "entered": "2026-12-18T16:00:00Z", "closed": "2026-12-18T16:00:00Z"}
-        ]})
+        expected("after-hours-pause")
     );
 }
 
@@ -203,4 +196,40 @@ fn bad_scenarios_are_refused() {
         json!({"start": "2026-12-01T00:00:00Z", "horizon": "2026-12-02T00:00:00Z", "colour": 1}),
     );
     assert!(unknown.is_err(), "unknown fields are refused");
+}
+
+/// SPEC §2.7: with a real enrollment's id and seed 0, `simulate` draws the same jitter as the
+/// interpreter does for that enrollment in production.
+#[test]
+fn simulate_and_reality_agree() {
+    use nudge::engine::{step, ContactView, Ctx, EnrollmentState, FlowRef, Input};
+    let flow = load_flow(SPEC_FLOW);
+    let mut scenario = load_scenario("call-after-timeout.json");
+    scenario.enrollment_id = Some("enr-42".into());
+    scenario.seed = 0;
+    let simulated = simulate(&flow, &scenario).unwrap();
+
+    let contact = ContactView {
+        id: "c".into(),
+        email: scenario.contact.email.clone(),
+        phone: scenario.contact.phone.clone(),
+        tz: scenario.contact.tz.clone(),
+        ..ContactView::default()
+    };
+    let state = EnrollmentState::new(
+        "enr-42",
+        FlowRef::default(),
+        contact,
+        "Europe/Prague",
+        json!({}),
+    );
+    let (real, _) = step(&state, &flow, Input::Start, scenario.start, &Ctx::default());
+    assert_eq!(real.run.unwrap().scheduled, simulated.runs[0].scheduled);
+
+    scenario.enrollment_id = Some("enr-43".into());
+    let other = simulate(&flow, &scenario).unwrap();
+    assert_ne!(
+        other.runs[0].scheduled, simulated.runs[0].scheduled,
+        "another enrollment, another draw"
+    );
 }

@@ -313,7 +313,7 @@ fn outreach_flow(kind: &str, settings: serde_json::Value) -> nudge::flow::Flow {
         "o",
         settings,
         json!({
-            "o": {"type": kind, "params": {"template": "intro"}, "next": {"then": "done"}},
+            "o": {"type": kind, "params": {"template": "intro", "channel": {"subject": "Hi"}}, "next": {"then": "done"}},
             "done": {"type": "end"}
         }),
     )
@@ -384,6 +384,7 @@ fn outreach_windows_and_dispatch() {
             .expect(name);
         assert_eq!(dispatch.idempotency_key, "enr-1:1", "{name}");
         assert_eq!(dispatch.template, "intro");
+        assert_eq!(dispatch.channel_params.as_ref().unwrap()["subject"], "Hi");
         if kind == "email" {
             assert_eq!(dispatch.recipient, "ann@example.com");
             assert_eq!(dispatch.message_id.as_deref(), Some("<enr-1.1@nudge>"));
@@ -661,7 +662,11 @@ fn tasks() {
             })
             .expect(name);
         assert_eq!(
-            (task.kind.as_str(), task.run, task.idempotency_key.as_str()),
+            (
+                task.step_type.as_str(),
+                task.run,
+                task.idempotency_key.as_str()
+            ),
             (kind, 1, "enr-1:1"),
             "{name}"
         );
@@ -826,7 +831,11 @@ fn unsupported_steps() {
         }),
     );
     let err = enrollable(&f).unwrap_err();
-    assert!(err.contains("`b` (branch)"), "{err}");
+    assert!(
+        err.starts_with("the step `b` (branch) is of a type"),
+        "{err}"
+    );
+    assert!(err.contains("remove it or replace it"), "{err}");
     let mut d = Driver::new(f, contact(None, None, None), "UTC");
     d.apply(Input::Start, "2026-12-04T20:00:00Z");
     assert_eq!(d.state.status, Status::Failed);
@@ -856,4 +865,170 @@ fn state_round_trips_through_json() {
     let back: nudge::engine::EnrollmentState = serde_json::from_str(&json).unwrap();
     assert_eq!(back, d.state);
     assert_eq!(back.buffer.len(), 1);
+}
+
+/// Every effect kind survives a JSON round trip (storage may keep journey entries as JSON), and
+/// the tags do not collide (`kind` for the effect, `event` for the journey entry, `effect` for
+/// what a signal did).
+#[test]
+fn effects_round_trip_through_json() {
+    let settings = json!({"send_window": {"days": ["mon","tue","wed","thu","fri"], "from": "09:00", "to": "17:00"}});
+    let f = flow_of(
+        "o",
+        settings,
+        json!({
+            "o": {"type": "email", "params": {"template": "intro"}, "next": {"then": "wf"}},
+            "wf": {"type": "wait_for", "params": {"events": ["reply"], "timeout": "1d"}, "next": {"reply": "call", "timeout": "call"}},
+            "call": {"type": "call", "params": {}, "next": {"then": "done"}},
+            "done": {"type": "end"}
+        }),
+    );
+    let mut d = Driver::new(
+        f,
+        contact(Some("America/New_York"), None, Some("a@b.c")),
+        "UTC",
+    );
+    d.apply(Input::Start, "2026-12-06T12:00:00Z");
+    d.apply(
+        Input::Signal(Signal::raising("p", &["payment.1"])),
+        "2026-12-06T12:30:00Z",
+    );
+    d.apply(Input::Pause, "2026-12-06T13:00:00Z");
+    d.apply(
+        Input::Signal(Signal::reply("ign", "email")),
+        "2026-12-06T13:30:00Z",
+    );
+    d.apply(Input::Resume, "2026-12-06T14:00:00Z");
+    d.wake();
+    d.apply(
+        Input::Signal(Signal::reply("r", "email")),
+        "2026-12-07T15:00:00Z",
+    );
+    d.apply(
+        Input::TaskOutcome {
+            run: 3,
+            outcome: "connected".into(),
+        },
+        "2026-12-07T16:00:00Z",
+    );
+    d.apply(
+        Input::MoveTo {
+            step: "nowhere".into(),
+        },
+        "2026-12-07T16:00:00Z",
+    );
+    let kinds: std::collections::BTreeSet<String> = d
+        .effects
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["kind"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    for k in [
+        "run_opened",
+        "run_closed",
+        "dispatch",
+        "task_created",
+        "raise_signal",
+        "journey",
+    ] {
+        assert!(kinds.contains(k), "{k} missing from {kinds:?}");
+    }
+    for e in &d.effects {
+        let v = serde_json::to_value(e).unwrap();
+        let back: Effect =
+            serde_json::from_value(v.clone()).unwrap_or_else(|err| panic!("{v}: {err}"));
+        assert_eq!(&back, e);
+    }
+    let woke = d
+        .effects
+        .iter()
+        .find(
+            |e| matches!(e, Effect::Journey(JourneyEntry::Signal { signal, .. }) if signal == "r"),
+        )
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(woke).unwrap(),
+        json!({"kind": "journey", "event": "signal", "signal": "r", "effect": "woke", "run": 2, "branch": "reply"})
+    );
+}
+
+/// A cycle through a `wait` of zero is legal to the validator (it contains a wait) but never
+/// lets time pass: the loop guard fails the enrollment instead of spinning.
+#[test]
+fn loop_guard() {
+    let f = flow_of(
+        "w",
+        json!({}),
+        json!({
+            "w": {"type": "wait", "params": {"duration": "$: input.wait_ms"}, "next": {"then": "w"}}
+        }),
+    );
+    let mut d = Driver::with_input(f, contact(None, None, None), "UTC", json!({"wait_ms": 0}));
+    d.apply(Input::Start, "2026-12-04T20:00:00Z");
+    assert_eq!(d.state.status, Status::Failed);
+    assert!(
+        d.state.reason.as_deref().unwrap().starts_with("LOOP_GUARD"),
+        "{:?}",
+        d.state.reason
+    );
+    assert_eq!(
+        d.state.last_run_id,
+        nudge::engine::interpret::LOOP_GUARD as u64
+    );
+}
+
+/// Inputs that cannot apply leave the state unchanged and say why in the journey: an outcome a
+/// task does not accept, an outcome for another run, a second start.
+#[test]
+fn rejected_inputs_change_nothing() {
+    let f = flow_of(
+        "call",
+        json!({}),
+        json!({
+            "call": {"type": "call", "params": {"outcomes": ["connected", "no_answer"]}, "next": {"then": "done"}},
+            "done": {"type": "end"}
+        }),
+    );
+    let mut d = Driver::new(f, contact(None, None, None), "UTC");
+    d.apply(Input::Start, "2026-12-04T20:00:00Z");
+    let before = d.state.clone();
+    for (input, needle) in [
+        (
+            Input::TaskOutcome {
+                run: 1,
+                outcome: "maybe".into(),
+            },
+            "one of connected, no_answer",
+        ),
+        (
+            Input::TaskOutcome {
+                run: 7,
+                outcome: "connected".into(),
+            },
+            "not an open task",
+        ),
+        (Input::Start, "already started"),
+        (Input::Resume, "not paused"),
+    ] {
+        let fx = d.apply(input, "2026-12-04T21:00:00Z");
+        assert_eq!(d.state, before);
+        match fx.as_slice() {
+            [Effect::Journey(JourneyEntry::Rejected { reason, .. })] => {
+                assert!(reason.contains(needle), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    d.apply(
+        Input::TaskOutcome {
+            run: 1,
+            outcome: "no_answer".into(),
+        },
+        "2026-12-04T22:00:00Z",
+    );
+    assert_eq!(d.state.status, Status::Completed);
 }

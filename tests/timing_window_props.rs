@@ -6,7 +6,7 @@
 //! normalization) lies on the UTC quarter-hour grid; an open instant in `[t, answer)` would put
 //! `t` or a grid point in that range inside the windows.
 
-use chrono::{DateTime, Duration as Span, NaiveDate, NaiveTime, TimeZone, Utc};
+use chrono::{DateTime, Datelike, Duration as Span, NaiveDate, NaiveTime, TimeZone, Utc};
 use nudge::code::Code;
 use nudge::timing::{
     is_open, next_opening, schedule, Channel, Duration, Holidays, ResolvedZones, SendWindow,
@@ -48,7 +48,10 @@ fn instant() -> impl Strategy<Value = DateTime<Utc>> {
         .prop_map(|((m, d), ms)| {
             Utc.with_ymd_and_hms(2026, m, d, 0, 0, 0).unwrap() + Span::milliseconds(ms)
         });
-    prop_oneof![uniform, near_change]
+    // Window bounds sit on the quarter-hour grid: draw instants exactly on it too.
+    let on_grid =
+        (0i64..365 * 96).prop_map(move |q| year_start + Span::milliseconds(q * QUARTER_MS));
+    prop_oneof![uniform, near_change, on_grid]
 }
 
 /// A send window on the quarter-hour grid, with DST-prone early-morning bounds likely.
@@ -126,22 +129,59 @@ impl Setup {
             &self.holidays,
         )
     }
-    /// The first instant in `[t, end)` that is open, by checking `t` and the quarter-hour grid.
+    /// The first instant in `[t, end)` open by the definition, checking `t` and the quarter-hour
+    /// grid.
     fn first_open_sampled(&self, t: DateTime<Utc>, end: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        if t < end && self.open(t) {
+        if t < end && open_by_definition(self, t) {
             return Some(t);
         }
         let ms = t.timestamp_millis();
         let mut g = ms - ms.rem_euclid(QUARTER_MS) + QUARTER_MS;
         while g < end.timestamp_millis() {
             let at = Utc.timestamp_millis_opt(g).unwrap();
-            if self.open(at) {
+            if open_by_definition(self, at) {
                 return Some(at);
             }
             g += QUARTER_MS;
         }
         None
     }
+}
+
+/// SPEC §3 read directly: open when, for the window and every SMS zone, some local day around
+/// `t` (listed and not a holiday, for the send window) has `from <= t < to`, each bound turned
+/// into an instant by §2.4.
+fn open_by_definition(s: &Setup, t: DateTime<Utc>) -> bool {
+    let inside =
+        |zone: &Zone, from: NaiveTime, to: NaiveTime, day_ok: &dyn Fn(NaiveDate) -> bool| {
+            let today = zone.to_local(t).date();
+            [today - Span::days(1), today, today + Span::days(1)]
+                .into_iter()
+                .any(|d| {
+                    day_ok(d)
+                        && zone.to_instant(d.and_time(from)) <= t
+                        && t < zone.to_instant(d.and_time(to))
+                })
+        };
+    let send_ok = match &s.window {
+        None => true,
+        Some(w) => inside(&s.zones.window.unwrap(), w.from, w.to, &|d: NaiveDate| {
+            w.days[d.weekday().num_days_from_monday() as usize] && !s.holidays.contains(d)
+        }),
+    };
+    let eight = NaiveTime::from_hms_opt(8, 0, 0).unwrap();
+    let nine_pm = NaiveTime::from_hms_opt(21, 0, 0).unwrap();
+    let sms_ok = match s.channel {
+        Channel::Sms => {
+            !s.zones.sms.is_empty()
+                && s.zones
+                    .sms
+                    .iter()
+                    .all(|z| inside(z, eight, nine_pm, &|_| true))
+        }
+        _ => true,
+    };
+    send_ok && sms_ok
 }
 
 proptest! {
@@ -153,10 +193,11 @@ proptest! {
             Ok(o) => {
                 prop_assert!(o >= t);
                 prop_assert!(s.open(o), "answer {o} is not open");
+                prop_assert!(open_by_definition(&s, o), "answer {o} is not open by the definition");
                 prop_assert!(o <= t + Span::days(31));
                 prop_assert_eq!(s.first_open_sampled(t, o), None, "open before the answer {}", o);
                 if o > t {
-                    prop_assert!(!s.open(o - Span::milliseconds(1)));
+                    prop_assert!(!open_by_definition(&s, o - Span::milliseconds(1)));
                 }
             }
             Err(e) => {
@@ -165,6 +206,11 @@ proptest! {
                 prop_assert_eq!(open, None, "refused with {} but open at {:?}", e.code, open);
             }
         }
+    }
+
+    #[test]
+    fn is_open_follows_the_definition(s in setup(), t in instant()) {
+        prop_assert_eq!(s.open(t), open_by_definition(&s, t));
     }
 
     #[test]

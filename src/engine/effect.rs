@@ -23,6 +23,10 @@ pub struct Dispatch {
     pub template: String,
     /// The enrollment input, for the template.
     pub input: serde_json::Value,
+    /// The step's optional channel details (`params.channel`, e.g. a subject line), copied
+    /// unchanged for the delivery side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel_params: Option<serde_json::Map<String, serde_json::Value>>,
     /// For email: the `Message-ID` nudge assigned, `<enrollment.run@nudge>`; replies are matched
     /// to the thread by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -54,8 +58,9 @@ pub struct Task {
     pub idempotency_key: String,
     pub run: u64,
     pub step: String,
-    /// `call`, `linkedin_connect`, `linkedin_message`.
-    pub kind: String,
+    /// The step's `type`: `call`, `linkedin_connect`, `linkedin_message`.
+    #[serde(rename = "type")]
+    pub step_type: String,
     /// The step's params (template, notes, `connected_outcomes`, …) as written.
     pub params: serde_json::Value,
     pub input: serde_json::Value,
@@ -148,7 +153,7 @@ pub enum JourneyEntry {
 
 /// One effect of a [`crate::engine::step`] call, in the order they happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "effect", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Effect {
     /// A step was entered; the run as it was planned.
     RunOpened(Run),

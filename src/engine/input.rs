@@ -1,4 +1,8 @@
 //! What happened to an enrollment: the `input` of [`crate::engine::step`].
+//!
+//! There is no "dispatch failed" input on purpose: an outreach step hands its dispatch to the
+//! outbox and moves on at once (SPEC §1), delivery is at-least-once with retries (§6), and a
+//! final failure is recorded on the dispatch, not fed back into the flow's timing.
 
 use serde::{Deserialize, Serialize};
 

@@ -11,7 +11,7 @@
 //! - [`input`] — [`Input`], [`Signal`]: what happened.
 //! - [`effect`] — [`Effect`], [`JourneyEntry`], [`Dispatch`], [`Task`]: what to write or send.
 //! - [`interpret`] — [`step`], [`enrollable`], [`Ctx`].
-//! - [`simulate`] — [`simulate()`], [`Scenario`], [`Timeline`], [`render_table`].
+//! - [`mod@simulate`] — [`simulate()`], [`Scenario`], [`Timeline`], [`render_table`].
 //! - [`seed`] — the stable jitter seed of a run.
 //! - [`instant`] — how answers write instants.
 //!

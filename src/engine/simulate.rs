@@ -100,6 +100,11 @@ pub struct Scenario {
     /// The account's plan limit (SPEC §5.7), e.g. `"7d"`; none when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_wait: Option<serde_json::Value>,
+    /// The enrollment id the jitter seed is drawn from ([`SIM_ENROLLMENT_ID`] when absent). With
+    /// a real enrollment's id and `seed` 0, the simulation draws exactly that enrollment's
+    /// jitter (SPEC §2.7: "so `Simulate` and reality agree").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enrollment_id: Option<String>,
 }
 
 fn utc_name() -> String {
@@ -209,7 +214,10 @@ pub fn simulate(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> 
     };
     let mut sim = Sim {
         state: EnrollmentState::new(
-            SIM_ENROLLMENT_ID,
+            scenario
+                .enrollment_id
+                .as_deref()
+                .unwrap_or(SIM_ENROLLMENT_ID),
             FlowRef {
                 id: flow.name.clone(),
                 version: 0,

@@ -397,8 +397,31 @@ impl Validator<'_> {
             },
         };
         self.holidays = holidays.clone();
+        // A `${ }` in the window's times or zone is refused by name before the window parser
+        // sees it (it would only call it a bad time).
+        let interpolated: Vec<String> = s
+            .get("send_window")
+            .and_then(Value::as_object)
+            .map(|w| {
+                w.iter()
+                    .filter(|(_, v)| v.as_str().is_some_and(expr::is_interpolation))
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for field in &interpolated {
+            let text = s["send_window"][field]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            self.interpolation(&child("/settings/send_window", field), &text);
+        }
         let send_window = match s.get("send_window") {
             None | Some(Value::Null) => None,
+            Some(_) if !interpolated.is_empty() => {
+                ok = false;
+                None
+            }
             Some(v) => match SendWindow::from_json(v) {
                 Ok(w) => Some(w),
                 Err(e) => {
@@ -721,6 +744,16 @@ impl Validator<'_> {
     fn tz(&mut self, obj: &Map<String, Value>, path: &str) -> Result<Option<Zone>, ()> {
         match obj.get("tz") {
             None => Ok(None),
+            Some(Value::String(s))
+                if expr::is_interpolation(s) || expr::strip_prefix(s).is_some() =>
+            {
+                self.error(
+                    if expr::is_interpolation(s) { Code::InterpolationRefused } else { Code::BadTz },
+                    child(path, "tz"),
+                    format!("a `tz` is a literal zone name such as `\"Europe/Prague\"`; it cannot be computed (in {s:?})"),
+                );
+                Err(())
+            }
             Some(Value::String(s)) => match Zone::parse(s) {
                 Ok(z) => Ok(Some(z)),
                 Err(e) => {
@@ -2317,6 +2350,16 @@ mod tests {
                 &[("BAD_TZ", "/steps/a/params/tz")],
             ),
             (
+                "tz interpolation",
+                wait(json!({"duration": "1h", "tz": "${input.who}"})),
+                &[("INTERPOLATION_REFUSED", "/steps/a/params/tz")],
+            ),
+            (
+                "tz expression",
+                wait(json!({"duration": "1h", "tz": "$: contact.tz"})),
+                &[("BAD_TZ", "/steps/a/params/tz")],
+            ),
+            (
                 "bad duration type",
                 wait(json!({"duration": true})),
                 &[("BAD_SCHEMA", "/steps/a/params/duration")],
@@ -2527,6 +2570,13 @@ mod tests {
                 "window bad time",
                 with(json!({"send_window": {"days": ["mon"], "from": "9am", "to": "17:00"}})),
                 &[("BAD_WINDOW", "/settings/send_window")],
+            ),
+            (
+                "window interpolation",
+                with(
+                    json!({"send_window": {"days": ["mon"], "from": "${input.from}", "to": "17:00"}}),
+                ),
+                &[("INTERPOLATION_REFUSED", "/settings/send_window/from")],
             ),
             (
                 "holiday bad",

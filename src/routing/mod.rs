@@ -3,7 +3,8 @@
 //! The question "where does a reply pick its branch?" is answered here, apart from the
 //! interpreter that applies the answer:
 //!
-//! - [`decide`] — the four rules of §5.3, in order: paused, exit, wake, buffer.
+//! - [`mod@decide`] — the four rules of §5.3, in order: paused, exit, wake, buffer (an opt-out
+//!   exits even a paused enrollment).
 //! - [`precedence`] — which listed event a signal picks when it raises several.
 //! - [`buffer`] — signals nobody waited for: oldest first, consumed once, capped, expiring.
 //!

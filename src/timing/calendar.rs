@@ -580,16 +580,6 @@ impl CalendarPattern {
         NaiveTime::from_hms_opt(h, first_m, first_s)
     }
 
-    /// The last matching time of the day.
-    fn last_time(&self) -> NaiveTime {
-        NaiveTime::from_hms_opt(
-            prev_bit(self.hours, 23).unwrap_or(0),
-            prev_bit(self.minutes, 59).unwrap_or(0),
-            prev_bit(self.seconds, 59).unwrap_or(0),
-        )
-        .expect("valid time")
-    }
-
     /// The earliest instant strictly after `now` whose local time in `zone` matches, each local
     /// match mapped by SPEC §2.4. `None` when no match remains (a pattern bounded by its years,
     /// or past 2199).
@@ -625,18 +615,46 @@ impl CalendarPattern {
     /// The latest match at or before `now` (for a pattern with no match left, `until` reports
     /// the last one as a target in the past).
     pub fn last_at_or_before(&self, now: DateTime<Utc>, zone: &Zone) -> Option<DateTime<Utc>> {
-        let mut day = self.last_day_at_or_before(zone.to_local(now).date().succ_opt()?)?;
+        // The mirror of `next_after`: a day after now's local date can still hold a match that
+        // maps before now only across a fold, so start a day late; once a day yields a
+        // candidate, check the day before too.
+        let start = zone.to_local(now).date().succ_opt()?;
+        let mut day = self.last_day_at_or_before(start)?;
+        let mut best: Option<DateTime<Utc>> = None;
+        let mut cutoff: Option<NaiveDate> = None;
         loop {
-            // Latest matching time of the day whose instant is not after now.
-            let mut t = Some(self.last_time());
-            while let Some(time) = t {
-                let inst = zone.to_instant(day.and_time(time));
-                if inst <= now {
-                    return Some(inst);
-                }
-                t = self.last_time_before(time);
+            if cutoff.is_some_and(|c| day < c) {
+                break;
             }
-            day = self.last_day_at_or_before(day.pred_opt()?)?;
+            if let Some(c) = self.latest_in_day(day, now, zone) {
+                if best.is_none_or(|b| c > b) {
+                    best = Some(c);
+                }
+                if cutoff.is_none() {
+                    cutoff = day.pred_opt();
+                }
+            }
+            match day.pred_opt().and_then(|d| self.last_day_at_or_before(d)) {
+                Some(d) => day = d,
+                None => break,
+            }
+        }
+        best
+    }
+
+    /// Whether a time of day matches the time fields.
+    fn time_matches(&self, t: NaiveTime) -> bool {
+        self.hours & (1 << t.hour()) != 0
+            && self.minutes & (1 << t.minute()) != 0
+            && self.seconds & (1 << t.second()) != 0
+    }
+
+    /// The last matching time of day at or before `t`.
+    fn last_time_at_or_before(&self, t: NaiveTime) -> Option<NaiveTime> {
+        if self.time_matches(t) {
+            Some(t)
+        } else {
+            self.last_time_before(t)
         }
     }
 
@@ -677,38 +695,7 @@ impl CalendarPattern {
         now: DateTime<Utc>,
         zone: &Zone,
     ) -> Option<DateTime<Utc>> {
-        let day_start = day.and_hms_opt(0, 0, 0)?;
-        let next_start = day.succ_opt()?.and_hms_opt(0, 0, 0)?;
-        let probe_before = Utc.from_utc_datetime(&day_start) - chrono::Duration::days(1);
-        let probe_after = Utc.from_utc_datetime(&next_start) + chrono::Duration::days(1);
-        let o1 = zone.offset_at(probe_before).local_minus_utc() as i64;
-        let o2 = zone.offset_at(probe_after).local_minus_utc() as i64;
-        let mut pieces: Vec<(NaiveDateTime, NaiveDateTime, i64)> = Vec::with_capacity(2);
-        if o1 == o2 {
-            pieces.push((day_start, next_start, o1));
-        } else {
-            // Bisection for the first instant with an offset other than o1.
-            let (mut lo, mut hi) = (probe_before.timestamp(), probe_after.timestamp());
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                let off = zone
-                    .offset_at(DateTime::from_timestamp(mid, 0)?)
-                    .local_minus_utc() as i64;
-                if off == o1 {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            }
-            let boundary = DateTime::from_timestamp(hi, 0)?.naive_utc()
-                + chrono::Duration::seconds(o1.max(o2));
-            if boundary > day_start {
-                pieces.push((day_start, boundary.min(next_start), o1));
-            }
-            if boundary < next_start {
-                pieces.push((boundary.max(day_start), next_start, o2));
-            }
-        }
+        let pieces = day_pieces(day, zone)?;
         let now_naive = now.naive_utc();
         let mut best: Option<DateTime<Utc>> = None;
         for (lo, hi, off) in pieces {
@@ -744,6 +731,82 @@ impl CalendarPattern {
         }
         best
     }
+    /// The latest instant at or before `now` among the matches on local day `day` (the mirror
+    /// of `earliest_in_day`).
+    fn latest_in_day(
+        &self,
+        day: NaiveDate,
+        now: DateTime<Utc>,
+        zone: &Zone,
+    ) -> Option<DateTime<Utc>> {
+        let now_naive = now.naive_utc();
+        let mut best: Option<DateTime<Utc>> = None;
+        for (lo, hi, off) in day_pieces(day, zone)? {
+            // L - off <= now  <=>  L <= now + off; L is whole seconds.
+            let bound = (now_naive + chrono::Duration::seconds(off)).with_nanosecond(0)?;
+            let to = bound.min(hi - chrono::Duration::seconds(1));
+            if to < lo || to.date() != day {
+                continue;
+            }
+            let mut time = self.last_time_at_or_before(to.time());
+            for _ in 0..4 {
+                let Some(t) = time else { break };
+                let local = day.and_time(t);
+                if local < lo {
+                    break;
+                }
+                let inst = zone.to_instant(local);
+                if inst <= now {
+                    if best.is_none_or(|b| inst > b) {
+                        best = Some(inst);
+                    }
+                    break;
+                }
+                time = self.last_time_before(t);
+            }
+        }
+        best
+    }
+}
+
+/// The local day split where the zone's offset changes (found by bisection), each piece with
+/// the offset its local times map with: before the boundary `B = T + max(o1, o2)` the earlier
+/// offset `o1` (that covers both a gap, read with the offset before it, and a fold, first
+/// occurrence), from `B` on the later offset `o2`. Within a piece the mapping is monotonic.
+fn day_pieces(day: NaiveDate, zone: &Zone) -> Option<Vec<(NaiveDateTime, NaiveDateTime, i64)>> {
+    let day_start = day.and_hms_opt(0, 0, 0)?;
+    let next_start = day.succ_opt()?.and_hms_opt(0, 0, 0)?;
+    let probe_before = Utc.from_utc_datetime(&day_start) - chrono::Duration::days(1);
+    let probe_after = Utc.from_utc_datetime(&next_start) + chrono::Duration::days(1);
+    let o1 = zone.offset_at(probe_before).local_minus_utc() as i64;
+    let o2 = zone.offset_at(probe_after).local_minus_utc() as i64;
+    let mut pieces: Vec<(NaiveDateTime, NaiveDateTime, i64)> = Vec::with_capacity(2);
+    if o1 == o2 {
+        pieces.push((day_start, next_start, o1));
+    } else {
+        // Bisection for the first instant with an offset other than o1.
+        let (mut lo, mut hi) = (probe_before.timestamp(), probe_after.timestamp());
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            let off = zone
+                .offset_at(DateTime::from_timestamp(mid, 0)?)
+                .local_minus_utc() as i64;
+            if off == o1 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let boundary =
+            DateTime::from_timestamp(hi, 0)?.naive_utc() + chrono::Duration::seconds(o1.max(o2));
+        if boundary > day_start {
+            pieces.push((day_start, boundary.min(next_start), o1));
+        }
+        if boundary < next_start {
+            pieces.push((boundary.max(day_start), next_start, o2));
+        }
+    }
+    Some(pieces)
 }
 
 fn days_in_month(y: i32, m: u32) -> u32 {
@@ -998,6 +1061,16 @@ mod tests {
         assert_eq!(
             nexts("*-*-* 10:00", "Pacific/Apia", "2011-12-29T20:00:00Z", 2),
             ["2011-12-30 20:00:00", "2011-12-31 20:00:00"]
+        );
+    }
+
+    #[test]
+    fn a_match_on_the_previous_local_day_can_still_be_ahead() {
+        // At 2011-12-30T15:00Z it is already 31 December 05:00 in Apia, but the skipped
+        // 30 December 10:00 reads as 31 December 10:00 (+14) = 20:00Z: still ahead.
+        assert_eq!(
+            nexts("*-12-30 10:00", "Pacific/Apia", "2011-12-30T15:00:00Z", 2),
+            ["2011-12-30 20:00:00", "2012-12-29 20:00:00"]
         );
     }
 

@@ -7,14 +7,20 @@
 //! numbers of a geographical type (fixed line, fixed-or-mobile, and mobile where mobiles are
 //! geographical) take the longest matching digit prefix; other valid numbers (toll-free, most
 //! mobiles, …) take their calling code's zones. No match means no candidate.
+//!
+//! Validity is libphonenumber's: the number's type in its region, with each metadata pattern
+//! matching the whole national number. The crate's own `is_valid` only matches a prefix (it
+//! accepts a digit too many) and its parser strips Russia's `8` from `+7 8xx …`, so both are
+//! corrected here; `tests/timing_phone_cases.rs` compares against Python `phonenumbers`.
 
 use crate::code::Code;
 use crate::timing::error::TimingError;
 use crate::timing::zone::Zone;
 use phonenumber::metadata::DATABASE;
 use phonenumber::{ParseError, Type};
+use regex::{Regex, RegexBuilder};
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// A phone number normalized to E.164, with the zones it may be in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,16 +143,13 @@ fn number_type(cc: u16, national: &str) -> Option<Type> {
 }
 
 /// libphonenumber's `getNumberTypeHelper`: the first descriptor that matches the whole number.
-fn type_in(meta: &phonenumber::Metadata, national: &str) -> Option<Type> {
+fn type_in(meta: &'static phonenumber::Metadata, national: &str) -> Option<Type> {
     let d = meta.descriptors();
-    let matches = |desc: Option<&phonenumber::metadata::Descriptor>| {
+    let matches = |desc: Option<&'static phonenumber::metadata::Descriptor>| {
         desc.is_some_and(|desc| {
             let lengths = desc.possible_length();
             (lengths.is_empty() || lengths.contains(&(national.len() as u16)))
-                && desc
-                    .national_number()
-                    .find(national)
-                    .is_some_and(|m| m.start() == 0 && m.end() == national.len())
+                && whole_match(desc.national_number().as_str(), national)
         })
     };
     if !matches(Some(d.general())) {
@@ -178,6 +181,27 @@ fn type_in(meta: &phonenumber::Metadata, national: &str) -> Option<Type> {
         });
     }
     matches(mobile).then_some(Type::Mobile)
+}
+
+/// Whether `pattern` (a metadata pattern) matches all of `text`. The crate's own matcher takes
+/// the leftmost-first match, which for alternations such as Korea's mobile pattern stops at a
+/// shorter branch; anchoring the pattern finds a whole match whenever one exists.
+fn whole_match(pattern: &'static str, text: &str) -> bool {
+    static ANCHORED: OnceLock<Mutex<HashMap<usize, Regex>>> = OnceLock::new();
+    let mut cache = ANCHORED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    cache
+        .entry(pattern.as_ptr() as usize)
+        .or_insert_with(|| {
+            // Metadata patterns keep the XML's line breaks and indentation.
+            RegexBuilder::new(&format!("^(?:{pattern})$"))
+                .ignore_whitespace(true)
+                .build()
+                .expect("libphonenumber patterns compile")
+        })
+        .is_match(text)
 }
 
 /// The embedded prefix table (see the module docs for its format and source).

@@ -19,6 +19,7 @@ use crate::timing::zone::Zone;
 use chrono::{DateTime, Datelike, NaiveDate, NaiveTime, Utc};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::cell::Cell;
 
 /// How far ahead [`next_opening`] looks before refusing with `NO_OPENING` (SPEC §2.3a).
 pub const SEARCH_DAYS: i64 = 31;
@@ -306,6 +307,9 @@ pub fn resolve_zones(
     })
 }
 
+/// A found interval: `(asked at, start, end)`.
+type Found = (DateTime<Utc>, DateTime<Utc>, DateTime<Utc>);
+
 /// One daily window in one zone: the send window or the SMS window in one recipient zone.
 struct Daily<'a> {
     zone: Zone,
@@ -313,24 +317,50 @@ struct Daily<'a> {
     to: NaiveTime,
     /// The send window (for its days and holidays); `None` for the SMS window (every day).
     send: Option<(&'a SendWindow, &'a Holidays)>,
+    /// The last interval found, `(asked at, start, end)`: the search asks again and again at
+    /// later instants, and until `end` the answer comes from the same interval.
+    last: Cell<Option<Found>>,
 }
 
-impl Daily<'_> {
+impl<'a> Daily<'a> {
+    fn new(
+        zone: Zone,
+        from: NaiveTime,
+        to: NaiveTime,
+        send: Option<(&'a SendWindow, &'a Holidays)>,
+    ) -> Self {
+        Daily {
+            zone,
+            from,
+            to,
+            send,
+            last: Cell::new(None),
+        }
+    }
+
     /// The earliest instant at or after `c`, and not after `limit`, inside this window.
     ///
     /// Walks local days from the day before `c` (a fold around midnight can end yesterday's
     /// interval after `c`): each open day's interval is `[to_instant(from), to_instant(to))`,
-    /// empty when DST normalization pushes `from` past `to`.
+    /// empty when DST normalization pushes `from` past `to`. Intervals come in day order, so the
+    /// first one that ends after `c` holds the answer.
     fn next_open(&self, c: DateTime<Utc>, limit: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        let last = self.zone.to_local(limit).date().succ_opt()?;
+        let within = |open: DateTime<Utc>| (open <= limit).then_some(open);
+        if let Some((asked, start, end)) = self.last.get() {
+            if asked <= c && c < end {
+                return within(start.max(c));
+            }
+        }
+        // Local dates run at most a day ahead of or behind elapsed time.
+        let days = (limit - c).num_days().max(0) + 3;
         let mut day = self.zone.to_local(c).date().pred_opt()?;
-        while day <= last {
+        for _ in 0..=days {
             if self.send.is_none_or(|(w, h)| w.opens_on(day, h)) {
                 let start = self.zone.to_instant(day.and_time(self.from));
                 let end = self.zone.to_instant(day.and_time(self.to));
                 if start < end && end > c {
-                    let open = start.max(c);
-                    return (open <= limit).then_some(open);
+                    self.last.set(Some((c, start, end)));
+                    return within(start.max(c));
                 }
             }
             day = day.succ_opt()?;
@@ -353,12 +383,12 @@ fn windows<'a>(
 ) -> Result<Vec<Daily<'a>>, TimingError> {
     let mut all = Vec::with_capacity(1 + zones.sms.len());
     if let Some(w) = window {
-        all.push(Daily {
-            zone: zones.window.unwrap_or(zones.arithmetic),
-            from: w.from,
-            to: w.to,
-            send: Some((w, h)),
-        });
+        all.push(Daily::new(
+            zones.window.unwrap_or(zones.arithmetic),
+            w.from,
+            w.to,
+            Some((w, h)),
+        ));
     }
     if channel == Channel::Sms {
         if zones.sms.is_empty() {
@@ -371,12 +401,7 @@ fn windows<'a>(
         }
         for zone in &zones.sms {
             if !all.iter().any(|d| d.send.is_none() && d.zone == *zone) {
-                all.push(Daily {
-                    zone: *zone,
-                    from: SMS_FROM,
-                    to: SMS_TO,
-                    send: None,
-                });
+                all.push(Daily::new(*zone, SMS_FROM, SMS_TO, None));
             }
         }
     }
@@ -444,6 +469,12 @@ pub fn next_opening(
     });
     let sms =
         (channel == Channel::Sms).then(|| format!("the SMS window (08:00–21:00 in {sms_names})"));
+    let fix = match window.map(|w| w.zone) {
+        Some(WindowZone::Contact) | None => "widen the send window or list more days",
+        Some(_) => {
+            "widen the send window, or read it in the contact's zone (`\"tz\": \"contact\"`)"
+        }
+    };
     let what = match (send, sms) {
         (Some(a), Some(b)) => format!("{a} and {b} never overlap"),
         (Some(a), None) => format!("{a} is closed (holidays)"),
@@ -455,7 +486,7 @@ pub fn next_opening(
         t.to_rfc3339(),
         None,
         format!(
-            "{what} within {SEARCH_DAYS} days of {}: widen the send window, or read it in the contact's zone (`\"tz\": \"contact\"`)",
+            "{what} within {SEARCH_DAYS} days of {}: {fix}",
             t.to_rfc3339()
         ),
     ))
