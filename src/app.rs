@@ -5,6 +5,7 @@ use crate::api::{self, AppState};
 use crate::auth::{self, Scope};
 use crate::clock::{to_millis, Clock, ManualClock, SharedClock, SystemClock};
 use crate::config::{ClockKind, Config};
+use crate::planner;
 use crate::store::{accounts, Db};
 use anyhow::Context;
 use std::future::Future;
@@ -17,6 +18,8 @@ pub struct App {
     listener: TcpListener,
     router: axum::Router,
     state: AppState,
+    /// PostgreSQL URL for the planner's `LISTEN` connection.
+    listen_url: Option<String>,
 }
 
 impl App {
@@ -37,7 +40,11 @@ impl App {
             .with_context(|| format!("migrating {}", config.database_url))?;
         tracing::info!(database = %config.database_url, applied, "migrations applied");
         let db = Db::connect(&config.database_url).await?;
-        let state = AppState { db, clock };
+        let state = AppState {
+            db,
+            clock,
+            engine: Default::default(),
+        };
         bootstrap(&state, config.announce_first_token).await?;
 
         let router = api::grpc::router(state.clone(), config.max_message_bytes)
@@ -47,10 +54,15 @@ impl App {
         let listener = TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("binding {}", config.listen))?;
+        let listen_url = match &config.database_url {
+            crate::config::DatabaseUrl::Postgres(url) => Some(url.clone()),
+            crate::config::DatabaseUrl::Sqlite(_) => None,
+        };
         Ok(App {
             listener,
             router,
             state,
+            listen_url,
         })
     }
 
@@ -64,15 +76,35 @@ impl App {
         &self.state
     }
 
-    /// Serves until `shutdown` completes, then finishes the requests in flight.
+    /// Serves until `shutdown` completes, then finishes the requests in flight and stops the
+    /// planner. With a manual clock the planner loop does not run: `TestClockService.Advance`
+    /// drives it.
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         tracing::info!(address = %self.listener.local_addr()?, "serving gRPC and HTTP");
-        axum::serve(self.listener, self.router)
+        let (stop_tx, stop) = planner::Stop::new();
+        let mut background = Vec::new();
+        if self.state.clock.as_manual().is_none() {
+            let planner = planner::Planner::new(self.state.clone());
+            background.push(tokio::spawn(planner.run(stop.clone())));
+            if let Some(url) = self.listen_url.clone() {
+                background.push(tokio::spawn(planner::listen(
+                    url,
+                    self.state.engine.wakeup.clone(),
+                    stop.clone(),
+                )));
+            }
+        }
+        let served = axum::serve(self.listener, self.router)
             .with_graceful_shutdown(shutdown)
-            .await
+            .await;
+        let _ = stop_tx.send(true);
+        for task in background {
+            let _ = task.await;
+        }
+        served
     }
 }
 

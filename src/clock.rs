@@ -11,6 +11,11 @@ use std::sync::{Arc, Mutex};
 pub trait Clock: Send + Sync + 'static {
     /// The current instant, truncated to milliseconds (the storage resolution).
     fn now(&self) -> DateTime<Utc>;
+
+    /// The manual clock behind this one, if it is one (`TestClockService` moves it).
+    fn as_manual(&self) -> Option<&ManualClock> {
+        None
+    }
 }
 
 /// The clock handle passed around the application.
@@ -56,6 +61,10 @@ impl ManualClock {
 impl Clock for ManualClock {
     fn now(&self) -> DateTime<Utc> {
         *self.now.lock().expect("clock mutex poisoned")
+    }
+
+    fn as_manual(&self) -> Option<&ManualClock> {
+        Some(self)
     }
 }
 

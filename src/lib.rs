@@ -19,6 +19,8 @@
 //! - [`clock`] — the one place the wall clock is read; a manual clock for tests and demos.
 //! - [`config`] — what `nudge serve` runs with (listen address, database URL, clock).
 //! - [`store`] — diesel schema, rows and queries; one connection type over SQLite and PostgreSQL.
+//! - [`planner`] — the loop that claims due enrollments (`FOR UPDATE SKIP LOCKED` on
+//!   PostgreSQL) and applies the engine; wake-ups in-process and by `LISTEN/NOTIFY`.
 //! - [`auth`] — API tokens (hashed at rest) and their scopes.
 //! - [`service`] — the operations behind the API, wire-independent: contacts, senders, flows.
 //! - [`proto`] — the generated `nudge.v1` gRPC types and the reflection descriptor set.
@@ -36,6 +38,7 @@ pub mod code;
 pub mod config;
 pub mod engine;
 pub mod flow;
+pub mod planner;
 pub mod proto;
 pub mod routing;
 pub mod service;

@@ -12,6 +12,8 @@ use crate::store::Db;
 pub struct AppState {
     pub db: Db,
     pub clock: SharedClock,
+    /// Parsed flows and the planner's wake-up, shared with the services.
+    pub engine: crate::planner::EngineShared,
 }
 
 /// One log line per request: path, HTTP status, the gRPC status when it is in the headers (a

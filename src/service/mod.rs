@@ -3,9 +3,12 @@
 //! these and only translate.
 
 pub mod contacts;
+pub mod dispatches;
+pub mod enrollments;
 pub mod fields;
 pub mod flows;
 pub mod senders;
+pub mod tasks;
 
 use crate::code::Code;
 use crate::store::StoreError;
@@ -38,6 +41,16 @@ pub enum ServiceError {
     Invalid(Vec<Violation>),
     #[error("{what} `{id}` not found")]
     NotFound { what: &'static str, id: String },
+    /// The request is well-formed but the current state refuses it (a flow the engine cannot
+    /// run, resuming an enrollment that is not paused, …).
+    #[error("{0}")]
+    FailedPrecondition(String),
+    /// It would duplicate something that exists (a second active enrollment).
+    #[error("{0}")]
+    Conflict(String),
+    /// The token's scope does not cover this enrollment.
+    #[error("{0}")]
+    Forbidden(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

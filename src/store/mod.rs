@@ -11,6 +11,7 @@
 
 pub mod accounts;
 pub mod contacts;
+pub mod enrollments;
 pub mod flows;
 pub mod schema;
 pub mod senders;

@@ -68,6 +68,88 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    enrollments (id) {
+        id -> Text,
+        account_id -> Text,
+        flow_id -> Text,
+        flow_version -> Integer,
+        contact_id -> Text,
+        sender_id -> Text,
+        status -> Text,
+        client_key -> Nullable<Text>,
+        state -> Text,
+        next_run_at -> Nullable<BigInt>,
+        journey_seq -> BigInt,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    journey (enrollment_id, seq) {
+        enrollment_id -> Text,
+        seq -> BigInt,
+        at -> BigInt,
+        kind -> Text,
+        detail -> Text,
+    }
+}
+
+diesel::table! {
+    dispatches (id) {
+        id -> Text,
+        account_id -> Text,
+        enrollment_id -> Text,
+        run -> BigInt,
+        step -> Text,
+        idempotency_key -> Text,
+        channel -> Text,
+        recipient -> Text,
+        template -> Text,
+        input -> Text,
+        message_id -> Nullable<Text>,
+        status -> Text,
+        lease_owner -> Nullable<Text>,
+        lease_until -> Nullable<BigInt>,
+        attempts -> Integer,
+        provider_message_id -> Nullable<Text>,
+        failure -> Nullable<Text>,
+        created_at -> BigInt,
+        due_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    tasks (id) {
+        id -> Text,
+        account_id -> Text,
+        enrollment_id -> Text,
+        run -> BigInt,
+        kind -> Text,
+        step -> Text,
+        status -> Text,
+        outcome -> Nullable<Text>,
+        params -> Text,
+        due_by -> Nullable<BigInt>,
+        created_at -> BigInt,
+        completed_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    signals (id) {
+        id -> Text,
+        account_id -> Text,
+        contact_id -> Text,
+        source -> Text,
+        provider_id -> Nullable<Text>,
+        raises -> Text,
+        payload -> Text,
+        created_at -> BigInt,
+    }
+}
+
 diesel::joinable!(api_tokens -> accounts (account_id));
 diesel::joinable!(flow_versions -> flows (flow_id));
 
@@ -78,4 +160,9 @@ diesel::allow_tables_to_appear_in_same_query!(
     senders,
     flows,
     flow_versions,
+    enrollments,
+    journey,
+    dispatches,
+    tasks,
+    signals,
 );

@@ -16,10 +16,16 @@ const PUBLIC_PREFIXES: [&str; 3] = [
     "/grpc.reflection.v1alpha.ServerReflection/",
 ];
 
-/// RPCs an enrollment-scoped token may call. None yet: every current RPC is account-wide, so
-/// such a token is refused everywhere (secure by default); enrollment reads join this list
-/// together with a check that the enrollment is the token's own.
-const ENROLLMENT_SCOPED_METHODS: [&str; 0] = [];
+/// RPCs an enrollment-scoped token may call; each handler also checks that the enrollment is
+/// the token's own (`service::enrollments::check_scope`). Everything else is refused.
+const ENROLLMENT_SCOPED_METHODS: [&str; 6] = [
+    "/nudge.v1.EnrollmentService/GetEnrollment",
+    "/nudge.v1.EnrollmentService/GetJourney",
+    "/nudge.v1.EnrollmentService/Pause",
+    "/nudge.v1.EnrollmentService/Resume",
+    "/nudge.v1.EnrollmentService/Exit",
+    "/nudge.v1.EnrollmentService/MoveTo",
+];
 
 /// axum middleware: authenticate, authorize by method, attach the [`Principal`].
 pub async fn require_token(

@@ -21,6 +21,11 @@ pub fn timestamp(instant: DateTime<Utc>) -> prost_types::Timestamp {
     }
 }
 
+/// An optional instant on the wire.
+pub fn opt_timestamp(instant: Option<DateTime<Utc>>) -> Option<prost_types::Timestamp> {
+    instant.map(timestamp)
+}
+
 pub fn contact_input(contact: Option<pb::Contact>) -> Result<ContactInput, ServiceError> {
     let contact = contact.ok_or_else(|| missing("contact"))?;
     let attributes = match contact.attributes {

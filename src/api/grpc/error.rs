@@ -40,6 +40,9 @@ impl From<ServiceError> for Status {
                 Status::with_error_details(Code::InvalidArgument, message, details)
             }
             ServiceError::NotFound { .. } => Status::not_found(error.to_string()),
+            ServiceError::FailedPrecondition(m) => Status::failed_precondition(m),
+            ServiceError::Conflict(m) => Status::already_exists(m),
+            ServiceError::Forbidden(m) => Status::permission_denied(m),
             ServiceError::Store(e) => store_status(e),
         }
     }

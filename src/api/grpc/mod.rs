@@ -5,17 +5,29 @@
 pub mod auth;
 pub mod contact;
 pub mod convert;
+pub mod dispatch;
+pub mod enrollment;
 pub mod error;
 pub mod flow;
 pub mod sender;
+pub mod signal;
+pub mod testclock;
 
 use super::AppState;
 use crate::proto::v1::contact_service_server::ContactServiceServer;
+use crate::proto::v1::dispatch_service_server::DispatchServiceServer;
+use crate::proto::v1::enrollment_service_server::EnrollmentServiceServer;
 use crate::proto::v1::flow_service_server::FlowServiceServer;
 use crate::proto::v1::sender_service_server::SenderServiceServer;
+use crate::proto::v1::signal_service_server::SignalServiceServer;
+use crate::proto::v1::test_clock_service_server::TestClockServiceServer;
 use contact::ContactApi;
+use dispatch::DispatchApi;
+use enrollment::EnrollmentApi;
 use flow::FlowApi;
 use sender::SenderApi;
+use signal::SignalApi;
+use testclock::TestClockApi;
 
 /// The gRPC routes as an axum router. Requests larger than `max_message_bytes` are refused with
 /// `OUT_OF_RANGE` while decoding, before any handler runs.
@@ -33,12 +45,39 @@ pub async fn router(state: AppState, max_message_bytes: usize) -> anyhow::Result
     })
     .max_decoding_message_size(max_message_bytes);
 
+    let enrollments = EnrollmentServiceServer::new(EnrollmentApi {
+        state: state.clone(),
+    })
+    .max_decoding_message_size(max_message_bytes);
+    let dispatches = DispatchServiceServer::new(DispatchApi {
+        state: state.clone(),
+    })
+    .max_decoding_message_size(max_message_bytes);
+    let signals = SignalServiceServer::new(SignalApi {
+        state: state.clone(),
+    })
+    .max_decoding_message_size(max_message_bytes);
+    // Virtual time exists only with the manual clock (SPEC §7).
+    let test_clock = state.clock.as_manual().is_some().then(|| {
+        TestClockServiceServer::new(TestClockApi {
+            state: state.clone(),
+            lock: tokio::sync::Mutex::new(()),
+        })
+    });
+
     let (health, health_service) = tonic_health::server::health_reporter();
     health
         .set_serving::<ContactServiceServer<ContactApi>>()
         .await;
     health.set_serving::<SenderServiceServer<SenderApi>>().await;
     health.set_serving::<FlowServiceServer<FlowApi>>().await;
+    health
+        .set_serving::<EnrollmentServiceServer<EnrollmentApi>>()
+        .await;
+    health
+        .set_serving::<DispatchServiceServer<DispatchApi>>()
+        .await;
+    health.set_serving::<SignalServiceServer<SignalApi>>().await;
 
     let reflection = || {
         tonic_reflection::server::Builder::configure()
@@ -46,12 +85,18 @@ pub async fn router(state: AppState, max_message_bytes: usize) -> anyhow::Result
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
     };
 
-    let routes = tonic::service::Routes::new(health_service)
+    let mut routes = tonic::service::Routes::new(health_service)
         .add_service(reflection().build_v1()?)
         .add_service(reflection().build_v1alpha()?)
         .add_service(contacts)
         .add_service(senders)
-        .add_service(flows);
+        .add_service(flows)
+        .add_service(enrollments)
+        .add_service(dispatches)
+        .add_service(signals);
+    if let Some(test_clock) = test_clock {
+        routes = routes.add_service(test_clock);
+    }
     Ok(routes
         .into_axum_router()
         .layer(axum::middleware::from_fn_with_state(

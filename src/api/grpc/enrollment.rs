@@ -1,0 +1,235 @@
+//! `nudge.v1.EnrollmentService`: thin adapter over [`crate::service::enrollments`].
+
+use super::auth::principal;
+use super::convert::{opt_timestamp, timestamp};
+use crate::api::AppState;
+use crate::engine::Input;
+use crate::proto::v1 as pb;
+use crate::proto::v1::enrollment_service_server::EnrollmentService;
+use crate::service::enrollments::{self, EnrollInput, Enrollment, ListFilter};
+use crate::service::ServiceError;
+use tonic::{Request, Response, Status};
+
+pub struct EnrollmentApi {
+    pub state: AppState,
+}
+
+impl From<Enrollment> for pb::Enrollment {
+    fn from(e: Enrollment) -> pb::Enrollment {
+        let run = e.state.run.as_ref();
+        pb::Enrollment {
+            id: e.row.id,
+            flow_id: e.row.flow_id,
+            flow_version: e.row.flow_version,
+            contact_id: e.row.contact_id,
+            sender_id: e.row.sender_id,
+            status: e.row.status,
+            current_step: run.map(|r| r.step.clone()).unwrap_or_default(),
+            current_run: run.map(|r| r.id as i64).unwrap_or_default(),
+            next_run_at: opt_timestamp(e.state.next_run_at),
+            outcome: e.state.outcome.unwrap_or_default(),
+            reason: e.state.reason.unwrap_or_default(),
+            input: e.state.input.to_string(),
+            client_key: e.row.client_key.unwrap_or_default(),
+            created_at: Some(timestamp(crate::clock::from_millis(e.row.created_at))),
+            updated_at: Some(timestamp(crate::clock::from_millis(e.row.updated_at))),
+        }
+    }
+}
+
+fn enroll_input(r: pb::EnrollRequest) -> EnrollInput {
+    EnrollInput {
+        contact_id: r.contact_id,
+        flow_id: r.flow_id,
+        flow_version: r.flow_version,
+        sender_id: r.sender_id,
+        input: r.input,
+        client_key: r.client_key,
+        allow_duplicate: r.allow_duplicate,
+    }
+}
+
+fn reply(e: Enrollment) -> Response<pb::EnrollmentResponse> {
+    Response::new(pb::EnrollmentResponse {
+        enrollment: Some(e.into()),
+    })
+}
+
+#[tonic::async_trait]
+impl EnrollmentService for EnrollmentApi {
+    async fn enroll(
+        &self,
+        request: Request<pb::EnrollRequest>,
+    ) -> Result<Response<pb::EnrollResponse>, Status> {
+        let who = principal(&request)?;
+        let (e, created) = enrollments::enroll(
+            &self.state,
+            &who.account_id,
+            enroll_input(request.into_inner()),
+        )
+        .await?;
+        Ok(Response::new(pb::EnrollResponse {
+            enrollment: Some(e.into()),
+            created,
+        }))
+    }
+
+    async fn batch_enroll(
+        &self,
+        request: Request<pb::BatchEnrollRequest>,
+    ) -> Result<Response<pb::BatchEnrollResponse>, Status> {
+        let who = principal(&request)?;
+        let items = request
+            .into_inner()
+            .items
+            .into_iter()
+            .map(enroll_input)
+            .collect();
+        let results = enrollments::batch_enroll(&self.state, &who.account_id, items).await?;
+        let results = results
+            .into_iter()
+            .map(|r| match r {
+                Ok((e, created)) => pb::BatchEnrollResult {
+                    enrollment: Some(e.into()),
+                    created,
+                    ..Default::default()
+                },
+                Err(e) => {
+                    let problems = match &e {
+                        ServiceError::Invalid(v) => v
+                            .iter()
+                            .map(|v| pb::Problem {
+                                code: v.code.as_str().to_string(),
+                                path: v.field.clone(),
+                                message: v.message.clone(),
+                                severity: "error".into(),
+                            })
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    let status = Status::from(e);
+                    pb::BatchEnrollResult {
+                        error_code: format!("{:?}", status.code()),
+                        error_message: status.message().to_string(),
+                        problems,
+                        ..Default::default()
+                    }
+                }
+            })
+            .collect();
+        Ok(Response::new(pb::BatchEnrollResponse { results }))
+    }
+
+    async fn pause(
+        &self,
+        request: Request<pb::EnrollmentActionRequest>,
+    ) -> Result<Response<pb::EnrollmentResponse>, Status> {
+        let who = principal(&request)?;
+        let id = request.into_inner().id;
+        Ok(reply(
+            enrollments::act(&self.state, &who, &id, Input::Pause).await?,
+        ))
+    }
+
+    async fn resume(
+        &self,
+        request: Request<pb::EnrollmentActionRequest>,
+    ) -> Result<Response<pb::EnrollmentResponse>, Status> {
+        let who = principal(&request)?;
+        let id = request.into_inner().id;
+        Ok(reply(
+            enrollments::act(&self.state, &who, &id, Input::Resume).await?,
+        ))
+    }
+
+    async fn exit(
+        &self,
+        request: Request<pb::ExitRequest>,
+    ) -> Result<Response<pb::EnrollmentResponse>, Status> {
+        let who = principal(&request)?;
+        let r = request.into_inner();
+        let reason = if r.reason.trim().is_empty() {
+            "operator".to_string()
+        } else {
+            r.reason
+        };
+        Ok(reply(
+            enrollments::act(&self.state, &who, &r.id, Input::Exit { reason }).await?,
+        ))
+    }
+
+    async fn move_to(
+        &self,
+        request: Request<pb::MoveToRequest>,
+    ) -> Result<Response<pb::EnrollmentResponse>, Status> {
+        let who = principal(&request)?;
+        let r = request.into_inner();
+        Ok(reply(
+            enrollments::act(&self.state, &who, &r.id, Input::MoveTo { step: r.step }).await?,
+        ))
+    }
+
+    async fn get_enrollment(
+        &self,
+        request: Request<pb::GetEnrollmentRequest>,
+    ) -> Result<Response<pb::EnrollmentResponse>, Status> {
+        let who = principal(&request)?;
+        Ok(reply(
+            enrollments::get(&self.state, &who, &request.get_ref().id).await?,
+        ))
+    }
+
+    async fn list_enrollments(
+        &self,
+        request: Request<pb::ListEnrollmentsRequest>,
+    ) -> Result<Response<pb::ListEnrollmentsResponse>, Status> {
+        let who = principal(&request)?;
+        let r = request.into_inner();
+        let page = r.page.unwrap_or_default();
+        let (list, next_page_token) = enrollments::list(
+            &self.state,
+            &who.account_id,
+            ListFilter {
+                flow_id: r.flow_id,
+                contact_id: r.contact_id,
+                status: r.status,
+            },
+            page.page_size,
+            &page.page_token,
+        )
+        .await?;
+        Ok(Response::new(pb::ListEnrollmentsResponse {
+            enrollments: list.into_iter().map(Into::into).collect(),
+            next_page_token,
+        }))
+    }
+
+    async fn get_journey(
+        &self,
+        request: Request<pb::GetJourneyRequest>,
+    ) -> Result<Response<pb::GetJourneyResponse>, Status> {
+        let who = principal(&request)?;
+        let r = request.into_inner();
+        let page = r.page.unwrap_or_default();
+        let (entries, next_page_token) = enrollments::journey_page(
+            &self.state,
+            &who,
+            &r.enrollment_id,
+            page.page_size,
+            &page.page_token,
+        )
+        .await?;
+        Ok(Response::new(pb::GetJourneyResponse {
+            entries: entries
+                .into_iter()
+                .map(|e| pb::JourneyEntry {
+                    seq: e.seq,
+                    at: Some(timestamp(e.at)),
+                    kind: e.kind,
+                    detail: e.detail,
+                })
+                .collect(),
+            next_page_token,
+        }))
+    }
+}
