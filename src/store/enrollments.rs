@@ -140,7 +140,7 @@ fn kind_and_detail(effect: &Effect) -> (String, String) {
     .unwrap_or_default();
     let kind = value
         .get("event")
-        .or_else(|| value.get("effect"))
+        .or_else(|| value.get("kind"))
         .and_then(|k| k.as_str())
         .unwrap_or("unknown")
         .to_string();
@@ -239,7 +239,7 @@ impl Writes {
                     account_id: row.account_id.clone(),
                     enrollment_id: row.id.clone(),
                     run: t.run as i64,
-                    kind: t.kind.clone(),
+                    kind: t.step_type.clone(),
                     step: t.step.clone(),
                     status: "open".into(),
                     outcome: None,
