@@ -44,6 +44,7 @@ impl App {
             db,
             clock,
             engine: Default::default(),
+            public_url: config.public_url.clone(),
         };
         bootstrap(&state, config.announce_first_token).await?;
 

@@ -4,6 +4,7 @@ pub mod healthcheck;
 pub mod migrate;
 pub mod serve;
 pub mod token;
+pub mod webhooks;
 
 use crate::config::{DatabaseUrl, LogFormat, DEFAULT_DATABASE_URL};
 use clap::{Args, Parser, Subcommand};
@@ -31,6 +32,12 @@ pub enum Command {
     /// Manage API tokens.
     #[command(subcommand)]
     Token(token::TokenCommand),
+    /// Show the webhook signing secret (`X-Nudge-Signature`).
+    #[command(subcommand)]
+    WebhookSecret(webhooks::WebhookSecretCommand),
+    /// Set the Twilio auth token inbound SMS webhooks are checked with.
+    #[command(subcommand)]
+    TwilioToken(webhooks::TwilioTokenCommand),
     /// Exit 0 when a local server answers `GET /healthz` (for container health checks).
     Healthcheck(healthcheck::HealthcheckArgs),
 }
@@ -51,6 +58,8 @@ impl Cli {
             Command::Migrate(args) => migrate::run(args).await,
             Command::Token(cmd) => token::run(cmd).await,
             Command::Healthcheck(args) => healthcheck::run(args).await,
+            Command::WebhookSecret(cmd) => webhooks::secret(cmd).await,
+            Command::TwilioToken(cmd) => webhooks::twilio(cmd).await,
         }
     }
 }
