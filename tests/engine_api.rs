@@ -168,7 +168,7 @@ async fn outbound_flow_walks_weeks_of_virtual_time(backend: Backend) {
     assert_eq!(e.status, "active");
     assert_eq!(e.current_step, "email_1");
     // Friday 15:00 in New York, inside the window: the email goes within the 20m jitter.
-    let due = e.next_run_at.clone().expect("email scheduled");
+    let due = e.next_run_at.expect("email scheduled");
     let start = common::start_instant().timestamp();
     assert!(
         due.seconds >= start && due.seconds <= start + 20 * 60,
