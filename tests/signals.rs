@@ -25,6 +25,7 @@ backend_tests!(
     a_signal_never_wakes_a_timed_wait,
     one_signal_reaches_every_enrollment_of_the_contact,
     a_duplicate_provider_id_changes_nothing,
+    an_interrupted_fan_out_is_finished_by_the_retry,
     sms_stop_opts_out_and_exits_every_enrollment,
     email_reply_is_matched_to_its_thread,
     signed_webhooks_refuse_forged_stale_and_replayed_requests,
@@ -737,6 +738,63 @@ async fn a_duplicate_provider_id_changes_nothing(backend: Backend) {
     let third = report(&app, "ann", "reply", "email", "msg-2").await;
     assert!(!third.duplicate);
     assert_ne!(third.signal_id, first.signal_id);
+    app.stop().await;
+}
+
+/// The server stopped after storing a signal and before reaching its enrollments: the
+/// provider's retry (same provider id) reaches them, once.
+async fn an_interrupted_fan_out_is_finished_by_the_retry(backend: Backend) {
+    use nudge::store::signals::{insert, Inserted, SignalRow};
+    let app = spawn_app(backend).await;
+    let routing = create_flow(&app, ROUTING_FLOW).await;
+    let two = create_flow(&app, TWO_WAITS_FLOW).await;
+    contact(&app, "ann", "ann@example.com", "").await;
+    let a1 = enroll(&app, "ann", &routing).await;
+    let a2 = enroll(&app, "ann", &two).await;
+    let row = SignalRow {
+        id: "sg_interrupted".into(),
+        account_id: "default".into(),
+        contact_id: "ann".into(),
+        source: "api".into(),
+        provider_id: Some("p-crash".into()),
+        raises: r#"["reply","reply:email"]"#.into(),
+        payload: "{}".into(),
+        created_at: app.clock_now().timestamp_millis(),
+        kind: "reply".into(),
+        channel: Some("email".into()),
+        contact_ids: r#"["ann"]"#.into(),
+        routed_at: None,
+    };
+    let Inserted::New { reach, .. } = insert(&app.state.db, &row, None).await.unwrap() else {
+        panic!("a new signal")
+    };
+    assert_eq!(reach.len(), 2);
+    // Nothing was routed yet.
+    assert!(signal_effects(&app, &a1, "sg_interrupted").await.is_empty());
+
+    let retry = report(&app, "ann", "reply", "email", "p-crash").await;
+    assert!(retry.duplicate);
+    assert_eq!(retry.signal_id, "sg_interrupted");
+    let mut effects: Vec<(String, String)> = retry
+        .deliveries
+        .iter()
+        .map(|d| (d.enrollment_id.clone(), d.effect.clone()))
+        .collect();
+    effects.sort();
+    let mut want = vec![
+        (a1.clone(), "woke".to_string()),
+        (a2.clone(), "buffered".to_string()),
+    ];
+    want.sort();
+    assert_eq!(effects, want);
+    let before = journey(&app, &a2).await;
+    let again = report(&app, "ann", "reply", "email", "p-crash").await;
+    assert_eq!(again.deliveries, retry.deliveries);
+    assert_eq!(journey(&app, &a2).await, before, "reached once");
+    assert_eq!(
+        signal_effects(&app, &a2, "sg_interrupted").await,
+        ["buffered"]
+    );
     app.stop().await;
 }
 

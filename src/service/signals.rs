@@ -20,7 +20,7 @@ use crate::planner::{self, apply};
 use crate::signals::payload::PayloadError;
 use crate::signals::SignalKind;
 use crate::store::enrollments::{EnrollmentRow, JourneyRow, Writes};
-use crate::store::schema::{enrollments, signal_deliveries};
+use crate::store::schema::{enrollments, signal_deliveries, signals};
 use crate::store::signals::{self as store, DeliveryRow, Inserted, SignalRow};
 use crate::store::{self as db_store, Conn, StoreError};
 use crate::{load_flows_and_ctx, write_all};
@@ -151,17 +151,18 @@ pub async fn receive(
         contact_ids: serde_json::to_string(&arrival.contacts).expect("strings serialize"),
         routed_at: None,
     };
-    let (row, duplicate) =
+    let (row, duplicate, reach) =
         match store::insert(&state.db, &row, arrival.replay_key.as_deref()).await? {
-            Inserted::New(row) => (row, false),
-            Inserted::Duplicate(row) => (row, true),
+            Inserted::New { row, reach } => (row, false, reach),
+            Inserted::Duplicate { row, reach } => (row, true, reach),
             Inserted::Replayed => return Ok(Received::Replayed),
         };
-    // The stored row is the truth for a duplicate: its id, kind and payload, not this arrival's.
-    let contacts: Vec<String> = serde_json::from_str(&row.contact_ids)
-        .map_err(|e| StoreError::Corrupt(format!("signal {}: contact_ids: {e}", row.id)))?;
+    let mut deliveries = Vec::new();
     if row.routed_at.is_none() {
+        // The stored row is the truth for a duplicate: its id, kind and contacts.
         if let Some(channel) = stored_opt_out(&row) {
+            let contacts: Vec<String> = serde_json::from_str(&row.contact_ids)
+                .map_err(|e| StoreError::Corrupt(format!("signal {}: contact_ids: {e}", row.id)))?;
             for contact in &contacts {
                 contacts::opt_out(
                     &state.db,
@@ -174,21 +175,26 @@ pub async fn receive(
             }
         }
         let signal = engine_signal(&row)?;
-        let reached = store::reachable_enrollments(&state.db, account_id, &contacts).await?;
-        for enrollment in reached {
-            deliver(state, &row, &signal, &enrollment, now).await?;
+        for (i, enrollment) in reach.iter().enumerate() {
+            let last = i + 1 == reach.len();
+            deliveries.extend(deliver(state, &row, &signal, enrollment, last, now).await?);
         }
-        store::mark_routed(&state.db, &row.id, to_millis(now)).await?;
+        if reach.is_empty() {
+            store::mark_routed(&state.db, &row.id, to_millis(now)).await?;
+        }
     }
-    let deliveries = store::deliveries(&state.db, &row.id)
-        .await?
-        .into_iter()
-        .map(|d| Delivery {
-            enrollment_id: d.enrollment_id,
-            effect: d.effect,
-            branch: d.branch,
-        })
-        .collect();
+    if duplicate {
+        // The first result: everything delivered, by the first arrival and by this one.
+        deliveries = store::deliveries(&state.db, &row.id)
+            .await?
+            .into_iter()
+            .map(|d| Delivery {
+                enrollment_id: d.enrollment_id,
+                effect: d.effect,
+                branch: d.branch,
+            })
+            .collect();
+    }
     Ok(Received::Done(Receipt {
         signal_id: row.id,
         duplicate,
@@ -324,15 +330,18 @@ impl From<TxError> for StoreError {
     }
 }
 
-/// Applies `signal` to one enrollment in one transaction; skips it when the signal already
-/// reached it or it has finished meanwhile. Wakes the planner when an earlier timer is written.
+/// Applies `signal` to one enrollment in one transaction and returns what it did there; `None`
+/// when the signal already reached it or it has finished meanwhile. With `last`, the same
+/// transaction marks the signal's fan-out complete. Wakes the planner when an earlier timer is
+/// written.
 async fn deliver(
     state: &AppState,
     row: &SignalRow,
     signal: &Signal,
     enrollment_id: &str,
+    last: bool,
     now: DateTime<Utc>,
-) -> Result<(), ServiceError> {
+) -> Result<Option<Delivery>, ServiceError> {
     let flows = &state.engine.flows;
     let now_ms = to_millis(now);
     macro_rules! load {
@@ -345,8 +354,14 @@ async fn deliver(
     macro_rules! body {
         ($mode:ident: $c:expr, $found:expr) => {{
             let found: Option<EnrollmentRow> = $found;
+            if last {
+                diesel::update(signals::table.find(&row.id))
+                    .set(signals::routed_at.eq(Some(now_ms)))
+                    .execute($c)
+                    .await?;
+            }
             let Some(enrollment) = found else {
-                return Ok::<Option<i64>, TxError>(None);
+                return Ok::<_, TxError>(None);
             };
             if enrollment.status != "active" && enrollment.status != "paused" {
                 return Ok(None);
@@ -381,17 +396,22 @@ async fn deliver(
                 .values(&DeliveryRow {
                     signal_id: row.id.clone(),
                     enrollment_id: enrollment_id.to_string(),
-                    effect,
-                    branch,
+                    effect: effect.clone(),
+                    branch: branch.clone(),
                     at: now_ms,
                 })
                 .execute($c)
                 .await?;
-            Ok(writes.earliest_wake)
+            let delivery = Delivery {
+                enrollment_id: enrollment_id.to_string(),
+                effect,
+                branch,
+            };
+            Ok(Some((delivery, writes.earliest_wake)))
         }};
     }
     let conn = state.db.conn().await?;
-    let wake = match conn {
+    let done = match conn {
         Conn::Postgres(mut pooled) => {
             let c = &mut *pooled;
             c.transaction(async |c| {
@@ -410,8 +430,13 @@ async fn deliver(
         }
     }
     .map_err(StoreError::from)?;
-    planner::announce(state, wake).await;
-    Ok(())
+    Ok(match done {
+        Some((delivery, wake)) => {
+            planner::announce(state, wake).await;
+            Some(delivery)
+        }
+        None => None,
+    })
 }
 
 #[cfg(test)]

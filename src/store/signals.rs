@@ -67,16 +67,19 @@ pub struct DeliveryRow {
 /// What inserting a signal found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Inserted {
-    /// Stored now.
-    New(SignalRow),
-    /// A signal with the same provider id was stored before: this is it.
-    Duplicate(SignalRow),
+    /// Stored now; `reach` are the enrollments to route it to (empty: it is already marked
+    /// routed, unless it is an opt-out, whose contact update comes first).
+    New { row: SignalRow, reach: Vec<String> },
+    /// A signal with the same provider id was stored before: this is it, and the enrollments
+    /// still to route it to when its fan-out was cut short (else empty).
+    Duplicate { row: SignalRow, reach: Vec<String> },
     /// The webhook signature was used before (nothing stored).
     Replayed,
 }
 
-/// Stores `row` unless its provider id is known, and remembers `replay_key` (a webhook
-/// signature) in the same transaction. A replayed signature stores nothing.
+/// Stores `row` unless its provider id is known, remembers `replay_key` (a webhook signature)
+/// and lists the active or paused enrollments of its contacts, all in one transaction. A
+/// replayed signature stores nothing.
 pub async fn insert(
     db: &Db,
     row: &SignalRow,
@@ -84,6 +87,23 @@ pub async fn insert(
 ) -> Result<Inserted, StoreError> {
     let conn = db.conn().await?;
     let forget_before = row.created_at - REPLAY_MEMORY_MS;
+    let contacts = |row: &SignalRow| -> Result<Vec<String>, diesel::result::Error> {
+        serde_json::from_str(&row.contact_ids)
+            .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))
+    };
+    macro_rules! reach {
+        ($c:expr, $row:expr) => {{
+            let row: &SignalRow = $row;
+            enrollments::table
+                .filter(enrollments::account_id.eq(&row.account_id))
+                .filter(enrollments::contact_id.eq_any(contacts(row)?))
+                .filter(enrollments::status.eq_any(["active", "paused"]))
+                .order((enrollments::created_at.asc(), enrollments::id.asc()))
+                .select(enrollments::id)
+                .load::<String>($c)
+                .await?
+        }};
+    }
     Ok(with_conn!(conn, c => c
         .transaction(async |c| {
             if let Some(key) = replay_key {
@@ -111,15 +131,29 @@ pub async fn insert(
                 .execute(c)
                 .await?;
             if inserted == 1 {
-                return Ok(Inserted::New(row.clone()));
+                let reach = reach!(c, row);
+                let mut row = row.clone();
+                if reach.is_empty() && row.kind != "opt_out" {
+                    diesel::update(signals::table.find(&row.id))
+                        .set(signals::routed_at.eq(Some(row.created_at)))
+                        .execute(c)
+                        .await?;
+                    row.routed_at = Some(row.created_at);
+                }
+                return Ok(Inserted::New { row, reach });
             }
-            let existing = signals::table
+            let existing: SignalRow = signals::table
                 .filter(signals::account_id.eq(&row.account_id))
                 .filter(signals::provider_id.eq(&row.provider_id))
                 .select(SignalRow::as_select())
                 .first(c)
                 .await?;
-            Ok::<_, diesel::result::Error>(Inserted::Duplicate(existing))
+            let reach = if existing.routed_at.is_none() {
+                reach!(c, &existing)
+            } else {
+                Vec::new()
+            };
+            Ok::<_, diesel::result::Error>(Inserted::Duplicate { row: existing, reach })
         })
         .await)?)
 }
@@ -141,24 +175,6 @@ pub async fn deliveries(db: &Db, signal_id: &str) -> Result<Vec<DeliveryRow>, St
         .filter(signal_deliveries::signal_id.eq(signal_id))
         .order((signal_deliveries::at.asc(), signal_deliveries::enrollment_id.asc()))
         .select(DeliveryRow::as_select())
-        .load(c)
-        .await)?)
-}
-
-/// The ids of the active or paused enrollments of these contacts (what a signal reaches).
-pub async fn reachable_enrollments(
-    db: &Db,
-    account_id: &str,
-    contact_ids: &[String],
-) -> Result<Vec<String>, StoreError> {
-    let conn = db.conn().await?;
-    Ok(with_conn!(conn, c => enrollments::table
-        .filter(enrollments::account_id.eq(account_id))
-        .filter(enrollments::contact_id.eq_any(contact_ids))
-        .filter(enrollments::status.eq_any(["active", "paused"]))
-        .order(enrollments::created_at.asc())
-        .then_order_by(enrollments::id.asc())
-        .select(enrollments::id)
         .load(c)
         .await)?)
 }
