@@ -155,6 +155,19 @@ proptest! {
     }
 
     #[test]
+    fn max_span_bounds_business_days_among_dense_holidays(
+        n in 0u32..25,
+        start in 0u64..60,
+        offsets in prop::collection::vec(0u64..90, 0..30),
+    ) {
+        let base = chrono::NaiveDate::from_ymd_opt(2026, 1, 1).unwrap();
+        let h = Holidays::from_dates(offsets.into_iter().map(|o| base + chrono::Days::new(o)));
+        let d = Duration { business_days: n, ..Duration::default() };
+        let t = Utc.from_utc_datetime(&(base + chrono::Days::new(start)).and_hms_opt(12, 0, 0).unwrap());
+        prop_assert!(d.add_to(t, &Zone::Utc, &h) - t <= d.max_span(&h));
+    }
+
+    #[test]
     fn display_round_trips(d in duration()) {
         prop_assert_eq!(Duration::parse(&d.to_string()), Ok(d));
     }

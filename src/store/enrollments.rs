@@ -282,17 +282,19 @@ impl Writes {
 /// `Result<(), diesel::result::Error>`. Enrollment rows are upserted, so a new enrollment and
 /// an updated one go through the same statement.
 ///
-/// `pg:` writes multi-row statements. `sqlite:` writes one row per statement: diesel cannot
-/// send a multi-row insert to SQLite through the async wrapper, and inside one SQLite
-/// transaction a cached prepared insert per row costs little.
+/// `pg:` writes multi-row statements. `sqlite:` hands the rows to
+/// [`crate::store::sqlite_batch`] on the blocking pool: diesel cannot send a multi-row insert
+/// to SQLite through the async wrapper.
 #[macro_export]
 macro_rules! write_all {
     (pg: $c:expr, $w:expr) => {
         $crate::write_all!(@rows $c, $w, |chunk| std::iter::once(chunk))
     };
-    (sqlite: $c:expr, $w:expr) => {
-        $crate::write_all!(@rows $c, $w, |chunk| chunk.iter())
-    };
+    (sqlite: $c:expr, $w:expr) => {{
+        let owned: $crate::store::enrollments::Writes = ($w).clone();
+        $c.spawn_blocking(move |conn| $crate::store::sqlite_batch::write(conn, &owned))
+            .await
+    }};
     (@rows $c:expr, $w:expr, |$chunk:ident| $each:expr) => {{
         use diesel::upsert::excluded;
         use $crate::store::enrollments::MAX_BINDS;

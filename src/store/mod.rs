@@ -16,6 +16,7 @@ pub mod flows;
 pub mod schema;
 pub mod senders;
 pub mod signals;
+pub mod sqlite_batch;
 pub mod tokens;
 
 use crate::config::DatabaseUrl;

@@ -324,6 +324,8 @@ pub(crate) fn is_weekday_list(s: &str) -> bool {
         })
 }
 
+/// A field of at most 60 values as a mask indexed by the value itself (`shift` = the field's
+/// minimum, since `Parser::field` stores offsets from it).
 fn to_u64(set: [u64; 4], shift: u32) -> u64 {
     set[0] << shift
 }
@@ -469,7 +471,8 @@ impl CalendarPattern {
             return Err(TimingError::new(
                 Code::NeverMatches,
                 text,
-                None,
+                // Only the date part (with the weekdays) can be impossible.
+                Some(date.map_or(0, |(at, _)| at)),
                 "no date matches this pattern (check the day exists in the month, e.g. `*-02-30` never does, and that the weekday can fall on the date)",
             ));
         }
@@ -1111,6 +1114,11 @@ mod tests {
         ] {
             let err = CalendarPattern::parse(text).unwrap_err();
             assert_eq!(err.code, Code::NeverMatches, "{text}");
+            assert_eq!(
+                err.position,
+                text.find(|c: char| c == '*' || c.is_ascii_digit()),
+                "{text}"
+            );
             assert!(err.hint.contains("no date matches"), "{text}");
         }
         // Rare but possible: a Friday 29 February (2036), a Monday 2026-03-02.

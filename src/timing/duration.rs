@@ -54,11 +54,17 @@ const MAX_INT_DIGITS: usize = 13;
 /// A parsed duration: calendar parts kept apart (they need a zone), fixed parts summed in ms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Duration {
+    /// `y`: added together with `months`, clamping the day to the end of the target month.
     pub years: u32,
+    /// `mo`.
     pub months: u32,
+    /// `w`: seven calendar days each, added with `days`.
     pub weeks: u32,
+    /// `d`: calendar days, wall clock kept (23 or 25 hours across a DST change).
     pub days: u32,
+    /// `bd`: Monday–Friday that are not holidays, stepped after the other calendar units.
     pub business_days: u32,
+    /// `h`, `m`, `s`, `ms` summed: elapsed time, added last.
     pub fixed_ms: u64,
 }
 
@@ -226,8 +232,10 @@ impl Duration {
     ///   since the end-of-month clamp only shortens a span;
     /// - weeks and days: exactly that many calendar days;
     /// - business days: the most calendar days that many weekdays span from any weekday (`1bd` =
-    ///   3 days from a Friday, `5bd` = 7), with one more business day per holiday falling on a
-    ///   weekday (a holiday can delay the result by at most one business day);
+    ///   3 days from a Friday, `5bd` = 7), plus one business day for each weekday holiday that
+    ///   can fall inside such a span (a holiday delays the result by at most one business day):
+    ///   the most weekday holidays in any window of that many days, grown until it is stable, so
+    ///   holidays years away from each other do not add up;
     /// - fixed units: themselves.
     ///
     /// Calendar days count as 24 hours: DST is deliberately not added. A plan limit is written in
@@ -238,11 +246,7 @@ impl Duration {
         let months = self.years as u64 * 12 + self.months as u64;
         let mut days = max_days_for_months(months) + self.weeks as u64 * 7 + self.days as u64;
         if self.business_days > 0 {
-            let weekday_holidays = h
-                .iter()
-                .filter(|d| d.weekday().num_days_from_monday() < 5)
-                .count() as u64;
-            days += max_weekday_span_days(self.business_days as u64 + weekday_holidays);
+            days += max_business_span_days(self.business_days as u64, h);
         }
         chrono::Duration::milliseconds((days * MS_PER_DAY + self.fixed_ms) as i64)
     }
@@ -282,6 +286,36 @@ impl Duration {
         }
         let out = add_business_days(date, self.business_days, h);
         (out != NaiveDate::MAX).then_some(out)
+    }
+}
+
+/// The most calendar days `n` business days can span from any start, given the holidays.
+///
+/// `k` weekday holidays inside the span push it to at most `n + k` weekdays, and a span of `L`
+/// days holds at most the largest count of weekday holidays in any `L` consecutive days; start
+/// from `k = 0` and grow until stable (`k` only grows and is bounded by the holiday count).
+fn max_business_span_days(n: u64, h: &Holidays) -> u64 {
+    let weekday_holidays: Vec<NaiveDate> = h
+        .iter()
+        .copied()
+        .filter(|d| d.weekday().num_days_from_monday() < 5)
+        .collect();
+    let mut k = 0u64;
+    loop {
+        let span = max_weekday_span_days(n + k);
+        // Sliding window: most holidays with pairwise distance < span (i.e. in span days).
+        let mut most = 0u64;
+        let mut lo = 0usize;
+        for hi in 0..weekday_holidays.len() {
+            while (weekday_holidays[hi] - weekday_holidays[lo]).num_days() as u64 >= span {
+                lo += 1;
+            }
+            most = most.max((hi - lo + 1) as u64);
+        }
+        if most <= k {
+            return span;
+        }
+        k = most;
     }
 }
 
@@ -1046,6 +1080,14 @@ mod tests {
         let h = Holidays::parse(&["2026-12-24", "2026-12-25", "2026-12-26"]).unwrap();
         assert_eq!(span("5bd", &h), days(11)); // 7 business days from a Friday: Tuesday week
         assert_eq!(span("2d", &h), days(2));
+        // Holidays too far apart to fall in one span count once.
+        let spread = Holidays::parse(&["2026-01-01", "2026-05-01", "2026-12-24"]).unwrap();
+        assert_eq!(span("5bd", &spread), days(10)); // 6 business days from a Friday
+                                                    // A holiday that lengthens the span can pull the next one in (Mondays a week apart:
+                                                    // from Friday 27 February, 5bd skips 2 and 9 March and lands on Tuesday 10 March).
+        let chain = Holidays::parse(&["2026-03-02", "2026-03-09", "2026-03-16"]).unwrap();
+        assert_eq!(span("5bd", &chain), span("7bd", &none));
+        assert_eq!(span("5bd", &chain), days(11));
         // The plan-limit comparison of SPEC §5.7: 7d and 5bd fit max_wait 7d, 6bd does not.
         assert!(span("7d", &none) <= days(7));
         assert!(span("5bd", &none) <= days(7));

@@ -34,8 +34,11 @@ pub enum Until {
     WallClock(NaiveDateTime),
     /// `+Nd HH:MM` (calendar days) or `+Nbd HH:MM` (business days) from today's local date.
     Offset {
+        /// `N`: how many days (or business days) after today's local date.
         days: u32,
+        /// `bd` rather than `d`: step business days, skipping holidays.
         business: bool,
+        /// The local time of day on the target date.
         time: NaiveTime,
     },
     /// A calendar pattern: the next match strictly after now.
@@ -151,6 +154,24 @@ impl Until {
                     .is_some_and(|b| b.is_ascii_alphabetic())
             {
                 return Err(bad(text, Some(0), FORMS_HINT));
+            }
+        }
+        // A weekday followed by words (`monday morning`) is natural language too.
+        let mut offset = 0;
+        for word in text.split(' ') {
+            let at = offset;
+            offset += word.len() + 1;
+            if at > first_at
+                && !word.is_empty()
+                && word.bytes().all(|b| b.is_ascii_alphabetic())
+                && !is_weekday_list(word)
+                && !(word.contains('/') || word == "UTC")
+            {
+                return Err(bad(
+                    text,
+                    Some(at),
+                    format!("natural language is not accepted: {FORMS_HINT}"),
+                ));
             }
         }
         CalendarPattern::parse(text).map(Until::Pattern)
@@ -368,7 +389,10 @@ mod tests {
                 "only in a flow's timing slots",
             ),
             ("mon 9am", BadPattern, Some(4), "time of day"),
-            ("*-02-30 08:00", NeverMatches, None, "no date matches"),
+            ("monday morning", BadUntil, Some(7), "natural language"),
+            ("fri 17:00 sharp", BadUntil, Some(10), "natural language"),
+            ("mon 09:00 Europe/Prague", BadPattern, Some(10), "`tz` slot"),
+            ("*-02-30 08:00", NeverMatches, Some(0), "no date matches"),
         ] {
             let err = Until::parse(text).unwrap_err();
             assert_eq!(err.code, code, "{text:?}: {err}");

@@ -1,0 +1,302 @@
+//! Crash safety: the real `nudge` binary (SQLite, manual clock) is killed with SIGKILL in the
+//! middle of waking thousands of enrollments, restarted on the same database, and finishes.
+//! Afterwards every enrollment's runs happened exactly once: each step entered once and in
+//! order, run ids without gaps or repeats, one dispatch per email run (unique idempotency
+//! keys), and every stored wake time is the one computed when its step was entered (SPEC §2.7:
+//! a replayed step never recomputes it, even though the restarted server's clock differs).
+//!
+//! Where the kill lands depends on timing; what is asserted holds wherever it lands. The test
+//! polls the database to kill while batches are being written, not before or after.
+
+use nudge::proto::v1::dispatch_service_client::DispatchServiceClient;
+use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
+use nudge::proto::v1::test_clock_service_client::TestClockServiceClient;
+use nudge::proto::v1::*;
+use std::collections::{HashMap, HashSet};
+use std::process::{Child, Command, Stdio};
+use tonic::transport::Channel;
+
+const NUDGE: &str = env!("CARGO_BIN_EXE_nudge");
+const N: usize = 3_000;
+
+const FLOW: &str = r#"{
+  "name": "crash",
+  "start": "w1",
+  "steps": {
+    "w1": { "type": "wait", "params": { "duration": "1h" }, "next": { "then": "mail" } },
+    "mail": { "type": "email", "params": { "template": "t" }, "next": { "then": "w2" } },
+    "w2": { "type": "wait", "params": { "duration": "1h" }, "next": { "then": "done" } },
+    "done": { "type": "end" }
+  }
+}"#;
+
+fn authed<T>(message: T, token: &str) -> tonic::Request<T> {
+    let mut r = tonic::Request::new(message);
+    r.metadata_mut()
+        .insert("authorization", format!("Bearer {token}").parse().unwrap());
+    r
+}
+
+fn serve(db: &str, port: u16) -> Child {
+    Command::new(NUDGE)
+        .args([
+            "serve",
+            "--clock",
+            "manual",
+            "--database-url",
+            db,
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .env_remove("NUDGE_DATABASE_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start nudge serve")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Connects once the server listens (it migrates first).
+async fn connect(port: u16) -> Channel {
+    for _ in 0..1_000 {
+        if let Ok(ch) = Channel::from_shared(format!("http://127.0.0.1:{port}"))
+            .unwrap()
+            .connect()
+            .await
+        {
+            return ch;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("nudge serve did not start on port {port}");
+}
+
+fn count(db: &str, sql: &str) -> i64 {
+    use diesel::prelude::*;
+    #[derive(QueryableByName)]
+    struct N {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let mut conn = diesel::SqliteConnection::establish(db).unwrap();
+    diesel::sql_query(sql)
+        .get_result::<N>(&mut conn)
+        .map(|r| r.n)
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_mid_batch_then_restart_runs_everything_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("nudge.db").to_string_lossy().into_owned();
+    let migrated = Command::new(NUDGE)
+        .args(["migrate", "--database-url", &db])
+        .output()
+        .unwrap();
+    assert!(migrated.status.success(), "{migrated:?}");
+    let out = Command::new(NUDGE)
+        .args(["token", "create", "--database-url", &db])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+
+    let port = free_port();
+    let mut first = serve(&db, port);
+    let ch = connect(port).await;
+    nudge::proto::v1::flow_service_client::FlowServiceClient::new(ch.clone())
+        .create_flow(authed(
+            CreateFlowRequest {
+                definition: FLOW.into(),
+            },
+            &token,
+        ))
+        .await
+        .unwrap();
+    nudge::proto::v1::contact_service_client::ContactServiceClient::new(ch.clone())
+        .upsert_contact(authed(
+            UpsertContactRequest {
+                contact: Some(Contact {
+                    id: "c".into(),
+                    email: "c@example.com".into(),
+                    tz: "UTC".into(),
+                    ..Default::default()
+                }),
+            },
+            &token,
+        ))
+        .await
+        .unwrap();
+    let items: Vec<EnrollRequest> = (0..N)
+        .map(|i| EnrollRequest {
+            contact_id: "c".into(),
+            flow_id: "crash".into(),
+            client_key: format!("k{i}"),
+            allow_duplicate: true,
+            ..Default::default()
+        })
+        .collect();
+    let mut enrollments = EnrollmentServiceClient::new(ch.clone());
+    let results = enrollments
+        .batch_enroll(authed(BatchEnrollRequest { items }, &token))
+        .await
+        .unwrap()
+        .into_inner()
+        .results;
+    assert!(results.iter().all(|r| r.enrollment.is_some()));
+
+    // Advance three hours in the background and kill the server while it writes.
+    let mut clock = TestClockServiceClient::new(ch.clone());
+    let advance_token = token.clone();
+    let advancing = tokio::spawn(async move {
+        clock
+            .advance(authed(
+                AdvanceRequest {
+                    target: Some(advance_request::Target::ByMs(3 * 3_600_000)),
+                },
+                &advance_token,
+            ))
+            .await
+    });
+    let journey_rows = "SELECT COUNT(*) AS n FROM journey";
+    let before = count(&db, journey_rows);
+    for _ in 0..10_000 {
+        if count(&db, journey_rows) > before + 2_000 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(
+        advancing.await.unwrap().is_err(),
+        "killed before Advance returned"
+    );
+    let done_before = count(
+        &db,
+        "SELECT COUNT(*) AS n FROM enrollments WHERE status = 'completed'",
+    );
+    assert!((done_before as usize) < N, "the kill landed before the end");
+
+    // Restart on the same database; its manual clock starts at the host's time again.
+    let port = free_port();
+    let mut second = serve(&db, port);
+    let ch = connect(port).await;
+    TestClockServiceClient::new(ch.clone())
+        .advance(authed(
+            AdvanceRequest {
+                target: Some(advance_request::Target::ByMs(4 * 3_600_000)),
+            },
+            &token,
+        ))
+        .await
+        .unwrap();
+
+    let mut enrollments = EnrollmentServiceClient::new(ch.clone());
+    let mut all = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = enrollments
+            .list_enrollments(authed(
+                ListEnrollmentsRequest {
+                    page: Some(PageRequest {
+                        page_size: 500,
+                        page_token: page_token.clone(),
+                    }),
+                    ..Default::default()
+                },
+                &token,
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        all.extend(page.enrollments);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
+    assert_eq!(all.len(), N);
+    assert!(
+        all.iter().all(|e| e.status == "completed"),
+        "every one finished"
+    );
+
+    // Dispatches: one per enrollment, unique keys.
+    let mut dispatches = DispatchServiceClient::new(ch.clone());
+    let mut keys = HashSet::new();
+    loop {
+        let got = dispatches
+            .claim_dispatches(authed(
+                ClaimDispatchesRequest {
+                    lease_ms: 3_600_000,
+                    max_count: 1_000,
+                },
+                &token,
+            ))
+            .await
+            .unwrap()
+            .into_inner()
+            .dispatches;
+        if got.is_empty() {
+            break;
+        }
+        for d in got {
+            assert!(
+                keys.insert(d.idempotency_key.clone()),
+                "{}",
+                d.idempotency_key
+            );
+        }
+    }
+    assert_eq!(keys.len(), N);
+
+    // Journeys: every step once, in order, run ids 1..=4, waits ending exactly 1h after entry.
+    for e in all.iter().step_by(37) {
+        let entries = enrollments
+            .get_journey(authed(
+                GetJourneyRequest {
+                    enrollment_id: e.id.clone(),
+                    page: Some(PageRequest {
+                        page_size: 500,
+                        page_token: String::new(),
+                    }),
+                },
+                &token,
+            ))
+            .await
+            .unwrap()
+            .into_inner()
+            .entries;
+        let runs: Vec<serde_json::Value> = entries
+            .iter()
+            .filter(|j| j.kind == "run_opened")
+            .map(|j| serde_json::from_str(&j.detail).unwrap())
+            .collect();
+        let steps: Vec<&str> = runs.iter().map(|r| r["step"].as_str().unwrap()).collect();
+        assert_eq!(steps, ["w1", "mail", "w2", "done"], "{}", e.id);
+        let ids: Vec<u64> = runs.iter().map(|r| r["id"].as_u64().unwrap()).collect();
+        assert_eq!(ids, [1, 2, 3, 4]);
+        let mut closed: HashMap<u64, usize> = HashMap::new();
+        for j in entries.iter().filter(|j| j.kind == "run_closed") {
+            let d: serde_json::Value = serde_json::from_str(&j.detail).unwrap();
+            *closed.entry(d["run"].as_u64().unwrap()).or_default() += 1;
+        }
+        assert!(closed.values().all(|&c| c == 1), "{closed:?}");
+        for r in runs.iter().filter(|r| r["type"] == "wait") {
+            let entered =
+                chrono::DateTime::parse_from_rfc3339(r["entered"].as_str().unwrap()).unwrap();
+            let until = chrono::DateTime::parse_from_rfc3339(r["until"].as_str().unwrap()).unwrap();
+            assert_eq!(until - entered, chrono::Duration::hours(1), "{r}");
+        }
+    }
+    second.kill().unwrap();
+    second.wait().unwrap();
+}
