@@ -22,9 +22,11 @@
 //! - [`planner`] — the loop that claims due enrollments (`FOR UPDATE SKIP LOCKED` on
 //!   PostgreSQL) and applies the engine; wake-ups in-process and by `LISTEN/NOTIFY`.
 //! - [`auth`] — API tokens (hashed at rest) and their scopes.
-//! - [`service`] — the operations behind the API, wire-independent: contacts, senders, flows.
+//! - [`service`] — the operations behind the API, wire-independent: contacts, senders, flows,
+//!   enrollments, dispatches, tasks, signals (storing one and reaching every enrollment).
 //! - [`proto`] — the generated `nudge.v1` gRPC types and the reflection descriptor set.
-//! - [`api`] — adapters: thin tonic services and the token layer (`api::grpc`), HTTP (`api::http`).
+//! - [`api`] — adapters: thin tonic services and the token layer (`api::grpc`), HTTP (`api::http`:
+//!   `/healthz`, `POST /events/{key}`, the email, Twilio SMS and calendar webhooks).
 //! - [`app`] — builds the server (migrate, bootstrap, bind) and serves gRPC + HTTP on one port.
 //! - [`cli`] — the `nudge` command line, one file per subcommand.
 //! - [`telemetry`] — logging setup (human or JSON, to stderr).
