@@ -1355,3 +1355,64 @@ async fn post_event_over_grpc_needs_a_full_token(backend: Backend) {
     assert_eq!(ok.deliveries[0].effect, "woke");
     app.stop().await;
 }
+
+/// `nudge webhook-secret show` prints the secret the webhooks are checked with;
+/// `nudge twilio-token set -` stores the Twilio auth token read from stdin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_shows_the_webhook_secret_and_sets_the_twilio_token() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("nudge.db").display());
+    let nudge = env!("CARGO_BIN_EXE_nudge");
+    let show = || {
+        Command::new(nudge)
+            .args(["webhook-secret", "show", "--database-url", &url])
+            .output()
+            .unwrap()
+    };
+    let first = show();
+    assert!(first.status.success(), "{first:?}");
+    let secret = String::from_utf8(first.stdout).unwrap().trim().to_string();
+    assert_eq!(secret.len(), 64, "{secret}");
+    assert!(secret.chars().all(|c| c.is_ascii_hexdigit()));
+    assert_eq!(String::from_utf8(show().stdout).unwrap().trim(), secret);
+
+    let mut child = Command::new(nudge)
+        .args(["twilio-token", "set", "-", "--database-url", &url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"tw-secret\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let db = nudge::store::Db::connect(&nudge::config::DatabaseUrl::parse(&url).unwrap())
+        .await
+        .unwrap();
+    let keys = nudge::store::signals::webhook_keys(&db, "default")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(keys, (secret, Some("tw-secret".to_string())));
+
+    let unknown = Command::new(nudge)
+        .args([
+            "webhook-secret",
+            "show",
+            "--account",
+            "nope",
+            "--database-url",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no account `nope`"));
+}
