@@ -47,6 +47,7 @@ impl App {
             db,
             clock,
             engine: Default::default(),
+            public_url: config.public_url.clone(),
         };
         bootstrap(&state, config.announce_first_token).await?;
         warm_phones.await.context("loading the phone zone table")?;

@@ -38,6 +38,9 @@ pub struct Config {
     /// Print a first API token on stderr when the database was empty. Off in tests, which
     /// create their own tokens.
     pub announce_first_token: bool,
+    /// The public base URL providers call (`https://nudge.example.com`): Twilio signs the full
+    /// URL it called, which a proxy in front of nudge hides. `None`: rebuilt from the request.
+    pub public_url: Option<String>,
 }
 
 impl Config {
@@ -48,6 +51,7 @@ impl Config {
             clock,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             announce_first_token: true,
+            public_url: None,
         }
     }
 }
@@ -59,6 +63,7 @@ impl fmt::Debug for Config {
             .field("database_url", &self.database_url)
             .field("clock", &self.clock)
             .field("max_message_bytes", &self.max_message_bytes)
+            .field("public_url", &self.public_url)
             .finish()
     }
 }

@@ -14,6 +14,9 @@ pub struct AppState {
     pub clock: SharedClock,
     /// Parsed flows and the planner's wake-up, shared with the services.
     pub engine: crate::planner::EngineShared,
+    /// The public base URL webhook providers call (`--public-url`); Twilio signs the URL it
+    /// called. `None`: rebuilt from the request's headers.
+    pub public_url: Option<String>,
 }
 
 /// One log line per request: path, HTTP status, the gRPC status when it is in the headers (a

@@ -7,6 +7,7 @@ pub mod simulate;
 pub mod timing;
 pub mod token;
 pub mod validate;
+pub mod webhooks;
 
 use crate::config::{DatabaseUrl, LogFormat, DEFAULT_DATABASE_URL};
 use clap::{Args, Parser, Subcommand};
@@ -34,6 +35,12 @@ pub enum Command {
     /// Manage API tokens.
     #[command(subcommand)]
     Token(token::TokenCommand),
+    /// Show the webhook signing secret (`X-Nudge-Signature`).
+    #[command(subcommand)]
+    WebhookSecret(webhooks::WebhookSecretCommand),
+    /// Set the Twilio auth token inbound SMS webhooks are checked with.
+    #[command(subcommand)]
+    TwilioToken(webhooks::TwilioTokenCommand),
     /// Exit 0 when a local server answers `GET /healthz` (for container health checks).
     Healthcheck(healthcheck::HealthcheckArgs),
     /// Validate a flow document (exit 1 when it has an error).
@@ -63,6 +70,8 @@ impl Cli {
             Command::Validate(args) => validate::run(args).await,
             Command::Timing(args) => timing::run(args).await,
             Command::Simulate(args) => simulate::run(args).await,
+            Command::WebhookSecret(cmd) => webhooks::secret(cmd).await,
+            Command::TwilioToken(cmd) => webhooks::twilio(cmd).await,
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod enrollments;
 pub mod fields;
 pub mod flows;
 pub mod senders;
+pub mod signals;
 pub mod simulate;
 pub mod tasks;
 

@@ -15,6 +15,7 @@ pub mod enrollments;
 pub mod flows;
 pub mod schema;
 pub mod senders;
+pub mod signals;
 pub mod sqlite_batch;
 pub mod tokens;
 

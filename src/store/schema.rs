@@ -10,6 +10,7 @@ diesel::table! {
         webhook_secret -> Text,
         default_sender_id -> Nullable<Text>,
         created_at -> BigInt,
+        twilio_auth_token -> Nullable<Text>,
     }
 }
 
@@ -148,6 +149,28 @@ diesel::table! {
         raises -> Text,
         payload -> Text,
         created_at -> BigInt,
+        kind -> Text,
+        channel -> Nullable<Text>,
+        contact_ids -> Text,
+        routed_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    signal_deliveries (signal_id, enrollment_id) {
+        signal_id -> Text,
+        enrollment_id -> Text,
+        effect -> Text,
+        branch -> Nullable<Text>,
+        at -> BigInt,
+    }
+}
+
+diesel::table! {
+    webhook_replays (account_id, signature) {
+        account_id -> Text,
+        signature -> Text,
+        seen_at -> BigInt,
     }
 }
 
@@ -166,4 +189,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     dispatches,
     tasks,
     signals,
+    signal_deliveries,
+    webhook_replays,
 );

@@ -1,5 +1,5 @@
-//! `nudge.v1.SignalService`: thin adapter over [`crate::service::tasks`] (signals and events
-//! join this service later).
+//! `nudge.v1.SignalService`: thin adapter over [`crate::service::tasks`] (tasks) and
+//! [`crate::service::signals`] (`ReportSignal`, `PostEvent`).
 
 use super::auth::principal;
 use super::convert::{opt_timestamp, timestamp};
@@ -7,7 +7,9 @@ use crate::api::AppState;
 use crate::clock::from_millis;
 use crate::proto::v1 as pb;
 use crate::proto::v1::signal_service_server::SignalService;
+use crate::service::signals::{self, Receipt};
 use crate::service::tasks;
+use crate::signals::{payload, SignalKind};
 use crate::store::enrollments::TaskRow;
 use tonic::{Request, Response, Status};
 
@@ -68,5 +70,98 @@ impl SignalService for SignalApi {
             task: Some(task.into()),
             signalled: signalled as i32,
         }))
+    }
+
+    async fn report_signal(
+        &self,
+        request: Request<pb::ReportSignalRequest>,
+    ) -> Result<Response<pb::SignalReceipt>, Status> {
+        let who = principal(&request)?;
+        let r = request.into_inner();
+        let kind = report_kind(&r.kind, &r.channel)?;
+        let now = self.state.clock.now();
+        let provider_id = Some(r.provider_id).filter(|p| !p.is_empty());
+        let receipt = signals::report(
+            &self.state,
+            &who.account_id,
+            &r.contact,
+            kind,
+            provider_id,
+            now,
+        )
+        .await?;
+        Ok(Response::new(receipt.into()))
+    }
+
+    async fn post_event(
+        &self,
+        request: Request<pb::PostEventRequest>,
+    ) -> Result<Response<pb::SignalReceipt>, Status> {
+        let who = principal(&request)?;
+        let r = request.into_inner();
+        let payload = payload::parse(r.payload.as_bytes()).map_err(|e| {
+            Status::from(crate::service::ServiceError::Invalid(vec![
+                signals::payload_violation(e),
+            ]))
+        })?;
+        let now = self.state.clock.now();
+        let provider_id = Some(r.provider_id).filter(|p| !p.is_empty());
+        let receipt = signals::post_event(
+            &self.state,
+            &who.account_id,
+            &r.key,
+            &r.contact,
+            payload,
+            provider_id,
+            now,
+        )
+        .await?;
+        Ok(Response::new(receipt.into()))
+    }
+}
+
+/// The kind of a reported signal; a bad kind or channel is `INVALID_ARGUMENT` with a hint.
+fn report_kind(kind: &str, channel: &str) -> Result<SignalKind, Status> {
+    let refuse = |field: &str, e: crate::signals::KindError| {
+        Status::from(crate::service::ServiceError::Invalid(vec![
+            crate::service::Violation::new(field, e.code, e.message),
+        ]))
+    };
+    match kind {
+        "reply" => SignalKind::reply(channel).map_err(|e| refuse("channel", e)),
+        "opt_out" => SignalKind::opt_out(channel).map_err(|e| refuse("channel", e)),
+        "call_connected" => Ok(SignalKind::CallConnected),
+        "connection_accepted" => Ok(SignalKind::ConnectionAccepted),
+        "meeting_booked" => Ok(SignalKind::MeetingBooked),
+        other => Err(refuse(
+            "kind",
+            crate::signals::KindError {
+                code: crate::code::Code::BadSchema,
+                text: other.to_string(),
+                message: format!(
+                    "`{other}` is not a signal kind: use `reply`, `call_connected`, \
+                     `connection_accepted`, `meeting_booked` or `opt_out` (a custom event is \
+                     PostEvent)"
+                ),
+            },
+        )),
+    }
+}
+
+impl From<Receipt> for pb::SignalReceipt {
+    fn from(r: Receipt) -> pb::SignalReceipt {
+        pb::SignalReceipt {
+            signal_id: r.signal_id,
+            duplicate: r.duplicate,
+            deliveries: r
+                .deliveries
+                .into_iter()
+                .map(|d| pb::SignalDelivery {
+                    enrollment_id: d.enrollment_id,
+                    effect: d.effect,
+                    branch: d.branch.unwrap_or_default(),
+                })
+                .collect(),
+        }
     }
 }

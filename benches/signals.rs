@@ -1,0 +1,291 @@
+//! Inbound signals per second through the HTTP webhook (`POST /webhooks/sms/twilio`, signed),
+//! with many active enrollments waiting in a `wait_for` (SPEC §5.2–§5.3).
+//!
+//! ```sh
+//! NUDGE_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test cargo bench --bench signals
+//! ```
+//!
+//! It creates a fresh PostgreSQL database (dropped at the end), enrolls
+//! `NUDGE_BENCH_ENROLLMENTS` contacts (default 100,000; each has its own phone number) in a
+//! flow that waits for a reply, serves nudge on a local port, and sends
+//! `NUDGE_BENCH_SIGNALS` (default 20,000) inbound SMS from `NUDGE_BENCH_CONCURRENCY` (default
+//! 32) keep-alive connections, each to a different contact, so every signal wakes one
+//! enrollment (one transaction with its journey entries). It prints signals per second and the
+//! latency percentiles of the webhook, and checks every request was answered 200.
+
+use nudge::api::AppState;
+use nudge::app::App;
+use nudge::clock::{to_millis, Clock, SystemClock};
+use nudge::config::{ClockKind, Config, DatabaseUrl};
+use nudge::service::enrollments::{batch_enroll, EnrollInput};
+use nudge::signals::signing;
+use nudge::store::accounts::DEFAULT_ACCOUNT_ID;
+use nudge::store::contacts::ContactRow;
+use nudge::store::schema::contacts;
+use nudge::store::Conn;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+const FLOW: &str = r#"{
+  "name": "bench-wait-reply",
+  "start": "wait_reply",
+  "steps": {
+    "wait_reply": { "type": "wait_for", "params": { "events": ["reply", "reply:sms"], "timeout": "30d" },
+                    "next": { "reply": "end_replied", "reply:sms": "end_replied", "timeout": "end_silent" } },
+    "end_replied": { "type": "end", "params": { "outcome": "replied" } },
+    "end_silent":  { "type": "end", "params": { "outcome": "silent" } }
+  }
+}"#;
+
+const TWILIO_TOKEN: &str = "bench-twilio-token";
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// `n` distinct valid US numbers in E.164 (New York area codes, exchanges 200–999).
+fn phones(n: usize) -> Vec<String> {
+    let mut out = Vec::with_capacity(n);
+    'outer: for area in [212, 646, 718, 917, 347, 929, 332] {
+        for exchange in 200..1000 {
+            for line in (0..10_000).step_by(97) {
+                if out.len() == n {
+                    break 'outer;
+                }
+                out.push(format!("+1{area}{exchange}{line:04}"));
+            }
+        }
+    }
+    assert_eq!(out.len(), n, "not enough phone numbers");
+    out
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() -> anyhow::Result<()> {
+    let Ok(admin_url) = std::env::var("NUDGE_BENCH_DATABASE_URL") else {
+        eprintln!("set NUDGE_BENCH_DATABASE_URL=postgres://user@host/db (a fresh database is created there)");
+        std::process::exit(2);
+    };
+    let enrollments = env_usize("NUDGE_BENCH_ENROLLMENTS", 100_000);
+    let signals = env_usize("NUDGE_BENCH_SIGNALS", 20_000).min(enrollments);
+    let concurrency = env_usize("NUDGE_BENCH_CONCURRENCY", 32);
+
+    let name = format!("nudge_bench_{}", std::process::id());
+    admin(&admin_url, &format!("CREATE DATABASE {name}")).await;
+    let url = match admin_url.rsplit_once('/') {
+        Some((base, _)) => format!("{base}/{name}"),
+        None => anyhow::bail!("the URL names no database"),
+    };
+    let result = run(&url, enrollments, signals, concurrency).await;
+    admin(
+        &admin_url,
+        &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+    )
+    .await;
+    result
+}
+
+async fn admin(url: &str, sql: &str) {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("PostgreSQL is reachable");
+    let driver = tokio::spawn(connection);
+    client.batch_execute(sql).await.expect(sql);
+    drop(client);
+    let _ = driver.await;
+}
+
+async fn run(
+    url: &str,
+    enrollments: usize,
+    signals: usize,
+    concurrency: usize,
+) -> anyhow::Result<()> {
+    let mut config = Config::new(
+        "127.0.0.1:0".parse()?,
+        DatabaseUrl::Postgres(url.to_string()),
+        ClockKind::System,
+    );
+    config.announce_first_token = false;
+    let app = App::build_with_clock(config, Arc::new(SystemClock)).await?;
+    let addr = app.local_addr()?;
+    let state = app.state().clone();
+
+    let started = Instant::now();
+    let numbers = setup(&state, enrollments).await?;
+    eprintln!(
+        "setup: {enrollments} contacts enrolled in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(app.run(async {
+        let _ = stop_rx.await;
+    }));
+
+    let numbers = Arc::new(numbers[..signals].to_vec());
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let numbers = numbers.clone();
+        let next = next.clone();
+        workers.push(tokio::spawn(async move {
+            let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+            stream.set_nodelay(true).ok();
+            let mut stream = BufReader::new(stream);
+            let mut latencies = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= numbers.len() {
+                    return latencies;
+                }
+                let t = Instant::now();
+                let status = sms(&mut stream, &numbers[i], &format!("SMbench{i}")).await;
+                latencies.push(t.elapsed());
+                assert_eq!(status, 200, "signal {i}");
+            }
+        }));
+    }
+    let mut latencies: Vec<Duration> = Vec::with_capacity(signals);
+    for w in workers {
+        latencies.extend(w.await?);
+    }
+    let elapsed = started.elapsed();
+    let _ = stop_tx.send(());
+    server.await??;
+
+    latencies.sort();
+    let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
+    println!(
+        "signals: {signals} SMS webhooks over {concurrency} connections, {enrollments} active enrollments (PostgreSQL)"
+    );
+    println!(
+        "throughput: {:.0} signals/s ({:.2}s)",
+        signals as f64 / elapsed.as_secs_f64(),
+        elapsed.as_secs_f64()
+    );
+    println!(
+        "latency: p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        ms(pct(0.50)),
+        ms(pct(0.90)),
+        ms(pct(0.99)),
+        ms(*latencies.last().unwrap())
+    );
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The flow, the contacts (bulk insert) and their enrollments (BatchEnroll, 10,000 a call).
+async fn setup(state: &AppState, n: usize) -> anyhow::Result<Vec<String>> {
+    let now = SystemClock.now();
+    let flow = nudge::service::flows::create(&state.db, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
+    let (flow, _) = flow;
+    assert!(
+        nudge::store::signals::set_twilio_auth_token(
+            &state.db,
+            DEFAULT_ACCOUNT_ID,
+            Some(TWILIO_TOKEN)
+        )
+        .await?
+    );
+    let numbers = phones(n);
+    let rows: Vec<ContactRow> = numbers
+        .iter()
+        .enumerate()
+        .map(|(i, phone)| ContactRow {
+            account_id: DEFAULT_ACCOUNT_ID.into(),
+            id: format!("c{i}"),
+            email: None,
+            phone: Some(phone.clone()),
+            tz: Some("America/New_York".into()),
+            attributes: "{}".into(),
+            opted_out: "[]".into(),
+            created_at: to_millis(now),
+            updated_at: to_millis(now),
+        })
+        .collect();
+    {
+        use diesel_async::RunQueryDsl;
+        let Conn::Postgres(mut c) = state.db.conn().await? else {
+            anyhow::bail!("the bench runs on PostgreSQL")
+        };
+        for chunk in rows.chunks(3_000) {
+            diesel::insert_into(contacts::table)
+                .values(chunk)
+                .execute(&mut *c)
+                .await?;
+        }
+    }
+    for (b, chunk) in (0..n).collect::<Vec<_>>().chunks(10_000).enumerate() {
+        let items = chunk
+            .iter()
+            .map(|i| EnrollInput {
+                contact_id: format!("c{i}"),
+                flow_id: flow.id.clone(),
+                ..Default::default()
+            })
+            .collect();
+        let results = batch_enroll(state, DEFAULT_ACCOUNT_ID, items).await?;
+        for r in results {
+            r.map_err(|e| anyhow::anyhow!("batch {b}: {e}"))?;
+        }
+    }
+    Ok(numbers)
+}
+
+/// One signed inbound SMS on a keep-alive connection; returns the status.
+async fn sms(stream: &mut BufReader<tokio::net::TcpStream>, from: &str, sid: &str) -> u16 {
+    let params = vec![
+        ("From".to_string(), from.to_string()),
+        ("To".to_string(), "+18005551212".to_string()),
+        ("Body".to_string(), "yes, let's talk".to_string()),
+        ("MessageSid".to_string(), sid.to_string()),
+    ];
+    let body = serde_urlencoded::to_string(&params).unwrap();
+    let signature = signing::twilio_sign(
+        TWILIO_TOKEN,
+        "http://bench.local/webhooks/sms/twilio",
+        &params,
+    );
+    let request = format!(
+        "POST /webhooks/sms/twilio HTTP/1.1\r\nHost: bench.local\r\nContent-Type: application/x-www-form-urlencoded\r\nX-Twilio-Signature: {signature}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream
+        .get_mut()
+        .write_all(request.as_bytes())
+        .await
+        .expect("write");
+    let mut line = String::new();
+    stream.read_line(&mut line).await.expect("status line");
+    let status: u16 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    let mut length = 0usize;
+    loop {
+        line.clear();
+        stream.read_line(&mut line).await.expect("header");
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().expect("a length");
+            }
+        }
+    }
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).await.expect("body");
+    status
+}

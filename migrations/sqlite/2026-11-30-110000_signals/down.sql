@@ -1,0 +1,10 @@
+ALTER TABLE accounts DROP COLUMN twilio_auth_token;
+DROP INDEX contacts_email_lower;
+DROP INDEX dispatches_message_id;
+DROP TABLE webhook_replays;
+DROP TABLE signal_deliveries;
+DROP INDEX signals_contact;
+ALTER TABLE signals DROP COLUMN routed_at;
+ALTER TABLE signals DROP COLUMN contact_ids;
+ALTER TABLE signals DROP COLUMN channel;
+ALTER TABLE signals DROP COLUMN kind;

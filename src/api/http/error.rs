@@ -1,0 +1,156 @@
+//! The one place HTTP errors become responses: a status and `{"error": {"code", "message"}}`.
+//!
+//! SPEC §7: 401 no or bad credentials or signature, 403 a token without the scope, 404 unknown
+//! contact, 413 a body over the limit, 422 a body that does not parse. Storage failures are
+//! logged in full and answered with a generic 500 (or 503 when the database is unavailable).
+
+use crate::auth::AuthError;
+use crate::service::ServiceError;
+use crate::signals::payload::PayloadError;
+use crate::signals::signing::SignatureError;
+use crate::store::StoreError;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+/// An HTTP refusal.
+#[derive(Debug)]
+pub struct HttpError {
+    pub status: StatusCode,
+    /// A SPEC code (`BAD_EVENT`, …) or the status's name (`unauthenticated`, …).
+    pub code: String,
+    pub message: String,
+}
+
+impl HttpError {
+    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> HttpError {
+        HttpError {
+            status,
+            code: code.to_string(),
+            message: message.into(),
+        }
+    }
+
+    pub fn unauthenticated(message: impl Into<String>) -> HttpError {
+        HttpError::new(StatusCode::UNAUTHORIZED, "unauthenticated", message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> HttpError {
+        HttpError::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    pub fn unprocessable(message: impl Into<String>) -> HttpError {
+        HttpError::new(StatusCode::UNPROCESSABLE_ENTITY, "unprocessable", message)
+    }
+
+    pub fn too_large(limit: usize) -> HttpError {
+        HttpError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the body is over the limit of {limit} bytes"),
+        )
+    }
+}
+
+impl IntoResponse for HttpError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
+        (self.status, Json(body)).into_response()
+    }
+}
+
+impl From<ServiceError> for HttpError {
+    fn from(error: ServiceError) -> HttpError {
+        match error {
+            ServiceError::Invalid(violations) => {
+                let code = violations
+                    .first()
+                    .map(|v| v.code.as_str())
+                    .unwrap_or("BAD_SCHEMA");
+                let message = ServiceError::Invalid(violations.clone()).to_string();
+                HttpError::new(StatusCode::BAD_REQUEST, code, message)
+            }
+            ServiceError::NotFound { .. } => HttpError::not_found(error.to_string()),
+            ServiceError::Forbidden(m) => {
+                HttpError::new(StatusCode::FORBIDDEN, "permission_denied", m)
+            }
+            ServiceError::FailedPrecondition(m) => {
+                HttpError::new(StatusCode::CONFLICT, "failed_precondition", m)
+            }
+            ServiceError::Conflict(m) => HttpError::new(StatusCode::CONFLICT, "conflict", m),
+            ServiceError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<StoreError> for HttpError {
+    fn from(error: StoreError) -> HttpError {
+        match &error {
+            StoreError::Pool(_) | StoreError::Connect { .. } => {
+                tracing::error!(error = %error, "database unavailable");
+                HttpError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "unavailable",
+                    "the database is unavailable; retry later",
+                )
+            }
+            StoreError::Contention(_) => {
+                tracing::warn!(error = %error, "write contention");
+                HttpError::new(
+                    StatusCode::CONFLICT,
+                    "aborted",
+                    "too many concurrent changes to the same record; retry",
+                )
+            }
+            _ => {
+                tracing::error!(error = %error, "storage error");
+                HttpError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "internal error; the server log has the details",
+                )
+            }
+        }
+    }
+}
+
+impl From<AuthError> for HttpError {
+    fn from(error: AuthError) -> HttpError {
+        match error {
+            AuthError::Missing | AuthError::Malformed | AuthError::Unknown => {
+                // The foundation's texts speak of gRPC metadata; over HTTP it is a header.
+                let message = match error {
+                    AuthError::Missing => "missing credentials: send the header `Authorization: Bearer <token>` (create a token with `nudge token create`)".to_string(),
+                    AuthError::Malformed => "malformed credentials: the `Authorization` header must be `Bearer <token>`".to_string(),
+                    other => other.to_string(),
+                };
+                HttpError::unauthenticated(message)
+            }
+            AuthError::Forbidden { .. } => HttpError::new(
+                StatusCode::FORBIDDEN,
+                "permission_denied",
+                error.to_string(),
+            ),
+            AuthError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<SignatureError> for HttpError {
+    fn from(error: SignatureError) -> HttpError {
+        HttpError::unauthenticated(error.to_string())
+    }
+}
+
+impl From<PayloadError> for HttpError {
+    fn from(error: PayloadError) -> HttpError {
+        match error {
+            PayloadError::TooLarge { .. } => HttpError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                error.to_string(),
+            ),
+            PayloadError::NotJson { .. } => HttpError::unprocessable(error.to_string()),
+        }
+    }
+}

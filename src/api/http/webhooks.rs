@@ -1,0 +1,366 @@
+//! Provider webhooks (SPEC §7): inbound email, inbound SMS from Twilio, calendar events.
+//!
+//! The account is named by the `account` query parameter (default: the default account), so
+//! one server can take webhooks for several accounts. Checks run in this order, and nothing is
+//! stored on a refusal: body size (413), signature (401), body (422), contact (404); then the
+//! signal is stored (a signature seen before: 401; a provider id seen before: the first
+//! result, nothing changes) and routed.
+//!
+//! - `/webhooks/email` and `/webhooks/calendar` are signed with `X-Nudge-Signature`
+//!   ([`crate::signals::signing`]).
+//! - `/webhooks/sms/twilio` is signed by Twilio (`X-Twilio-Signature`) with the account's Twilio
+//!   auth token, over the public URL Twilio called: `--public-url` / `NUDGE_PUBLIC_URL` plus the
+//!   request's path and query when set; otherwise rebuilt from `X-Forwarded-Proto` (default
+//!   `http`), `X-Forwarded-Host` or `Host`, and the path and query.
+
+use super::error::HttpError;
+use super::{read_body, receipt_json};
+use crate::api::AppState;
+use crate::service::fields::parse_phone;
+use crate::service::signals::{self, Arrival, ContactRef, Receipt, Received};
+use crate::signals::signing::{self, SignatureError};
+use crate::signals::{sms, thread, SignalKind};
+use crate::store::accounts::DEFAULT_ACCOUNT_ID;
+use crate::store::signals as store;
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+/// The largest webhook body accepted (1 MiB: an email's text with its headers).
+pub const MAX_WEBHOOK_BYTES: usize = 1024 * 1024;
+
+#[derive(Debug, Deserialize)]
+pub struct WebhookQuery {
+    /// The account the webhook is for; the default account when absent.
+    pub account: Option<String>,
+}
+
+impl WebhookQuery {
+    fn account(&self) -> &str {
+        self.account.as_deref().unwrap_or(DEFAULT_ACCOUNT_ID)
+    }
+}
+
+/// The account's webhook secret and Twilio auth token; an unknown account is a bad credential.
+async fn keys(state: &AppState, account: &str) -> Result<(String, Option<String>), HttpError> {
+    store::webhook_keys(&state.db, account)
+        .await?
+        .ok_or_else(|| HttpError::unauthenticated(format!("no account `{account}`")))
+}
+
+/// Verifies `X-Nudge-Signature` at the server clock's now; returns the replay key.
+fn verify_nudge(
+    state: &AppState,
+    secret: &str,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<String, HttpError> {
+    let header = headers
+        .get(signing::NUDGE_HEADER)
+        .map(|v| {
+            v.to_str()
+                .map_err(|_| SignatureError::Malformed("not text".into()))
+        })
+        .transpose()?;
+    let verified = signing::verify(secret, header, body, state.clock.now())?;
+    Ok(format!("v1:{}", verified.v1))
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, HttpError> {
+    serde_json::from_slice(body)
+        .map_err(|e| HttpError::unprocessable(format!("the body does not parse: {e}")))
+}
+
+fn answer(received: Received) -> Result<Receipt, HttpError> {
+    match received {
+        Received::Done(receipt) => Ok(receipt),
+        Received::Replayed => Err(SignatureError::Replayed.into()),
+    }
+}
+
+/// An inbound email as JSON (the shape most inbound-mail providers can be mapped to).
+#[derive(Debug, Deserialize)]
+pub struct InboundEmail {
+    /// Header name → value (names in any case; a list of values is joined with spaces).
+    #[serde(default)]
+    pub headers: Map<String, Value>,
+    #[serde(default)]
+    pub from: Option<String>,
+    #[serde(default)]
+    pub to: Option<Value>,
+    #[serde(default)]
+    pub subject: Option<String>,
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+impl InboundEmail {
+    /// A header's value, its name in any case.
+    fn header(&self, name: &str) -> Option<String> {
+        let value = self
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)?;
+        match value {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(items) => Some(
+                items
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+            _ => None,
+        }
+    }
+
+    /// An email whose subject or whole text is `unsubscribe` opts out of email (what a
+    /// `List-Unsubscribe: <mailto:…?subject=unsubscribe>` click sends).
+    fn is_unsubscribe(&self) -> bool {
+        let says = |t: &Option<String>| {
+            t.as_deref()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("unsubscribe"))
+        };
+        says(&self.subject) || says(&self.text)
+    }
+}
+
+/// `POST /webhooks/email`: a reply in a thread nudge started raises `reply`, `reply:email`.
+/// Mail in no nudge thread answers 202 with `{"status": "ignored"}` and stores nothing: it is
+/// not an error of the sender (a provider would retry a 4xx), just not a reply nudge tracks.
+pub async fn email(
+    State(state): State<AppState>,
+    Query(query): Query<WebhookQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, HttpError> {
+    let account = query.account();
+    let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
+    let (secret, _) = keys(&state, account).await?;
+    let replay_key = verify_nudge(&state, &secret, &headers, &body)?;
+    let mail: InboundEmail = parse_json(&body)?;
+    let candidates = thread::candidates(
+        mail.header("In-Reply-To").as_deref(),
+        mail.header("References").as_deref(),
+    );
+    let Some((contact, thread_id)) = store::thread_contact(&state.db, account, &candidates).await?
+    else {
+        return Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({
+                "status": "ignored",
+                "reason": "no In-Reply-To or References id is a Message-ID nudge assigned",
+            })),
+        )
+            .into_response());
+    };
+    let kind = if mail.is_unsubscribe() {
+        SignalKind::OptOut {
+            channel: "email".into(),
+        }
+    } else {
+        SignalKind::Reply {
+            channel: "email".into(),
+        }
+    };
+    let message_id = mail.header("Message-ID");
+    let arrival = Arrival {
+        contacts: vec![contact],
+        kind,
+        source: "email",
+        provider_id: message_id.as_ref().map(|m| format!("email:{}", m.trim())),
+        payload: json!({
+            "from": mail.from,
+            "to": mail.to,
+            "subject": mail.subject,
+            "message_id": message_id,
+            "thread": thread_id,
+        }),
+        replay_key: Some(replay_key),
+    };
+    let receipt = answer(signals::receive(&state, account, arrival, state.clock.now()).await?)?;
+    Ok((StatusCode::OK, Json(receipt_json(&receipt))).into_response())
+}
+
+/// The URL Twilio signed: the configured public URL, or one rebuilt from the request.
+fn public_url(state: &AppState, headers: &HeaderMap, uri: &Uri) -> String {
+    let path_and_query = uri
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| uri.path().to_string());
+    if let Some(base) = &state.public_url {
+        return format!("{}{path_and_query}", base.trim_end_matches('/'));
+    }
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let scheme = text("x-forwarded-proto").unwrap_or("http");
+    let host = text("x-forwarded-host")
+        .or_else(|| text(header::HOST.as_str()))
+        .or_else(|| uri.authority().map(|a| a.as_str()))
+        .unwrap_or("localhost");
+    format!("{scheme}://{host}{path_and_query}")
+}
+
+/// `POST /webhooks/sms/twilio`: an inbound SMS from the contact's number raises `reply`,
+/// `reply:sms`; a body that is only `STOP` (and the other keywords) opts out of SMS. Answers
+/// an empty TwiML `<Response/>`, so Twilio sends nothing back itself.
+pub async fn twilio(
+    State(state): State<AppState>,
+    Query(query): Query<WebhookQuery>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, HttpError> {
+    let account = query.account();
+    let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
+    let (_, token) = keys(&state, account).await?;
+    let token = token.ok_or_else(|| {
+        HttpError::unauthenticated(format!(
+            "account `{account}` has no Twilio auth token to check `X-Twilio-Signature` with: \
+             set it with `nudge twilio-token set`"
+        ))
+    })?;
+    let params: Vec<(String, String)> = serde_urlencoded::from_bytes(&body).map_err(|e| {
+        HttpError::unprocessable(format!(
+            "the body is not a form (application/x-www-form-urlencoded): {e}"
+        ))
+    })?;
+    let header = headers
+        .get(signing::TWILIO_HEADER)
+        .map(|v| v.to_str().map_err(|_| SignatureError::Mismatch))
+        .transpose()?;
+    let url = public_url(&state, &headers, &uri);
+    signing::twilio_verify(&token, &url, &params, header).map_err(|e| {
+        let mut e = HttpError::from(e);
+        e.message = format!(
+            "{} (checked against the URL {url}; set --public-url if Twilio calls another)",
+            e.message
+        );
+        e
+    })?;
+    let param = |name: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let from = param("From").ok_or_else(|| HttpError::unprocessable("the form has no `From`"))?;
+    let from = parse_phone("From", from).map_err(|v| HttpError::unprocessable(v.message))?;
+    let text = param("Body").unwrap_or("");
+    let contacts =
+        signals::find_contacts(&state, account, &ContactRef::Phone(from.clone())).await?;
+    let kind = if sms::is_opt_out(text) {
+        SignalKind::OptOut {
+            channel: "sms".into(),
+        }
+    } else {
+        SignalKind::Reply {
+            channel: "sms".into(),
+        }
+    };
+    let sid = param("MessageSid").or_else(|| param("SmsSid"));
+    let arrival = Arrival {
+        contacts,
+        kind,
+        source: "sms",
+        provider_id: sid.map(|s| format!("twilio:{s}")),
+        payload: json!({"from": from, "to": param("To"), "message_sid": sid}),
+        // Twilio's signature has no timestamp: a replay is the same MessageSid, a duplicate.
+        replay_key: None,
+    };
+    answer(signals::receive(&state, account, arrival, state.clock.now()).await?)?;
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/xml")],
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response/>",
+    )
+        .into_response())
+}
+
+/// A calendar event as JSON.
+#[derive(Debug, Deserialize)]
+pub struct CalendarEvent {
+    /// The provider's event id (deduplicates updates of the same event).
+    pub id: String,
+    /// The calendar it is on: a sender's `calendar` address (or its email when it has none).
+    pub organizer: Person,
+    #[serde(default)]
+    pub attendees: Vec<Person>,
+    /// RFC 3339.
+    pub start: chrono::DateTime<chrono::FixedOffset>,
+}
+
+/// An address, alone or as `{"email": …}`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Person {
+    Address(String),
+    Object { email: String },
+}
+
+impl Person {
+    fn email(&self) -> &str {
+        match self {
+            Person::Address(a) | Person::Object { email: a } => a.trim(),
+        }
+    }
+}
+
+/// `POST /webhooks/calendar`: an event on a sender's calendar raises `meeting_booked` for every
+/// attendee who is a contact.
+pub async fn calendar(
+    State(state): State<AppState>,
+    Query(query): Query<WebhookQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, HttpError> {
+    let account = query.account();
+    let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
+    let (secret, _) = keys(&state, account).await?;
+    let replay_key = verify_nudge(&state, &secret, &headers, &body)?;
+    let event: CalendarEvent = parse_json(&body)?;
+    let organizer = event.organizer.email().to_string();
+    let sender = store::sender_by_calendar(&state.db, account, &organizer)
+        .await?
+        .ok_or_else(|| {
+            HttpError::not_found(format!(
+                "`{organizer}` is no sender's calendar: set the sender's `calendar` with UpsertSender"
+            ))
+        })?;
+    let mut contacts: Vec<String> = Vec::new();
+    for attendee in &event.attendees {
+        let email = attendee.email();
+        if email.eq_ignore_ascii_case(&organizer) || !email.contains('@') {
+            continue;
+        }
+        for id in store::contacts_by_email(&state.db, account, email).await? {
+            if !contacts.contains(&id) {
+                contacts.push(id);
+            }
+        }
+    }
+    if contacts.is_empty() {
+        return Err(HttpError::not_found(
+            "no attendee of the event is a contact (matched by email)",
+        ));
+    }
+    let arrival = Arrival {
+        contacts,
+        kind: SignalKind::MeetingBooked,
+        source: "calendar",
+        provider_id: Some(format!("calendar:{}", event.id)),
+        payload: json!({
+            "event_id": event.id,
+            "organizer": organizer,
+            "sender_id": sender,
+            "start": event.start.to_rfc3339(),
+        }),
+        replay_key: Some(replay_key),
+    };
+    let receipt = answer(signals::receive(&state, account, arrival, state.clock.now()).await?)?;
+    Ok((StatusCode::OK, Json(receipt_json(&receipt))).into_response())
+}

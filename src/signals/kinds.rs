@@ -1,0 +1,313 @@
+//! The kinds of inbound signal and the events each raises (SPEC §5.2).
+//!
+//! Every way a signal reaches nudge — a webhook, `ReportSignal`, `PostEvent`, a completed task —
+//! ends as one [`SignalKind`]. Its [`raises`](SignalKind::raises) are what the engine routes
+//! (§5.3); an opt-out raises nothing and exits instead.
+
+use crate::code::Code;
+use crate::engine::Signal;
+use crate::flow::events::Event;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The channels that have a built-in `reply:<channel>` event.
+pub const REPLY_CHANNELS: [&str; 3] = ["email", "sms", "linkedin"];
+/// The channels a contact can opt out of (the contact store's channels).
+pub const OPT_OUT_CHANNELS: [&str; 4] = ["email", "sms", "call", "linkedin"];
+
+/// What kind of thing happened to the contact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SignalKind {
+    /// A reply on `channel` (`email`, `sms`, `linkedin`): an inbound email in a nudge thread, an
+    /// inbound SMS, a reported reply, a `linkedin_message` task completed with `replied`.
+    Reply { channel: String },
+    /// A connected call (a dialer, or a `call` task with a connected outcome). It also counts as
+    /// a reply.
+    CallConnected,
+    /// A `linkedin_connect` task completed with `accepted`.
+    ConnectionAccepted,
+    /// A meeting on the sender's calendar with the contact, or one reported.
+    MeetingBooked,
+    /// A custom event posted by key (the key contains a `.`).
+    Event { key: String },
+    /// An unsubscribe or SMS `STOP`: exits every enrollment, blocks the channel.
+    OptOut { channel: String },
+}
+
+/// Why a signal could not be built: the SPEC code, the offending text and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct KindError {
+    pub code: Code,
+    /// The text that was refused.
+    pub text: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl SignalKind {
+    /// A reply on `channel`; refused unless it is one of [`REPLY_CHANNELS`].
+    pub fn reply(channel: &str) -> Result<SignalKind, KindError> {
+        if REPLY_CHANNELS.contains(&channel) {
+            return Ok(SignalKind::Reply {
+                channel: channel.to_string(),
+            });
+        }
+        let hint = if channel == "call" {
+            "; a connected call is the kind `call_connected` (it raises `call_connected` and `reply`)"
+        } else {
+            ""
+        };
+        Err(KindError {
+            code: Code::BadSchema,
+            text: channel.to_string(),
+            message: format!(
+                "`{channel}` is not a reply channel: use `email`, `sms` or `linkedin`{hint}"
+            ),
+        })
+    }
+
+    /// A custom event; the key must be a custom event key (contains a `.`, SPEC §5.2), so a
+    /// misspelt built-in event is never posted as a custom one.
+    pub fn event(key: &str) -> Result<SignalKind, KindError> {
+        let refuse = |message: String| KindError {
+            code: Code::BadEvent,
+            text: key.to_string(),
+            message,
+        };
+        match Event::parse(key) {
+            Ok(Event::Custom(key)) => Ok(SignalKind::Event { key }),
+            Ok(built_in) => Err(refuse(format!(
+                "`{built_in}` is a built-in event, raised by nudge itself; post a custom key that \
+                 contains a `.` (like `payment.received`), or report a `{built_in}` signal with \
+                 ReportSignal"
+            ))),
+            Err(hint) => Err(refuse(hint)),
+        }
+    }
+
+    /// An opt-out of `channel`; refused unless it is one of [`OPT_OUT_CHANNELS`].
+    pub fn opt_out(channel: &str) -> Result<SignalKind, KindError> {
+        if OPT_OUT_CHANNELS.contains(&channel) {
+            Ok(SignalKind::OptOut {
+                channel: channel.to_string(),
+            })
+        } else {
+            Err(KindError {
+                code: Code::BadSchema,
+                text: channel.to_string(),
+                message: format!(
+                    "`{channel}` is not a channel one can opt out of: use `email`, `sms`, `call` \
+                     or `linkedin`"
+                ),
+            })
+        }
+    }
+
+    /// The kind's name as stored and shown (`reply`, `call_connected`, `event`, `opt_out`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            SignalKind::Reply { .. } => "reply",
+            SignalKind::CallConnected => "call_connected",
+            SignalKind::ConnectionAccepted => "connection_accepted",
+            SignalKind::MeetingBooked => "meeting_booked",
+            SignalKind::Event { .. } => "event",
+            SignalKind::OptOut { .. } => "opt_out",
+        }
+    }
+
+    /// The channel of a reply or an opt-out (a connected call is on `call`).
+    pub fn channel(&self) -> Option<&str> {
+        match self {
+            SignalKind::Reply { channel } | SignalKind::OptOut { channel } => Some(channel),
+            SignalKind::CallConnected => Some("call"),
+            _ => None,
+        }
+    }
+
+    /// The events it raises (SPEC §5.2), the specific one first where there are two.
+    pub fn raises(&self) -> Vec<String> {
+        match self {
+            SignalKind::Reply { channel } => vec!["reply".into(), format!("reply:{channel}")],
+            SignalKind::CallConnected => vec!["call_connected".into(), "reply".into()],
+            SignalKind::ConnectionAccepted => vec!["connection_accepted".into()],
+            SignalKind::MeetingBooked => vec!["meeting_booked".into()],
+            SignalKind::Event { key } => vec![key.clone()],
+            SignalKind::OptOut { .. } => Vec::new(),
+        }
+    }
+
+    /// The opt-out channel, when it is one.
+    pub fn opt_out_channel(&self) -> Option<&str> {
+        match self {
+            SignalKind::OptOut { channel } => Some(channel),
+            _ => None,
+        }
+    }
+
+    /// The engine's input for a stored signal `id` with `payload` (`null` becomes `{}`: a null
+    /// never means anything but a timeout, seed 001).
+    pub fn to_engine(&self, id: &str, payload: serde_json::Value) -> Signal {
+        Signal {
+            id: id.to_string(),
+            raises: self.raises(),
+            opt_out: self.opt_out_channel().map(str::to_string),
+            payload: non_null(payload),
+        }
+    }
+}
+
+impl fmt::Display for SignalKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SignalKind::Reply { channel } => write!(f, "reply ({channel})"),
+            SignalKind::Event { key } => write!(f, "event {key}"),
+            SignalKind::OptOut { channel } => write!(f, "opt-out ({channel})"),
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
+/// `{}` for a JSON `null`, the value itself otherwise.
+pub fn non_null(payload: serde_json::Value) -> serde_json::Value {
+    if payload.is_null() {
+        serde_json::json!({})
+    } else {
+        payload
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn k(kind: Result<SignalKind, KindError>) -> SignalKind {
+        kind.unwrap()
+    }
+
+    /// Every row of SPEC §5.2: (what happened, its kind, the events it raises, opt-out channel).
+    #[test]
+    fn each_signal_raises_exactly_the_spec_events() {
+        let rows: Vec<(&str, SignalKind, &[&str], Option<&str>)> = vec![
+            (
+                "inbound email in a nudge thread",
+                k(SignalKind::reply("email")),
+                &["reply", "reply:email"],
+                None,
+            ),
+            (
+                "inbound SMS from the contact's number",
+                k(SignalKind::reply("sms")),
+                &["reply", "reply:sms"],
+                None,
+            ),
+            (
+                "linkedin_message task completed with replied",
+                k(SignalKind::reply("linkedin")),
+                &["reply", "reply:linkedin"],
+                None,
+            ),
+            (
+                "a call connected",
+                SignalKind::CallConnected,
+                &["call_connected", "reply"],
+                None,
+            ),
+            (
+                "linkedin_connect accepted",
+                SignalKind::ConnectionAccepted,
+                &["connection_accepted"],
+                None,
+            ),
+            (
+                "calendar event / reported meeting",
+                SignalKind::MeetingBooked,
+                &["meeting_booked"],
+                None,
+            ),
+            (
+                "custom event",
+                k(SignalKind::event("payment.received")),
+                &["payment.received"],
+                None,
+            ),
+            ("SMS STOP", k(SignalKind::opt_out("sms")), &[], Some("sms")),
+            (
+                "email unsubscribe",
+                k(SignalKind::opt_out("email")),
+                &[],
+                Some("email"),
+            ),
+        ];
+        for (what, kind, raises, opt_out) in rows {
+            let signal = kind.to_engine("sg_1", serde_json::Value::Null);
+            assert_eq!(signal.raises, *raises, "{what}");
+            assert_eq!(signal.opt_out.as_deref(), opt_out, "{what}");
+            assert_eq!(signal.id, "sg_1");
+            assert_eq!(signal.payload, json!({}), "{what}: null becomes {{}}");
+            // Every raised event is a valid flow event name.
+            for event in &signal.raises {
+                assert!(Event::parse(event).is_ok(), "{what}: {event}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_payload_of_a_custom_event_is_kept() {
+        let s = k(SignalKind::event("payment.42")).to_engine("sg_2", json!({"amount": 5}));
+        assert_eq!(s.payload, json!({"amount": 5}));
+    }
+
+    #[test]
+    fn refusals_name_the_text_and_how_to_fix_it() {
+        let cases: Vec<(Result<SignalKind, KindError>, Code, &str)> = vec![
+            (
+                SignalKind::reply("fax"),
+                Code::BadSchema,
+                "`email`, `sms` or `linkedin`",
+            ),
+            (SignalKind::reply("call"), Code::BadSchema, "call_connected"),
+            (SignalKind::event("reply"), Code::BadEvent, "built-in event"),
+            (
+                SignalKind::event("payment"),
+                Code::BadEvent,
+                "contains a `.`",
+            ),
+            (
+                SignalKind::event("replied"),
+                Code::BadEvent,
+                "Did you mean `reply`",
+            ),
+            (SignalKind::event("pay..x"), Code::BadEvent, "no empty part"),
+            (
+                SignalKind::event("pay ment.x"),
+                Code::BadEvent,
+                "only letters",
+            ),
+            (
+                SignalKind::opt_out("pigeon"),
+                Code::BadSchema,
+                "`email`, `sms`, `call`",
+            ),
+        ];
+        for (result, code, hint) in cases {
+            let e = result.unwrap_err();
+            assert_eq!(e.code, code, "{e}");
+            assert!(e.message.contains(hint), "{} lacks {hint}", e.message);
+            assert!(e.message.contains(&format!("`{}`", e.text)) || e.text.contains(' '));
+        }
+    }
+
+    #[test]
+    fn names_and_channels() {
+        assert_eq!(k(SignalKind::reply("sms")).name(), "reply");
+        assert_eq!(k(SignalKind::reply("sms")).channel(), Some("sms"));
+        assert_eq!(SignalKind::CallConnected.channel(), Some("call"));
+        assert_eq!(SignalKind::MeetingBooked.channel(), None);
+        assert_eq!(k(SignalKind::opt_out("sms")).name(), "opt_out");
+        let json = serde_json::to_value(k(SignalKind::event("a.b"))).unwrap();
+        assert_eq!(json, json!({"kind": "event", "key": "a.b"}));
+    }
+}
