@@ -21,7 +21,7 @@ use crate::clock::{from_millis, to_millis};
 use crate::engine::{self, Ctx, Effect, EnrollmentState, Input, JourneyEntry, Status};
 use crate::store::enrollments::{EnrollmentRow, Writes};
 use crate::store::schema::enrollments;
-use crate::store::{Conn, Db, StoreError};
+use crate::store::{Conn, Db, StoreError, TxError};
 use crate::timing::Duration;
 use crate::write_all;
 use chrono::{DateTime, Utc};
@@ -215,28 +215,6 @@ macro_rules! load_flows_and_ctx {
 pub struct Planner {
     pub state: AppState,
     pub batch: usize,
-}
-
-/// A failure inside the batch transaction: the database, or a stored state that does not parse.
-#[derive(Debug)]
-enum TxError {
-    Db(diesel::result::Error),
-    Store(StoreError),
-}
-
-impl From<diesel::result::Error> for TxError {
-    fn from(e: diesel::result::Error) -> Self {
-        TxError::Db(e)
-    }
-}
-
-impl From<TxError> for StoreError {
-    fn from(e: TxError) -> Self {
-        match e {
-            TxError::Db(e) => StoreError::Query(e),
-            TxError::Store(e) => e,
-        }
-    }
 }
 
 impl Planner {

@@ -22,7 +22,7 @@ use crate::signals::SignalKind;
 use crate::store::enrollments::{EnrollmentRow, JourneyRow, Writes};
 use crate::store::schema::{enrollments, signal_deliveries, signals};
 use crate::store::signals::{self as store, DeliveryRow, Inserted, SignalRow};
-use crate::store::{self as db_store, Conn, StoreError};
+use crate::store::{self as db_store, Conn, StoreError, TxError};
 use crate::{load_flows_and_ctx, write_all};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -306,28 +306,6 @@ fn delivery_of(signal_id: &str, journey: &[JourneyRow]) -> (String, Option<Strin
             )
         })
         .unwrap_or_else(|| ("none".into(), None))
-}
-
-/// A failure inside one enrollment's transaction.
-#[derive(Debug)]
-enum TxError {
-    Db(diesel::result::Error),
-    Store(StoreError),
-}
-
-impl From<diesel::result::Error> for TxError {
-    fn from(e: diesel::result::Error) -> Self {
-        TxError::Db(e)
-    }
-}
-
-impl From<TxError> for StoreError {
-    fn from(e: TxError) -> Self {
-        match e {
-            TxError::Db(e) => StoreError::Query(e),
-            TxError::Store(e) => e,
-        }
-    }
 }
 
 /// Applies `signal` to one enrollment in one transaction and returns what it did there; `None`

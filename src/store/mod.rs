@@ -60,6 +60,29 @@ pub enum StoreError {
     Contention(String),
 }
 
+/// A failure inside a write transaction that also decodes stored rows: diesel's own error (so
+/// `?` and rollback work inside `transaction`) or a stored value that does not parse.
+#[derive(Debug)]
+pub enum TxError {
+    Db(diesel::result::Error),
+    Store(StoreError),
+}
+
+impl From<diesel::result::Error> for TxError {
+    fn from(e: diesel::result::Error) -> Self {
+        TxError::Db(e)
+    }
+}
+
+impl From<TxError> for StoreError {
+    fn from(e: TxError) -> Self {
+        match e {
+            TxError::Db(e) => StoreError::Query(e),
+            TxError::Store(e) => e,
+        }
+    }
+}
+
 /// A pool of connections to one backend. Cheap to clone.
 #[derive(Clone)]
 pub enum Db {
