@@ -8,7 +8,7 @@
 //! when not paused, move to an unknown step) is refused with FAILED_PRECONDITION and nothing is
 //! written.
 
-use super::{ServiceError, Violation, Violations};
+use super::{next_page_token, ServiceError, Violation, Violations};
 use crate::api::AppState;
 use crate::auth::{Principal, Scope};
 use crate::clock::{from_millis, to_millis};
@@ -823,12 +823,7 @@ pub async fn list(
         q.load(c).await
     })
     .map_err(StoreError::from)?;
-    let next = if rows.len() as i64 > size {
-        rows.truncate(size as usize);
-        rows.last().map(|r| r.id.clone()).unwrap_or_default()
-    } else {
-        String::new()
-    };
+    let next = next_page_token(&mut rows, size, |r| r.id.clone());
     let list = rows
         .into_iter()
         .map(Enrollment::from_row)
@@ -868,12 +863,7 @@ pub async fn journey_page(
         .load(c)
         .await)
     .map_err(StoreError::from)?;
-    let next = if rows.len() as i64 > size {
-        rows.truncate(size as usize);
-        rows.last().map(|r| r.seq.to_string()).unwrap_or_default()
-    } else {
-        String::new()
-    };
+    let next = next_page_token(&mut rows, size, |r| r.seq.to_string());
     Ok((
         rows.into_iter()
             .map(|r| Entry {

@@ -4,7 +4,7 @@
 //! validator (`crate::flow`) with the account's `max_wait` (SPEC §5.7). Errors refuse the
 //! definition, warnings are returned beside the stored version.
 
-use super::{ServiceError, Violation, Violations};
+use super::{next_page_token, ServiceError, Violation, Violations};
 use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
 use crate::flow::{self, Problem, Severity, ValidateOptions, Validation};
@@ -209,12 +209,7 @@ pub async fn list(
     let after = Some(page_token).filter(|t| !t.is_empty());
     // One extra row tells whether another page follows.
     let mut rows = store::flows::list(db, account_id, after, size + 1).await?;
-    let next = if rows.len() as i64 > size {
-        rows.truncate(size as usize);
-        rows.last().map(|r| r.flow.name.clone()).unwrap_or_default()
-    } else {
-        String::new()
-    };
+    let next = next_page_token(&mut rows, size, |r| r.flow.name.clone());
     Ok((rows.into_iter().map(from_stored).collect(), next))
 }
 

@@ -94,3 +94,18 @@ impl Violations {
         }
     }
 }
+
+/// Keyset pagination: the store is asked for `size + 1` rows; when the extra one came back there
+/// is a next page, whose token is the key of the last row kept. An empty token means the end.
+pub(crate) fn next_page_token<T>(
+    rows: &mut Vec<T>,
+    size: i64,
+    key: impl Fn(&T) -> String,
+) -> String {
+    if rows.len() as i64 > size {
+        rows.truncate(size as usize);
+        rows.last().map(key).unwrap_or_default()
+    } else {
+        String::new()
+    }
+}

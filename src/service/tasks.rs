@@ -7,7 +7,7 @@
 //! enrollments, each in its own transaction, through the interpreter's signal input.
 
 use super::enrollments::{apply_input, check_scope};
-use super::{ServiceError, Violation};
+use super::{next_page_token, ServiceError, Violation};
 use crate::api::AppState;
 use crate::auth::Principal;
 use crate::clock::to_millis;
@@ -70,12 +70,7 @@ pub async fn list(
         q.load(c).await
     })
     .map_err(StoreError::from)?;
-    let next = if rows.len() as i64 > size {
-        rows.truncate(size as usize);
-        rows.last().map(|r| r.id.clone()).unwrap_or_default()
-    } else {
-        String::new()
-    };
+    let next = next_page_token(&mut rows, size, |r| r.id.clone());
     Ok((rows, next))
 }
 
