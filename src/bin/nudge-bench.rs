@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! nudge-bench --database-url sqlite:///tmp/bench.db --n 20000
-//! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --n 100000
+//! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --n 100000 [--callers 1] [--batch 1000] [--workers 4]
 //! ```
 //! Use an empty database: the bench migrates it and enrolls into the default account.
 
@@ -12,7 +12,12 @@ use nudge::app::App;
 use nudge::clock::{Clock, ManualClock, SystemClock};
 use nudge::config::{ClockKind, Config, DatabaseUrl};
 use nudge::planner::Planner;
-use nudge::service::contacts::{self, ContactInput};
+use chrono::{DateTime, Utc};
+use nudge::api::AppState;
+use nudge::clock::to_millis;
+use nudge::store::contacts::ContactRow;
+use nudge::store::schema::contacts;
+use nudge::store::Conn;
 use nudge::service::enrollments::{self, EnrollInput};
 use nudge::service::flows;
 use nudge::store::accounts::DEFAULT_ACCOUNT_ID;
@@ -50,55 +55,108 @@ async fn main() -> anyhow::Result<()> {
     let state = app.state().clone();
     let now = clock.now();
     flows::create(&state.db, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
-    contacts::upsert(
-        &state.db,
-        DEFAULT_ACCOUNT_ID,
-        ContactInput {
-            id: "bench".into(),
-            email: "bench@example.com".into(),
-            tz: "UTC".into(),
-            ..Default::default()
-        },
-        now,
-    )
-    .await?;
+    insert_contacts(&state, n, now).await?;
 
+    // `--callers` clients send BatchEnroll calls of up to 10,000 side by side, as a CRM's
+    // workers would; each call's contacts are its own.
+    let callers: usize = arg("--callers").map(|s| s.parse()).transpose()?.unwrap_or(1);
     let started = Instant::now();
-    let mut done = 0;
-    while done < n {
-        let size = (n - done).min(enrollments::MAX_BATCH);
-        let items = (0..size)
-            .map(|_| EnrollInput {
-                contact_id: "bench".into(),
-                flow_id: "bench".into(),
-                allow_duplicate: true,
-                ..Default::default()
-            })
-            .collect();
-        let results = enrollments::batch_enroll(&state, DEFAULT_ACCOUNT_ID, items).await?;
-        assert!(results.iter().all(|r| r.is_ok()));
-        done += size;
+    let calls: Vec<(usize, usize)> = (0..n)
+        .step_by(enrollments::MAX_BATCH)
+        .map(|start| (start, (n - start).min(enrollments::MAX_BATCH)))
+        .collect();
+    let queue = Arc::new(std::sync::Mutex::new(calls.into_iter()));
+    let mut clients = tokio::task::JoinSet::new();
+    for _ in 0..callers.max(1) {
+        let (state, queue) = (state.clone(), queue.clone());
+        clients.spawn(async move {
+            loop {
+                let next = queue.lock().expect("queue lock").next();
+                let Some((start, size)) = next else {
+                    return Ok::<(), anyhow::Error>(());
+                };
+                let items = (start..start + size)
+                    .map(|i| EnrollInput {
+                        contact_id: format!("c{i}"),
+                        flow_id: "bench".into(),
+                        ..Default::default()
+                    })
+                    .collect();
+                let results = enrollments::batch_enroll(&state, DEFAULT_ACCOUNT_ID, items).await?;
+                anyhow::ensure!(results.iter().all(|r| r.is_ok()), "an enrollment failed");
+            }
+        });
+    }
+    while let Some(joined) = clients.join_next().await {
+        joined??;
     }
     let secs = started.elapsed().as_secs_f64();
     println!(
-        "{url}: BatchEnroll {n} enrollments in {secs:.2} s = {:.0} enrollments/s",
+        "{url}: BatchEnroll {n} enrollments in {secs:.2} s = {:.0} enrollments/s ({callers} callers)",
         n as f64 / secs
     );
 
     // All of them are due at once an hour later: each wake sends the email and enters w2.
     let due = now + Duration::hours(1);
     clock.set(due);
-    let planner = Planner::new(state.clone());
+    let mut planner = Planner::new(state.clone());
+    if let Some(batch) = arg("--batch") {
+        planner.batch = batch.parse()?;
+    }
+    if let Some(workers) = arg("--workers") {
+        planner.workers = workers.parse()?;
+    }
     let started = Instant::now();
     let woken = planner.drain(due).await?;
     let secs = started.elapsed().as_secs_f64();
     println!(
-        "{url}: planner woke {woken} due enrollments (each: email dispatch + next wait) in {secs:.2} s = {:.0} steps/s (batch {})",
+        "{url}: planner woke {woken} due enrollments (each: email dispatch + next wait) in {secs:.2} s = {:.0} steps/s (batch {}, workers {})",
         woken as f64 / secs,
-        planner.batch
+        planner.batch,
+        planner.workers
     );
     if let Some(rss) = rss_kib() {
         println!("{url}: RSS after the run {} MiB", rss / 1024);
+    }
+    Ok(())
+}
+
+/// `n` contacts `c0`, `c1`, … written straight to the table (the bench measures enrolling,
+/// not contact upserts).
+async fn insert_contacts(state: &AppState, n: usize, now: DateTime<Utc>) -> anyhow::Result<()> {
+    let rows: Vec<ContactRow> = (0..n)
+        .map(|i| ContactRow {
+            account_id: DEFAULT_ACCOUNT_ID.into(),
+            id: format!("c{i}"),
+            email: Some(format!("c{i}@example.com")),
+            phone: None,
+            tz: Some("UTC".into()),
+            attributes: "{}".into(),
+            opted_out: "[]".into(),
+            created_at: to_millis(now),
+            updated_at: to_millis(now),
+        })
+        .collect();
+    match state.db.conn().await? {
+        Conn::Postgres(mut c) => {
+            use diesel_async::RunQueryDsl;
+            for chunk in rows.chunks(3_000) {
+                diesel::insert_into(contacts::table)
+                    .values(chunk)
+                    .execute(&mut *c)
+                    .await?;
+            }
+        }
+        Conn::Sqlite(mut c) => {
+            c.spawn_blocking(move |c| {
+                use diesel::RunQueryDsl;
+                for chunk in rows.chunks(3_000) {
+                    diesel::insert_into(contacts::table).values(chunk).execute(c)?;
+                }
+                Ok::<(), diesel::result::Error>(())
+            })
+            .await?;
+        }
     }
     Ok(())
 }

@@ -35,6 +35,9 @@ use tokio::sync::Notify;
 pub const POLL: std::time::Duration = std::time::Duration::from_secs(5);
 /// How many enrollments one batch claims by default.
 pub const DEFAULT_BATCH: usize = 1_000;
+/// How many batches run at once on PostgreSQL while a backlog drains: one computes while
+/// another waits on the database. SQLite has one writer, so it always runs one.
+pub const DEFAULT_WORKERS: usize = 4;
 /// The PostgreSQL channel replicas wake each other on.
 pub const CHANNEL: &str = "nudge_planner";
 
@@ -215,6 +218,8 @@ macro_rules! load_flows_and_ctx {
 pub struct Planner {
     pub state: AppState,
     pub batch: usize,
+    /// Concurrent batches while draining a backlog (PostgreSQL only).
+    pub workers: usize,
 }
 
 impl Planner {
@@ -222,6 +227,7 @@ impl Planner {
         Planner {
             state,
             batch: DEFAULT_BATCH,
+            workers: DEFAULT_WORKERS,
         }
     }
 
@@ -291,15 +297,32 @@ impl Planner {
     }
 
     /// Runs batches at `now` until nothing is due; returns how many enrollments were woken.
+    /// On PostgreSQL `workers` loops claim batches side by side (`SKIP LOCKED` keeps them
+    /// apart), each on its own task so the engine runs on every core.
     pub async fn drain(&self, now: DateTime<Utc>) -> Result<usize, StoreError> {
-        let mut total = 0;
-        loop {
-            let outcome = self.run_batch(now).await?;
-            total += outcome.processed;
-            if outcome.processed == 0 {
-                return Ok(total);
-            }
+        let workers = match self.state.db {
+            Db::Postgres(_) => self.workers.max(1),
+            Db::Sqlite(_) => 1,
+        };
+        let mut loops = tokio::task::JoinSet::new();
+        for _ in 0..workers {
+            let planner = self.clone();
+            loops.spawn(async move {
+                let mut total = 0;
+                loop {
+                    let outcome = planner.run_batch(now).await?;
+                    total += outcome.processed;
+                    if outcome.processed == 0 {
+                        return Ok::<usize, StoreError>(total);
+                    }
+                }
+            });
         }
+        let mut total = 0;
+        while let Some(joined) = loops.join_next().await {
+            total += joined.map_err(|e| StoreError::Worker(e.to_string()))??;
+        }
+        Ok(total)
     }
 
     /// Manual clock: moves the clock to `target` through every due time on the way, waking
@@ -333,7 +356,14 @@ impl Planner {
         loop {
             let now = self.state.clock.now();
             let sleep = match self.run_batch(now).await {
-                Ok(outcome) if outcome.processed == self.batch => continue,
+                // A backlog: drain it with every worker, then look again.
+                Ok(outcome) if outcome.processed == self.batch => match self.drain(now).await {
+                    Ok(_) => continue,
+                    Err(e) => {
+                        tracing::error!(error = %e, "planner batch failed; retrying");
+                        std::time::Duration::from_secs(1)
+                    }
+                },
                 Ok(outcome) => {
                     if outcome.processed > 0 {
                         tracing::debug!(processed = outcome.processed, "planner batch");

@@ -395,18 +395,32 @@ macro_rules! write_prepared {
             .into_iter()
             .filter_map(|r| r.client_key.clone().map(|k| (k, r)))
             .collect();
-        let contact_ids: Vec<&str> = items.iter().map(|p| p.row.contact_id.as_str()).collect();
-        let active: Vec<(String, String, String)> = enrollments::table
-            .filter(enrollments::account_id.eq($account))
-            .filter(enrollments::contact_id.eq_any(&contact_ids))
-            .filter(enrollments::status.eq_any(["active", "paused"]))
-            .select((
-                enrollments::contact_id,
-                enrollments::flow_id,
-                enrollments::id,
-            ))
-            .load($c)
-            .await?;
+        // Only the items that refuse a duplicate need their contacts' active enrollments. The
+        // query names contacts only (their index is selective); a flow filter made PostgreSQL
+        // walk the flow's index, every enrollment of the flow for each batch.
+        let checked: Vec<&Prepared> = items
+            .iter()
+            .zip($allow.iter())
+            .filter(|(_, allow)| !**allow)
+            .map(|(p, _)| p)
+            .collect();
+        let active: Vec<(String, String, String)> = if checked.is_empty() {
+            Vec::new()
+        } else {
+            let contact_ids: Vec<&str> =
+                checked.iter().map(|p| p.row.contact_id.as_str()).collect();
+            enrollments::table
+                .filter(enrollments::account_id.eq($account))
+                .filter(enrollments::contact_id.eq_any(&contact_ids))
+                .filter(enrollments::status.eq_any(["active", "paused"]))
+                .select((
+                    enrollments::contact_id,
+                    enrollments::flow_id,
+                    enrollments::id,
+                ))
+                .load($c)
+                .await?
+        };
         let mut active: HashMap<(String, String), String> = active
             .into_iter()
             .map(|(contact, flow, id)| ((contact, flow), id))
@@ -556,31 +570,24 @@ pub async fn batch_enroll(
     look.preload_contacts(state, account_id, &contact_ids)
         .await?;
     let mut results: Vec<Option<BatchResult>> = Vec::with_capacity(items.len());
-    let mut ready: Vec<(usize, Prepared, bool)> = Vec::new();
+    let (mut positions, mut ready, mut allow) = (Vec::new(), Vec::new(), Vec::new());
     for (i, item) in items.into_iter().enumerate() {
-        let allow = item.allow_duplicate;
+        let allowed = item.allow_duplicate;
         match prepare(state, account_id, &mut look, item, now).await {
             Ok(p) => {
-                ready.push((i, p, allow));
+                positions.push(i);
+                ready.push(p);
+                allow.push(allowed);
                 results.push(None);
             }
             Err(e) => results.push(Some(Err(e))),
         }
     }
-    for chunk in ready.chunks(BATCH_CHUNK) {
-        let positions: Vec<usize> = chunk.iter().map(|(i, _, _)| *i).collect();
-        let allow: Vec<bool> = chunk.iter().map(|(_, _, a)| *a).collect();
-        let prepared: Vec<Prepared> = chunk
-            .iter()
-            .map(|(_, p, _)| Prepared {
-                row: p.row.clone(),
-                before: p.before.clone(),
-                after: p.after.clone(),
-                effects: p.effects.clone(),
-            })
-            .collect();
-        let outcomes = write_items(state, account_id, &prepared, &allow, now).await?;
-        for (pos, outcome) in positions.into_iter().zip(outcomes) {
+    for start in (0..ready.len()).step_by(BATCH_CHUNK) {
+        let end = (start + BATCH_CHUNK).min(ready.len());
+        let outcomes =
+            write_items(state, account_id, &ready[start..end], &allow[start..end], now).await?;
+        for (&pos, outcome) in positions[start..end].iter().zip(outcomes) {
             results[pos] = Some(match outcome {
                 Outcome::Created(row) => Enrollment::from_row(row).map(|e| (e, true)),
                 Outcome::Existing(row) => Enrollment::from_row(row).map(|e| (e, false)),

@@ -3,9 +3,9 @@
 //!
 //! [`Writes`] is everything one or many [`crate::engine::step`] calls produce, turned into
 //! rows by [`Writes::add_step`]; [`write_all!`](crate::write_all) stores them inside the
-//! caller's transaction with multi-row inserts: enrollment rows as one upsert
-//! (`INSERT … ON CONFLICT (id) DO UPDATE`, portable to both backends, so a batch of updates is
-//! one statement per chunk), dispatches with `ON CONFLICT (idempotency_key) DO NOTHING` (created
+//! caller's transaction with one statement per table (and chunk): enrollment rows as one upsert
+//! (`INSERT … ON CONFLICT (id) DO UPDATE`, so new and updated enrollments go the same way),
+//! dispatches with `ON CONFLICT (idempotency_key) DO NOTHING` (created
 //! exactly once even if a step is re-processed).
 //!
 //! Queries that must run inside one transaction together are macros over a connection
@@ -18,10 +18,6 @@ use crate::engine::state::TaskPhase;
 use crate::engine::{Effect, EnrollmentState};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-
-/// SQLite allows 32,766 bound values per statement and PostgreSQL 65,535: multi-row inserts
-/// are cut into chunks of at most this many values.
-pub const MAX_BINDS: usize = 30_000;
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = enrollments, treat_none_as_default_value = false)]
@@ -289,87 +285,17 @@ impl Writes {
 /// `Result<(), diesel::result::Error>`. Enrollment rows are upserted, so a new enrollment and
 /// an updated one go through the same statement.
 ///
-/// `pg:` writes multi-row statements. `sqlite:` hands the rows to
-/// [`crate::store::sqlite_batch`] on the blocking pool: diesel cannot send a multi-row insert
-/// to SQLite through the async wrapper.
+/// `pg:` hands the rows to [`crate::store::pg_batch`] (one array-bound statement per table).
+/// `sqlite:` hands them to [`crate::store::sqlite_batch`] on the blocking pool: diesel cannot
+/// send a multi-row insert to SQLite through the async wrapper.
 #[macro_export]
 macro_rules! write_all {
     (pg: $c:expr, $w:expr) => {
-        $crate::write_all!(@rows $c, $w, |chunk| std::iter::once(chunk))
+        $crate::store::pg_batch::write($c, $w).await
     };
     (sqlite: $c:expr, $w:expr) => {{
         let owned: $crate::store::enrollments::Writes = ($w).clone();
         $c.spawn_blocking(move |conn| $crate::store::sqlite_batch::write(conn, &owned))
             .await
-    }};
-    (@rows $c:expr, $w:expr, |$chunk:ident| $each:expr) => {{
-        use diesel::upsert::excluded;
-        use $crate::store::enrollments::MAX_BINDS;
-        use $crate::store::schema::{dispatches, enrollments, journey, tasks};
-        let w: &$crate::store::enrollments::Writes = $w;
-        async {
-            for $chunk in w.enrollments.chunks(MAX_BINDS / 13) {
-                for values in $each {
-                    diesel::insert_into(enrollments::table)
-                        .values(values)
-                        .on_conflict(enrollments::id)
-                        .do_update()
-                        .set((
-                            enrollments::status.eq(excluded(enrollments::status)),
-                            enrollments::state.eq(excluded(enrollments::state)),
-                            enrollments::next_run_at.eq(excluded(enrollments::next_run_at)),
-                            enrollments::journey_seq.eq(excluded(enrollments::journey_seq)),
-                            enrollments::updated_at.eq(excluded(enrollments::updated_at)),
-                        ))
-                        .execute($c)
-                        .await?;
-                }
-            }
-            for $chunk in w.journey.chunks(MAX_BINDS / 5) {
-                for values in $each {
-                    diesel::insert_into(journey::table)
-                        .values(values)
-                        .execute($c)
-                        .await?;
-                }
-            }
-            for $chunk in w.dispatches.chunks(MAX_BINDS / 20) {
-                for values in $each {
-                    diesel::insert_into(dispatches::table)
-                        .values(values)
-                        .on_conflict(dispatches::idempotency_key)
-                        .do_nothing()
-                        .execute($c)
-                        .await?;
-                }
-            }
-            for $chunk in w.tasks.chunks(MAX_BINDS / 12) {
-                for values in $each {
-                    diesel::insert_into(tasks::table)
-                        .values(values)
-                        .on_conflict((tasks::enrollment_id, tasks::run))
-                        .do_nothing()
-                        .execute($c)
-                        .await?;
-                }
-            }
-            for t in &w.closed_tasks {
-                diesel::update(
-                    tasks::table
-                        .filter(tasks::enrollment_id.eq(&t.enrollment_id))
-                        .filter(tasks::run.eq(t.run))
-                        .filter(tasks::status.eq("open")),
-                )
-                .set((
-                    tasks::status.eq(t.status),
-                    tasks::outcome.eq(&t.outcome),
-                    tasks::completed_at.eq(Some(t.at)),
-                ))
-                .execute($c)
-                .await?;
-            }
-            Ok::<(), diesel::result::Error>(())
-        }
-        .await
     }};
 }

@@ -1,0 +1,162 @@
+//! PostgreSQL's side of [`write_all!`](crate::write_all): each table's rows as one statement
+//! whose values are arrays, one per column (`INSERT … SELECT * FROM unnest($1::text[], …)`).
+//!
+//! A planner batch of 1,000 steps writes about 5,000 journey rows. As a multi-row `VALUES`
+//! list that is 25,000 bind parameters to encode, send, parse and plan, in chunks; as arrays it
+//! is five parameters and one plan, whatever the batch size.
+
+use super::enrollments::{EnrollmentRow, Writes};
+use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text};
+use diesel::QueryResult;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use std::collections::HashMap;
+
+/// Writes `w` with `c`, which the caller has inside a transaction.
+pub async fn write(c: &mut AsyncPgConnection, w: &Writes) -> QueryResult<()> {
+    let enrollments = last_per_id(&w.enrollments);
+    if !enrollments.is_empty() {
+        let e = &enrollments;
+        diesel::sql_query(
+            "INSERT INTO enrollments (id, account_id, flow_id, flow_version, contact_id, \
+             sender_id, status, client_key, state, next_run_at, journey_seq, created_at, \
+             updated_at) \
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], \
+             $6::text[], $7::text[], $8::text[], $9::text[], $10::int8[], $11::int8[], \
+             $12::int8[], $13::int8[]) \
+             ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, state = EXCLUDED.state, \
+             next_run_at = EXCLUDED.next_run_at, journey_seq = EXCLUDED.journey_seq, \
+             updated_at = EXCLUDED.updated_at",
+        )
+        .bind::<Array<Text>, _>(col(e, |r| r.id.as_str()))
+        .bind::<Array<Text>, _>(col(e, |r| r.account_id.as_str()))
+        .bind::<Array<Text>, _>(col(e, |r| r.flow_id.as_str()))
+        .bind::<Array<Integer>, _>(col(e, |r| r.flow_version))
+        .bind::<Array<Text>, _>(col(e, |r| r.contact_id.as_str()))
+        .bind::<Array<Text>, _>(col(e, |r| r.sender_id.as_str()))
+        .bind::<Array<Text>, _>(col(e, |r| r.status.as_str()))
+        .bind::<Array<Nullable<Text>>, _>(col(e, |r| r.client_key.as_deref()))
+        .bind::<Array<Text>, _>(col(e, |r| r.state.as_str()))
+        .bind::<Array<Nullable<BigInt>>, _>(col(e, |r| r.next_run_at))
+        .bind::<Array<BigInt>, _>(col(e, |r| r.journey_seq))
+        .bind::<Array<BigInt>, _>(col(e, |r| r.created_at))
+        .bind::<Array<BigInt>, _>(col(e, |r| r.updated_at))
+        .execute(c)
+        .await?;
+    }
+    if !w.journey.is_empty() {
+        let j = &w.journey;
+        diesel::sql_query(
+            "INSERT INTO journey (enrollment_id, seq, at, kind, detail) \
+             SELECT * FROM unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[])",
+        )
+        .bind::<Array<Text>, _>(col(j, |r| r.enrollment_id.as_str()))
+        .bind::<Array<BigInt>, _>(col(j, |r| r.seq))
+        .bind::<Array<BigInt>, _>(col(j, |r| r.at))
+        .bind::<Array<Text>, _>(col(j, |r| r.kind.as_str()))
+        .bind::<Array<Text>, _>(col(j, |r| r.detail.as_str()))
+        .execute(c)
+        .await?;
+    }
+    if !w.dispatches.is_empty() {
+        let d = &w.dispatches;
+        diesel::sql_query(
+            "INSERT INTO dispatches (id, account_id, enrollment_id, run, step, idempotency_key, \
+             channel, recipient, template, input, channel_params, message_id, status, \
+             lease_owner, lease_until, attempts, provider_message_id, failure, created_at, \
+             due_at) \
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], \
+             $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], \
+             $12::text[], $13::text[], $14::text[], $15::int8[], $16::int4[], $17::text[], \
+             $18::text[], $19::int8[], $20::int8[]) \
+             ON CONFLICT (idempotency_key) DO NOTHING",
+        )
+        .bind::<Array<Text>, _>(col(d, |r| r.id.as_str()))
+        .bind::<Array<Text>, _>(col(d, |r| r.account_id.as_str()))
+        .bind::<Array<Text>, _>(col(d, |r| r.enrollment_id.as_str()))
+        .bind::<Array<BigInt>, _>(col(d, |r| r.run))
+        .bind::<Array<Text>, _>(col(d, |r| r.step.as_str()))
+        .bind::<Array<Text>, _>(col(d, |r| r.idempotency_key.as_str()))
+        .bind::<Array<Text>, _>(col(d, |r| r.channel.as_str()))
+        .bind::<Array<Text>, _>(col(d, |r| r.recipient.as_str()))
+        .bind::<Array<Text>, _>(col(d, |r| r.template.as_str()))
+        .bind::<Array<Text>, _>(col(d, |r| r.input.as_str()))
+        .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.channel_params.as_deref()))
+        .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.message_id.as_deref()))
+        .bind::<Array<Text>, _>(col(d, |r| r.status.as_str()))
+        .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.lease_owner.as_deref()))
+        .bind::<Array<Nullable<BigInt>>, _>(col(d, |r| r.lease_until))
+        .bind::<Array<Integer>, _>(col(d, |r| r.attempts))
+        .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.provider_message_id.as_deref()))
+        .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.failure.as_deref()))
+        .bind::<Array<BigInt>, _>(col(d, |r| r.created_at))
+        .bind::<Array<BigInt>, _>(col(d, |r| r.due_at))
+        .execute(c)
+        .await?;
+    }
+    if !w.tasks.is_empty() {
+        let t = &w.tasks;
+        diesel::sql_query(
+            "INSERT INTO tasks (id, account_id, enrollment_id, run, kind, step, status, outcome, \
+             params, due_by, created_at, completed_at) \
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], \
+             $6::text[], $7::text[], $8::text[], $9::text[], $10::int8[], $11::int8[], \
+             $12::int8[]) \
+             ON CONFLICT (enrollment_id, run) DO NOTHING",
+        )
+        .bind::<Array<Text>, _>(col(t, |r| r.id.as_str()))
+        .bind::<Array<Text>, _>(col(t, |r| r.account_id.as_str()))
+        .bind::<Array<Text>, _>(col(t, |r| r.enrollment_id.as_str()))
+        .bind::<Array<BigInt>, _>(col(t, |r| r.run))
+        .bind::<Array<Text>, _>(col(t, |r| r.kind.as_str()))
+        .bind::<Array<Text>, _>(col(t, |r| r.step.as_str()))
+        .bind::<Array<Text>, _>(col(t, |r| r.status.as_str()))
+        .bind::<Array<Nullable<Text>>, _>(col(t, |r| r.outcome.as_deref()))
+        .bind::<Array<Text>, _>(col(t, |r| r.params.as_str()))
+        .bind::<Array<Nullable<BigInt>>, _>(col(t, |r| r.due_by))
+        .bind::<Array<BigInt>, _>(col(t, |r| r.created_at))
+        .bind::<Array<Nullable<BigInt>>, _>(col(t, |r| r.completed_at))
+        .execute(c)
+        .await?;
+    }
+    if !w.closed_tasks.is_empty() {
+        let t = &w.closed_tasks;
+        diesel::sql_query(
+            "UPDATE tasks SET status = u.status, outcome = u.outcome, completed_at = u.at \
+             FROM unnest($1::text[], $2::int8[], $3::text[], $4::text[], $5::int8[]) \
+             AS u(enrollment_id, run, status, outcome, at) \
+             WHERE tasks.enrollment_id = u.enrollment_id AND tasks.run = u.run \
+             AND tasks.status = 'open'",
+        )
+        .bind::<Array<Text>, _>(col(t, |r| r.enrollment_id.as_str()))
+        .bind::<Array<BigInt>, _>(col(t, |r| r.run))
+        .bind::<Array<Text>, _>(col(t, |r| r.status))
+        .bind::<Array<Nullable<Text>>, _>(col(t, |r| r.outcome.as_deref()))
+        .bind::<Array<BigInt>, _>(col(t, |r| r.at))
+        .execute(c)
+        .await?;
+    }
+    Ok(())
+}
+
+/// One column of `rows`, as the array bound to its parameter.
+fn col<'a, R, T>(rows: &'a [R], f: impl Fn(&'a R) -> T) -> Vec<T> {
+    rows.iter().map(f).collect()
+}
+
+/// The last row written for each enrollment, in first-seen order: one statement may not update
+/// a row twice (`ON CONFLICT DO UPDATE`), and a later step of the same enrollment in one batch
+/// supersedes the earlier.
+fn last_per_id(rows: &[EnrollmentRow]) -> Vec<&EnrollmentRow> {
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(rows.len());
+    let mut out: Vec<&EnrollmentRow> = Vec::with_capacity(rows.len());
+    for row in rows {
+        match index.get(row.id.as_str()) {
+            Some(&i) => out[i] = row,
+            None => {
+                index.insert(&row.id, out.len());
+                out.push(row);
+            }
+        }
+    }
+    out
+}
