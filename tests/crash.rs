@@ -8,15 +8,17 @@
 //! Where the kill lands depends on timing; what is asserted holds wherever it lands. The test
 //! polls the database to kill while batches are being written, not before or after.
 
+mod common;
+
+use common::process::{connect, free_port, serve, NUDGE};
+use common::with_token as authed;
 use nudge::proto::v1::dispatch_service_client::DispatchServiceClient;
 use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
 use nudge::proto::v1::test_clock_service_client::TestClockServiceClient;
 use nudge::proto::v1::*;
 use std::collections::{HashMap, HashSet};
-use std::process::{Child, Command, Stdio};
-use tonic::transport::Channel;
+use std::process::Command;
 
-const NUDGE: &str = env!("CARGO_BIN_EXE_nudge");
 const N: usize = 3_000;
 
 const FLOW: &str = r#"{
@@ -29,54 +31,6 @@ const FLOW: &str = r#"{
     "done": { "type": "end" }
   }
 }"#;
-
-fn authed<T>(message: T, token: &str) -> tonic::Request<T> {
-    let mut r = tonic::Request::new(message);
-    r.metadata_mut()
-        .insert("authorization", format!("Bearer {token}").parse().unwrap());
-    r
-}
-
-fn serve(db: &str, port: u16) -> Child {
-    Command::new(NUDGE)
-        .args([
-            "serve",
-            "--clock",
-            "manual",
-            "--database-url",
-            db,
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .env_remove("NUDGE_DATABASE_URL")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start nudge serve")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Connects once the server listens (it migrates first).
-async fn connect(port: u16) -> Channel {
-    for _ in 0..1_000 {
-        if let Ok(ch) = Channel::from_shared(format!("http://127.0.0.1:{port}"))
-            .unwrap()
-            .connect()
-            .await
-        {
-            return ch;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    panic!("nudge serve did not start on port {port}");
-}
 
 fn count(db: &str, sql: &str) -> i64 {
     use diesel::prelude::*;

@@ -1,26 +1,41 @@
-//! Engine throughput on a real database: `BatchEnroll` rate, and the planner's due-step rate
-//! with N enrollments due at once. Prints one line per figure.
+//! Engine figures on a real database. Prints one line per figure.
+//!
+//! - default (`--mode throughput`): `BatchEnroll` rate, and the planner's due-step rate with N
+//!   enrollments due at once (manual clock, `Planner::drain`).
+//! - `--mode wake-latency`: the real planner loop of `nudge serve` (system clock, `Wakeup` and
+//!   on PostgreSQL `LISTEN/NOTIFY`) while timers are created at `--rate` per second for `--secs`
+//!   seconds (every 10 ms a `BatchEnroll` into `wait 2s → end`); the latency of a wake is the
+//!   time its batch ran (the journey's `run_closed` entry) minus the wait's due time.
+//! - `--mode memory`: RSS while `BatchEnroll` stores `--n` enrollments that wait 30 days (every
+//!   100,000), then while the planner loop works through `--rounds` rounds of `--due`
+//!   enrollments due a second after they are enrolled.
 //!
 //! ```text
 //! nudge-bench --database-url sqlite:///tmp/bench.db --n 20000
 //! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --n 100000 [--callers 1] [--batch 1000] [--workers 4]
+//! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode wake-latency --rate 1000 --secs 10
+//! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode memory --n 1000000
 //! ```
-//! Use an empty database: the bench migrates it and enrolls into the default account.
+//! Use an empty database for each run: the bench migrates it and enrolls into the default
+//! account.
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use nudge::api::AppState;
 use nudge::app::App;
-use nudge::clock::{Clock, ManualClock, SystemClock};
+use nudge::clock::{to_millis, Clock, ManualClock, SystemClock};
 use nudge::config::{ClockKind, Config, DatabaseUrl};
 use nudge::planner::Planner;
-use chrono::{DateTime, Utc};
-use nudge::api::AppState;
-use nudge::clock::to_millis;
-use nudge::store::contacts::ContactRow;
-use nudge::store::schema::contacts;
-use nudge::store::Conn;
+use nudge::service::contacts::{self as contact_service, ContactInput};
 use nudge::service::enrollments::{self, EnrollInput};
 use nudge::service::flows;
 use nudge::store::accounts::DEFAULT_ACCOUNT_ID;
+use nudge::store::contacts::ContactRow;
+use nudge::store::schema::contacts;
+use nudge::store::Conn;
+use nudge::store::schema::{enrollments as enrollments_table, journey};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -43,11 +58,58 @@ fn arg(name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
+/// Wake latency: a two-second wait, then the end.
+const LATENCY_FLOW: &str = r#"{
+  "name": "latency",
+  "start": "w",
+  "steps": {
+    "w": { "type": "wait", "params": { "duration": "2s" }, "next": { "then": "done" } },
+    "done": { "type": "end" }
+  }
+}"#;
+
+/// Memory: what stays stored for a month.
+const HOLD_FLOW: &str = r#"{
+  "name": "hold",
+  "start": "w",
+  "steps": {
+    "w": { "type": "wait", "params": { "duration": "30d" }, "next": { "then": "done" } },
+    "done": { "type": "end" }
+  }
+}"#;
+
+/// Memory: the due subset, woken a second after enrolling, sends an email and ends.
+const DUE_FLOW: &str = r#"{
+  "name": "due",
+  "start": "w",
+  "steps": {
+    "w": { "type": "wait", "params": { "duration": "1s" }, "next": { "then": "mail" } },
+    "mail": { "type": "email", "params": { "template": "t" }, "next": { "then": "done" } },
+    "done": { "type": "end" }
+  }
+}"#;
+
+fn num<T: std::str::FromStr>(name: &str, default: T) -> anyhow::Result<T>
+where
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    Ok(arg(name).map(|s| s.parse()).transpose()?.unwrap_or(default))
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let url = DatabaseUrl::parse(&arg("--database-url").unwrap_or("sqlite://bench.db".into()))
         .map_err(anyhow::Error::msg)?;
-    let n: usize = arg("--n").map(|s| s.parse()).transpose()?.unwrap_or(20_000);
+    match arg("--mode").as_deref().unwrap_or("throughput") {
+        "throughput" => throughput(url).await,
+        "wake-latency" => wake_latency(url).await,
+        "memory" => memory(url).await,
+        other => anyhow::bail!("unknown --mode {other}: throughput, wake-latency or memory"),
+    }
+}
+
+async fn throughput(url: DatabaseUrl) -> anyhow::Result<()> {
+    let n: usize = num("--n", 20_000)?;
     let mut config = Config::new("127.0.0.1:0".parse()?, url.clone(), ClockKind::Manual);
     config.announce_first_token = false;
     let clock = Arc::new(ManualClock::new(SystemClock.now()));
@@ -161,12 +223,227 @@ async fn insert_contacts(state: &AppState, n: usize, now: DateTime<Utc>) -> anyh
     Ok(())
 }
 
+/// A server as `nudge serve` runs it (system clock, planner loop, `LISTEN` on PostgreSQL), in
+/// this process; fire the sender to stop it.
+async fn serve(
+    url: &DatabaseUrl,
+) -> anyhow::Result<(
+    AppState,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+)> {
+    let mut config = Config::new("127.0.0.1:0".parse()?, url.clone(), ClockKind::System);
+    config.announce_first_token = false;
+    let app = App::build(config).await?;
+    let state = app.state().clone();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let server = tokio::spawn(app.run(async {
+        let _ = rx.await;
+    }));
+    contact_service::upsert(
+        &state.db,
+        DEFAULT_ACCOUNT_ID,
+        ContactInput {
+            id: "bench".into(),
+            email: "bench@example.com".into(),
+            tz: "UTC".into(),
+            ..Default::default()
+        },
+        state.clock.now(),
+    )
+    .await?;
+    Ok((state, tx, server))
+}
+
+/// `BatchEnroll`s `n` enrollments of the `bench` contact into `flow`.
+async fn enroll(state: &AppState, flow: &str, n: usize) -> anyhow::Result<()> {
+    let items = (0..n)
+        .map(|_| EnrollInput {
+            contact_id: "bench".into(),
+            flow_id: flow.into(),
+            allow_duplicate: true,
+            ..Default::default()
+        })
+        .collect();
+    let results = enrollments::batch_enroll(state, DEFAULT_ACCOUNT_ID, items).await?;
+    anyhow::ensure!(results.iter().all(|r| r.is_ok()), "an enroll failed");
+    Ok(())
+}
+
+/// How many enrollments of the flow with id `flow` are still active.
+async fn active(state: &AppState, flow: &str) -> anyhow::Result<i64> {
+    let conn = state.db.conn().await?;
+    let n: i64 = nudge::with_conn!(conn, c => enrollments_table::table
+        .filter(enrollments_table::flow_id.eq(flow))
+        .filter(enrollments_table::status.eq("active"))
+        .count()
+        .get_result(c)
+        .await)?;
+    Ok(n)
+}
+
+/// Waits (polling every 100 ms) until no enrollment of the flow with id `flow` is active, at
+/// most `limit`.
+async fn until_done(
+    state: &AppState,
+    flow: &str,
+    limit: std::time::Duration,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    loop {
+        let left = active(state, flow).await?;
+        if left == 0 {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            started.elapsed() < limit,
+            "{left} `{flow}` enrollments still active after {limit:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+async fn wake_latency(url: DatabaseUrl) -> anyhow::Result<()> {
+    let rate: usize = num("--rate", 1_000)?;
+    let secs: u64 = num("--secs", 10)?;
+    let (state, stop, server) = serve(&url).await?;
+    let (flow, _) = flows::create(
+        &state.db,
+        DEFAULT_ACCOUNT_ID,
+        LATENCY_FLOW,
+        state.clock.now(),
+    )
+    .await?;
+
+    // Every 10 ms, rate / 100 timers due two seconds later; each tick's BatchEnroll is its own
+    // task, as concurrent requests would be, so a slow one does not hold back the next.
+    let per_tick = (rate / 100).max(1);
+    let mut ticks = tokio::time::interval(std::time::Duration::from_millis(10));
+    let started = Instant::now();
+    let mut calls = Vec::new();
+    while started.elapsed() < std::time::Duration::from_secs(secs) {
+        ticks.tick().await;
+        let state = state.clone();
+        calls.push(tokio::spawn(async move {
+            enroll(&state, "latency", per_tick).await
+        }));
+    }
+    let created = calls.len() * per_tick;
+    for call in calls {
+        call.await??;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    until_done(&state, &flow.id, std::time::Duration::from_secs(60)).await?;
+    let _ = stop.send(());
+    server.await??;
+
+    // Due time: the wait's `until` (run 1); woken: the `at` of run 1's `run_closed`.
+    let conn = state.db.conn().await?;
+    let rows: Vec<(String, i64, String, String)> = nudge::with_conn!(conn, c => journey::table
+        .filter(journey::kind.eq_any(vec!["run_opened", "run_closed"]))
+        .select((journey::enrollment_id, journey::at, journey::kind, journey::detail))
+        .load(c)
+        .await)?;
+    let mut due: HashMap<String, DateTime<Utc>> = HashMap::new();
+    let mut woken: HashMap<String, i64> = HashMap::new();
+    for (id, at, kind, detail) in rows {
+        let detail: serde_json::Value = serde_json::from_str(&detail)?;
+        if kind == "run_opened" && detail["id"] == 1 {
+            let until = detail["until"].as_str().unwrap_or_default();
+            due.insert(id, DateTime::parse_from_rfc3339(until)?.to_utc());
+        } else if kind == "run_closed" && detail["run"] == 1 {
+            woken.insert(id, at);
+        }
+    }
+    let mut latencies: Vec<i64> = woken
+        .iter()
+        .filter_map(|(id, at)| Some(at - due.get(id)?.timestamp_millis()))
+        .collect();
+    latencies.sort_unstable();
+    anyhow::ensure!(
+        latencies.len() == created,
+        "{} of {created} woken",
+        latencies.len()
+    );
+    let pct = |p: f64| latencies[((latencies.len() - 1) as f64 * p).round() as usize];
+    println!(
+        "{url}: wake latency of {} timers created at {:.0}/s for {elapsed:.1} s: p50 {} ms, p90 {} ms, p99 {} ms, max {} ms (min {} ms)",
+        latencies.len(),
+        created as f64 / elapsed,
+        pct(0.50),
+        pct(0.90),
+        pct(0.99),
+        latencies[latencies.len() - 1],
+        latencies[0],
+    );
+    Ok(())
+}
+
+async fn memory(url: DatabaseUrl) -> anyhow::Result<()> {
+    let n: usize = num("--n", 1_000_000)?;
+    let due: usize = num("--due", 100_000)?;
+    let rounds: usize = num("--rounds", 3)?;
+    let (state, stop, server) = serve(&url).await?;
+    let now = state.clock.now();
+    flows::create(&state.db, DEFAULT_ACCOUNT_ID, HOLD_FLOW, now).await?;
+    let (due_flow, _) = flows::create(&state.db, DEFAULT_ACCOUNT_ID, DUE_FLOW, now).await?;
+    println!("{url}: memory: started, RSS {} MiB", rss_mib());
+
+    let started = Instant::now();
+    let mut done = 0;
+    while done < n {
+        let size = (n - done).min(enrollments::MAX_BATCH);
+        enroll(&state, "hold", size).await?;
+        done += size;
+        if done % 100_000 == 0 || done == n {
+            println!(
+                "{url}: memory: {done} stored enrollments (30d wait), RSS {} MiB, {:.0} s",
+                rss_mib(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    // The planner loop wakes a due subset while the million stay stored.
+    for round in 1..=rounds {
+        let started = Instant::now();
+        let mut enrolled = 0;
+        while enrolled < due {
+            let size = (due - enrolled).min(enrollments::MAX_BATCH);
+            enroll(&state, "due", size).await?;
+            enrolled += size;
+        }
+        until_done(&state, &due_flow.id, std::time::Duration::from_secs(600)).await?;
+        println!(
+            "{url}: memory: round {round}: {due} more enrolled and woken by the planner loop (wait 1s → email → end) in {:.0} s, RSS {} MiB",
+            started.elapsed().as_secs_f64(),
+            rss_mib()
+        );
+    }
+    println!(
+        "{url}: memory: peak RSS {} MiB",
+        proc_status_kib("VmHWM:").unwrap_or(0) / 1024
+    );
+    let _ = stop.send(());
+    server.await??;
+    Ok(())
+}
+
+fn rss_mib() -> u64 {
+    rss_kib().unwrap_or(0) / 1024
+}
+
 /// Resident set size from /proc (Linux), in KiB.
 fn rss_kib() -> Option<u64> {
+    proc_status_kib("VmRSS:")
+}
+
+/// A `/proc/self/status` field in KiB.
+fn proc_status_kib(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status
         .lines()
-        .find(|l| l.starts_with("VmRSS:"))?
+        .find(|l| l.starts_with(field))?
         .split_whitespace()
         .nth(1)?
         .parse()

@@ -350,42 +350,41 @@ impl Planner {
         Ok(total)
     }
 
-    /// The loop of `nudge serve` (system clock): until `stop` fires.
+    /// The loop of `nudge serve` (system clock): until `stop` fires. It sleeps through the
+    /// clock ([`Clock::sleep_until`](crate::clock::Clock::sleep_until)), so tests can run it on
+    /// a manual clock.
     pub async fn run(self, mut stop: Stop) {
         tracing::info!(batch = self.batch, "planner started");
+        let clock = &self.state.clock;
+        let poll = chrono::Duration::from_std(POLL).expect("POLL fits");
         loop {
-            let now = self.state.clock.now();
-            let sleep = match self.run_batch(now).await {
+            let now = clock.now();
+            let wake_at = match self.run_batch(now).await {
                 // A backlog: drain it with every worker, then look again.
                 Ok(outcome) if outcome.processed == self.batch => match self.drain(now).await {
                     Ok(_) => continue,
                     Err(e) => {
                         tracing::error!(error = %e, "planner batch failed; retrying");
-                        std::time::Duration::from_secs(1)
+                        clock.now() + chrono::Duration::seconds(1)
                     }
                 },
                 Ok(outcome) => {
                     if outcome.processed > 0 {
                         tracing::debug!(processed = outcome.processed, "planner batch");
                     }
-                    match outcome.next_due {
-                        Some(t) => (t - self.state.clock.now())
-                            .to_std()
-                            .unwrap_or_default()
-                            .min(POLL),
-                        None => POLL,
-                    }
+                    let latest = clock.now() + poll;
+                    outcome.next_due.map_or(latest, |due| due.min(latest))
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "planner batch failed; retrying");
-                    std::time::Duration::from_secs(1)
+                    clock.now() + chrono::Duration::seconds(1)
                 }
             };
-            if sleep.is_zero() {
+            if wake_at <= clock.now() {
                 continue;
             }
             tokio::select! {
-                () = tokio::time::sleep(sleep) => {}
+                () = clock.sleep_until(wake_at) => {}
                 () = self.state.engine.wakeup.woken() => {}
                 () = stop.stopped() => break,
             }

@@ -8,6 +8,8 @@
 
 #![allow(dead_code)]
 
+pub mod process;
+
 use chrono::{DateTime, Utc};
 use nudge::api::AppState;
 use nudge::app::App;

@@ -1,0 +1,62 @@
+//! The real `nudge` binary as a child process: for tests that need separate processes (a kill,
+//! several replicas on one database).
+
+use std::process::{Child, Command, Stdio};
+use tonic::transport::Channel;
+
+/// The `nudge` binary Cargo built for this test run.
+pub const NUDGE: &str = env!("CARGO_BIN_EXE_nudge");
+
+/// Runs a `nudge` subcommand to completion and returns its stdout; panics if it fails.
+pub fn nudge(args: &[&str]) -> String {
+    let out = Command::new(NUDGE)
+        .args(args)
+        .env_remove("NUDGE_DATABASE_URL")
+        .output()
+        .expect("run nudge");
+    assert!(out.status.success(), "nudge {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Starts `nudge serve --clock manual` on `db`, listening on `127.0.0.1:port`.
+pub fn serve(db: &str, port: u16) -> Child {
+    Command::new(NUDGE)
+        .args([
+            "serve",
+            "--clock",
+            "manual",
+            "--database-url",
+            db,
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .env_remove("NUDGE_DATABASE_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start nudge serve")
+}
+
+/// A port nothing listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Connects once the server listens (it migrates first): a bounded poll, about 10 s.
+pub async fn connect(port: u16) -> Channel {
+    for _ in 0..1_000 {
+        if let Ok(ch) = Channel::from_shared(format!("http://127.0.0.1:{port}"))
+            .unwrap()
+            .connect()
+            .await
+        {
+            return ch;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("nudge serve did not start on port {port}");
+}

@@ -1,0 +1,270 @@
+//! The planner loop of `nudge serve` (`Planner::run`) on a manual clock: it sleeps through the
+//! clock, so virtual time decides when its sleep ends and no test waits for real seconds.
+//!
+//! With nothing due, the loop sleeps its fallback poll (5 s). A timer written for 1 s later must
+//! run at 1 s, not at 5 s: the write wakes the loop (in-process `Wakeup`; on PostgreSQL, from
+//! another app on the same database, `NOTIFY`), which recomputes its sleep. The control: a loop
+//! that hears no wake-up sleeps on through 1 s and runs the step only at its poll, 5 s.
+//!
+//! Real time appears only as bounded polls (waiting for the loop to go to sleep, for the step
+//! to show up) and one short negative wait in the control.
+
+mod common;
+
+use chrono::{DateTime, Duration, Utc};
+use common::{fresh_database, spawn_app, spawn_app_on, Backend, TestApp};
+use nudge::api::AppState;
+use nudge::auth::{Principal, Scope};
+use nudge::clock::{Clock, ManualClock};
+use nudge::config::DatabaseUrl;
+use nudge::planner::{self, Planner, Stop, Wakeup, POLL};
+use nudge::service::contacts::{self, ContactInput};
+use nudge::service::enrollments::{self, EnrollInput};
+use nudge::service::flows;
+use nudge::store::accounts::DEFAULT_ACCOUNT_ID;
+use std::time::Duration as StdDuration;
+
+/// One second's wait, then the end.
+const FLOW: &str = r#"{
+  "name": "soon",
+  "start": "w",
+  "steps": {
+    "w": { "type": "wait", "params": { "duration": "1s" }, "next": { "then": "done" } },
+    "done": { "type": "end" }
+  }
+}"#;
+
+mod sqlite {
+    use super::Backend;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn loop_wakes_early_for_an_earlier_timer() {
+        super::loop_wakes_early_for_an_earlier_timer(Backend::Sqlite).await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn loop_without_the_wakeup_sleeps_its_poll() {
+        super::loop_without_the_wakeup_sleeps_its_poll(Backend::Sqlite).await
+    }
+}
+
+mod postgres {
+    use super::Backend;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+    async fn loop_wakes_early_for_an_earlier_timer() {
+        super::loop_wakes_early_for_an_earlier_timer(Backend::Postgres).await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+    async fn loop_without_the_wakeup_sleeps_its_poll() {
+        super::loop_without_the_wakeup_sleeps_its_poll(Backend::Postgres).await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+    async fn loop_wakes_on_notify_from_another_app() {
+        super::loop_wakes_on_notify_from_another_app().await
+    }
+}
+
+/// The flow and a contact, written directly (no planner is woken by these).
+async fn setup(state: &AppState) {
+    let now = state.clock.now();
+    flows::create(&state.db, DEFAULT_ACCOUNT_ID, FLOW, now)
+        .await
+        .unwrap();
+    contacts::upsert(
+        &state.db,
+        DEFAULT_ACCOUNT_ID,
+        ContactInput {
+            id: "c".into(),
+            tz: "UTC".into(),
+            ..Default::default()
+        },
+        now,
+    )
+    .await
+    .unwrap();
+}
+
+/// Enrolls through the service, which announces the new timer (due 1 s from now).
+async fn enroll(state: &AppState) -> String {
+    let (enrollment, created) = enrollments::enroll(
+        state,
+        DEFAULT_ACCOUNT_ID,
+        EnrollInput {
+            contact_id: "c".into(),
+            flow_id: "soon".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(created);
+    enrollment.row.id
+}
+
+/// Starts `Planner::run` on `state`; fire the returned sender to stop it.
+fn start_loop(
+    state: AppState,
+) -> (
+    tokio::sync::watch::Sender<bool>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (tx, stop) = Stop::new();
+    let handle = tokio::spawn(Planner::new(state).run(stop));
+    (tx, handle)
+}
+
+async fn stop_loop(
+    loop_: (
+        tokio::sync::watch::Sender<bool>,
+        tokio::task::JoinHandle<()>,
+    ),
+) {
+    loop_.0.send(true).unwrap();
+    tokio::time::timeout(StdDuration::from_secs(10), loop_.1)
+        .await
+        .expect("the loop stops")
+        .unwrap();
+}
+
+/// Bounded poll until the loop sleeps on the clock.
+async fn until_asleep(clock: &ManualClock) {
+    for _ in 0..1_000 {
+        if clock.sleepers() == 1 {
+            return;
+        }
+        tokio::time::sleep(StdDuration::from_millis(10)).await;
+    }
+    panic!("the planner loop never went to sleep");
+}
+
+/// Bounded poll until the enrollment has completed; returns when (virtual time) its wait was
+/// closed.
+async fn until_completed(state: &AppState, id: &str) -> DateTime<Utc> {
+    let who = Principal {
+        account_id: DEFAULT_ACCOUNT_ID.into(),
+        token_id: "test".into(),
+        scope: Scope::Full,
+    };
+    for _ in 0..1_000 {
+        let e = enrollments::get(state, &who, id).await.unwrap();
+        if e.row.status == "completed" {
+            let (entries, _) = enrollments::journey_page(state, &who, id, 100, "")
+                .await
+                .unwrap();
+            // Run 1 is the wait; run 2, the end, closes at once.
+            let closed: Vec<_> = entries.iter().filter(|e| e.kind == "run_closed").collect();
+            assert_eq!(closed.len(), 2, "{entries:?}");
+            assert!(closed[0].detail.contains(r#""run":1"#), "{entries:?}");
+            return closed[0].at;
+        }
+        tokio::time::sleep(StdDuration::from_millis(10)).await;
+    }
+    panic!("{id} did not complete");
+}
+
+async fn status(state: &AppState, id: &str) -> String {
+    let who = Principal {
+        account_id: DEFAULT_ACCOUNT_ID.into(),
+        token_id: "test".into(),
+        scope: Scope::Full,
+    };
+    enrollments::get(state, &who, id).await.unwrap().row.status
+}
+
+/// In-process: the enroll's `Wakeup` makes the sleeping loop recompute its sleep.
+async fn loop_wakes_early_for_an_earlier_timer(backend: Backend) {
+    let app = spawn_app(backend).await;
+    setup(&app.state).await;
+    let t = app.clock.now();
+    let running = start_loop(app.state.clone());
+    // Nothing stored: the loop sleeps its poll, until t + 5 s.
+    until_asleep(&app.clock).await;
+    let id = enroll(&app.state).await;
+    app.clock.set(t + Duration::seconds(1));
+    assert_eq!(
+        until_completed(&app.state, &id).await,
+        t + Duration::seconds(1)
+    );
+    stop_loop(running).await;
+    app.stop().await;
+}
+
+/// The control: the same loop, but the enroll's wake-up goes to nobody (the loop has a
+/// `Wakeup` of its own). At t + 1 s it still sleeps; its poll at t + 5 s runs the step, late.
+async fn loop_without_the_wakeup_sleeps_its_poll(backend: Backend) {
+    let app = spawn_app(backend).await;
+    setup(&app.state).await;
+    let t = app.clock.now();
+    let mut deaf = app.state.clone();
+    deaf.engine.wakeup = Wakeup::default();
+    let running = start_loop(deaf);
+    until_asleep(&app.clock).await;
+    let id = enroll(&app.state).await;
+    app.clock.set(t + Duration::seconds(1));
+    tokio::time::sleep(StdDuration::from_millis(300)).await;
+    assert_eq!(
+        status(&app.state, &id).await,
+        "active",
+        "not run at t + 1 s"
+    );
+    assert_eq!(app.clock.sleepers(), 1, "still asleep");
+    app.clock.set(t + Duration::from_std(POLL).unwrap());
+    assert_eq!(
+        until_completed(&app.state, &id).await,
+        t + Duration::from_std(POLL).unwrap()
+    );
+    stop_loop(running).await;
+    app.stop().await;
+}
+
+/// PostgreSQL: the timer is written by another app on the same database; only its `NOTIFY`
+/// reaches the sleeping loop, through `planner::listen`.
+async fn loop_wakes_on_notify_from_another_app() {
+    let (url, dir, pg) = fresh_database(Backend::Postgres).await;
+    let DatabaseUrl::Postgres(pg_url) = url.clone() else {
+        unreachable!()
+    };
+    let sleeper: TestApp = spawn_app_on(url.clone(), dir, pg).await;
+    let writer: TestApp = spawn_app_on(url, tempfile::tempdir().unwrap(), None).await;
+    setup(&writer.state).await;
+    let t = sleeper.clock.now();
+    assert_eq!(writer.clock.now(), t);
+
+    // The listener wakes `heard`; its first wake says LISTEN is in place (it wakes once on
+    // connecting, to catch what it missed). From then on, forward each wake to the loop.
+    let heard = Wakeup::default();
+    let (stop_tx, stop) = Stop::new();
+    let listener = tokio::spawn(planner::listen(pg_url, heard.clone(), stop));
+    tokio::time::timeout(StdDuration::from_secs(10), heard.woken())
+        .await
+        .expect("LISTEN connects");
+    let loop_wakeup = sleeper.state.engine.wakeup.clone();
+    let forward = tokio::spawn(async move {
+        loop {
+            heard.woken().await;
+            loop_wakeup.wake();
+        }
+    });
+    let running = start_loop(sleeper.state.clone());
+    until_asleep(&sleeper.clock).await;
+
+    let id = enroll(&writer.state).await;
+    sleeper.clock.set(t + Duration::seconds(1));
+    assert_eq!(
+        until_completed(&sleeper.state, &id).await,
+        t + Duration::seconds(1)
+    );
+
+    stop_loop(running).await;
+    stop_tx.send(true).unwrap();
+    listener.await.unwrap();
+    forward.abort();
+    writer.stop().await;
+    sleeper.stop().await;
+}
