@@ -12,6 +12,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     files.sort();
     println!("cargo:rerun-if-changed=proto");
+    // `embed_migrations!` reads migrations/ at compile time but cannot tell cargo so: without
+    // this line a new migration is missing from an incremental build.
+    println!("cargo:rerun-if-changed=migrations");
     for file in &files {
         println!("cargo:rerun-if-changed={}", file.display());
     }
