@@ -70,6 +70,7 @@ async fn three_planners_wake_every_run_exactly_once(backend: Backend) {
     let planner = |batch| Planner {
         state: app.state.clone(),
         batch,
+        workers: 2,
     };
     let start = app.clock.now();
     // Nothing is due yet; the batch says when the first thing is.

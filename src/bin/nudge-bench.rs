@@ -201,7 +201,6 @@ async fn insert_contacts(state: &AppState, n: usize, now: DateTime<Utc>) -> anyh
         .collect();
     match state.db.conn().await? {
         Conn::Postgres(mut c) => {
-            use diesel_async::RunQueryDsl;
             for chunk in rows.chunks(3_000) {
                 diesel::insert_into(contacts::table)
                     .values(chunk)
@@ -211,9 +210,11 @@ async fn insert_contacts(state: &AppState, n: usize, now: DateTime<Utc>) -> anyh
         }
         Conn::Sqlite(mut c) => {
             c.spawn_blocking(move |c| {
-                use diesel::RunQueryDsl;
                 for chunk in rows.chunks(3_000) {
-                    diesel::insert_into(contacts::table).values(chunk).execute(c)?;
+                    diesel::RunQueryDsl::execute(
+                        diesel::insert_into(contacts::table).values(chunk),
+                        c,
+                    )?;
                 }
                 Ok::<(), diesel::result::Error>(())
             })

@@ -19,6 +19,10 @@ use crate::engine::{Effect, EnrollmentState};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
+/// SQLite allows 32,766 bound values per statement and PostgreSQL 65,535: multi-row inserts
+/// written as `VALUES` lists are cut into chunks of at most this many values.
+pub const MAX_BINDS: usize = 30_000;
+
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = enrollments, treat_none_as_default_value = false)]
 pub struct EnrollmentRow {

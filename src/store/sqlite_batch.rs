@@ -3,15 +3,11 @@
 //! multi-row inserts work. Through the async wrapper every statement would be its own hop to
 //! the blocking pool, which made a 1,000-enrollment batch take thousands of hops.
 
-use super::enrollments::Writes;
+use super::enrollments::{Writes, MAX_BINDS};
 use super::schema::{dispatches, enrollments, journey, tasks};
 use diesel::prelude::*;
 use diesel::upsert::excluded;
 use diesel::SqliteConnection;
-
-/// SQLite allows 32,766 bound values per statement: multi-row inserts are cut into chunks of
-/// at most this many values.
-pub const MAX_BINDS: usize = 30_000;
 
 /// Writes `w` with `conn`, which the caller has inside a transaction.
 pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
