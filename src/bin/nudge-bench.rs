@@ -33,8 +33,8 @@ use nudge::service::flows;
 use nudge::store::accounts::DEFAULT_ACCOUNT_ID;
 use nudge::store::contacts::ContactRow;
 use nudge::store::schema::contacts;
-use nudge::store::Conn;
 use nudge::store::schema::{enrollments as enrollments_table, journey};
+use nudge::store::Conn;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -121,7 +121,10 @@ async fn throughput(url: DatabaseUrl) -> anyhow::Result<()> {
 
     // `--callers` clients send BatchEnroll calls of up to 10,000 side by side, as a CRM's
     // workers would; each call's contacts are its own.
-    let callers: usize = arg("--callers").map(|s| s.parse()).transpose()?.unwrap_or(1);
+    let callers: usize = arg("--callers")
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(1);
     let started = Instant::now();
     let calls: Vec<(usize, usize)> = (0..n)
         .step_by(enrollments::MAX_BATCH)

@@ -585,8 +585,14 @@ pub async fn batch_enroll(
     }
     for start in (0..ready.len()).step_by(BATCH_CHUNK) {
         let end = (start + BATCH_CHUNK).min(ready.len());
-        let outcomes =
-            write_items(state, account_id, &ready[start..end], &allow[start..end], now).await?;
+        let outcomes = write_items(
+            state,
+            account_id,
+            &ready[start..end],
+            &allow[start..end],
+            now,
+        )
+        .await?;
         for (&pos, outcome) in positions[start..end].iter().zip(outcomes) {
             results[pos] = Some(match outcome {
                 Outcome::Created(row) => Enrollment::from_row(row).map(|e| (e, true)),
