@@ -1,0 +1,10 @@
+DROP INDEX enrollments_client_key;
+ALTER TABLE enrollments ADD CONSTRAINT enrollments_account_id_client_key_key UNIQUE (account_id, client_key);
+ALTER TABLE signal_deliveries ADD FOREIGN KEY (enrollment_id) REFERENCES enrollments (id) ON DELETE CASCADE;
+ALTER TABLE signal_deliveries ADD FOREIGN KEY (signal_id) REFERENCES signals (id) ON DELETE CASCADE;
+ALTER TABLE signals ADD FOREIGN KEY (account_id) REFERENCES accounts (id) ON DELETE CASCADE;
+ALTER TABLE tasks ADD FOREIGN KEY (enrollment_id) REFERENCES enrollments (id) ON DELETE CASCADE;
+ALTER TABLE tasks ADD FOREIGN KEY (account_id) REFERENCES accounts (id) ON DELETE CASCADE;
+ALTER TABLE enrollments ADD FOREIGN KEY (account_id, contact_id) REFERENCES contacts (account_id, id);
+ALTER TABLE enrollments ADD FOREIGN KEY (flow_id, flow_version) REFERENCES flow_versions (flow_id, version);
+ALTER TABLE enrollments ADD FOREIGN KEY (account_id) REFERENCES accounts (id) ON DELETE CASCADE;
