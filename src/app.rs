@@ -43,12 +43,15 @@ impl App {
             .with_context(|| format!("migrating {}", config.database_url))?;
         tracing::info!(database = %config.database_url, applied, "migrations applied");
         let db = Db::connect(&config.database_url).await?;
-        let state = AppState {
+        let mut state = AppState {
             db,
             clock,
             engine: Default::default(),
             public_url: config.public_url.clone(),
+            signals: Default::default(),
+            webhook_keys: Default::default(),
         };
+        state.signals = crate::service::signals::Router::start(&state);
         bootstrap(&state, config.announce_first_token).await?;
         warm_phones.await.context("loading the phone zone table")?;
 

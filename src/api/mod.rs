@@ -17,6 +17,11 @@ pub struct AppState {
     /// The public base URL webhook providers call (`--public-url`); Twilio signs the URL it
     /// called. `None`: rebuilt from the request's headers.
     pub public_url: Option<String>,
+    /// The group-commit queue inbound signals go through; detached (each signal alone) until
+    /// [`crate::app::App`] starts it.
+    pub signals: crate::service::signals::Router,
+    /// Webhook keys read recently, so a burst of webhooks does not read the account each time.
+    pub webhook_keys: crate::api::http::webhooks::KeyCache,
 }
 
 /// One log line per request: path, HTTP status, the gRPC status when it is in the headers (a

@@ -34,6 +34,35 @@ pub fn parse_id(field: &str, text: &str) -> Result<String, Violation> {
     Ok(text.to_string())
 }
 
+/// The longest provider id accepted (a message id with its angle brackets fits easily).
+pub const MAX_PROVIDER_ID_LEN: usize = 512;
+
+/// Checks a signal's provider id (what deduplicates it): blank is none; otherwise at most
+/// [`MAX_PROVIDER_ID_LEN`] bytes without control characters.
+pub fn parse_provider_id(field: &str, text: Option<String>) -> Result<Option<String>, Violation> {
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return Ok(None);
+    };
+    if text.len() > MAX_PROVIDER_ID_LEN {
+        return Err(Violation::new(
+            field,
+            Code::BadSchema,
+            format!(
+                "the provider id is {} bytes long; at most {MAX_PROVIDER_ID_LEN} are allowed",
+                text.len()
+            ),
+        ));
+    }
+    if let Some(pos) = text.find(char::is_control) {
+        return Err(Violation::new(
+            field,
+            Code::BadSchema,
+            format!("the provider id has a control character at byte {pos}; send the provider's id as text"),
+        ));
+    }
+    Ok(Some(text))
+}
+
 /// Checks the shape of an email address (one `@`, something on both sides, no spaces).
 /// Deliverability is the delivery side's business.
 pub fn parse_email(field: &str, text: &str) -> Result<String, Violation> {
@@ -143,6 +172,22 @@ impl fmt::Display for Channel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn provider_ids_are_text_or_none() {
+        let parse = |t: &str| parse_provider_id("provider_id", Some(t.to_string()));
+        assert_eq!(
+            parse("twilio:SM123").unwrap().as_deref(),
+            Some("twilio:SM123")
+        );
+        assert_eq!(parse("  ").unwrap(), None);
+        assert_eq!(parse_provider_id("provider_id", None).unwrap(), None);
+        let v = parse("a\0b").unwrap_err();
+        assert_eq!((v.field.as_str(), v.code), ("provider_id", Code::BadSchema));
+        assert!(v.message.contains("byte 1"), "{}", v.message);
+        assert!(parse(&"x".repeat(MAX_PROVIDER_ID_LEN + 1)).is_err());
+        assert!(parse(&"x".repeat(MAX_PROVIDER_ID_LEN)).is_ok());
+    }
 
     #[test]
     fn phones_normalize_to_e164_or_are_refused() {

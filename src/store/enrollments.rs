@@ -23,7 +23,7 @@ use diesel::prelude::*;
 /// written as `VALUES` lists are cut into chunks of at most this many values.
 pub const MAX_BINDS: usize = 30_000;
 
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, QueryableByName, Selectable, Insertable)]
 #[diesel(table_name = enrollments, treat_none_as_default_value = false)]
 pub struct EnrollmentRow {
     pub id: String,

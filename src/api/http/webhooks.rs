@@ -12,12 +12,15 @@
 //!   auth token, over the public URL Twilio called: `--public-url` / `NUDGE_PUBLIC_URL` plus the
 //!   request's path and query when set; otherwise rebuilt from `X-Forwarded-Proto` (default
 //!   `http`), `X-Forwarded-Host` or `Host`, and the path and query.
+//!
+//! The account's keys are read at most once a second ([`KEY_TTL`]): a cached key may accept a
+//! request, but only keys read again may refuse one.
 
 use super::error::HttpError;
 use super::{read_body, receipt_json};
 use crate::api::AppState;
 use crate::service::fields::parse_phone;
-use crate::service::signals::{self, Arrival, ContactRef, Receipt, Received};
+use crate::service::signals::{self, Arrival, Receipt, Received};
 use crate::signals::signing::{self, SignatureError};
 use crate::signals::{sms, thread, SignalKind};
 use crate::store::accounts::DEFAULT_ACCOUNT_ID;
@@ -29,6 +32,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// The largest webhook body accepted (1 MiB: an email's text with its headers).
 pub const MAX_WEBHOOK_BYTES: usize = 1024 * 1024;
@@ -45,11 +51,52 @@ impl WebhookQuery {
     }
 }
 
-/// The account's webhook secret and Twilio auth token; an unknown account is a bad credential.
-async fn keys(state: &AppState, account: &str) -> Result<(String, Option<String>), HttpError> {
-    store::webhook_keys(&state.db, account)
+/// How long webhook keys read from the account are trusted. Cached keys only ever accept a
+/// request: a refusal is decided on keys read again, so a new secret or token works at once,
+/// and one replaced (`nudge webhook-secret`, `nudge twilio-token set`, from any process) is
+/// still accepted for at most this long.
+pub const KEY_TTL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// An account's webhook secret and Twilio auth token.
+type Keys = (String, Option<String>);
+
+/// Webhook keys by account, each read at most [`KEY_TTL`] ago. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct KeyCache(Arc<Mutex<HashMap<String, (Instant, Keys)>>>);
+
+impl KeyCache {
+    fn get(&self, account: &str) -> Option<Keys> {
+        let cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .get(account)
+            .filter(|(read, _)| read.elapsed() < KEY_TTL)
+            .map(|(_, keys)| keys.clone())
+    }
+
+    fn put(&self, account: &str, keys: &Keys) {
+        let mut cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        cache.retain(|_, (read, _)| read.elapsed() < KEY_TTL);
+        cache.insert(account.to_string(), (Instant::now(), keys.clone()));
+    }
+}
+
+/// Runs `check` with the account's webhook keys: the cached ones when they pass it, else
+/// (and for the answer) the ones stored now. An unknown account is a bad credential.
+async fn with_keys<T>(
+    state: &AppState,
+    account: &str,
+    check: impl Fn(&Keys) -> Result<T, HttpError>,
+) -> Result<T, HttpError> {
+    if let Some(keys) = state.webhook_keys.get(account) {
+        if let Ok(done) = check(&keys) {
+            return Ok(done);
+        }
+    }
+    let keys = store::webhook_keys(&state.db, account)
         .await?
-        .ok_or_else(|| HttpError::unauthenticated(format!("no account `{account}`")))
+        .ok_or_else(|| HttpError::unauthenticated(format!("no account `{account}`")))?;
+    state.webhook_keys.put(account, &keys);
+    check(&keys)
 }
 
 /// Verifies `X-Nudge-Signature` at the server clock's now; returns the replay key.
@@ -141,8 +188,10 @@ pub async fn email(
 ) -> Result<Response, HttpError> {
     let account = query.account();
     let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
-    let (secret, _) = keys(&state, account).await?;
-    let replay_key = verify_nudge(&state, &secret, &headers, &body)?;
+    let replay_key = with_keys(&state, account, |(secret, _)| {
+        verify_nudge(&state, secret, &headers, &body)
+    })
+    .await?;
     let mail: InboundEmail = parse_json(&body)?;
     let candidates = thread::candidates(
         mail.header("In-Reply-To").as_deref(),
@@ -217,31 +266,38 @@ pub async fn twilio(
 ) -> Result<Response, HttpError> {
     let account = query.account();
     let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
-    let (_, token) = keys(&state, account).await?;
-    let token = token.ok_or_else(|| {
-        HttpError::unauthenticated(format!(
-            "account `{account}` has no Twilio auth token to check `X-Twilio-Signature` with: \
-             set it with `nudge twilio-token set`"
-        ))
-    })?;
-    let params: Vec<(String, String)> = serde_urlencoded::from_bytes(&body).map_err(|e| {
-        HttpError::unprocessable(format!(
-            "the body is not a form (application/x-www-form-urlencoded): {e}"
-        ))
-    })?;
-    let header = headers
+    let params: Result<Vec<(String, String)>, String> = serde_urlencoded::from_bytes(&body)
+        .map_err(|e| format!("the body is not a form (application/x-www-form-urlencoded): {e}"));
+    let header: Result<Option<&str>, _> = headers
         .get(signing::TWILIO_HEADER)
-        .map(|v| v.to_str().map_err(|_| SignatureError::Mismatch))
-        .transpose()?;
+        .map(|v| v.to_str())
+        .transpose();
     let url = public_url(&state, &headers, &uri);
-    signing::twilio_verify(&token, &url, &params, header).map_err(|e| {
-        let mut e = HttpError::from(e);
-        e.message = format!(
-            "{} (checked against the URL {url}; set --public-url if Twilio calls another)",
-            e.message
-        );
-        e
-    })?;
+    with_keys(&state, account, |(_, token)| {
+        let token = token.as_deref().ok_or_else(|| {
+            HttpError::unauthenticated(format!(
+                "account `{account}` has no Twilio auth token to check `X-Twilio-Signature` with: \
+                 set it with `nudge twilio-token set`"
+            ))
+        })?;
+        let params = params
+            .as_ref()
+            .map_err(|m| HttpError::unprocessable(m.clone()))?;
+        let header = header
+            .as_ref()
+            .map(|h| *h)
+            .map_err(|_| SignatureError::Mismatch)?;
+        signing::twilio_verify(token, &url, params, header).map_err(|e| {
+            let mut e = HttpError::from(e);
+            e.message = format!(
+                "{} (checked against the URL {url}; set --public-url if Twilio calls another)",
+                e.message
+            );
+            e
+        })
+    })
+    .await?;
+    let params = params.map_err(HttpError::unprocessable)?;
     let param = |name: &str| {
         params
             .iter()
@@ -251,8 +307,6 @@ pub async fn twilio(
     let from = param("From").ok_or_else(|| HttpError::unprocessable("the form has no `From`"))?;
     let from = parse_phone("From", from).map_err(|v| HttpError::unprocessable(v.message))?;
     let text = param("Body").unwrap_or("");
-    let contacts =
-        signals::find_contacts(&state, account, &ContactRef::Phone(from.clone())).await?;
     let kind = if sms::is_opt_out(text) {
         SignalKind::OptOut {
             channel: "sms".into(),
@@ -264,7 +318,8 @@ pub async fn twilio(
     };
     let sid = param("MessageSid").or_else(|| param("SmsSid"));
     let arrival = Arrival {
-        contacts,
+        // Found with the signal's group: the contacts with this number.
+        contacts: Vec::new(),
         kind,
         source: "sms",
         provider_id: sid.map(|s| format!("twilio:{s}")),
@@ -272,7 +327,8 @@ pub async fn twilio(
         // Twilio's signature has no timestamp: a replay is the same MessageSid, a duplicate.
         replay_key: None,
     };
-    answer(signals::receive(&state, account, arrival, state.clock.now()).await?)?;
+    let now = state.clock.now();
+    answer(signals::receive_from_phone(&state, account, &from, arrival, now).await?)?;
     Ok((
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/xml")],
@@ -320,8 +376,10 @@ pub async fn calendar(
 ) -> Result<Response, HttpError> {
     let account = query.account();
     let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
-    let (secret, _) = keys(&state, account).await?;
-    let replay_key = verify_nudge(&state, &secret, &headers, &body)?;
+    let replay_key = with_keys(&state, account, |(secret, _)| {
+        verify_nudge(&state, secret, &headers, &body)
+    })
+    .await?;
     let event: CalendarEvent = parse_json(&body)?;
     let organizer = event.organizer.email().to_string();
     let sender = store::sender_by_calendar(&state.db, account, &organizer)

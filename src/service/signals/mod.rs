@@ -1,13 +1,19 @@
 //! Receiving a signal (SPEC §5.2–§5.5): store it once, then reach every active or paused
-//! enrollment of its contact and apply the engine's signal input to each.
+//! enrollment of its contacts and apply the engine's signal input to each.
 //!
-//! Each enrollment is its own transaction: the enrollment row is locked (PostgreSQL
-//! `FOR UPDATE`; SQLite has one writer), the engine runs, and the new state, the journey
-//! entries, any dispatch or task the continuing flow produces (the planner's writer,
+//! Under load, signals are routed in groups, one transaction each ([`group`]). The one-signal
+//! path here is the reference the group path answers like, and its fallback: the signal is
+//! stored in one transaction, then each enrollment is its own: the enrollment row is locked
+//! (PostgreSQL `FOR UPDATE`; SQLite has one writer), the engine runs, and the new state, the
+//! journey entries, any dispatch or task the continuing flow produces (the planner's writer,
 //! [`crate::write_all`]) and a `signal_deliveries` row are written together. The delivery row
 //! makes the fan-out resumable and exactly-once per enrollment: a second arrival with the same
 //! provider id changes nothing and answers with the first result, and if the first fan-out was
 //! cut short (a crash) the second one finishes it.
+
+mod group;
+
+pub use group::{receive_group, Pending, Router};
 
 use super::contacts;
 use super::fields;
@@ -22,7 +28,7 @@ use crate::signals::SignalKind;
 use crate::store::enrollments::{EnrollmentRow, JourneyRow, Writes};
 use crate::store::schema::{enrollments, signal_deliveries, signals};
 use crate::store::signals::{self as store, DeliveryRow, Inserted, SignalRow};
-use crate::store::{self as db_store, Conn, StoreError, TxError};
+use crate::store::{Conn, StoreError, TxError};
 use crate::{load_flows_and_ctx, write_all};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -125,32 +131,77 @@ pub enum Received {
 
 /// Stores the signal (once per provider id) and routes it to every active or paused enrollment
 /// of its contacts. An opt-out also marks each contact opted out of the channel.
+///
+/// Goes through the group-commit [`Router`] when one runs (see [`group`]); opt-outs, and every
+/// signal when none runs, take the one-signal path.
 pub async fn receive(
     state: &AppState,
     account_id: &str,
     arrival: Arrival,
     now: DateTime<Utc>,
 ) -> Result<Received, ServiceError> {
-    let first_contact = <[String]>::first(&arrival.contacts)
-        .cloned()
-        .ok_or_else(|| ServiceError::NotFound {
+    if arrival.contacts.is_empty() {
+        return Err(ServiceError::NotFound {
             what: "contact",
             id: String::new(),
-        })?;
-    let row = SignalRow {
-        id: db_store::new_id("sg"),
+        });
+    }
+    if matches!(arrival.kind, SignalKind::OptOut { .. }) {
+        // The contact is marked first, outside any group.
+        return receive_alone(state, account_id, arrival, now).await;
+    }
+    let signal = Pending {
         account_id: account_id.to_string(),
-        contact_id: first_contact,
-        source: arrival.source.to_string(),
-        provider_id: arrival.provider_id.clone(),
-        raises: serde_json::to_string(&arrival.kind.raises()).expect("strings serialize"),
-        payload: arrival.payload.to_string(),
-        created_at: to_millis(now),
-        kind: arrival.kind.name().to_string(),
-        channel: arrival.kind.channel().map(str::to_string),
-        contact_ids: serde_json::to_string(&arrival.contacts).expect("strings serialize"),
-        routed_at: None,
+        arrival,
+        phone: None,
+        now,
     };
+    match state.signals.submit(signal).await {
+        Ok(received) => received,
+        Err(signal) => receive_alone(state, account_id, signal.arrival, now).await,
+    }
+}
+
+/// [`receive`] for a signal from a phone number (E.164): its contacts are the contacts with that
+/// number, found in the signal's group (`NotFound` when there are none, and nothing is stored).
+pub async fn receive_from_phone(
+    state: &AppState,
+    account_id: &str,
+    phone: &str,
+    mut arrival: Arrival,
+    now: DateTime<Utc>,
+) -> Result<Received, ServiceError> {
+    if !matches!(arrival.kind, SignalKind::OptOut { .. }) {
+        let signal = Pending {
+            account_id: account_id.to_string(),
+            arrival,
+            phone: Some(phone.to_string()),
+            now,
+        };
+        match state.signals.submit(signal).await {
+            Ok(received) => return received,
+            Err(signal) => arrival = signal.arrival,
+        }
+    }
+    let reference = ContactRef::Phone(phone.to_string());
+    arrival.contacts = find_contacts(state, account_id, &reference).await?;
+    receive(state, account_id, arrival, now).await
+}
+
+/// [`receive`] in transactions of its own: one to store the signal, then one per enrollment.
+async fn receive_alone(
+    state: &AppState,
+    account_id: &str,
+    arrival: Arrival,
+    now: DateTime<Utc>,
+) -> Result<Received, ServiceError> {
+    if arrival.contacts.is_empty() {
+        return Err(ServiceError::NotFound {
+            what: "contact",
+            id: String::new(),
+        });
+    }
+    let row = group::new_row(account_id, &arrival, now);
     let (row, duplicate, reach) =
         match store::insert(&state.db, &row, arrival.replay_key.as_deref()).await? {
             Inserted::New { row, reach } => (row, false, reach),
@@ -217,7 +268,7 @@ pub async fn report(
         contacts,
         kind,
         source: "api",
-        provider_id: provider_id.filter(|p| !p.trim().is_empty()),
+        provider_id: fields::parse_provider_id("provider_id", provider_id).map_err(invalid)?,
         payload: serde_json::json!({}),
         replay_key: None,
     };
@@ -245,7 +296,7 @@ pub async fn post_event(
         contacts,
         kind,
         source: "event",
-        provider_id: provider_id.filter(|p| !p.trim().is_empty()),
+        provider_id: fields::parse_provider_id("provider_id", provider_id).map_err(invalid)?,
         payload,
         replay_key: None,
     };
