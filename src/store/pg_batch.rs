@@ -7,11 +7,43 @@
 
 use super::enrollments::{EnrollmentRow, Writes};
 use super::signals::{DeliveryRow, SignalRow};
+use diesel::pg::Pg;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text};
 use diesel::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use std::collections::HashMap;
+
+/// A raw statement diesel-async may keep prepared on its connection.
+///
+/// diesel never caches a `sql_query` (its text could be anything), so diesel-async prepared
+/// each one again on every run: a round trip to parse and describe, then one to execute, with
+/// the connection's statement cache locked in between (so even pipelined statements prepared one
+/// at a time). Every statement here has one fixed text whatever the number of rows (the values
+/// are arrays), so caching them keeps a handful of statements per connection.
+#[derive(Debug, Clone)]
+pub struct Cached<Q>(pub Q);
+
+impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for Cached<Q> {
+    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        self.0.walk_ast(out)
+    }
+
+    fn is_safe_to_cache_prepared(&self, _backend: &Pg) -> QueryResult<bool> {
+        Ok(true)
+    }
+}
+
+impl<Q> QueryId for Cached<Q> {
+    type QueryId = ();
+    // Cached by its SQL text.
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Q: Query> Query for Cached<Q> {
+    type SqlType = Q::SqlType;
+}
 
 /// Writes `w` with `c`, which the caller has inside a transaction.
 pub async fn write(c: &mut AsyncPgConnection, w: &Writes) -> QueryResult<()> {
@@ -30,8 +62,9 @@ pub async fn write_with<'a>(
     let enrollments = last_per_id(&w.enrollments);
     if !enrollments.is_empty() {
         let e = &enrollments;
-        let q = diesel::sql_query(
-            "INSERT INTO enrollments (id, account_id, flow_id, flow_version, contact_id, \
+        let q = Cached(
+            diesel::sql_query(
+                "INSERT INTO enrollments (id, account_id, flow_id, flow_version, contact_id, \
              sender_id, status, client_key, state, next_run_at, journey_seq, created_at, \
              updated_at) \
              SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], \
@@ -40,40 +73,43 @@ pub async fn write_with<'a>(
              ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, state = EXCLUDED.state, \
              next_run_at = EXCLUDED.next_run_at, journey_seq = EXCLUDED.journey_seq, \
              updated_at = EXCLUDED.updated_at",
+            )
+            .bind::<Array<Text>, _>(col(e, |r| r.id.as_str()))
+            .bind::<Array<Text>, _>(col(e, |r| r.account_id.as_str()))
+            .bind::<Array<Text>, _>(col(e, |r| r.flow_id.as_str()))
+            .bind::<Array<Integer>, _>(col(e, |r| r.flow_version))
+            .bind::<Array<Text>, _>(col(e, |r| r.contact_id.as_str()))
+            .bind::<Array<Text>, _>(col(e, |r| r.sender_id.as_str()))
+            .bind::<Array<Text>, _>(col(e, |r| r.status.as_str()))
+            .bind::<Array<Nullable<Text>>, _>(col(e, |r| r.client_key.as_deref()))
+            .bind::<Array<Text>, _>(col(e, |r| r.state.as_str()))
+            .bind::<Array<Nullable<BigInt>>, _>(col(e, |r| r.next_run_at))
+            .bind::<Array<BigInt>, _>(col(e, |r| r.journey_seq))
+            .bind::<Array<BigInt>, _>(col(e, |r| r.created_at))
+            .bind::<Array<BigInt>, _>(col(e, |r| r.updated_at)),
         )
-        .bind::<Array<Text>, _>(col(e, |r| r.id.as_str()))
-        .bind::<Array<Text>, _>(col(e, |r| r.account_id.as_str()))
-        .bind::<Array<Text>, _>(col(e, |r| r.flow_id.as_str()))
-        .bind::<Array<Integer>, _>(col(e, |r| r.flow_version))
-        .bind::<Array<Text>, _>(col(e, |r| r.contact_id.as_str()))
-        .bind::<Array<Text>, _>(col(e, |r| r.sender_id.as_str()))
-        .bind::<Array<Text>, _>(col(e, |r| r.status.as_str()))
-        .bind::<Array<Nullable<Text>>, _>(col(e, |r| r.client_key.as_deref()))
-        .bind::<Array<Text>, _>(col(e, |r| r.state.as_str()))
-        .bind::<Array<Nullable<BigInt>>, _>(col(e, |r| r.next_run_at))
-        .bind::<Array<BigInt>, _>(col(e, |r| r.journey_seq))
-        .bind::<Array<BigInt>, _>(col(e, |r| r.created_at))
-        .bind::<Array<BigInt>, _>(col(e, |r| r.updated_at))
         .execute(&mut &*c);
         sent.push(q);
     }
     if !w.journey.is_empty() {
         let j = &w.journey;
-        let q = diesel::sql_query(
-            "INSERT INTO journey (enrollment_id, seq, at, kind, detail) \
+        let q = Cached(
+            diesel::sql_query(
+                "INSERT INTO journey (enrollment_id, seq, at, kind, detail) \
              SELECT * FROM unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[])",
+            )
+            .bind::<Array<Text>, _>(col(j, |r| r.enrollment_id.as_str()))
+            .bind::<Array<BigInt>, _>(col(j, |r| r.seq))
+            .bind::<Array<BigInt>, _>(col(j, |r| r.at))
+            .bind::<Array<Text>, _>(col(j, |r| r.kind.as_str()))
+            .bind::<Array<Text>, _>(col(j, |r| r.detail.as_str())),
         )
-        .bind::<Array<Text>, _>(col(j, |r| r.enrollment_id.as_str()))
-        .bind::<Array<BigInt>, _>(col(j, |r| r.seq))
-        .bind::<Array<BigInt>, _>(col(j, |r| r.at))
-        .bind::<Array<Text>, _>(col(j, |r| r.kind.as_str()))
-        .bind::<Array<Text>, _>(col(j, |r| r.detail.as_str()))
         .execute(&mut &*c);
         sent.push(q);
     }
     if !w.dispatches.is_empty() {
         let d = &w.dispatches;
-        let q = diesel::sql_query(
+        let q = Cached(diesel::sql_query(
             "INSERT INTO dispatches (id, account_id, enrollment_id, run, step, idempotency_key, \
              channel, recipient, template, input, channel_params, message_id, status, \
              lease_owner, lease_until, attempts, provider_message_id, failure, created_at, \
@@ -103,13 +139,13 @@ pub async fn write_with<'a>(
         .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.provider_message_id.as_deref()))
         .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.failure.as_deref()))
         .bind::<Array<BigInt>, _>(col(d, |r| r.created_at))
-        .bind::<Array<BigInt>, _>(col(d, |r| r.due_at))
+        .bind::<Array<BigInt>, _>(col(d, |r| r.due_at)))
         .execute(&mut &*c);
         sent.push(q);
     }
     if !w.tasks.is_empty() {
         let t = &w.tasks;
-        let q = diesel::sql_query(
+        let q = Cached(diesel::sql_query(
             "INSERT INTO tasks (id, account_id, enrollment_id, run, kind, step, status, outcome, \
              params, due_by, created_at, completed_at) \
              SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], \
@@ -128,24 +164,26 @@ pub async fn write_with<'a>(
         .bind::<Array<Text>, _>(col(t, |r| r.params.as_str()))
         .bind::<Array<Nullable<BigInt>>, _>(col(t, |r| r.due_by))
         .bind::<Array<BigInt>, _>(col(t, |r| r.created_at))
-        .bind::<Array<Nullable<BigInt>>, _>(col(t, |r| r.completed_at))
+        .bind::<Array<Nullable<BigInt>>, _>(col(t, |r| r.completed_at)))
         .execute(&mut &*c);
         sent.push(q);
     }
     if !w.closed_tasks.is_empty() {
         let t = &w.closed_tasks;
-        let q = diesel::sql_query(
-            "UPDATE tasks SET status = u.status, outcome = u.outcome, completed_at = u.at \
+        let q = Cached(
+            diesel::sql_query(
+                "UPDATE tasks SET status = u.status, outcome = u.outcome, completed_at = u.at \
              FROM unnest($1::text[], $2::int8[], $3::text[], $4::text[], $5::int8[]) \
              AS u(enrollment_id, run, status, outcome, at) \
              WHERE tasks.enrollment_id = u.enrollment_id AND tasks.run = u.run \
              AND tasks.status = 'open'",
+            )
+            .bind::<Array<Text>, _>(col(t, |r| r.enrollment_id.as_str()))
+            .bind::<Array<BigInt>, _>(col(t, |r| r.run))
+            .bind::<Array<Text>, _>(col(t, |r| r.status))
+            .bind::<Array<Nullable<Text>>, _>(col(t, |r| r.outcome.as_deref()))
+            .bind::<Array<BigInt>, _>(col(t, |r| r.at)),
         )
-        .bind::<Array<Text>, _>(col(t, |r| r.enrollment_id.as_str()))
-        .bind::<Array<BigInt>, _>(col(t, |r| r.run))
-        .bind::<Array<Text>, _>(col(t, |r| r.status))
-        .bind::<Array<Nullable<Text>>, _>(col(t, |r| r.outcome.as_deref()))
-        .bind::<Array<BigInt>, _>(col(t, |r| r.at))
         .execute(&mut &*c);
         sent.push(q);
     }
@@ -168,7 +206,7 @@ pub async fn insert_signals(
         #[diesel(sql_type = Text)]
         id: String,
     }
-    let ids: Vec<Id> = diesel::sql_query(
+    let ids: Vec<Id> = Cached(diesel::sql_query(
         "INSERT INTO signals (id, account_id, contact_id, source, provider_id, raises, payload, \
          created_at, kind, channel, contact_ids, routed_at) \
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
@@ -186,7 +224,7 @@ pub async fn insert_signals(
     .bind::<Array<Text>, _>(col(rows, |r| r.kind.as_str()))
     .bind::<Array<Nullable<Text>>, _>(col(rows, |r| r.channel.as_deref()))
     .bind::<Array<Text>, _>(col(rows, |r| r.contact_ids.as_str()))
-    .bind::<Array<Nullable<BigInt>>, _>(col(rows, |r| r.routed_at))
+    .bind::<Array<Nullable<BigInt>>, _>(col(rows, |r| r.routed_at)))
     .load(c)
     .await?;
     Ok(ids.into_iter().map(|i| i.id).collect())
@@ -201,15 +239,17 @@ pub fn insert_deliveries<'a>(
     if rows.is_empty() {
         return Box::pin(async { Ok(0) });
     }
-    diesel::sql_query(
-        "INSERT INTO signal_deliveries (signal_id, enrollment_id, effect, branch, at) \
+    Cached(
+        diesel::sql_query(
+            "INSERT INTO signal_deliveries (signal_id, enrollment_id, effect, branch, at) \
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[])",
+        )
+        .bind::<Array<Text>, _>(col(rows, |r| r.signal_id.as_str()))
+        .bind::<Array<Text>, _>(col(rows, |r| r.enrollment_id.as_str()))
+        .bind::<Array<Text>, _>(col(rows, |r| r.effect.as_str()))
+        .bind::<Array<Nullable<Text>>, _>(col(rows, |r| r.branch.as_deref()))
+        .bind::<Array<BigInt>, _>(col(rows, |r| r.at)),
     )
-    .bind::<Array<Text>, _>(col(rows, |r| r.signal_id.as_str()))
-    .bind::<Array<Text>, _>(col(rows, |r| r.enrollment_id.as_str()))
-    .bind::<Array<Text>, _>(col(rows, |r| r.effect.as_str()))
-    .bind::<Array<Nullable<Text>>, _>(col(rows, |r| r.branch.as_deref()))
-    .bind::<Array<BigInt>, _>(col(rows, |r| r.at))
     .execute(&mut &*c)
 }
 
@@ -224,14 +264,16 @@ pub async fn reached_enrollments(
     c: &mut AsyncPgConnection,
     pairs: &[(String, String)],
 ) -> QueryResult<Vec<EnrollmentRow>> {
-    diesel::sql_query(
-        "SELECT e.* FROM unnest($1::text[], $2::text[]) AS k(account_id, contact_id) \
+    Cached(
+        diesel::sql_query(
+            "SELECT e.* FROM unnest($1::text[], $2::text[]) AS k(account_id, contact_id) \
          JOIN enrollments e ON e.account_id = k.account_id AND e.contact_id = k.contact_id \
          AND e.status IN ('active', 'paused') \
          ORDER BY e.id FOR UPDATE OF e",
+        )
+        .bind::<Array<Text>, _>(col(pairs, |p| p.0.as_str()))
+        .bind::<Array<Text>, _>(col(pairs, |p| p.1.as_str())),
     )
-    .bind::<Array<Text>, _>(col(pairs, |p| p.0.as_str()))
-    .bind::<Array<Text>, _>(col(pairs, |p| p.1.as_str()))
     .load(c)
     .await
 }
@@ -251,14 +293,16 @@ pub async fn contacts_by_phone(
         #[diesel(sql_type = Text)]
         id: String,
     }
-    let found: Vec<Found> = diesel::sql_query(
-        "SELECT DISTINCT ct.account_id, ct.phone, ct.id, ct.created_at \
+    let found: Vec<Found> = Cached(
+        diesel::sql_query(
+            "SELECT DISTINCT ct.account_id, ct.phone, ct.id, ct.created_at \
          FROM unnest($1::text[], $2::text[]) AS k(account_id, phone) \
          JOIN contacts ct ON ct.account_id = k.account_id AND ct.phone = k.phone \
          ORDER BY ct.created_at, ct.id",
+        )
+        .bind::<Array<Text>, _>(col(pairs, |p| p.0.as_str()))
+        .bind::<Array<Text>, _>(col(pairs, |p| p.1.as_str())),
     )
-    .bind::<Array<Text>, _>(col(pairs, |p| p.0.as_str()))
-    .bind::<Array<Text>, _>(col(pairs, |p| p.1.as_str()))
     .load(c)
     .await?;
     Ok(found
