@@ -164,12 +164,12 @@ fn flow_unavailable(before: &EnrollmentState, message: String) -> (EnrollmentSta
     )
 }
 
-/// Loads the definitions of the flow versions `rows` run that `flows` has not parsed yet, and
-/// the accounts' settings; evaluates to `QueryResult<(definitions, ctx by account)>`.
+/// Loads the definitions of the flow versions `rows` run that `flows` has not parsed yet;
+/// evaluates to `QueryResult<definitions>` (none to read when the cache has them all).
 #[macro_export]
-macro_rules! load_flows_and_ctx {
+macro_rules! load_flows {
     ($c:expr, $flows:expr, $rows:expr) => {{
-        use $crate::store::schema::{accounts, flow_versions};
+        use $crate::store::schema::flow_versions;
         let rows: &[$crate::store::enrollments::EnrollmentRow] = $rows;
         let flows: &$crate::planner::FlowCache = $flows;
         async {
@@ -195,6 +195,31 @@ macro_rules! load_flows_and_ctx {
                     definitions.insert((id, version), definition);
                 }
             }
+            Ok::<_, diesel::result::Error>(definitions)
+        }
+        .await
+    }};
+}
+
+/// The engine's context of each account from its stored settings (`id`, `max_wait`).
+pub fn ctx_by_account(
+    settings: Vec<(String, Option<String>)>,
+) -> std::collections::HashMap<String, Ctx> {
+    settings
+        .into_iter()
+        .map(|(id, max_wait)| (id, ctx_for(max_wait.as_deref())))
+        .collect()
+}
+
+/// [`load_flows!`], and the accounts' settings; evaluates to
+/// `QueryResult<(definitions, ctx by account)>`.
+#[macro_export]
+macro_rules! load_flows_and_ctx {
+    ($c:expr, $flows:expr, $rows:expr) => {{
+        use $crate::store::schema::accounts;
+        let rows: &[$crate::store::enrollments::EnrollmentRow] = $rows;
+        async {
+            let definitions = $crate::load_flows!($c, $flows, rows)?;
             let mut account_ids: Vec<&str> = rows.iter().map(|r| r.account_id.as_str()).collect();
             account_ids.sort();
             account_ids.dedup();
@@ -203,11 +228,7 @@ macro_rules! load_flows_and_ctx {
                 .select((accounts::id, accounts::max_wait))
                 .load($c)
                 .await?;
-            let ctx: std::collections::HashMap<String, $crate::engine::Ctx> = settings
-                .into_iter()
-                .map(|(id, max_wait)| (id, $crate::planner::ctx_for(max_wait.as_deref())))
-                .collect();
-            Ok::<_, diesel::result::Error>((definitions, ctx))
+            Ok::<_, diesel::result::Error>((definitions, $crate::planner::ctx_by_account(settings)))
         }
         .await
     }};

@@ -194,10 +194,7 @@ pub async fn write_with<'a>(
 
 /// Inserts `rows` unless a signal with the same (account, provider id) is stored; returns the
 /// ids inserted.
-pub async fn insert_signals(
-    c: &mut AsyncPgConnection,
-    rows: &[SignalRow],
-) -> QueryResult<Vec<String>> {
+pub async fn insert_signals(c: &AsyncPgConnection, rows: &[SignalRow]) -> QueryResult<Vec<String>> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
@@ -225,7 +222,7 @@ pub async fn insert_signals(
     .bind::<Array<Nullable<Text>>, _>(col(rows, |r| r.channel.as_deref()))
     .bind::<Array<Text>, _>(col(rows, |r| r.contact_ids.as_str()))
     .bind::<Array<Nullable<BigInt>>, _>(col(rows, |r| r.routed_at)))
-    .load(c)
+    .load(&mut &*c)
     .await?;
     Ok(ids.into_iter().map(|i| i.id).collect())
 }
@@ -261,9 +258,12 @@ pub fn insert_deliveries<'a>(
 /// contact (20,000 rows read for 5 found, 15 ms, seen on a freshly loaded table); the join can
 /// only be driven by the contact index.
 pub async fn reached_enrollments(
-    c: &mut AsyncPgConnection,
+    c: &AsyncPgConnection,
     pairs: &[(String, String)],
 ) -> QueryResult<Vec<EnrollmentRow>> {
+    if pairs.is_empty() {
+        return Ok(Vec::new());
+    }
     Cached(
         diesel::sql_query(
             "SELECT e.* FROM unnest($1::text[], $2::text[]) AS k(account_id, contact_id) \
@@ -274,7 +274,7 @@ pub async fn reached_enrollments(
         .bind::<Array<Text>, _>(col(pairs, |p| p.0.as_str()))
         .bind::<Array<Text>, _>(col(pairs, |p| p.1.as_str())),
     )
-    .load(c)
+    .load(&mut &*c)
     .await
 }
 

@@ -24,10 +24,12 @@ use crate::service::ServiceError;
 use crate::signals::SignalKind;
 use crate::store::enrollments::{EnrollmentRow, Writes};
 use crate::store::pg_batch;
-use crate::store::schema::{contacts, enrollments, signal_deliveries, signals, webhook_replays};
+use crate::store::schema::{
+    accounts, contacts, enrollments, signal_deliveries, signals, webhook_replays,
+};
 use crate::store::signals::{DeliveryRow, SignalRow, REPLAY_MEMORY_MS};
 use crate::store::{self as db_store, Conn, StoreError, TxError};
-use crate::{load_flows_and_ctx, write_all};
+use crate::{load_flows, write_all};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -292,6 +294,38 @@ macro_rules! by_phone {
     }};
 }
 
+/// Inserts the group's new signal rows, and reads the enrollments the (account, contact)
+/// `wanted` pairs reach (locked, [`reached!`]) and the settings (`id`, `max_wait`) of its
+/// accounts; evaluates to `(ids inserted, enrollments, settings)`. PostgreSQL gets the three
+/// statements pipelined, in one round trip.
+macro_rules! insert_and_reach {
+    (pg: $c:expr, $candidates:expr, $wanted:expr, $accounts:expr) => {{
+        let c: &diesel_async::AsyncPgConnection = $c;
+        futures_util::try_join!(
+            pg_batch::insert_signals(c, $candidates),
+            pg_batch::reached_enrollments(c, $wanted),
+            accounts::table
+                .filter(accounts::id.eq_any($accounts))
+                .select((accounts::id, accounts::max_wait))
+                .load::<(String, Option<String>)>(&mut &*c),
+        )?
+    }};
+    (sqlite: $c:expr, $candidates:expr, $wanted:expr, $accounts:expr) => {{
+        let inserted = insert_signals!(sqlite: $c, $candidates);
+        let rows: Vec<EnrollmentRow> = if $wanted.is_empty() {
+            Vec::new()
+        } else {
+            reached!(sqlite: $c, $wanted)
+        };
+        let settings: Vec<(String, Option<String>)> = accounts::table
+            .filter(accounts::id.eq_any($accounts))
+            .select((accounts::id, accounts::max_wait))
+            .load($c)
+            .await?;
+        (inserted, rows, settings)
+    }};
+}
+
 /// Inserts signal rows unless their provider id is stored; evaluates to the ids inserted.
 macro_rules! insert_signals {
     (pg: $c:expr, $rows:expr) => {
@@ -432,7 +466,11 @@ async fn route_together(
                 }
                 *slot = Some(Slot::Signal { index: stored.len(), duplicate: false });
                 stored.push(Stored {
-                    row: new_row(&job.account_id, &arrival_of(i), job.now),
+                    row: SignalRow {
+                        // Routed in this transaction: if it commits, the fan-out is complete.
+                        routed_at: Some(to_millis(job.now)),
+                        ..new_row(&job.account_id, &arrival_of(i), job.now)
+                    },
                     new: true,
                     now: job.now,
                     route: true,
@@ -446,9 +484,21 @@ async fn route_together(
                 (&a.account_id, &a.provider_id).cmp(&(&b.account_id, &b.provider_id))
             });
             let candidates: Vec<SignalRow> = candidates.into_iter().cloned().collect();
-            let inserted: HashSet<String> = insert_signals!($mode: $c, candidates)
-                .into_iter()
-                .collect();
+            // What the new signals reach, and the accounts' settings, are read in the same
+            // trip as the insert; a duplicate whose stored fan-out was cut short may reach
+            // other contacts, read after.
+            let mut wanted: Vec<(String, String)> = Vec::new();
+            for s in &stored {
+                wanted.extend(contacts_of(&s.row)?.into_iter().map(|c| (s.row.account_id.clone(), c)));
+            }
+            wanted.sort();
+            wanted.dedup();
+            let mut group_accounts: Vec<String> = stored.iter().map(|s| s.row.account_id.clone()).collect();
+            group_accounts.sort();
+            group_accounts.dedup();
+            let (inserted, mut rows, settings) =
+                insert_and_reach!($mode: $c, &candidates, &wanted, &group_accounts);
+            let inserted: HashSet<String> = inserted.into_iter().collect();
             let known_accounts: Vec<&str> = stored
                 .iter()
                 .filter(|s| !inserted.contains(&s.row.id))
@@ -485,40 +535,36 @@ async fn route_together(
                         s.route = false;
                     }
                 }
+                let mut more: Vec<(String, String)> = Vec::new();
+                for s in stored.iter().filter(|s| s.route && !s.new) {
+                    more.extend(
+                        contacts_of(&s.row)?
+                            .into_iter()
+                            .map(|c| (s.row.account_id.clone(), c))
+                            .filter(|pair| wanted.binary_search(pair).is_err()),
+                    );
+                }
+                more.sort();
+                more.dedup();
+                if !more.is_empty() {
+                    let have: HashSet<String> = rows.iter().map(|r| r.id.clone()).collect();
+                    let extra: Vec<EnrollmentRow> = reached!($mode: $c, &more);
+                    rows.extend(extra.into_iter().filter(|r| !have.contains(&r.id)));
+                    rows.sort_by(|a, b| a.id.cmp(&b.id));
+                }
             }
 
-            // 4. Every enrollment the signals to route reach, loaded (and locked) at once, with
-            // the deliveries a cut-short fan-out already made.
+            // 4. Every enrollment each signal to route reaches, with the deliveries a
+            // cut-short fan-out already made.
             let mut reach: Vec<Vec<String>> = stored.iter().map(|_| Vec::new()).collect();
-            let mut wanted: Vec<(String, String)> = Vec::new();
-            let mut contacts_of: Vec<Vec<String>> = Vec::new();
-            for s in &stored {
-                let contacts: Vec<String> = if s.route {
-                    serde_json::from_str(&s.row.contact_ids).map_err(|e| {
-                        TxError::Store(StoreError::Corrupt(format!(
-                            "signal {}: contact_ids: {e}",
-                            s.row.id
-                        )))
-                    })?
-                } else {
-                    Vec::new()
-                };
-                if s.route {
-                    wanted.extend(contacts.iter().map(|c| (s.row.account_id.clone(), c.clone())));
-                }
-                contacts_of.push(contacts);
-            }
-            wanted.sort();
-            wanted.dedup();
-            let rows: Vec<EnrollmentRow> = if wanted.is_empty() {
-                Vec::new()
-            } else {
-                reached!($mode: $c, &wanted)
-            };
             for (i, s) in stored.iter().enumerate() {
+                if !s.route {
+                    continue;
+                }
+                let contacts = contacts_of(&s.row)?;
                 let mut mine: Vec<&EnrollmentRow> = rows
                     .iter()
-                    .filter(|r| r.account_id == s.row.account_id && contacts_of[i].contains(&r.contact_id))
+                    .filter(|r| r.account_id == s.row.account_id && contacts.contains(&r.contact_id))
                     .collect();
                 mine.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
                 reach[i] = mine.into_iter().map(|r| r.id.clone()).collect();
@@ -541,7 +587,8 @@ async fn route_together(
             };
 
             // 5. The engine, signal after signal in arrival order, on the evolving rows.
-            let (definitions, ctx) = load_flows_and_ctx!($c, flows, &rows)?;
+            let definitions = load_flows!($c, flows, &rows)?;
+            let ctx = planner::ctx_by_account(settings);
             let was: HashMap<String, Option<i64>> =
                 rows.iter().map(|r| (r.id.clone(), r.next_run_at)).collect();
             let mut current: HashMap<String, EnrollmentRow> =
@@ -612,9 +659,10 @@ async fn route_together(
             }
 
             // 6. Everything written at once.
+            // New signals were stored routed; a resumed fan-out is complete now.
             let routed: Vec<&str> = stored
                 .iter()
-                .filter(|s| s.route)
+                .filter(|s| s.route && !s.new)
                 .map(|s| s.row.id.as_str())
                 .collect();
             let routed_at = jobs.iter().map(|j| to_millis(j.now)).max().unwrap_or_default();
@@ -688,6 +736,16 @@ async fn route_together(
         }
     };
     Ok(done?)
+}
+
+/// The contacts a stored signal is addressed to.
+fn contacts_of(row: &SignalRow) -> Result<Vec<String>, TxError> {
+    serde_json::from_str(&row.contact_ids).map_err(|e| {
+        TxError::Store(StoreError::Corrupt(format!(
+            "signal {}: contact_ids: {e}",
+            row.id
+        )))
+    })
 }
 
 /// The row a new signal is stored as.
