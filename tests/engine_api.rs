@@ -650,7 +650,9 @@ async fn batch_enroll_answers_every_item(backend: Backend) {
     setup(&app).await;
     let mut c = clients(&app).await;
     let mut contacts = app.contacts().await;
-    let n = 300;
+    // Past one 1,000-item chunk: the refusals and the repeated key land in the second chunk,
+    // whose key check must find the first chunk's committed enrollment.
+    let n = 1_010;
     for i in 0..n {
         contacts
             .upsert_contact(app.authed(UpsertContactRequest {

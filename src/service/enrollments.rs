@@ -547,8 +547,8 @@ pub async fn enroll(
 /// One item's answer in `BatchEnroll`.
 pub type BatchResult = Result<(Enrollment, bool), ServiceError>;
 
-/// `BatchEnroll`: checks every item, then writes them in transactions of up to 1,000 with
-/// multi-row inserts. Results are in the order of the items.
+/// `BatchEnroll`: checks and writes the items 1,000 at a time, each chunk in one transaction
+/// with set-based inserts. Results are in the order of the items; a refused item fails alone.
 pub async fn batch_enroll(
     state: &AppState,
     account_id: &str,
@@ -566,45 +566,43 @@ pub async fn batch_enroll(
     }
     let now = state.clock.now();
     let mut look = lookups(state, account_id).await?;
-    let contact_ids: Vec<String> = items.iter().map(|i| i.contact_id.clone()).collect();
-    look.preload_contacts(state, account_id, &contact_ids)
-        .await?;
-    let mut results: Vec<Option<BatchResult>> = Vec::with_capacity(items.len());
-    let (mut positions, mut ready, mut allow) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, item) in items.into_iter().enumerate() {
-        let allowed = item.allow_duplicate;
-        match prepare(state, account_id, &mut look, item, now).await {
-            Ok(p) => {
-                positions.push(i);
-                ready.push(p);
-                allow.push(allowed);
-                results.push(None);
+    let mut results: Vec<BatchResult> = Vec::with_capacity(items.len());
+    let mut items = items.into_iter().peekable();
+    // A chunk at a time: checked, prepared and written before the next is prepared, so a
+    // call of 10,000 holds the engine's output for 1,000, not for all of them.
+    while items.peek().is_some() {
+        let chunk: Vec<EnrollInput> = items.by_ref().take(BATCH_CHUNK).collect();
+        let contact_ids: Vec<String> = chunk.iter().map(|i| i.contact_id.clone()).collect();
+        look.preload_contacts(state, account_id, &contact_ids)
+            .await?;
+        let mut answers: Vec<Option<BatchResult>> = Vec::with_capacity(chunk.len());
+        let (mut positions, mut ready, mut allow) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, item) in chunk.into_iter().enumerate() {
+            let allowed = item.allow_duplicate;
+            match prepare(state, account_id, &mut look, item, now).await {
+                Ok(p) => {
+                    positions.push(i);
+                    ready.push(p);
+                    allow.push(allowed);
+                    answers.push(None);
+                }
+                Err(e) => answers.push(Some(Err(e))),
             }
-            Err(e) => results.push(Some(Err(e))),
         }
-    }
-    for start in (0..ready.len()).step_by(BATCH_CHUNK) {
-        let end = (start + BATCH_CHUNK).min(ready.len());
-        let outcomes = write_items(
-            state,
-            account_id,
-            &ready[start..end],
-            &allow[start..end],
-            now,
-        )
-        .await?;
-        for (&pos, outcome) in positions[start..end].iter().zip(outcomes) {
-            results[pos] = Some(match outcome {
-                Outcome::Created(row) => Enrollment::from_row(row).map(|e| (e, true)),
-                Outcome::Existing(row) => Enrollment::from_row(row).map(|e| (e, false)),
-                Outcome::Duplicate(m) => Err(ServiceError::Conflict(m)),
-            });
+        look.contacts.clear();
+        if !ready.is_empty() {
+            let outcomes = write_items(state, account_id, &ready, &allow, now).await?;
+            for (&pos, outcome) in positions.iter().zip(outcomes) {
+                answers[pos] = Some(match outcome {
+                    Outcome::Created(row) => Enrollment::from_row(row).map(|e| (e, true)),
+                    Outcome::Existing(row) => Enrollment::from_row(row).map(|e| (e, false)),
+                    Outcome::Duplicate(m) => Err(ServiceError::Conflict(m)),
+                });
+            }
         }
+        results.extend(answers.into_iter().map(|a| a.expect("every item answered")));
     }
-    Ok(results
-        .into_iter()
-        .map(|r| r.expect("every item answered"))
-        .collect())
+    Ok(results)
 }
 
 /// Why an applied input was refused: the interpreter's `rejected` journey entry, if any.
