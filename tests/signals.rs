@@ -665,6 +665,7 @@ async fn one_signal_reaches_every_enrollment_of_the_contact(backend: Backend) {
     let mut want = vec![
         (a1.clone(), "woke".to_string()),
         (a2.clone(), "buffered".to_string()),
+        (b1.clone(), "woke".to_string()),
     ];
     want.sort();
     assert_eq!(reached, want);
@@ -745,15 +746,19 @@ async fn a_duplicate_provider_id_changes_nothing(backend: Backend) {
 }
 
 /// The server stopped after storing a signal and before reaching its enrollments: the
-/// provider's retry (same provider id) reaches them, once.
+/// provider's retry (same provider id) reaches them, once. The stored signal was addressed to
+/// `ann` and `bob` (a shared address) and the retry names only `ann`: the stored contacts are
+/// the truth, so `bob`'s enrollment is reached too (a group reads it in a second query).
 async fn an_interrupted_fan_out_is_finished_by_the_retry(backend: Backend) {
     use nudge::store::signals::{insert, Inserted, SignalRow};
     let app = spawn_app(backend).await;
     let routing = create_flow(&app, ROUTING_FLOW).await;
     let two = create_flow(&app, TWO_WAITS_FLOW).await;
     contact(&app, "ann", "ann@example.com", "").await;
+    contact(&app, "bob", "bob@example.com", "").await;
     let a1 = enroll(&app, "ann", &routing).await;
     let a2 = enroll(&app, "ann", &two).await;
+    let b1 = enroll(&app, "bob", &routing).await;
     let row = SignalRow {
         id: "sg_interrupted".into(),
         account_id: "default".into(),
@@ -765,13 +770,13 @@ async fn an_interrupted_fan_out_is_finished_by_the_retry(backend: Backend) {
         created_at: app.clock_now().timestamp_millis(),
         kind: "reply".into(),
         channel: Some("email".into()),
-        contact_ids: r#"["ann"]"#.into(),
+        contact_ids: r#"["ann","bob"]"#.into(),
         routed_at: None,
     };
     let Inserted::New { reach, .. } = insert(&app.state.db, &row, None).await.unwrap() else {
         panic!("a new signal")
     };
-    assert_eq!(reach.len(), 2);
+    assert_eq!(reach.len(), 3);
     // Nothing was routed yet.
     assert!(signal_effects(&app, &a1, "sg_interrupted").await.is_empty());
 
@@ -787,6 +792,7 @@ async fn an_interrupted_fan_out_is_finished_by_the_retry(backend: Backend) {
     let mut want = vec![
         (a1.clone(), "woke".to_string()),
         (a2.clone(), "buffered".to_string()),
+        (b1.clone(), "woke".to_string()),
     ];
     want.sort();
     assert_eq!(effects, want);
@@ -798,6 +804,7 @@ async fn an_interrupted_fan_out_is_finished_by_the_retry(backend: Backend) {
         signal_effects(&app, &a2, "sg_interrupted").await,
         ["buffered"]
     );
+    assert_eq!(signal_effects(&app, &b1, "sg_interrupted").await, ["woke"]);
     app.stop().await;
 }
 
