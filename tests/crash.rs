@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::process::{connect, free_port, serve, NUDGE};
+use common::process::{connect, create_flow_and_contact, enroll_items, free_port, serve, NUDGE};
 use common::with_token as authed;
 use nudge::proto::v1::dispatch_service_client::DispatchServiceClient;
 use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
@@ -65,38 +65,8 @@ async fn sigkill_mid_batch_then_restart_runs_everything_exactly_once() {
     let port = free_port();
     let mut first = serve(&db, port);
     let ch = connect(port).await;
-    nudge::proto::v1::flow_service_client::FlowServiceClient::new(ch.clone())
-        .create_flow(authed(
-            CreateFlowRequest {
-                definition: FLOW.into(),
-            },
-            &token,
-        ))
-        .await
-        .unwrap();
-    nudge::proto::v1::contact_service_client::ContactServiceClient::new(ch.clone())
-        .upsert_contact(authed(
-            UpsertContactRequest {
-                contact: Some(Contact {
-                    id: "c".into(),
-                    email: "c@example.com".into(),
-                    tz: "UTC".into(),
-                    ..Default::default()
-                }),
-            },
-            &token,
-        ))
-        .await
-        .unwrap();
-    let items: Vec<EnrollRequest> = (0..N)
-        .map(|i| EnrollRequest {
-            contact_id: "c".into(),
-            flow_id: "crash".into(),
-            client_key: format!("k{i}"),
-            allow_duplicate: true,
-            ..Default::default()
-        })
-        .collect();
+    create_flow_and_contact(&ch, &token, FLOW).await;
+    let items = enroll_items("crash", N);
     let mut enrollments = EnrollmentServiceClient::new(ch.clone());
     let results = enrollments
         .batch_enroll(authed(BatchEnrollRequest { items }, &token))

@@ -12,11 +12,9 @@
 
 mod common;
 
-use common::process::{connect, free_port, nudge, serve};
+use common::process::{connect, create_flow_and_contact, enroll_items, free_port, nudge, serve};
 use common::{with_token, PgDatabase};
-use nudge::proto::v1::contact_service_client::ContactServiceClient;
 use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
-use nudge::proto::v1::flow_service_client::FlowServiceClient;
 use nudge::proto::v1::test_clock_service_client::TestClockServiceClient;
 use nudge::proto::v1::*;
 use std::process::Child;
@@ -82,29 +80,7 @@ async fn three_servers_run_every_step_exactly_once() {
     }
 
     let ch = channels[0].clone();
-    FlowServiceClient::new(ch.clone())
-        .create_flow(with_token(
-            CreateFlowRequest {
-                definition: FLOW.into(),
-            },
-            &token,
-        ))
-        .await
-        .unwrap();
-    ContactServiceClient::new(ch.clone())
-        .upsert_contact(with_token(
-            UpsertContactRequest {
-                contact: Some(Contact {
-                    id: "c".into(),
-                    email: "c@example.com".into(),
-                    tz: "UTC".into(),
-                    ..Default::default()
-                }),
-            },
-            &token,
-        ))
-        .await
-        .unwrap();
+    create_flow_and_contact(&ch, &token, FLOW).await;
     // Each server's manual clock started at the host's time when it started; the steps are
     // due relative to the clock of the server that enrolls.
     let t0 = TestClockServiceClient::new(ch.clone())
@@ -114,15 +90,7 @@ async fn three_servers_run_every_step_exactly_once() {
         .into_inner()
         .now
         .unwrap();
-    let items: Vec<EnrollRequest> = (0..N)
-        .map(|i| EnrollRequest {
-            contact_id: "c".into(),
-            flow_id: "replicas".into(),
-            client_key: format!("k{i}"),
-            allow_duplicate: true,
-            ..Default::default()
-        })
-        .collect();
+    let items = enroll_items("replicas", N as usize);
     let results = EnrollmentServiceClient::new(ch.clone())
         .batch_enroll(with_token(BatchEnrollRequest { items }, &token))
         .await

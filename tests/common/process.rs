@@ -60,3 +60,48 @@ pub async fn connect(port: u16) -> Channel {
     }
     panic!("nudge serve did not start on port {port}");
 }
+
+/// On a running server: creates `flow` and upserts the contact `c` (UTC) that the process
+/// tests enroll.
+pub async fn create_flow_and_contact(ch: &Channel, token: &str, flow: &str) {
+    use nudge::proto::v1::contact_service_client::ContactServiceClient;
+    use nudge::proto::v1::flow_service_client::FlowServiceClient;
+    use nudge::proto::v1::{Contact, CreateFlowRequest, UpsertContactRequest};
+    FlowServiceClient::new(ch.clone())
+        .create_flow(super::with_token(
+            CreateFlowRequest {
+                definition: flow.into(),
+            },
+            token,
+        ))
+        .await
+        .unwrap();
+    ContactServiceClient::new(ch.clone())
+        .upsert_contact(super::with_token(
+            UpsertContactRequest {
+                contact: Some(Contact {
+                    id: "c".into(),
+                    email: "c@example.com".into(),
+                    tz: "UTC".into(),
+                    ..Default::default()
+                }),
+            },
+            token,
+        ))
+        .await
+        .unwrap();
+}
+
+/// `n` enrollments of the contact `c` in `flow_id`, with client keys `k0`, `k1`, … (and
+/// duplicates allowed, since they share the contact).
+pub fn enroll_items(flow_id: &str, n: usize) -> Vec<nudge::proto::v1::EnrollRequest> {
+    (0..n)
+        .map(|i| nudge::proto::v1::EnrollRequest {
+            contact_id: "c".into(),
+            flow_id: flow_id.into(),
+            client_key: format!("k{i}"),
+            allow_duplicate: true,
+            ..Default::default()
+        })
+        .collect()
+}

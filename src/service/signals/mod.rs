@@ -140,12 +140,7 @@ pub async fn receive(
     arrival: Arrival,
     now: DateTime<Utc>,
 ) -> Result<Received, ServiceError> {
-    if arrival.contacts.is_empty() {
-        return Err(ServiceError::NotFound {
-            what: "contact",
-            id: String::new(),
-        });
-    }
+    // No contacts: the group sends it to `receive_alone`, which refuses it.
     if matches!(arrival.kind, SignalKind::OptOut { .. }) {
         // The contact is marked first, outside any group.
         return receive_alone(state, account_id, arrival, now).await;
