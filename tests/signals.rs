@@ -818,6 +818,11 @@ async fn sms_stop_opts_out_and_exits_every_enrollment(backend: Backend) {
     let e1 = enroll(&app, "ann", &routing).await;
     let e2 = enroll(&app, "ann", &timed).await;
     let e3 = enroll(&app, "ann-dup", &routing).await;
+    // A NUL in a form field (here the id that deduplicates): 422 naming it, nothing changed.
+    let (code, body) = sms(&app, "+12125550100", "STOP", "SM\0stop").await;
+    assert_eq!(code, 422, "{body}");
+    assert!(body.contains("MessageSid"), "{body}");
+    assert_eq!(enrollment(&app, &e1).await.status, "active");
     let (code, body) = sms(&app, "+12125550100", "STOP", "SM-stop").await;
     assert_eq!(code, 200, "{body}");
     for id in [&e1, &e2, &e3] {
@@ -890,6 +895,22 @@ async fn email_reply_is_matched_to_its_thread(backend: Backend) {
     .await;
     assert_eq!(code, 202, "{body}");
     assert_eq!(json_body(&body)["status"], "ignored");
+    assert_eq!(enrollment(&app, &id).await.current_step, "wait_reply");
+
+    // A NUL in a header (it would become the provider id): 422 naming it, nothing stored.
+    let nul =
+        json!({"headers": {"Message-ID": "<r0\u{0}@mail>", "In-Reply-To": dispatch.message_id},
+                     "from": "ann@example.com", "subject": "hi"})
+        .to_string();
+    let (code, body) = http(
+        &app,
+        "/webhooks/email",
+        &signed(&secret, now, nul.as_bytes()),
+        nul.as_bytes(),
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+    assert!(body.contains("/headers/Message-ID"), "{body}");
     assert_eq!(enrollment(&app, &id).await.current_step, "wait_reply");
 
     // A reply that names the thread in References only (folded, with another id first).

@@ -118,8 +118,37 @@ fn verify_nudge(
 }
 
 fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, HttpError> {
-    serde_json::from_slice(body)
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| HttpError::unprocessable(format!("the body does not parse: {e}")))?;
+    if let Some(at) = nul_at(&value, String::new()) {
+        return Err(HttpError::unprocessable(format!(
+            "the text at `{at}` contains a NUL character (\\u0000), which no stored text may \
+             hold; remove it"
+        )));
+    }
+    serde_json::from_value(value)
         .map_err(|e| HttpError::unprocessable(format!("the body does not parse: {e}")))
+}
+
+/// The JSON Pointer of the first key or string holding a NUL, which PostgreSQL's text refuses
+/// (a header used as a provider id or a thread id would otherwise fail the request with 500).
+fn nul_at(value: &Value, at: String) -> Option<String> {
+    match value {
+        Value::String(s) if s.contains('\0') => Some(at),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| nul_at(v, format!("{at}/{i}"))),
+        Value::Object(fields) => fields.iter().find_map(|(k, v)| {
+            let here = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+            if k.contains('\0') {
+                Some(here)
+            } else {
+                nul_at(v, here)
+            }
+        }),
+        _ => None,
+    }
 }
 
 fn answer(received: Received) -> Result<Receipt, HttpError> {
@@ -267,7 +296,19 @@ pub async fn twilio(
     let account = query.account();
     let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
     let params: Result<Vec<(String, String)>, String> = serde_urlencoded::from_bytes(&body)
-        .map_err(|e| format!("the body is not a form (application/x-www-form-urlencoded): {e}"));
+        .map_err(|e| format!("the body is not a form (application/x-www-form-urlencoded): {e}"))
+        .and_then(|params: Vec<(String, String)>| {
+            match params
+                .iter()
+                .find(|(k, v)| k.contains('\0') || v.contains('\0'))
+            {
+                Some((k, _)) => Err(format!(
+                    "the form field `{}` contains a NUL character (%00); remove it",
+                    k.replace('\0', "\\0")
+                )),
+                None => Ok(params),
+            }
+        });
     let header: Result<Option<&str>, _> = headers
         .get(signing::TWILIO_HEADER)
         .map(|v| v.to_str())
