@@ -1628,10 +1628,13 @@ fn by_phone(phone: &str, provider_id: &str, app: &TestApp) -> nudge::service::si
     p
 }
 
-/// What a group answer says: (duplicate, signal id, sorted effects), or `replayed`.
+/// (duplicate, signal id, sorted (enrollment, effect) pairs).
+type Answer = (bool, String, Vec<(String, String)>);
+
+/// What a group answer says, or `None` for `replayed`.
 fn answer_of(
     answer: &Result<nudge::service::signals::Received, nudge::service::ServiceError>,
-) -> Option<(bool, String, Vec<(String, String)>)> {
+) -> Option<Answer> {
     use nudge::service::signals::Received;
     match answer.as_ref().expect("answered") {
         Received::Replayed => None,
