@@ -28,6 +28,7 @@ backend_tests!(
     batch_enroll_answers_every_item,
     unrunnable_flow_is_refused,
     connected_call_reaches_the_contacts_other_enrollments,
+    an_interrupted_task_outcome_is_routed_by_the_retry,
 );
 
 const HOUR_MS: i64 = 3_600_000;
@@ -725,10 +726,12 @@ async fn unrunnable_flow_is_refused(backend: Backend) {
     app.stop().await;
 }
 
-async fn connected_call_reaches_the_contacts_other_enrollments(backend: Backend) {
-    let app = spawn_app(backend).await;
-    setup(&app).await;
-    let mut c = clients(&app).await;
+/// Ann at a call task (enrollment `a`), a second enrollment of hers (`b`) and bob's, both
+/// waiting for a reply; answers (a, b, bob, the call task).
+async fn call_task_setup(
+    app: &TestApp,
+    c: &mut Clients,
+) -> (Enrollment, Enrollment, Enrollment, Task) {
     let a = c
         .enrollments
         .enroll(app.authed(enroll_req("ann", "a")))
@@ -737,8 +740,8 @@ async fn connected_call_reaches_the_contacts_other_enrollments(backend: Backend)
         .into_inner()
         .enrollment
         .unwrap();
-    advance(&app, &mut c, 21 * DAY_MS).await;
-    assert_eq!(get(&app, &mut c, &a.id).await.current_step, "call_1");
+    advance(app, c, 21 * DAY_MS).await;
+    assert_eq!(get(app, c, &a.id).await.current_step, "call_1");
     // A second enrollment of the same contact, waiting for a reply; and bob's, which must not
     // be reached.
     let mut second = enroll_req("ann", "b");
@@ -776,6 +779,14 @@ async fn connected_call_reaches_the_contacts_other_enrollments(backend: Backend)
         .into_inner()
         .tasks
         .remove(0);
+    (a, b, bob, task)
+}
+
+async fn connected_call_reaches_the_contacts_other_enrollments(backend: Backend) {
+    let app = spawn_app(backend).await;
+    setup(&app).await;
+    let mut c = clients(&app).await;
+    let (_a, b, bob, task) = call_task_setup(&app, &mut c).await;
     let done = c
         .signals
         .complete_task(app.authed(CompleteTaskRequest {
@@ -799,5 +810,64 @@ async fn connected_call_reaches_the_contacts_other_enrollments(backend: Backend)
         .unwrap();
     assert_eq!(detail(closed)["woken_by"], detail(signal)["signal"]);
     assert_eq!(get(&app, &mut c, &bob.id).await.current_step, "wait_reply");
+    app.stop().await;
+}
+
+/// The process stopped after storing the outcome and its signal, before routing it: completing
+/// the task again with the same outcome routes it (once); another outcome is refused.
+async fn an_interrupted_task_outcome_is_routed_by_the_retry(backend: Backend) {
+    let app = spawn_app(backend).await;
+    setup(&app).await;
+    let mut c = clients(&app).await;
+    let (a, b, bob, task) = call_task_setup(&app, &mut c).await;
+    let (rows, _) = nudge::service::tasks::list(&app.state, "default", "open", &a.id, 10, "")
+        .await
+        .unwrap();
+    let (after, stored) =
+        nudge::service::tasks::record_outcome(&app.state, "default", &rows[0], "connected")
+            .await
+            .unwrap();
+    assert_eq!(after.id, a.id);
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].kind, "call_connected");
+    assert_eq!(
+        get(&app, &mut c, &b.id).await.current_step,
+        "wait_reply",
+        "not routed yet"
+    );
+
+    let complete = |outcome: &str| CompleteTaskRequest {
+        task_id: task.id.clone(),
+        outcome: outcome.into(),
+    };
+    let other = c
+        .signals
+        .complete_task(app.authed(complete("no_answer")))
+        .await
+        .unwrap_err();
+    assert_eq!(other.code(), Code::FailedPrecondition, "{other:?}");
+    let done = c
+        .signals
+        .complete_task(app.authed(complete("connected")))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(done.signalled, 1);
+    assert_eq!(done.task.unwrap().status, "completed");
+    assert_eq!(get(&app, &mut c, &b.id).await.status, "completed");
+    assert_eq!(get(&app, &mut c, &bob.id).await.current_step, "wait_reply");
+    // Routed now: a third call is refused and reaches nothing again.
+    let again = c
+        .signals
+        .complete_task(app.authed(complete("connected")))
+        .await
+        .unwrap_err();
+    assert_eq!(again.code(), Code::FailedPrecondition, "{again:?}");
+    let signals = journey(&app, &mut c, &b.id)
+        .await
+        .into_iter()
+        .filter(|e| e.kind == "signal")
+        .count();
+    assert_eq!(signals, 1);
     app.stop().await;
 }

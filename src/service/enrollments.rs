@@ -18,7 +18,8 @@ use crate::flow::model::check_input;
 use crate::planner::{self, FlowCache};
 use crate::store::contacts::ContactRow;
 use crate::store::enrollments::{EnrollmentRow, JourneyRow, Writes};
-use crate::store::schema::{enrollments, journey};
+use crate::store::schema::{enrollments, journey, signals as signal_table};
+use crate::store::signals::SignalRow;
 use crate::store::{self, Conn, StoreError};
 use crate::write_all;
 use chrono::{DateTime, Utc};
@@ -640,6 +641,30 @@ pub async fn apply_input(
     input: Input,
     refuse_rejected: bool,
 ) -> Result<(EnrollmentRow, Writes), ServiceError> {
+    let (row, writes, _) = apply_input_storing(
+        state,
+        account_id,
+        enrollment_id,
+        input,
+        refuse_rejected,
+        |_, _| Vec::new(),
+    )
+    .await?;
+    Ok((row, writes))
+}
+
+/// [`apply_input`], also storing in the same transaction the signals `signals` makes of the new
+/// row and the writes (a task outcome's raised events, so a crash cannot lose them); returns
+/// them too.
+pub async fn apply_input_storing(
+    state: &AppState,
+    account_id: &str,
+    enrollment_id: &str,
+    input: Input,
+    refuse_rejected: bool,
+    signals: impl Fn(&EnrollmentRow, &Writes) -> Vec<SignalRow> + Sync,
+) -> Result<(EnrollmentRow, Writes, Vec<SignalRow>), ServiceError> {
+    let signals = &signals;
     let now = state.clock.now();
     let flows = state.engine.flows.clone();
     macro_rules! body {
@@ -672,7 +697,16 @@ pub async fn apply_input(
                 }
             }
             write_all!($mode: $c, &writes)?;
-            Ok::<_, ApplyError>(writes)
+            let after = writes.enrollments.last().expect("apply writes the enrollment");
+            let stored = signals(after, &writes);
+            for signal in &stored {
+                diesel::insert_into(signal_table::table)
+                    .values(signal)
+                    .on_conflict_do_nothing()
+                    .execute($c)
+                    .await?;
+            }
+            Ok::<_, ApplyError>((writes, stored))
         }};
     }
     macro_rules! find {
@@ -702,8 +736,8 @@ pub async fn apply_input(
             .await
         }
     };
-    let writes = match result {
-        Ok(w) => w,
+    let (writes, stored) = match result {
+        Ok(done) => done,
         Err(ApplyError::Db(e)) => return Err(StoreError::from(e).into()),
         Err(ApplyError::Service(e)) => return Err(e),
     };
@@ -713,7 +747,7 @@ pub async fn apply_input(
         .last()
         .cloned()
         .expect("apply writes the enrollment");
-    Ok((row, writes))
+    Ok((row, writes, stored))
 }
 
 /// Pause, Resume, Exit, MoveTo: an operator's input.

@@ -3,19 +3,23 @@
 //!
 //! Completing a task applies the interpreter's `TaskOutcome` to its enrollment (the run takes
 //! the outcome's branch). The events the outcome raises (a connected call: `call_connected` and
-//! `reply`) are stored as a signal and routed to the contact's *other* active or paused
-//! enrollments, each in its own transaction, through the interpreter's signal input.
+//! `reply`) are stored as a signal in the same transaction, then routed to the contact's
+//! *other* active or paused enrollments, each in its own transaction, through the interpreter's
+//! signal input (`signals::route_stored`, with a delivery row per enrollment).
 
-use super::enrollments::{apply_input, check_scope};
+use super::enrollments::{apply_input_storing, check_scope};
+use super::signals::route_stored;
 use super::{next_page_token, ServiceError, Violation};
 use crate::api::AppState;
 use crate::auth::Principal;
 use crate::clock::to_millis;
 use crate::code::Code;
-use crate::engine::{Input, Signal};
-use crate::store::enrollments::TaskRow;
-use crate::store::schema::{enrollments, signals, tasks};
+use crate::engine::Input;
+use crate::store::enrollments::{EnrollmentRow, TaskRow, Writes};
+use crate::store::schema::tasks;
+use crate::store::signals::{self, SignalRow};
 use crate::store::{self, StoreError};
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
@@ -92,6 +96,10 @@ async fn find(state: &AppState, account_id: &str, id: &str) -> Result<TaskRow, S
 
 /// Completes an open task; returns the task after it and how many other enrollments the
 /// raised events reached.
+///
+/// The outcome and the signal it raises are stored in one transaction, then the signal is
+/// routed (one transaction per enrollment). If the process stops in between, completing the
+/// task again with the same outcome finishes the routing instead of being refused.
 pub async fn complete(
     state: &AppState,
     who: &Principal,
@@ -107,89 +115,97 @@ pub async fn complete(
     }
     let task = find(state, &who.account_id, task_id).await?;
     check_scope(who, &task.enrollment_id)?;
+    let provider_id = format!("task:{}", task.id);
     if task.status != "open" {
-        return Err(ServiceError::FailedPrecondition(format!(
-            "task `{task_id}` is {}; only an open task can be completed",
-            task.status
-        )));
+        let unrouted =
+            match signals::by_provider_id(&state.db, &who.account_id, &provider_id).await? {
+                Some(signal) if signal.routed_at.is_none() => Some(signal),
+                _ => None,
+            };
+        return match unrouted {
+            Some(signal) if task.outcome.as_deref() == Some(outcome) => {
+                let reached =
+                    route_stored(state, &signal, &task.enrollment_id, state.clock.now()).await?;
+                Ok((task, reached))
+            }
+            _ => Err(ServiceError::FailedPrecondition(format!(
+                "task `{task_id}` is {}; only an open task can be completed",
+                task.status
+            ))),
+        };
     }
-    let input = Input::TaskOutcome {
-        run: task.run as u64,
-        outcome: outcome.to_string(),
-    };
-    let (row, writes) =
-        apply_input(state, &who.account_id, &task.enrollment_id, input, true).await?;
+    let (row, stored) = record_outcome(state, &who.account_id, &task, outcome).await?;
     let mut reached = 0;
-    for (_, raises) in &writes.raised {
-        reached += fan_out(
-            state,
-            &who.account_id,
-            &row.contact_id,
-            &row.id,
-            &task,
-            raises,
-        )
-        .await?;
+    for signal in &stored {
+        reached += route_stored(state, signal, &row.id, state.clock.now()).await?;
     }
     let task = find(state, &who.account_id, task_id).await?;
     Ok((task, reached))
 }
 
-/// Stores the signal a task outcome raised and routes it to the contact's other enrollments.
-async fn fan_out(
+/// The first half of [`complete`]: applies the outcome to the task's enrollment and stores the
+/// signal it raises, in one transaction; returns the enrollment after it and the signal, not
+/// routed yet. Public so a test can stop here, as a crash would.
+pub async fn record_outcome(
     state: &AppState,
     account_id: &str,
-    contact_id: &str,
-    from_enrollment: &str,
     task: &TaskRow,
-    raises: &[String],
-) -> Result<usize, ServiceError> {
-    let now_ms = to_millis(state.clock.now());
-    let signal_id = store::new_id("sg");
-    let raises_json = serde_json::to_string(raises).expect("strings serialize");
-    let conn = state.db.conn().await?;
-    let others: Vec<String> = crate::with_conn!(conn, c => {
-        diesel::insert_into(signals::table)
-            .values((
-                signals::id.eq(&signal_id),
-                signals::account_id.eq(account_id),
-                signals::contact_id.eq(contact_id),
-                signals::source.eq("task_outcome"),
-                // One signal per task completion, even if the call is retried.
-                signals::provider_id.eq(Some(format!("task:{}", task.id))),
-                signals::raises.eq(&raises_json),
-                signals::payload.eq("{}"),
-                signals::created_at.eq(now_ms),
-            ))
-            .execute(c)
-            .await
-            .map_err(StoreError::from)?;
-        enrollments::table
-            .filter(enrollments::account_id.eq(account_id))
-            .filter(enrollments::contact_id.eq(contact_id))
-            .filter(enrollments::id.ne(from_enrollment))
-            .filter(enrollments::status.eq_any(["active", "paused"]))
-            .order(enrollments::id.asc())
-            .select(enrollments::id)
-            .load(c)
-            .await
-    })
-    .map_err(StoreError::from)?;
-    let signal = Signal {
-        id: signal_id,
-        raises: raises.to_vec(),
-        opt_out: None,
-        payload: serde_json::json!({}),
+    outcome: &str,
+) -> Result<(EnrollmentRow, Vec<SignalRow>), ServiceError> {
+    let input = Input::TaskOutcome {
+        run: task.run as u64,
+        outcome: outcome.to_string(),
     };
-    for other in &others {
-        apply_input(
-            state,
-            account_id,
-            other,
-            Input::Signal(signal.clone()),
-            false,
-        )
-        .await?;
+    let now = state.clock.now();
+    let provider_id = format!("task:{}", task.id);
+    let raised = |row: &EnrollmentRow, writes: &Writes| -> Vec<SignalRow> {
+        writes
+            .raised
+            .iter()
+            .take(1) // one outcome raises one signal
+            .map(|(_, raises)| task_signal(row, raises, &provider_id, task, outcome, now))
+            .collect()
+    };
+    let (row, _, stored) =
+        apply_input_storing(state, account_id, &task.enrollment_id, input, true, raised).await?;
+    Ok((row, stored))
+}
+
+/// The signal a task outcome raises: addressed to the task's contact, kind from the events
+/// (`call_connected`, `connection_accepted`, or a reply on the task's channel).
+fn task_signal(
+    row: &EnrollmentRow,
+    raises: &[String],
+    provider_id: &str,
+    task: &TaskRow,
+    outcome: &str,
+    now: DateTime<Utc>,
+) -> SignalRow {
+    let has = |event: &str| raises.iter().any(|r| r == event);
+    let (kind, channel) = if has("call_connected") {
+        ("call_connected", None)
+    } else if has("connection_accepted") {
+        ("connection_accepted", None)
+    } else {
+        let channel = raises
+            .iter()
+            .find_map(|r| r.strip_prefix("reply:"))
+            .map(str::to_string);
+        ("reply", channel)
+    };
+    SignalRow {
+        id: store::new_id("sg"),
+        account_id: row.account_id.clone(),
+        contact_id: row.contact_id.clone(),
+        source: "task".into(),
+        provider_id: Some(provider_id.to_string()),
+        raises: serde_json::to_string(raises).expect("strings serialize"),
+        payload: serde_json::json!({"task": task.id, "step": task.step, "outcome": outcome})
+            .to_string(),
+        created_at: to_millis(now),
+        kind: kind.into(),
+        channel,
+        contact_ids: serde_json::to_string(&[&row.contact_id]).expect("strings serialize"),
+        routed_at: None,
     }
-    Ok(others.len())
 }

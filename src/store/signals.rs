@@ -158,6 +158,39 @@ pub async fn insert(
         .await)?)
 }
 
+/// The active or paused enrollments a stored signal reaches, oldest first, but `except` (a
+/// task outcome's own enrollment, which took its branch already).
+pub async fn reach(db: &Db, row: &SignalRow, except: &str) -> Result<Vec<String>, StoreError> {
+    let contacts: Vec<String> = serde_json::from_str(&row.contact_ids)
+        .map_err(|e| StoreError::Corrupt(format!("signal {}: contact_ids: {e}", row.id)))?;
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => enrollments::table
+        .filter(enrollments::account_id.eq(&row.account_id))
+        .filter(enrollments::contact_id.eq_any(&contacts))
+        .filter(enrollments::status.eq_any(["active", "paused"]))
+        .filter(enrollments::id.ne(except))
+        .order((enrollments::created_at.asc(), enrollments::id.asc()))
+        .select(enrollments::id)
+        .load::<String>(c)
+        .await)?)
+}
+
+/// A stored signal by its provider id.
+pub async fn by_provider_id(
+    db: &Db,
+    account_id: &str,
+    provider_id: &str,
+) -> Result<Option<SignalRow>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => signals::table
+        .filter(signals::account_id.eq(account_id))
+        .filter(signals::provider_id.eq(provider_id))
+        .select(SignalRow::as_select())
+        .first(c)
+        .await
+        .optional())?)
+}
+
 /// Marks the fan-out of `signal_id` complete.
 pub async fn mark_routed(db: &Db, signal_id: &str, at: i64) -> Result<(), StoreError> {
     let conn = db.conn().await?;

@@ -248,6 +248,33 @@ async fn receive_alone(
     }))
 }
 
+/// Routes a signal stored already (a task outcome's, stored with the outcome) to the enrollments
+/// it reaches but `except`, one transaction each, and marks it routed; returns how many it
+/// reached now. Run again after a crash, it reaches only those it had not (the delivery rows).
+pub async fn route_stored(
+    state: &AppState,
+    row: &SignalRow,
+    except: &str,
+    now: DateTime<Utc>,
+) -> Result<usize, ServiceError> {
+    let reach = store::reach(&state.db, row, except).await?;
+    let signal = engine_signal(row)?;
+    let mut reached = 0;
+    for (i, enrollment) in reach.iter().enumerate() {
+        let last = i + 1 == reach.len();
+        if deliver(state, row, &signal, enrollment, last, now)
+            .await?
+            .is_some()
+        {
+            reached += 1;
+        }
+    }
+    if reach.is_empty() {
+        store::mark_routed(&state.db, &row.id, to_millis(now)).await?;
+    }
+    Ok(reached)
+}
+
 /// Reports a signal through the API (`ReportSignal`).
 pub async fn report(
     state: &AppState,
