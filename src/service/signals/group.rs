@@ -311,7 +311,18 @@ macro_rules! insert_and_reach {
         )?
     }};
     (sqlite: $c:expr, $candidates:expr, $wanted:expr, $accounts:expr) => {{
-        let inserted = insert_signals!(sqlite: $c, $candidates);
+        // One statement a row: no multi-row inserts through the async wrapper.
+        let mut inserted: Vec<String> = Vec::new();
+        for row in $candidates.iter() {
+            let n = diesel::insert_into(signals::table)
+                .values(row)
+                .on_conflict_do_nothing()
+                .execute($c)
+                .await?;
+            if n == 1 {
+                inserted.push(row.id.clone());
+            }
+        }
         let rows: Vec<EnrollmentRow> = if $wanted.is_empty() {
             Vec::new()
         } else {
@@ -323,27 +334,6 @@ macro_rules! insert_and_reach {
             .load($c)
             .await?;
         (inserted, rows, settings)
-    }};
-}
-
-/// Inserts signal rows unless their provider id is stored; evaluates to the ids inserted.
-macro_rules! insert_signals {
-    (pg: $c:expr, $rows:expr) => {
-        pg_batch::insert_signals($c, &$rows).await?
-    };
-    (sqlite: $c:expr, $rows:expr) => {{
-        let mut inserted: Vec<String> = Vec::new();
-        for row in $rows.iter() {
-            let n = diesel::insert_into(signals::table)
-                .values(row)
-                .on_conflict_do_nothing()
-                .execute($c)
-                .await?;
-            if n == 1 {
-                inserted.push(row.id.clone());
-            }
-        }
-        inserted
     }};
 }
 
