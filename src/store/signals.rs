@@ -77,6 +77,26 @@ pub enum Inserted {
     Replayed,
 }
 
+/// The active or paused enrollments of a stored signal's contacts, oldest first, but the one
+/// with id `$except` (`""`: none, ids are never empty); inside a function returning
+/// `Result<_, diesel::result::Error>`.
+macro_rules! reach {
+    ($c:expr, $row:expr, $except:expr) => {{
+        let row: &SignalRow = $row;
+        let contacts: Vec<String> = serde_json::from_str(&row.contact_ids)
+            .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))?;
+        enrollments::table
+            .filter(enrollments::account_id.eq(&row.account_id))
+            .filter(enrollments::contact_id.eq_any(contacts))
+            .filter(enrollments::status.eq_any(["active", "paused"]))
+            .filter(enrollments::id.ne($except))
+            .order((enrollments::created_at.asc(), enrollments::id.asc()))
+            .select(enrollments::id)
+            .load::<String>($c)
+            .await?
+    }};
+}
+
 /// Stores `row` unless its provider id is known, remembers `replay_key` (a webhook signature)
 /// and lists the active or paused enrollments of its contacts, all in one transaction. A
 /// replayed signature stores nothing.
@@ -87,23 +107,6 @@ pub async fn insert(
 ) -> Result<Inserted, StoreError> {
     let conn = db.conn().await?;
     let forget_before = row.created_at - REPLAY_MEMORY_MS;
-    let contacts = |row: &SignalRow| -> Result<Vec<String>, diesel::result::Error> {
-        serde_json::from_str(&row.contact_ids)
-            .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))
-    };
-    macro_rules! reach {
-        ($c:expr, $row:expr) => {{
-            let row: &SignalRow = $row;
-            enrollments::table
-                .filter(enrollments::account_id.eq(&row.account_id))
-                .filter(enrollments::contact_id.eq_any(contacts(row)?))
-                .filter(enrollments::status.eq_any(["active", "paused"]))
-                .order((enrollments::created_at.asc(), enrollments::id.asc()))
-                .select(enrollments::id)
-                .load::<String>($c)
-                .await?
-        }};
-    }
     Ok(with_conn!(conn, c => c
         .transaction(async |c| {
             if let Some(key) = replay_key {
@@ -131,7 +134,7 @@ pub async fn insert(
                 .execute(c)
                 .await?;
             if inserted == 1 {
-                let reach = reach!(c, row);
+                let reach = reach!(c, row, "");
                 let mut row = row.clone();
                 if reach.is_empty() && row.kind != "opt_out" {
                     diesel::update(signals::table.find(&row.id))
@@ -149,7 +152,7 @@ pub async fn insert(
                 .first(c)
                 .await?;
             let reach = if existing.routed_at.is_none() {
-                reach!(c, &existing)
+                reach!(c, &existing, "")
             } else {
                 Vec::new()
             };
@@ -161,18 +164,11 @@ pub async fn insert(
 /// The active or paused enrollments a stored signal reaches, oldest first, but `except` (a
 /// task outcome's own enrollment, which took its branch already).
 pub async fn reach(db: &Db, row: &SignalRow, except: &str) -> Result<Vec<String>, StoreError> {
-    let contacts: Vec<String> = serde_json::from_str(&row.contact_ids)
-        .map_err(|e| StoreError::Corrupt(format!("signal {}: contact_ids: {e}", row.id)))?;
     let conn = db.conn().await?;
-    Ok(with_conn!(conn, c => enrollments::table
-        .filter(enrollments::account_id.eq(&row.account_id))
-        .filter(enrollments::contact_id.eq_any(&contacts))
-        .filter(enrollments::status.eq_any(["active", "paused"]))
-        .filter(enrollments::id.ne(except))
-        .order((enrollments::created_at.asc(), enrollments::id.asc()))
-        .select(enrollments::id)
-        .load::<String>(c)
-        .await)?)
+    Ok(with_conn!(conn, c => async {
+        Ok::<_, diesel::result::Error>(reach!(c, row, except))
+    }
+    .await)?)
 }
 
 /// A stored signal by its provider id.
