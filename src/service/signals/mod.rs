@@ -220,14 +220,7 @@ async fn receive_alone(
                 .await?;
             }
         }
-        let signal = engine_signal(&row)?;
-        for (i, enrollment) in reach.iter().enumerate() {
-            let last = i + 1 == reach.len();
-            deliveries.extend(deliver(state, &row, &signal, enrollment, last, now).await?);
-        }
-        if reach.is_empty() {
-            store::mark_routed(&state.db, &row.id, to_millis(now)).await?;
-        }
+        deliveries = deliver_all(state, &row, &reach, now).await?;
     }
     if duplicate {
         // The first result: everything delivered, by the first arrival and by this one.
@@ -258,21 +251,28 @@ pub async fn route_stored(
     now: DateTime<Utc>,
 ) -> Result<usize, ServiceError> {
     let reach = store::reach(&state.db, row, except).await?;
+    Ok(deliver_all(state, row, &reach, now).await?.len())
+}
+
+/// Delivers a stored signal to each of `reach` in turn (the last transaction also marks it
+/// routed; with none to reach it is marked at once); returns what it did where it was not
+/// delivered before.
+async fn deliver_all(
+    state: &AppState,
+    row: &SignalRow,
+    reach: &[String],
+    now: DateTime<Utc>,
+) -> Result<Vec<Delivery>, ServiceError> {
     let signal = engine_signal(row)?;
-    let mut reached = 0;
+    let mut deliveries = Vec::with_capacity(reach.len());
     for (i, enrollment) in reach.iter().enumerate() {
         let last = i + 1 == reach.len();
-        if deliver(state, row, &signal, enrollment, last, now)
-            .await?
-            .is_some()
-        {
-            reached += 1;
-        }
+        deliveries.extend(deliver(state, row, &signal, enrollment, last, now).await?);
     }
     if reach.is_empty() {
         store::mark_routed(&state.db, &row.id, to_millis(now)).await?;
     }
-    Ok(reached)
+    Ok(deliveries)
 }
 
 /// Reports a signal through the API (`ReportSignal`).
