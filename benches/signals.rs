@@ -22,7 +22,7 @@ use nudge::signals::signing;
 use nudge::store::accounts::DEFAULT_ACCOUNT_ID;
 use nudge::store::contacts::ContactRow;
 use nudge::store::schema::contacts;
-use nudge::store::Conn;
+use nudge::store::Db;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -186,11 +186,11 @@ fn ms(d: Duration) -> f64 {
 /// The flow, the contacts (bulk insert) and their enrollments (BatchEnroll, 10,000 a call).
 async fn setup(state: &AppState, n: usize) -> anyhow::Result<Vec<String>> {
     let now = SystemClock.now();
-    let flow = nudge::service::flows::create(&state.db, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
+    let flow = nudge::service::flows::create(&state.core.db, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
     let (flow, _) = flow;
     assert!(
         nudge::store::signals::set_twilio_auth_token(
-            &state.db,
+            &state.core.db,
             DEFAULT_ACCOUNT_ID,
             Some(TWILIO_TOKEN)
         )
@@ -214,9 +214,10 @@ async fn setup(state: &AppState, n: usize) -> anyhow::Result<Vec<String>> {
         .collect();
     {
         use diesel_async::RunQueryDsl;
-        let Conn::Postgres(mut c) = state.db.conn().await? else {
+        let Db::Postgres(pool) = &state.core.db else {
             anyhow::bail!("the bench runs on PostgreSQL")
         };
+        let mut c = pool.get().await?;
         for chunk in rows.chunks(3_000) {
             diesel::insert_into(contacts::table)
                 .values(chunk)
@@ -233,7 +234,7 @@ async fn setup(state: &AppState, n: usize) -> anyhow::Result<Vec<String>> {
                 ..Default::default()
             })
             .collect();
-        let results = batch_enroll(state, DEFAULT_ACCOUNT_ID, items).await?;
+        let results = batch_enroll(&state.core, DEFAULT_ACCOUNT_ID, items).await?;
         for r in results {
             r.map_err(|e| anyhow::anyhow!("batch {b}: {e}"))?;
         }

@@ -5,7 +5,9 @@ use crate::api::{self, AppState};
 use crate::auth::{self, Scope};
 use crate::clock::{to_millis, Clock, ManualClock, SharedClock, SystemClock};
 use crate::config::{ClockKind, Config};
-use crate::planner;
+use crate::planner::Planner;
+use crate::runtime::{self, Core, Stop};
+use crate::service::signals::Router;
 use crate::store::{accounts, Db};
 use anyhow::Context;
 use std::future::Future;
@@ -43,16 +45,14 @@ impl App {
             .with_context(|| format!("migrating {}", config.database_url))?;
         tracing::info!(database = %config.database_url, applied, "migrations applied");
         let db = Db::connect(&config.database_url).await?;
-        let mut state = AppState {
-            db,
-            clock,
-            engine: Default::default(),
+        let core = Core::new(db, clock);
+        let state = AppState {
+            signals: Router::start(core.clone()),
+            core,
             public_url: config.public_url.clone(),
-            signals: Default::default(),
             webhook_keys: Default::default(),
         };
-        state.signals = crate::service::signals::Router::start(&state);
-        bootstrap(&state, config.announce_first_token).await?;
+        bootstrap(&state.core, config.announce_first_token).await?;
         warm_phones.await.context("loading the phone zone table")?;
 
         let router = api::grpc::router(state.clone(), config.max_message_bytes)
@@ -79,7 +79,7 @@ impl App {
         self.listener.local_addr()
     }
 
-    /// The shared state (tests use its database and clock).
+    /// The shared state (tests use its core: database and clock).
     pub fn state(&self) -> &AppState {
         &self.state
     }
@@ -92,15 +92,16 @@ impl App {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         tracing::info!(address = %self.listener.local_addr()?, "serving gRPC and HTTP");
-        let (stop_tx, stop) = planner::Stop::new();
+        let (stop_tx, stop) = Stop::new();
         let mut background = Vec::new();
-        if self.state.clock.as_manual().is_none() {
-            let planner = planner::Planner::new(self.state.clone());
+        let core = &self.state.core;
+        if core.clock.as_manual().is_none() {
+            let planner = Planner::new(core.clone());
             background.push(tokio::spawn(planner.run(stop.clone())));
             if let Some(url) = self.listen_url.clone() {
-                background.push(tokio::spawn(planner::listen(
+                background.push(tokio::spawn(runtime::listen(
                     url,
-                    self.state.engine.wakeup.clone(),
+                    core.wakeup.clone(),
                     stop.clone(),
                 )));
             }
@@ -119,11 +120,11 @@ impl App {
 /// A first start on an empty database creates the default account (with a default sender in
 /// UTC) and, when `announce`, prints a first API token once on stderr, so the quickstart stays
 /// one command. The token is not logged: logs are often shipped elsewhere.
-async fn bootstrap(state: &AppState, announce: bool) -> anyhow::Result<()> {
-    let now_ms = to_millis(state.clock.now());
-    let (account, created) = accounts::ensure_default(&state.db, now_ms).await?;
+async fn bootstrap(core: &Core, announce: bool) -> anyhow::Result<()> {
+    let now_ms = to_millis(core.clock.now());
+    let (account, created) = accounts::ensure_default(&core.db, now_ms).await?;
     if created && announce {
-        let token = auth::create_token(&state.db, &account.id, &Scope::Full, now_ms).await?;
+        let token = auth::create_token(&core.db, &account.id, &Scope::Full, now_ms).await?;
         tracing::info!(
             account = %account.id,
             "first start: created the default account and printed its first API token on stderr \

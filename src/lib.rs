@@ -5,31 +5,49 @@
 //!
 //! # Layout
 //!
-//! The heart is a pure core with no I/O; everything else is a thin adapter around it.
+//! Four layers, and one rule: **imports point down**. Nothing below [`api`] imports it, no
+//! service imports [`planner`], and the pure core imports nothing above it.
 //!
-//! - [`timing`] — pure: durations, `until` instants, calendar patterns, zones and DST, business
+//! ```text
+//! api ─▶ service ─▶ runtime ─▶ store ─▶ pure core (timing, flow, engine, routing, signals)
+//!        planner ─┘
+//! ```
+//!
+//! The pure core, no I/O, tested table-driven:
+//!
+//! - [`timing`] — durations, `until` instants, calendar patterns, zones and DST, business
 //!   days, send windows and the SMS window, jitter, zones from phone numbers (SPEC §2–§4).
-//! - [`flow`] — pure: the flow model, parsing and validation, `$:` expressions (SPEC §1, §2.5).
-//! - [`engine`] — pure: the step interpreter `(state, input, now) -> (state, effects)` and the
+//! - [`flow`] — the flow model, parsing and validation, `$:` expressions (SPEC §1, §2.5).
+//! - [`engine`] — the step interpreter `(state, input, now) -> (state, effects)` and the
 //!   in-memory simulation (SPEC §5, §7 `simulate`).
-//! - [`routing`] — pure: what a signal does to one enrollment, which branch a reply picks, the
+//! - [`routing`] — what a signal does to one enrollment, which branch a reply picks, the
 //!   signal buffer (SPEC §5.3).
-//! - [`signals`] — pure: the kinds of inbound signal and the events they raise, email thread
+//! - [`signals`] — the kinds of inbound signal and the events they raise, email thread
 //!   matching, SMS opt-out keywords, webhook signatures (SPEC §5.2, §7).
+//! - [`code`] — the stable problem codes, one spelling each.
+//!
+//! Around it:
+//!
 //! - [`clock`] — the one place the wall clock is read; a manual clock for tests and demos.
-//! - [`config`] — what `nudge serve` runs with (listen address, database URL, clock).
-//! - [`store`] — diesel schema, rows and queries; one connection type over SQLite and PostgreSQL.
-//! - [`planner`] — the loop that claims due enrollments (`FOR UPDATE SKIP LOCKED` on
-//!   PostgreSQL) and applies the engine; wake-ups in-process and by `LISTEN/NOTIFY`.
-//! - [`auth`] — API tokens (hashed at rest) and their scopes.
+//! - [`store`] — diesel schema, rows and queries over SQLite and PostgreSQL: [`store::Db`] for
+//!   one-shot reads, [`store::Tx`] for work that commits together.
+//! - [`runtime`] — what the services and the planner share: [`runtime::Core`] (database,
+//!   clock, flow cache, wake-up), [`runtime::apply`] (one engine step into rows), wake-ups
+//!   across replicas.
 //! - [`service`] — the operations behind the API, wire-independent: contacts, senders, flows,
-//!   enrollments, dispatches, tasks, signals (storing one and reaching every enrollment).
+//!   enrollments, dispatches, tasks, signals (the group-commit router, the pure group plan, the
+//!   one-signal path).
+//! - [`planner`] — the loop that claims due enrollments (`FOR UPDATE SKIP LOCKED` on
+//!   PostgreSQL) and wakes them; it owns a `Core`.
+//! - [`auth`] — API tokens (hashed at rest) and their scopes.
 //! - [`proto`] — the generated `nudge.v1` gRPC types and the reflection descriptor set.
-//! - [`api`] — adapters: thin tonic services and the token layer (`api::grpc`), HTTP (`api::http`:
-//!   `/healthz`, `POST /events/{key}`, the email, Twilio SMS and calendar webhooks).
-//! - [`app`] — builds the server (migrate, bootstrap, bind) and serves gRPC + HTTP on one port.
+//! - [`api`] — the edge: thin tonic services and the token layer (`api::grpc`), HTTP
+//!   (`api::http`: `/healthz`, `POST /events/{key}`, the email, Twilio SMS and calendar
+//!   webhooks). Its `AppState` is a `Core` plus what only the edge needs.
+//! - [`app`] — builds the server in one phase (migrate, bootstrap, `Core`, signal router,
+//!   bind) and serves gRPC + HTTP on one port.
 //! - [`cli`] — the `nudge` command line, one file per subcommand.
-//! - [`telemetry`] — logging setup (human or JSON, to stderr).
+//! - [`config`] — what `nudge serve` runs with; [`telemetry`] — logging setup.
 
 pub mod api;
 pub mod app;
@@ -43,6 +61,7 @@ pub mod flow;
 pub mod planner;
 pub mod proto;
 pub mod routing;
+pub mod runtime;
 pub mod service;
 pub mod signals;
 pub mod store;

@@ -233,7 +233,7 @@ async fn validate_flow_answers_every_problem_and_stores_nothing(backend: Backend
 async fn the_accounts_max_wait_limits_waits(backend: Backend) {
     let app = spawn_app(backend).await;
     let mut flows = app.flows().await;
-    accounts::set_max_wait(&app.state.db, DEFAULT_ACCOUNT_ID, Some("7d"))
+    accounts::set_max_wait(&app.state.core.db, DEFAULT_ACCOUNT_ID, Some("7d"))
         .await
         .unwrap();
     let status = flows
@@ -261,7 +261,7 @@ async fn the_accounts_max_wait_limits_waits(backend: Backend) {
     assert!(flow_names(&app).await.is_empty());
 
     // A plan with a longer limit accepts it.
-    accounts::set_max_wait(&app.state.db, DEFAULT_ACCOUNT_ID, Some("14d"))
+    accounts::set_max_wait(&app.state.core.db, DEFAULT_ACCOUNT_ID, Some("14d"))
         .await
         .unwrap();
     flows

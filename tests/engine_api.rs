@@ -820,11 +820,11 @@ async fn an_interrupted_task_outcome_is_routed_by_the_retry(backend: Backend) {
     setup(&app).await;
     let mut c = clients(&app).await;
     let (a, b, bob, task) = call_task_setup(&app, &mut c).await;
-    let (rows, _) = nudge::service::tasks::list(&app.state, "default", "open", &a.id, 10, "")
+    let (rows, _) = nudge::service::tasks::list(&app.state.core, "default", "open", &a.id, 10, "")
         .await
         .unwrap();
     let (after, stored) =
-        nudge::service::tasks::record_outcome(&app.state, "default", &rows[0], "connected")
+        nudge::service::tasks::record_outcome(&app.state.core, "default", &rows[0], "connected")
             .await
             .unwrap();
     assert_eq!(after.id, a.id);

@@ -57,10 +57,10 @@ async fn setup(app: &TestApp, n: usize) -> Vec<String> {
             ..Default::default()
         })
         .collect();
-    let results = enrollments::batch_enroll(&app.state, DEFAULT_ACCOUNT_ID, items)
+    let results = enrollments::batch_enroll(&app.state.core, DEFAULT_ACCOUNT_ID, items)
         .await
         .unwrap();
-    results.into_iter().map(|r| r.unwrap().0.row.id).collect()
+    results.into_iter().map(|r| r.unwrap().0.id).collect()
 }
 
 async fn three_planners_wake_every_run_exactly_once(backend: Backend) {
@@ -68,7 +68,7 @@ async fn three_planners_wake_every_run_exactly_once(backend: Backend) {
     let app = spawn_app(backend).await;
     let ids = setup(&app, n).await;
     let planner = |batch| Planner {
-        state: app.state.clone(),
+        core: app.state.core.clone(),
         batch,
         workers: 2,
     };
@@ -105,7 +105,7 @@ async fn three_planners_wake_every_run_exactly_once(backend: Backend) {
         scope: Scope::Full,
     };
     for id in ids.iter().step_by(97) {
-        let (entries, _) = enrollments::journey_page(&app.state, &who, id, 500, "")
+        let (entries, _) = enrollments::journey_page(&app.state.core, &who, id, 500, "")
             .await
             .unwrap();
         let mut opened: HashMap<String, usize> = HashMap::new();
@@ -118,8 +118,8 @@ async fn three_planners_wake_every_run_exactly_once(backend: Backend) {
         }
         assert_eq!(order, ["a", "b", "c", "done"], "{id}");
         assert!(opened.values().all(|&c| c == 1));
-        let e = enrollments::get(&app.state, &who, id).await.unwrap();
-        assert_eq!(e.row.status, "completed");
+        let e = enrollments::get(&app.state.core, &who, id).await.unwrap();
+        assert_eq!(e.status.as_str(), "completed");
         assert_eq!(e.state.outcome.as_deref(), Some("walked"));
         // Each wait woke at its own stored time (§2.7): entered on the hour.
         for (k, e) in entries

@@ -17,7 +17,8 @@ use nudge::api::AppState;
 use nudge::auth::{Principal, Scope};
 use nudge::clock::{Clock, ManualClock};
 use nudge::config::DatabaseUrl;
-use nudge::planner::{self, Planner, Stop, Wakeup, POLL};
+use nudge::planner::{Planner, POLL};
+use nudge::runtime::{self, Stop, Wakeup};
 use nudge::service::contacts::{self, ContactInput};
 use nudge::service::enrollments::{self, EnrollInput};
 use nudge::service::flows;
@@ -72,12 +73,12 @@ mod postgres {
 
 /// The flow and a contact, written directly (no planner is woken by these).
 async fn setup(state: &AppState) {
-    let now = state.clock.now();
-    flows::create(&state.db, DEFAULT_ACCOUNT_ID, FLOW, now)
+    let now = state.core.clock.now();
+    flows::create(&state.core.db, DEFAULT_ACCOUNT_ID, FLOW, now)
         .await
         .unwrap();
     contacts::upsert(
-        &state.db,
+        &state.core.db,
         DEFAULT_ACCOUNT_ID,
         ContactInput {
             id: "c".into(),
@@ -93,7 +94,7 @@ async fn setup(state: &AppState) {
 /// Enrolls through the service, which announces the new timer (due 1 s from now).
 async fn enroll(state: &AppState) -> String {
     let (enrollment, created) = enrollments::enroll(
-        state,
+        &state.core,
         DEFAULT_ACCOUNT_ID,
         EnrollInput {
             contact_id: "c".into(),
@@ -104,7 +105,7 @@ async fn enroll(state: &AppState) -> String {
     .await
     .unwrap();
     assert!(created);
-    enrollment.row.id
+    enrollment.id
 }
 
 /// Starts `Planner::run` on `state`; fire the returned sender to stop it.
@@ -115,7 +116,7 @@ fn start_loop(
     tokio::task::JoinHandle<()>,
 ) {
     let (tx, stop) = Stop::new();
-    let handle = tokio::spawn(Planner::new(state).run(stop));
+    let handle = tokio::spawn(Planner::new(state.core).run(stop));
     (tx, handle)
 }
 
@@ -152,9 +153,9 @@ async fn until_completed(state: &AppState, id: &str) -> DateTime<Utc> {
         scope: Scope::Full,
     };
     for _ in 0..1_000 {
-        let e = enrollments::get(state, &who, id).await.unwrap();
-        if e.row.status == "completed" {
-            let (entries, _) = enrollments::journey_page(state, &who, id, 100, "")
+        let e = enrollments::get(&state.core, &who, id).await.unwrap();
+        if e.status.as_str() == "completed" {
+            let (entries, _) = enrollments::journey_page(&state.core, &who, id, 100, "")
                 .await
                 .unwrap();
             // Run 1 is the wait; run 2, the end, closes at once.
@@ -174,7 +175,12 @@ async fn status(state: &AppState, id: &str) -> String {
         token_id: "test".into(),
         scope: Scope::Full,
     };
-    enrollments::get(state, &who, id).await.unwrap().row.status
+    enrollments::get(&state.core, &who, id)
+        .await
+        .unwrap()
+        .status
+        .as_str()
+        .to_string()
 }
 
 /// In-process: the enroll's `Wakeup` makes the sleeping loop recompute its sleep.
@@ -202,7 +208,7 @@ async fn loop_without_the_wakeup_sleeps_its_poll(backend: Backend) {
     setup(&app.state).await;
     let t = app.clock.now();
     let mut deaf = app.state.clone();
-    deaf.engine.wakeup = Wakeup::default();
+    deaf.core.wakeup = Wakeup::default();
     let running = start_loop(deaf);
     until_asleep(&app.clock).await;
     let id = enroll(&app.state).await;
@@ -224,7 +230,7 @@ async fn loop_without_the_wakeup_sleeps_its_poll(backend: Backend) {
 }
 
 /// PostgreSQL: the timer is written by another app on the same database; only its `NOTIFY`
-/// reaches the sleeping loop, through `planner::listen`.
+/// reaches the sleeping loop, through `runtime::listen`.
 async fn loop_wakes_on_notify_from_another_app() {
     let (url, dir, pg) = fresh_database(Backend::Postgres).await;
     let DatabaseUrl::Postgres(pg_url) = url.clone() else {
@@ -240,11 +246,11 @@ async fn loop_wakes_on_notify_from_another_app() {
     // connecting, to catch what it missed). From then on, forward each wake to the loop.
     let heard = Wakeup::default();
     let (stop_tx, stop) = Stop::new();
-    let listener = tokio::spawn(planner::listen(pg_url, heard.clone(), stop));
+    let listener = tokio::spawn(runtime::listen(pg_url, heard.clone(), stop));
     tokio::time::timeout(StdDuration::from_secs(10), heard.woken())
         .await
         .expect("LISTEN connects");
-    let loop_wakeup = sleeper.state.engine.wakeup.clone();
+    let loop_wakeup = sleeper.state.core.wakeup.clone();
     let forward = tokio::spawn(async move {
         loop {
             heard.woken().await;

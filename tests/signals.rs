@@ -313,7 +313,7 @@ fn json_body(body: &str) -> Value {
 }
 
 async fn webhook_secret(app: &TestApp) -> String {
-    nudge::store::signals::webhook_keys(&app.state.db, "default")
+    nudge::store::signals::webhook_keys(&app.state.core.db, "default")
         .await
         .unwrap()
         .unwrap()
@@ -360,7 +360,7 @@ const TWILIO_TOKEN: &str = "twilio-test-token";
 
 async fn set_twilio_token(app: &TestApp) {
     assert!(nudge::store::signals::set_twilio_auth_token(
-        &app.state.db,
+        &app.state.core.db,
         "default",
         Some(TWILIO_TOKEN)
     )
@@ -772,7 +772,7 @@ async fn an_interrupted_fan_out_is_finished_by_the_retry(backend: Backend) {
         contact_ids: r#"["ann","bob"]"#.into(),
         routed_at: None,
     };
-    let Inserted::New { reach, .. } = insert(&app.state.db, &row, None).await.unwrap() else {
+    let Inserted::New { reach, .. } = insert(&app.state.core.db, &row, None).await.unwrap() else {
         panic!("a new signal")
     };
     assert_eq!(reach.len(), 3);
@@ -1552,7 +1552,7 @@ async fn concurrent_signals_reach_each_enrollment_once(backend: Backend) {
             1,
             "{signal}"
         );
-        let stored = nudge::store::signals::deliveries(&app.state.db, signal)
+        let stored = nudge::store::signals::deliveries(&app.state.core.db, signal)
             .await
             .unwrap();
         assert_eq!(stored.len(), 1, "{signal}");
@@ -1607,7 +1607,7 @@ fn pending(
             kind: nudge::signals::SignalKind::Reply {
                 channel: "email".into(),
             },
-            source: "api",
+            source: nudge::service::signals::Source::Api,
             provider_id: Some(provider_id.to_string()),
             payload: json!({}),
             replay_key: replay_key.map(str::to_string),
@@ -1642,7 +1642,7 @@ fn answer_of(
             let mut effects: Vec<(String, String)> = r
                 .deliveries
                 .iter()
-                .map(|d| (d.enrollment_id.clone(), d.effect.clone()))
+                .map(|d| (d.enrollment_id.clone(), d.effect.as_str().to_string()))
                 .collect();
             effects.sort();
             Some((r.duplicate, r.signal_id.clone(), effects))
@@ -1688,7 +1688,7 @@ async fn a_group_answers_like_signals_one_at_a_time(backend: Backend) {
         ]
     };
     let run = || async {
-        let mut answers = receive_group(&app.state, group()).await;
+        let mut answers = receive_group(&app.state.core, group()).await;
         let unknown = answers.pop().unwrap();
         assert!(
             matches!(unknown, Err(nudge::service::ServiceError::NotFound { .. })),
@@ -1792,7 +1792,7 @@ async fn a_failing_group_routes_each_signal_alone(backend: Backend) {
         bad,
         pending("bob", "f-2", None, &app),
     ];
-    let answers = receive_group(&app.state, group).await;
+    let answers = receive_group(&app.state.core, group).await;
     assert!(answers[1].is_err(), "{:?}", answers[1]);
     let woke = |id: &str| vec![(id.to_string(), "woke".to_string())];
     assert_eq!(answer_of(&answers[0]).unwrap().2, woke(&ann));

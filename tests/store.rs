@@ -9,7 +9,6 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 use nudge::store::tokens::ApiToken;
 use nudge::store::{Db, StoreError};
-use nudge::with_conn;
 
 backend_tests!(foreign_keys_are_enforced);
 
@@ -55,19 +54,27 @@ struct Number {
 async fn sqlite_runs_with_wal_busy_timeout_and_foreign_keys() {
     let (url, _dir, _pg) = fresh_database(Backend::Sqlite).await;
     let db = Db::connect(&url).await.unwrap();
-    let conn = db.conn().await.unwrap();
-    let (mode, timeout, fks) = with_conn!(conn, c => {
-        let mode: Mode = diesel::sql_query("PRAGMA journal_mode").get_result(c).await.unwrap();
+    let Db::Sqlite(pool) = &db else {
+        panic!("an SQLite database")
+    };
+    let mut pooled = pool.get().await.unwrap();
+    let (mode, timeout, fks) = {
+        let c = &mut *pooled;
+        let mode: Mode = diesel::sql_query("PRAGMA journal_mode")
+            .get_result(c)
+            .await
+            .unwrap();
         let timeout: Number = diesel::sql_query("SELECT timeout AS value FROM pragma_busy_timeout")
             .get_result(c)
             .await
             .unwrap();
-        let fks: Number = diesel::sql_query("SELECT foreign_keys AS value FROM pragma_foreign_keys")
-            .get_result(c)
-            .await
-            .unwrap();
+        let fks: Number =
+            diesel::sql_query("SELECT foreign_keys AS value FROM pragma_foreign_keys")
+                .get_result(c)
+                .await
+                .unwrap();
         (mode.journal_mode, timeout.value, fks.value)
-    });
+    };
     assert_eq!(mode, "wal");
     assert_eq!(timeout, 5_000);
     assert_eq!(fks, 1);
@@ -80,9 +87,10 @@ async fn reach_matches_account_and_contact_pairs() {
     let (url, _dir, _pg) = fresh_database(Backend::Postgres).await;
     Db::migrate(&url).await.unwrap();
     let db = Db::connect(&url).await.unwrap();
-    let nudge::store::Conn::Postgres(mut pooled) = db.conn().await.unwrap() else {
-        panic!("a PostgreSQL connection")
+    let Db::Postgres(pool) = &db else {
+        panic!("a PostgreSQL database")
     };
+    let mut pooled = pool.get().await.unwrap();
     let c = &mut *pooled;
     diesel::sql_query(
         "INSERT INTO enrollments (id, account_id, flow_id, flow_version, contact_id, sender_id, \

@@ -4,22 +4,20 @@
 pub mod grpc;
 pub mod http;
 
-use crate::clock::SharedClock;
-use crate::store::Db;
+use crate::runtime::Core;
+use crate::service::signals::Router;
 
-/// What every handler shares. Cheap to clone.
+/// What every handler shares: the [`Core`] the services run on, and what only the edge
+/// needs. Cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
-    pub db: Db,
-    pub clock: SharedClock,
-    /// Parsed flows and the planner's wake-up, shared with the services.
-    pub engine: crate::planner::EngineShared,
+    /// Database, clock, flow cache and wake-up.
+    pub core: Core,
+    /// The group-commit queue inbound signals go through (over the same core).
+    pub signals: Router,
     /// The public base URL webhook providers call (`--public-url`); Twilio signs the URL it
     /// called. `None`: rebuilt from the request's headers.
     pub public_url: Option<String>,
-    /// The group-commit queue inbound signals go through; detached (each signal alone) until
-    /// [`crate::app::App`] starts it.
-    pub signals: crate::service::signals::Router,
     /// Webhook keys read recently, so a burst of webhooks does not read the account each time.
     pub webhook_keys: crate::api::http::webhooks::KeyCache,
 }

@@ -34,10 +34,29 @@ use nudge::store::accounts::DEFAULT_ACCOUNT_ID;
 use nudge::store::contacts::ContactRow;
 use nudge::store::schema::contacts;
 use nudge::store::schema::{enrollments as enrollments_table, journey};
-use nudge::store::Conn;
+use nudge::store::Db;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// Runs `$body` with `$c` bound to a pooled connection of whichever backend `$db` is (the body
+/// is compiled for each): the bench reads its results with plain diesel.
+macro_rules! on_db {
+    ($db:expr, $c:ident => $body:expr) => {
+        match $db {
+            Db::Postgres(pool) => {
+                let mut pooled = pool.get().await?;
+                let $c = &mut *pooled;
+                $body
+            }
+            Db::Sqlite(pool) => {
+                let mut pooled = pool.get().await?;
+                let $c = &mut *pooled;
+                $body
+            }
+        }
+    };
+}
 
 /// A wait, an email, a wait, then the end: every wake is one step of real work.
 const FLOW: &str = r#"{
@@ -116,7 +135,7 @@ async fn throughput(url: DatabaseUrl) -> anyhow::Result<()> {
     let app = App::build_with_clock(config, clock.clone()).await?;
     let state = app.state().clone();
     let now = clock.now();
-    flows::create(&state.db, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
+    flows::create(&state.core.db, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
     insert_contacts(&state, n, now).await?;
 
     // `--callers` clients send BatchEnroll calls of up to 10,000 side by side, as a CRM's
@@ -147,7 +166,8 @@ async fn throughput(url: DatabaseUrl) -> anyhow::Result<()> {
                         ..Default::default()
                     })
                     .collect();
-                let results = enrollments::batch_enroll(&state, DEFAULT_ACCOUNT_ID, items).await?;
+                let results =
+                    enrollments::batch_enroll(&state.core, DEFAULT_ACCOUNT_ID, items).await?;
                 anyhow::ensure!(results.iter().all(|r| r.is_ok()), "an enrollment failed");
             }
         });
@@ -164,7 +184,7 @@ async fn throughput(url: DatabaseUrl) -> anyhow::Result<()> {
     // All of them are due at once an hour later: each wake sends the email and enters w2.
     let due = now + Duration::hours(1);
     clock.set(due);
-    let mut planner = Planner::new(state.clone());
+    let mut planner = Planner::new(state.core.clone());
     if let Some(batch) = arg("--batch") {
         planner.batch = batch.parse()?;
     }
@@ -202,8 +222,9 @@ async fn insert_contacts(state: &AppState, n: usize, now: DateTime<Utc>) -> anyh
             updated_at: to_millis(now),
         })
         .collect();
-    match state.db.conn().await? {
-        Conn::Postgres(mut c) => {
+    match &state.core.db {
+        Db::Postgres(pool) => {
+            let mut c = pool.get().await?;
             for chunk in rows.chunks(3_000) {
                 diesel::insert_into(contacts::table)
                     .values(chunk)
@@ -211,7 +232,8 @@ async fn insert_contacts(state: &AppState, n: usize, now: DateTime<Utc>) -> anyh
                     .await?;
             }
         }
-        Conn::Sqlite(mut c) => {
+        Db::Sqlite(pool) => {
+            let mut c = pool.get().await?;
             c.spawn_blocking(move |c| {
                 for chunk in rows.chunks(3_000) {
                     diesel::RunQueryDsl::execute(
@@ -245,7 +267,7 @@ async fn serve(
         let _ = rx.await;
     }));
     contact_service::upsert(
-        &state.db,
+        &state.core.db,
         DEFAULT_ACCOUNT_ID,
         ContactInput {
             id: "bench".into(),
@@ -253,7 +275,7 @@ async fn serve(
             tz: "UTC".into(),
             ..Default::default()
         },
-        state.clock.now(),
+        state.core.clock.now(),
     )
     .await?;
     Ok((state, tx, server))
@@ -269,15 +291,14 @@ async fn enroll(state: &AppState, flow: &str, n: usize) -> anyhow::Result<()> {
             ..Default::default()
         })
         .collect();
-    let results = enrollments::batch_enroll(state, DEFAULT_ACCOUNT_ID, items).await?;
+    let results = enrollments::batch_enroll(&state.core, DEFAULT_ACCOUNT_ID, items).await?;
     anyhow::ensure!(results.iter().all(|r| r.is_ok()), "an enroll failed");
     Ok(())
 }
 
 /// How many enrollments of the flow with id `flow` are still active.
 async fn active(state: &AppState, flow: &str) -> anyhow::Result<i64> {
-    let conn = state.db.conn().await?;
-    let n: i64 = nudge::with_conn!(conn, c => enrollments_table::table
+    let n: i64 = on_db!(&state.core.db, c => enrollments_table::table
         .filter(enrollments_table::flow_id.eq(flow))
         .filter(enrollments_table::status.eq("active"))
         .count()
@@ -312,10 +333,10 @@ async fn wake_latency(url: DatabaseUrl) -> anyhow::Result<()> {
     let secs: u64 = num("--secs", 10)?;
     let (state, stop, server) = serve(&url).await?;
     let (flow, _) = flows::create(
-        &state.db,
+        &state.core.db,
         DEFAULT_ACCOUNT_ID,
         LATENCY_FLOW,
-        state.clock.now(),
+        state.core.clock.now(),
     )
     .await?;
 
@@ -342,8 +363,7 @@ async fn wake_latency(url: DatabaseUrl) -> anyhow::Result<()> {
     server.await??;
 
     // Due time: the wait's `until` (run 1); woken: the `at` of run 1's `run_closed`.
-    let conn = state.db.conn().await?;
-    let rows: Vec<(String, i64, String, String)> = nudge::with_conn!(conn, c => journey::table
+    let rows: Vec<(String, i64, String, String)> = on_db!(&state.core.db, c => journey::table
         .filter(journey::kind.eq_any(vec!["run_opened", "run_closed"]))
         .select((journey::enrollment_id, journey::at, journey::kind, journey::detail))
         .load(c)
@@ -388,9 +408,9 @@ async fn memory(url: DatabaseUrl) -> anyhow::Result<()> {
     let due: usize = num("--due", 100_000)?;
     let rounds: usize = num("--rounds", 3)?;
     let (state, stop, server) = serve(&url).await?;
-    let now = state.clock.now();
-    flows::create(&state.db, DEFAULT_ACCOUNT_ID, HOLD_FLOW, now).await?;
-    let (due_flow, _) = flows::create(&state.db, DEFAULT_ACCOUNT_ID, DUE_FLOW, now).await?;
+    let now = state.core.clock.now();
+    flows::create(&state.core.db, DEFAULT_ACCOUNT_ID, HOLD_FLOW, now).await?;
+    let (due_flow, _) = flows::create(&state.core.db, DEFAULT_ACCOUNT_ID, DUE_FLOW, now).await?;
     println!("{url}: memory: started, RSS {} MiB", rss_mib());
 
     let started = Instant::now();

@@ -5,27 +5,86 @@
 //! claim's token, so a slow worker whose lease was taken over cannot overwrite the new claim.
 
 use super::{ServiceError, Violation};
-use crate::api::AppState;
-use crate::clock::to_millis;
+use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
-use crate::store::enrollments::DispatchRow;
-use crate::store::schema::dispatches;
-use crate::store::{self, Conn, StoreError};
-use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use crate::runtime::Core;
+use crate::store::dispatches::{Acked, DispatchRow, Lease};
+use crate::store::{self, DispatchStatus};
+use chrono::{DateTime, Utc};
 
+/// The lease when the caller asks for none.
 pub const DEFAULT_LEASE_MS: i64 = 60_000;
+/// The longest lease a claim may take.
 pub const MAX_LEASE_MS: i64 = 3_600_000;
+/// How many a claim takes when the caller gives no count.
 pub const DEFAULT_CLAIM: i64 = 100;
+/// The most one claim takes.
 pub const MAX_CLAIM: i64 = 1_000;
+
+/// A claimed dispatch as the API shows it: what to send, to whom, and the claim's lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dispatch {
+    /// `dp_…`.
+    pub id: String,
+    /// The enrollment whose step made it.
+    pub enrollment_id: String,
+    /// The run of that step.
+    pub run: i64,
+    /// The step's name.
+    pub step: String,
+    /// The same for every attempt: the provider should deduplicate on it.
+    pub idempotency_key: String,
+    /// `email`, `sms`.
+    pub channel: String,
+    /// The address or number.
+    pub recipient: String,
+    /// The template to render.
+    pub template: String,
+    /// The values to render it with, as JSON.
+    pub input: String,
+    /// The step's `params.channel` (e.g. a subject line) as JSON.
+    pub channel_params: Option<String>,
+    /// Email: the `Message-ID` to send with (replies are matched on it).
+    pub message_id: Option<String>,
+    /// When it became due.
+    pub due_at: DateTime<Utc>,
+    /// Claims so far, this one included.
+    pub attempts: i32,
+    /// The claim's token; the ack must carry it.
+    pub lease_token: Option<String>,
+    /// When the lease lapses.
+    pub lease_until: Option<DateTime<Utc>>,
+}
+
+impl From<DispatchRow> for Dispatch {
+    fn from(d: DispatchRow) -> Dispatch {
+        Dispatch {
+            id: d.id,
+            enrollment_id: d.enrollment_id,
+            run: d.run,
+            step: d.step,
+            idempotency_key: d.idempotency_key,
+            channel: d.channel,
+            recipient: d.recipient,
+            template: d.template,
+            input: d.input,
+            channel_params: d.channel_params,
+            message_id: d.message_id,
+            due_at: from_millis(d.due_at),
+            attempts: d.attempts,
+            lease_token: d.lease_owner,
+            lease_until: d.lease_until.map(from_millis),
+        }
+    }
+}
 
 /// Claims up to `max_count` due, unleased dispatches for `lease_ms`.
 pub async fn claim(
-    state: &AppState,
+    core: &Core,
     account_id: &str,
     lease_ms: i64,
     max_count: i32,
-) -> Result<Vec<DispatchRow>, ServiceError> {
+) -> Result<Vec<Dispatch>, ServiceError> {
     let lease_ms = match lease_ms {
         0 => DEFAULT_LEASE_MS,
         n if (1_000..=MAX_LEASE_MS).contains(&n) => n,
@@ -48,79 +107,28 @@ pub async fn claim(
             )]))
         }
     };
-    let now_ms = to_millis(state.clock.now());
+    let now_ms = to_millis(core.clock.now());
     let token = store::new_id("lease");
-    let until = now_ms + lease_ms;
-    macro_rules! due {
-        () => {
-            dispatches::table
-                .filter(dispatches::account_id.eq(account_id))
-                .filter(dispatches::status.eq("pending"))
-                .filter(dispatches::due_at.le(now_ms))
-                .filter(
-                    dispatches::lease_until
-                        .is_null()
-                        .or(dispatches::lease_until.le(now_ms)),
-                )
-                .order((dispatches::due_at.asc(), dispatches::id.asc()))
-                .limit(max)
-                .select(dispatches::id)
-        };
-    }
-    macro_rules! lease {
-        ($c:expr, $ids:expr) => {{
-            let ids: Vec<String> = $ids;
-            diesel::update(dispatches::table.filter(dispatches::id.eq_any(&ids)))
-                .set((
-                    dispatches::lease_owner.eq(Some(&token)),
-                    dispatches::lease_until.eq(Some(until)),
-                    dispatches::attempts.eq(dispatches::attempts + 1),
-                ))
-                .execute($c)
-                .await?;
-            dispatches::table
-                .filter(dispatches::id.eq_any(&ids))
-                .order((dispatches::due_at.asc(), dispatches::id.asc()))
-                .select(DispatchRow::as_select())
-                .load($c)
-                .await
-        }};
-    }
-    let conn = state.db.conn().await?;
-    let rows = match conn {
-        Conn::Postgres(mut pooled) => {
-            let c = &mut *pooled;
-            c.transaction(async |c| {
-                let ids = due!().for_update().skip_locked().load(c).await?;
-                lease!(c, ids)
-            })
-            .await
-        }
-        Conn::Sqlite(mut pooled) => {
-            let c = &mut *pooled;
-            c.transaction(async |c| {
-                let ids = due!().load(c).await?;
-                lease!(c, ids)
-            })
-            .await
-        }
-    }
-    .map_err(StoreError::from)?;
-    Ok(rows)
+    let lease = Lease {
+        owner: &token,
+        until: now_ms + lease_ms,
+    };
+    let rows = store::dispatches::claim(&core.db, account_id, now_ms, max, lease).await?;
+    Ok(rows.into_iter().map(Dispatch::from).collect())
 }
 
 /// Acknowledges a claimed dispatch: sent with the provider's message id, or failed.
 pub async fn ack(
-    state: &AppState,
+    core: &Core,
     account_id: &str,
     id: &str,
     lease_token: &str,
     provider_message_id: &str,
     failure: &str,
-) -> Result<&'static str, ServiceError> {
+) -> Result<DispatchStatus, ServiceError> {
     let (status, provider, failure) = match (provider_message_id.trim(), failure.trim()) {
-        (p, "") if !p.is_empty() => ("sent", Some(p.to_string()), None),
-        ("", f) if !f.is_empty() => ("failed", None, Some(f.to_string())),
+        (p, "") if !p.is_empty() => (DispatchStatus::Sent, Some(p.to_string()), None),
+        ("", f) if !f.is_empty() => (DispatchStatus::Failed, None, Some(f.to_string())),
         _ => {
             return Err(ServiceError::Invalid(vec![Violation::new(
                 "provider_message_id",
@@ -129,45 +137,26 @@ pub async fn ack(
             )]))
         }
     };
-    let conn = state.db.conn().await?;
-    let (updated, found): (usize, Option<DispatchRow>) = crate::with_conn!(conn, c => c
-        .transaction(async |c| {
-            let updated = diesel::update(
-                dispatches::table
-                    .filter(dispatches::account_id.eq(account_id))
-                    .filter(dispatches::id.eq(id))
-                    .filter(dispatches::status.eq("pending"))
-                    .filter(dispatches::lease_owner.eq(lease_token)),
-            )
-            .set((
-                dispatches::status.eq(status),
-                dispatches::provider_message_id.eq(&provider),
-                dispatches::failure.eq(&failure),
-                dispatches::lease_until.eq(None::<i64>),
-            ))
-            .execute(c)
-            .await?;
-            let found = dispatches::table
-                .filter(dispatches::account_id.eq(account_id))
-                .filter(dispatches::id.eq(id))
-                .select(DispatchRow::as_select())
-                .first(c)
-                .await
-                .optional()?;
-            Ok::<_, diesel::result::Error>((updated, found))
-        })
-        .await)
-    .map_err(StoreError::from)?;
-    match (updated, found) {
-        (1, _) => Ok(status),
-        (_, None) => Err(ServiceError::NotFound {
+    let acked = store::dispatches::ack(
+        &core.db,
+        account_id,
+        id,
+        lease_token,
+        status,
+        provider.as_deref(),
+        failure.as_deref(),
+    )
+    .await?;
+    match acked {
+        Acked::Done => Ok(status),
+        Acked::Missing => Err(ServiceError::NotFound {
             what: "dispatch",
             id: id.to_string(),
         }),
-        (_, Some(row)) if row.status != "pending" => Err(ServiceError::FailedPrecondition(
-            format!("dispatch `{id}` is already {}", row.status),
-        )),
-        (_, Some(_)) => Err(ServiceError::FailedPrecondition(format!(
+        Acked::Refused(row) if row.status != DispatchStatus::Pending.as_str() => Err(
+            ServiceError::FailedPrecondition(format!("dispatch `{id}` is already {}", row.status)),
+        ),
+        Acked::Refused(_) => Err(ServiceError::FailedPrecondition(format!(
             "the lease on dispatch `{id}` was lost (it expired and was claimed again); \
              the new claimer will deliver it"
         ))),

@@ -1,6 +1,8 @@
-//! The operations behind the API, independent of the wire: each takes validated input, the
-//! caller's account and `now`, and talks to the store. gRPC (and later HTTP) adapters call
-//! these and only translate.
+//! The operations behind the API, independent of the wire: each takes the
+//! [`Core`](crate::runtime::Core) (or, to receive a signal, the signal
+//! [`Router`](signals::Router)), the caller's account and its input, checks the input, and talks
+//! to the store. The gRPC and HTTP adapters call these and only translate. Services never import
+//! the edge (`api`) or the planner loop.
 
 pub mod contacts;
 pub mod dispatches;
@@ -53,6 +55,12 @@ pub enum ServiceError {
     /// The token's scope does not cover this enrollment.
     #[error("{0}")]
     Forbidden(String),
+    /// The service cannot answer now (shutting down); the caller may retry.
+    #[error("{0}")]
+    Unavailable(String),
+    /// A bug: a state the code does not expect. Logged; the caller sees an internal error.
+    #[error("internal error: {0}")]
+    Internal(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

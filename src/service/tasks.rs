@@ -8,41 +8,90 @@
 //! signal input (`signals::route_stored`, with a delivery row per enrollment).
 
 use super::enrollments::{apply_input_storing, check_scope};
-use super::signals::route_stored;
+use super::signals::{route_stored, Source};
 use super::{next_page_token, ServiceError, Violation};
-use crate::api::AppState;
 use crate::auth::Principal;
-use crate::clock::to_millis;
+use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
 use crate::engine::Input;
-use crate::store::enrollments::{EnrollmentRow, TaskRow, Writes};
-use crate::store::schema::tasks;
-use crate::store::signals::{self, SignalRow};
-use crate::store::{self, StoreError};
+use crate::runtime::Core;
+use crate::store::signals::SignalRow;
+use crate::store::tasks::TaskRow;
+use crate::store::{self, EnrollmentRow, StoreError, TaskStatus, Writes};
 use chrono::{DateTime, Utc};
-use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
 
 const DEFAULT_PAGE_SIZE: i64 = 50;
 const MAX_PAGE_SIZE: i64 = 500;
 
+/// A task as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Task {
+    /// `tk_…`.
+    pub id: String,
+    /// The enrollment whose step opened it.
+    pub enrollment_id: String,
+    /// The run of that step.
+    pub run: i64,
+    /// The step's type: `call`, `linkedin_connect`, `linkedin_message`.
+    pub kind: String,
+    /// The step's name.
+    pub step: String,
+    /// Open, completed by an outcome, or closed otherwise.
+    pub status: TaskStatus,
+    /// The outcome that completed it.
+    pub outcome: Option<String>,
+    /// The step's params as JSON.
+    pub params: String,
+    /// When it times out, if it has a timeout.
+    pub due_by: Option<DateTime<Utc>>,
+    /// When it was opened.
+    pub created_at: DateTime<Utc>,
+    /// When it was completed or closed.
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
+impl Task {
+    fn from_row(row: TaskRow) -> Result<Task, StoreError> {
+        let status = TaskStatus::parse(&row.status).ok_or_else(|| {
+            StoreError::Corrupt(format!("task {}: status `{}`", row.id, row.status))
+        })?;
+        Ok(Task {
+            id: row.id,
+            enrollment_id: row.enrollment_id,
+            run: row.run,
+            kind: row.kind,
+            step: row.step,
+            status,
+            outcome: row.outcome,
+            params: row.params,
+            due_by: row.due_by.map(from_millis),
+            created_at: from_millis(row.created_at),
+            completed_at: row.completed_at.map(from_millis),
+        })
+    }
+}
+
 /// A page of tasks ordered by id; the token is the last id.
 pub async fn list(
-    state: &AppState,
+    core: &Core,
     account_id: &str,
     status: &str,
     enrollment_id: &str,
     size: i32,
     token: &str,
-) -> Result<(Vec<TaskRow>, String), ServiceError> {
-    let status = if status.is_empty() { "open" } else { status };
-    if !["open", "completed", "closed", "all"].contains(&status) {
-        return Err(ServiceError::Invalid(vec![Violation::new(
-            "status",
-            Code::BadSchema,
-            format!("`{status}` is not a task status; use open, completed, closed or all"),
-        )]));
-    }
+) -> Result<(Vec<Task>, String), ServiceError> {
+    // Empty: the open ones; `all`: any.
+    let status = match status {
+        "" => Some(TaskStatus::Open),
+        "all" => None,
+        text => Some(TaskStatus::parse(text).ok_or_else(|| {
+            ServiceError::Invalid(vec![Violation::new(
+                "status",
+                Code::BadSchema,
+                format!("`{text}` is not a task status; use open, completed, closed or all"),
+            )])
+        })?),
+    };
     let size = match i64::from(size) {
         n if n < 0 => {
             return Err(ServiceError::Invalid(vec![Violation::new(
@@ -54,44 +103,28 @@ pub async fn list(
         0 => DEFAULT_PAGE_SIZE,
         n => n.min(MAX_PAGE_SIZE),
     };
-    let conn = state.db.conn().await?;
-    let mut rows: Vec<TaskRow> = crate::with_conn!(conn, c => {
-        let mut q = tasks::table
-            .filter(tasks::account_id.eq(account_id))
-            .order(tasks::id.asc())
-            .limit(size + 1)
-            .select(TaskRow::as_select())
-            .into_boxed();
-        if status != "all" {
-            q = q.filter(tasks::status.eq(status.to_string()));
-        }
-        if !enrollment_id.is_empty() {
-            q = q.filter(tasks::enrollment_id.eq(enrollment_id.to_string()));
-        }
-        if !token.is_empty() {
-            q = q.filter(tasks::id.gt(token.to_string()));
-        }
-        q.load(c).await
-    })
-    .map_err(StoreError::from)?;
+    let filter = store::tasks::ListFilter {
+        status,
+        enrollment_id: Some(enrollment_id).filter(|e| !e.is_empty()),
+        after_id: Some(token).filter(|t| !t.is_empty()),
+    };
+    let mut rows = store::tasks::list(&core.db, account_id, &filter, size + 1).await?;
     let next = next_page_token(&mut rows, size, |r| r.id.clone());
-    Ok((rows, next))
+    let tasks = rows
+        .into_iter()
+        .map(Task::from_row)
+        .collect::<Result<_, _>>()?;
+    Ok((tasks, next))
 }
 
-async fn find(state: &AppState, account_id: &str, id: &str) -> Result<TaskRow, ServiceError> {
-    let conn = state.db.conn().await?;
-    crate::with_conn!(conn, c => tasks::table
-        .filter(tasks::account_id.eq(account_id))
-        .filter(tasks::id.eq(id))
-        .select(TaskRow::as_select())
-        .first(c)
-        .await
-        .optional())
-    .map_err(StoreError::from)?
-    .ok_or_else(|| ServiceError::NotFound {
-        what: "task",
-        id: id.to_string(),
-    })
+async fn find(core: &Core, account_id: &str, id: &str) -> Result<Task, ServiceError> {
+    let row = store::tasks::get(&core.db, account_id, id)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound {
+            what: "task",
+            id: id.to_string(),
+        })?;
+    Ok(Task::from_row(row)?)
 }
 
 /// Completes an open task; returns the task after it and how many other enrollments the
@@ -101,11 +134,11 @@ async fn find(state: &AppState, account_id: &str, id: &str) -> Result<TaskRow, S
 /// routed (one transaction per enrollment). If the process stops in between, completing the
 /// task again with the same outcome finishes the routing instead of being refused.
 pub async fn complete(
-    state: &AppState,
+    core: &Core,
     who: &Principal,
     task_id: &str,
     outcome: &str,
-) -> Result<(TaskRow, usize), ServiceError> {
+) -> Result<(Task, usize), ServiceError> {
     if outcome.trim().is_empty() {
         return Err(ServiceError::Invalid(vec![Violation::new(
             "outcome",
@@ -113,19 +146,19 @@ pub async fn complete(
             "give the task's outcome, e.g. `connected`, `no_answer`, `accepted`, `replied`",
         )]));
     }
-    let task = find(state, &who.account_id, task_id).await?;
+    let task = find(core, &who.account_id, task_id).await?;
     check_scope(who, &task.enrollment_id)?;
     let provider_id = format!("task:{}", task.id);
-    if task.status != "open" {
+    if task.status != TaskStatus::Open {
         let unrouted =
-            match signals::by_provider_id(&state.db, &who.account_id, &provider_id).await? {
+            match store::signals::by_provider_id(&core.db, &who.account_id, &provider_id).await? {
                 Some(signal) if signal.routed_at.is_none() => Some(signal),
                 _ => None,
             };
         return match unrouted {
             Some(signal) if task.outcome.as_deref() == Some(outcome) => {
                 let reached =
-                    route_stored(state, &signal, &task.enrollment_id, state.clock.now()).await?;
+                    route_stored(core, &signal, &task.enrollment_id, core.clock.now()).await?;
                 Ok((task, reached))
             }
             _ => Err(ServiceError::FailedPrecondition(format!(
@@ -134,12 +167,12 @@ pub async fn complete(
             ))),
         };
     }
-    let (row, stored) = record_outcome(state, &who.account_id, &task, outcome).await?;
+    let (row, stored) = record_outcome(core, &who.account_id, &task, outcome).await?;
     let mut reached = 0;
     for signal in &stored {
-        reached += route_stored(state, signal, &row.id, state.clock.now()).await?;
+        reached += route_stored(core, signal, &row.id, core.clock.now()).await?;
     }
-    let task = find(state, &who.account_id, task_id).await?;
+    let task = find(core, &who.account_id, task_id).await?;
     Ok((task, reached))
 }
 
@@ -147,16 +180,16 @@ pub async fn complete(
 /// signal it raises, in one transaction; returns the enrollment after it and the signal, not
 /// routed yet. Public so a test can stop here, as a crash would.
 pub async fn record_outcome(
-    state: &AppState,
+    core: &Core,
     account_id: &str,
-    task: &TaskRow,
+    task: &Task,
     outcome: &str,
 ) -> Result<(EnrollmentRow, Vec<SignalRow>), ServiceError> {
     let input = Input::TaskOutcome {
         run: task.run as u64,
         outcome: outcome.to_string(),
     };
-    let now = state.clock.now();
+    let now = core.clock.now();
     let provider_id = format!("task:{}", task.id);
     let raised = |row: &EnrollmentRow, writes: &Writes| -> Vec<SignalRow> {
         writes
@@ -167,7 +200,7 @@ pub async fn record_outcome(
             .collect()
     };
     let (row, _, stored) =
-        apply_input_storing(state, account_id, &task.enrollment_id, input, true, raised).await?;
+        apply_input_storing(core, account_id, &task.enrollment_id, input, true, raised).await?;
     Ok((row, stored))
 }
 
@@ -177,7 +210,7 @@ fn task_signal(
     row: &EnrollmentRow,
     raises: &[String],
     provider_id: &str,
-    task: &TaskRow,
+    task: &Task,
     outcome: &str,
     now: DateTime<Utc>,
 ) -> SignalRow {
@@ -197,7 +230,7 @@ fn task_signal(
         id: store::new_id("sg"),
         account_id: row.account_id.clone(),
         contact_id: row.contact_id.clone(),
-        source: "task".into(),
+        source: Source::Task.as_str().into(),
         provider_id: Some(provider_id.to_string()),
         raises: serde_json::to_string(raises).expect("strings serialize"),
         payload: serde_json::json!({"task": task.id, "step": task.step, "outcome": outcome})

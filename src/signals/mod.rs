@@ -11,6 +11,7 @@
 //! [`crate::service::signals`]; what it does to each enrollment is [`crate::routing`].
 
 pub mod kinds;
+mod names;
 pub mod payload;
 pub mod signing;
 pub mod sms;

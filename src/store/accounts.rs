@@ -3,7 +3,6 @@
 
 use super::schema::{accounts, senders};
 use super::{Db, StoreError};
-use crate::with_conn;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
@@ -115,4 +114,18 @@ pub async fn set_max_wait(
         .execute(c)
         .await)?;
     Ok(())
+}
+
+impl super::Tx {
+    /// `(id, max_wait)` of these accounts: the settings the engine steps with.
+    pub async fn account_settings(
+        &mut self,
+        account_ids: &[&str],
+    ) -> Result<Vec<(String, Option<String>)>, StoreError> {
+        Ok(on_conn!(&mut self.conn, c => accounts::table
+            .filter(accounts::id.eq_any(account_ids))
+            .select((accounts::id, accounts::max_wait))
+            .load(c)
+            .await)?)
+    }
 }

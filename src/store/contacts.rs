@@ -2,7 +2,6 @@
 
 use super::schema::contacts;
 use super::{Db, StoreError};
-use crate::with_conn;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
@@ -108,4 +107,26 @@ pub async fn set_opted_out_if(
             })
         })
         .await)?)
+}
+
+/// The account's contacts with these ids (those that exist), read 1,000 at a time.
+pub async fn get_many(
+    db: &Db,
+    account_id: &str,
+    ids: &[String],
+) -> Result<Vec<ContactRow>, StoreError> {
+    let mut ids = ids.to_vec();
+    ids.sort();
+    ids.dedup();
+    let mut found = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(1_000) {
+        let conn = db.conn().await?;
+        found.extend(with_conn!(conn, c => contacts::table
+            .filter(contacts::account_id.eq(account_id))
+            .filter(contacts::id.eq_any(chunk))
+            .select(ContactRow::as_select())
+            .load::<ContactRow>(c)
+            .await)?);
+    }
+    Ok(found)
 }

@@ -2,22 +2,25 @@
 //! `next_run_at`), journey entries, dispatches (the outbox, SPEC §6) and tasks.
 //!
 //! [`Writes`] is everything one or many [`crate::engine::step`] calls produce, turned into
-//! rows by [`Writes::add_step`]; [`write_all!`](crate::write_all) stores them inside the
+//! rows by [`Writes::add_step`]; [`Tx::write_all`] stores them inside the
 //! caller's transaction with one statement per table (and chunk): enrollment rows as one upsert
 //! (`INSERT … ON CONFLICT (id) DO UPDATE`, so new and updated enrollments go the same way),
 //! dispatches with `ON CONFLICT (idempotency_key) DO NOTHING` (created
 //! exactly once even if a step is re-processed).
 //!
-//! Queries that must run inside one transaction together are macros over a connection
-//! (`$c`), because diesel's generic bounds across both backends are unwieldy; each expands once
-//! per backend inside [`with_conn!`](crate::with_conn).
+//! Queries that must commit together are methods of [`Tx`]; one-shot reads take a [`Db`].
 
 use super::schema::{dispatches, enrollments, journey, tasks};
+use super::{Conn, Db, DispatchStatus, StoreError, TaskStatus, Tx};
 use crate::clock::to_millis;
 use crate::engine::state::TaskPhase;
-use crate::engine::{Effect, EnrollmentState};
+use crate::engine::{Effect, EnrollmentState, JourneyKind, Status};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+/// The statuses of an enrollment a signal still reaches and a duplicate check still counts.
+pub const LIVE: [&str; 2] = ["active", "paused"];
 
 /// SQLite allows 32,766 bound values per statement and PostgreSQL 65,535: multi-row inserts
 /// written as `VALUES` lists are cut into chunks of at most this many values.
@@ -61,7 +64,7 @@ pub struct JourneyRow {
     pub detail: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, QueryableByName, Selectable, Insertable)]
 #[diesel(table_name = dispatches, treat_none_as_default_value = false)]
 pub struct DispatchRow {
     pub id: String,
@@ -111,8 +114,8 @@ pub struct TaskRow {
 pub struct TaskClosure {
     pub enrollment_id: String,
     pub run: i64,
-    /// `completed` or `closed`.
-    pub status: &'static str,
+    /// `Completed` or `Closed`.
+    pub status: TaskStatus,
     pub outcome: Option<String>,
     pub at: i64,
 }
@@ -133,20 +136,16 @@ pub struct Writes {
     pub earliest_wake: Option<i64>,
 }
 
-/// The effect's name in the journey: the journey entry's `event`, or the effect's `kind`.
+/// The effect's kind and its JSON, as the journey stores them.
 fn kind_and_detail(effect: &Effect) -> (String, String) {
-    let value = match effect {
+    // Through a `Value`, as it always was: the stored text keeps its key order.
+    let detail = match effect {
         Effect::Journey(entry) => serde_json::to_value(entry),
         other => serde_json::to_value(other),
     }
-    .unwrap_or_default();
-    let kind = value
-        .get("event")
-        .or_else(|| value.get("kind"))
-        .and_then(|k| k.as_str())
-        .unwrap_or("unknown")
-        .to_string();
-    (kind, value.to_string())
+    .expect("engine effects serialize")
+    .to_string();
+    (JourneyKind::of(effect).as_str().to_string(), detail)
 }
 
 impl Writes {
@@ -198,7 +197,7 @@ impl Writes {
                         .as_ref()
                         .map(|p| serde_json::Value::Object(p.clone()).to_string()),
                     message_id: d.message_id.clone(),
-                    status: "pending".into(),
+                    status: DispatchStatus::Pending.as_str().into(),
                     lease_owner: None,
                     lease_until: None,
                     attempts: 0,
@@ -232,7 +231,7 @@ impl Writes {
                     input: "{}".into(),
                     channel_params: None,
                     message_id: None,
-                    status: "held".into(),
+                    status: DispatchStatus::Held.as_str().into(),
                     lease_owner: None,
                     lease_until: None,
                     attempts: 0,
@@ -248,7 +247,7 @@ impl Writes {
                     run: t.run as i64,
                     kind: t.step_type.clone(),
                     step: t.step.clone(),
-                    status: "open".into(),
+                    status: TaskStatus::Open.as_str().into(),
                     outcome: None,
                     params: t.params.to_string(),
                     due_by: t.due_by.map(to_millis),
@@ -260,9 +259,9 @@ impl Writes {
                         enrollment_id: row.id.clone(),
                         run: *run as i64,
                         status: if outcome.is_some() {
-                            "completed"
+                            TaskStatus::Completed
                         } else {
-                            "closed"
+                            TaskStatus::Closed
                         },
                         outcome: outcome.map(str::to_string),
                         at: now_ms,
@@ -285,21 +284,205 @@ impl Writes {
     }
 }
 
-/// Stores a [`Writes`] with connection `$c` inside the caller's transaction; evaluates to
-/// `Result<(), diesel::result::Error>`. Enrollment rows are upserted, so a new enrollment and
-/// an updated one go through the same statement.
-///
-/// `pg:` hands the rows to [`crate::store::pg_batch`] (one array-bound statement per table).
-/// `sqlite:` hands them to [`crate::store::sqlite_batch`] on the blocking pool: diesel cannot
-/// send a multi-row insert to SQLite through the async wrapper.
-#[macro_export]
-macro_rules! write_all {
-    (pg: $c:expr, $w:expr) => {
-        $crate::store::pg_batch::write($c, $w).await
-    };
-    (sqlite: $c:expr, $w:expr) => {{
-        let owned: $crate::store::enrollments::Writes = ($w).clone();
-        $c.spawn_blocking(move |conn| $crate::store::sqlite_batch::write(conn, &owned))
-            .await
-    }};
+impl Tx {
+    /// Stores `w` inside this transaction, one statement per table (and chunk). Enrollment rows
+    /// are upserted, so a new enrollment and an updated one go through the same statement.
+    ///
+    /// PostgreSQL gets [`super::pg_batch`] (one array-bound statement per table, pipelined);
+    /// SQLite gets [`super::sqlite_batch`] on the blocking pool, since diesel cannot send a
+    /// multi-row insert to SQLite through the async wrapper.
+    pub async fn write_all(&mut self, w: &Writes) -> Result<(), StoreError> {
+        match &mut self.conn {
+            Conn::Postgres(c) => super::pg_batch::write(c, w).await?,
+            Conn::Sqlite(c) => {
+                let owned = w.clone();
+                c.spawn_blocking(move |conn| super::sqlite_batch::write(conn, &owned))
+                    .await?
+            }
+        }
+        Ok(())
+    }
+
+    /// Claims up to `limit` enrollments due at `now_ms`, earliest first. PostgreSQL locks them
+    /// `FOR UPDATE SKIP LOCKED`, so replicas claiming at once never take the same one; SQLite
+    /// has one writer.
+    pub async fn claim_due(
+        &mut self,
+        now_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<EnrollmentRow>, StoreError> {
+        // The same query for both; `as_select` is typed by its backend, hence the macro.
+        macro_rules! due {
+            () => {
+                enrollments::table
+                    .filter(enrollments::next_run_at.le(now_ms))
+                    .order(enrollments::next_run_at.asc())
+                    .limit(limit)
+                    .select(EnrollmentRow::as_select())
+            };
+        }
+        Ok(match &mut self.conn {
+            Conn::Postgres(c) => due!().for_update().skip_locked().load(&mut **c).await?,
+            Conn::Sqlite(c) => due!().load(&mut **c).await?,
+        })
+    }
+
+    /// The enrollment `id` (of `account_id`, when given), locked against concurrent writers
+    /// until this transaction ends (PostgreSQL `FOR UPDATE`; SQLite has one writer).
+    pub async fn lock_enrollment(
+        &mut self,
+        account_id: Option<&str>,
+        id: &str,
+    ) -> Result<Option<EnrollmentRow>, StoreError> {
+        macro_rules! find {
+            () => {
+                enrollments::table
+                    .filter(enrollments::id.eq(id))
+                    .select(EnrollmentRow::as_select())
+            };
+        }
+        let found = match &mut self.conn {
+            Conn::Postgres(c) => find!().for_update().first(&mut **c).await.optional()?,
+            Conn::Sqlite(c) => find!().first(&mut **c).await.optional()?,
+        };
+        // Another account's enrollment is not found (ids are unguessable; the lock is brief).
+        Ok(found.filter(|row| account_id.is_none_or(|a| row.account_id == a)))
+    }
+
+    /// The account's enrollments with these client keys.
+    pub async fn enrollments_by_client_key(
+        &mut self,
+        account_id: &str,
+        keys: &[&str],
+    ) -> Result<Vec<EnrollmentRow>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(on_conn!(&mut self.conn, c => enrollments::table
+            .filter(enrollments::account_id.eq(account_id))
+            .filter(enrollments::client_key.eq_any(keys))
+            .select(EnrollmentRow::as_select())
+            .load(c)
+            .await)?)
+    }
+
+    /// `(contact, flow, enrollment)` of every active or paused enrollment of these contacts.
+    /// The query names contacts only (their index is selective); a flow filter made PostgreSQL
+    /// walk the flow's index, every enrollment of the flow for each batch.
+    pub async fn live_enrollments_of(
+        &mut self,
+        account_id: &str,
+        contact_ids: &[&str],
+    ) -> Result<Vec<(String, String, String)>, StoreError> {
+        if contact_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(on_conn!(&mut self.conn, c => enrollments::table
+            .filter(enrollments::account_id.eq(account_id))
+            .filter(enrollments::contact_id.eq_any(contact_ids))
+            .filter(enrollments::status.eq_any(LIVE))
+            .select((enrollments::contact_id, enrollments::flow_id, enrollments::id))
+            .load(c)
+            .await)?)
+    }
+}
+
+/// The earliest `next_run_at` stored.
+pub async fn next_due(db: &Db) -> Result<Option<DateTime<Utc>>, StoreError> {
+    let conn = db.conn().await?;
+    let min: Option<i64> = with_conn!(conn, c => enrollments::table
+        .select(diesel::dsl::min(enrollments::next_run_at))
+        .first(c)
+        .await)?;
+    Ok(min.map(crate::clock::from_millis))
+}
+
+/// The account's enrollment `id`.
+pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Option<EnrollmentRow>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => enrollments::table
+        .filter(enrollments::account_id.eq(account_id))
+        .filter(enrollments::id.eq(id))
+        .select(EnrollmentRow::as_select())
+        .first(c)
+        .await
+        .optional())?)
+}
+
+/// The account's enrollment with this client key.
+pub async fn by_client_key(
+    db: &Db,
+    account_id: &str,
+    key: &str,
+) -> Result<Option<EnrollmentRow>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => enrollments::table
+        .filter(enrollments::account_id.eq(account_id))
+        .filter(enrollments::client_key.eq(key))
+        .select(EnrollmentRow::as_select())
+        .first(c)
+        .await
+        .optional())?)
+}
+
+/// Filters of [`list`]; `None` means any.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter<'a> {
+    /// The flow's id.
+    pub flow_id: Option<&'a str>,
+    /// The contact's id.
+    pub contact_id: Option<&'a str>,
+    /// The status.
+    pub status: Option<Status>,
+    /// Ids after this one (keyset pagination).
+    pub after_id: Option<&'a str>,
+}
+
+/// Up to `limit` of the account's enrollments by id, filtered.
+pub async fn list(
+    db: &Db,
+    account_id: &str,
+    filter: &ListFilter<'_>,
+    limit: i64,
+) -> Result<Vec<EnrollmentRow>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => {
+        let mut q = enrollments::table
+            .filter(enrollments::account_id.eq(account_id))
+            .order(enrollments::id.asc())
+            .limit(limit)
+            .select(EnrollmentRow::as_select())
+            .into_boxed();
+        if let Some(flow) = filter.flow_id {
+            q = q.filter(enrollments::flow_id.eq(flow));
+        }
+        if let Some(contact) = filter.contact_id {
+            q = q.filter(enrollments::contact_id.eq(contact));
+        }
+        if let Some(status) = filter.status {
+            q = q.filter(enrollments::status.eq(status.as_str()));
+        }
+        if let Some(after) = filter.after_id {
+            q = q.filter(enrollments::id.gt(after));
+        }
+        q.load(c).await
+    })?)
+}
+
+/// Up to `limit` journey rows of an enrollment after `after_seq`, in order.
+pub async fn journey(
+    db: &Db,
+    enrollment_id: &str,
+    after_seq: i64,
+    limit: i64,
+) -> Result<Vec<JourneyRow>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => journey::table
+        .filter(journey::enrollment_id.eq(enrollment_id))
+        .filter(journey::seq.gt(after_seq))
+        .order(journey::seq.asc())
+        .limit(limit)
+        .select(JourneyRow::as_select())
+        .load(c)
+        .await)?)
 }

@@ -3,7 +3,6 @@
 
 use super::schema::{flow_versions, flows};
 use super::{new_id, Db, StoreError};
-use crate::with_conn;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
@@ -152,4 +151,23 @@ pub async fn list(
         .into_iter()
         .map(|(flow, version)| StoredFlow { flow, version })
         .collect())
+}
+
+impl super::Tx {
+    /// `(flow id, version, definition)` of every stored version of these flows.
+    pub async fn flow_definitions(
+        &mut self,
+        flow_ids: &[&str],
+    ) -> Result<Vec<(String, i32, String)>, StoreError> {
+        use super::schema::flow_versions;
+        Ok(on_conn!(&mut self.conn, c => flow_versions::table
+            .filter(flow_versions::flow_id.eq_any(flow_ids))
+            .select((
+                flow_versions::flow_id,
+                flow_versions::version,
+                flow_versions::definition,
+            ))
+            .load(c)
+            .await)?)
+    }
 }

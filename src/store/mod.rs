@@ -1,110 +1,20 @@
 //! Storage: one diesel schema over SQLite (the embedded default) and PostgreSQL.
 //!
-//! A [`Db`] is a pool for one of the two backends; [`Db::conn`] hands out a [`Conn`], and the
-//! [`with_conn!`](crate::with_conn) macro runs a query written once against whichever backend it
-//! holds (the body is compiled for each). Everything is async: PostgreSQL through
+//! A [`Db`] is a pool for one of the two backends. One-shot reads and writes are functions over
+//! `&Db` in the file of their table; work that must commit together takes a [`Tx`]
+//! ([`Db::begin`]), one transaction type over both backends whose small methods match on the
+//! backend inside, so a workflow above is an ordinary `async fn` compiled once. Inside `store`,
+//! `with_conn!` runs a query written once against whichever backend a connection holds. Everything is async: PostgreSQL through
 //! `tokio-postgres`, SQLite through diesel-async's `SyncConnectionWrapper`, which moves each
 //! query onto tokio's blocking pool.
 //!
 //! Adding a table: a migration in both `migrations/postgres/` and `migrations/sqlite/` (same
 //! name), its `table!` in [`schema`], and a file here with its rows and queries.
 
-pub mod accounts;
-pub mod contacts;
-pub mod enrollments;
-pub mod flows;
-pub mod pg_batch;
-pub mod schema;
-pub mod senders;
-pub mod signals;
-pub mod sqlite_batch;
-pub mod tokens;
-
-use crate::config::DatabaseUrl;
-use diesel::{Connection, SqliteConnection};
-use diesel_async::pooled_connection::deadpool::{Object, Pool};
-use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
-use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
-use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
-use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
-use std::time::Duration;
-
-/// Migrations compiled into the binary, one set per backend (the SQL may differ).
-pub const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
-pub const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
-
-/// The async SQLite connection: a synchronous diesel connection run on the blocking pool.
-pub type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
-
-/// How long an SQLite writer waits for a lock before failing, in milliseconds.
-const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
-/// PostgreSQL pool size per replica.
-const POSTGRES_POOL_SIZE: usize = 16;
-/// How long a request waits for a pooled connection (or for a new one to open) before it fails
-/// as unavailable, rather than hanging.
-const POOL_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The errors of the storage boundary.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("database query failed: {0}")]
-    Query(#[from] diesel::result::Error),
-    #[error("cannot connect to the database at {url}: {message}")]
-    Connect { url: String, message: String },
-    #[error("cannot get a database connection from the pool: {0}")]
-    Pool(String),
-    #[error("migrations failed: {0}")]
-    Migration(String),
-    #[error("stored data is corrupt: {0}")]
-    Corrupt(String),
-    #[error("too many concurrent writers: {0}")]
-    Contention(String),
-    #[error("a storage worker task stopped: {0}")]
-    Worker(String),
-}
-
-/// A failure inside a write transaction that also decodes stored rows: diesel's own error (so
-/// `?` and rollback work inside `transaction`) or a stored value that does not parse.
-#[derive(Debug)]
-pub enum TxError {
-    Db(diesel::result::Error),
-    Store(StoreError),
-}
-
-impl From<diesel::result::Error> for TxError {
-    fn from(e: diesel::result::Error) -> Self {
-        TxError::Db(e)
-    }
-}
-
-impl From<TxError> for StoreError {
-    fn from(e: TxError) -> Self {
-        match e {
-            TxError::Db(e) => StoreError::Query(e),
-            TxError::Store(e) => e,
-        }
-    }
-}
-
-/// A pool of connections to one backend. Cheap to clone.
-#[derive(Clone)]
-pub enum Db {
-    Postgres(Pool<AsyncPgConnection>),
-    Sqlite(Pool<SqliteConn>),
-}
-
-/// One pooled connection, to either backend. Use it with [`with_conn!`](crate::with_conn).
-// Short-lived and moved once into `with_conn!`; boxing would only add an allocation per query.
-#[allow(clippy::large_enum_variant)]
-pub enum Conn {
-    Postgres(Object<AsyncPgConnection>),
-    Sqlite(Object<SqliteConn>),
-}
-
 /// Runs `$body` with `$c: &mut impl AsyncConnection` bound to the connection inside `$conn`
-/// (a [`Conn`]), whichever backend it is. The body is compiled once per backend, so a query
-/// written once must be valid diesel for both.
-#[macro_export]
+/// (an owned [`Conn`]), whichever backend it is. The body is compiled once per backend, so a
+/// query written once must be valid diesel for both. Private to `store`: everything above
+/// works with [`Db`] and [`Tx`].
 macro_rules! with_conn {
     ($conn:expr, $c:ident => $body:expr) => {
         match $conn {
@@ -118,6 +28,118 @@ macro_rules! with_conn {
             }
         }
     };
+}
+
+/// [`with_conn!`] over a borrowed `&mut Conn` (what a [`Tx`] holds).
+macro_rules! on_conn {
+    ($conn:expr, $c:ident => $body:expr) => {
+        match $conn {
+            $crate::store::Conn::Postgres(pooled) => {
+                let $c = &mut **pooled;
+                $body
+            }
+            $crate::store::Conn::Sqlite(pooled) => {
+                let $c = &mut **pooled;
+                $body
+            }
+        }
+    };
+}
+
+pub mod accounts;
+pub mod contacts;
+pub mod dispatches;
+pub mod enrollments;
+pub mod flows;
+pub mod pg_batch;
+pub mod schema;
+pub mod senders;
+pub mod signals;
+pub mod sqlite_batch;
+pub mod tasks;
+pub mod tokens;
+mod tx;
+pub mod values;
+
+pub use enrollments::{EnrollmentRow, JourneyRow, Writes, LIVE};
+pub use tx::Tx;
+pub use values::{DispatchStatus, TaskStatus};
+
+use crate::config::DatabaseUrl;
+use diesel::{Connection, SqliteConnection};
+use diesel_async::pooled_connection::deadpool::{Object, Pool, PoolError};
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+use std::time::Duration;
+
+/// Migrations compiled into the binary, one set per backend (the SQL may differ).
+pub const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
+/// SQLite's migrations (same names as PostgreSQL's).
+pub const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
+
+/// The async SQLite connection: a synchronous diesel connection run on the blocking pool.
+pub type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
+
+/// Any error a lower layer gives, kept whole so its source chain reaches the log.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How long an SQLite writer waits for a lock before failing, in milliseconds.
+const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
+/// PostgreSQL pool size per replica.
+const POSTGRES_POOL_SIZE: usize = 16;
+/// How long a request waits for a pooled connection (or for a new one to open) before it fails
+/// as unavailable, rather than hanging.
+const POOL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The errors of the storage boundary. Each keeps its cause as its `source`.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A query failed (including a constraint the caller may handle, e.g. a unique key).
+    #[error("database query failed: {0}")]
+    Query(#[from] diesel::result::Error),
+    /// The database cannot be reached at start.
+    #[error("cannot connect to the database at {url}: {source}")]
+    Connect {
+        /// The URL as configured.
+        url: String,
+        /// Why not.
+        #[source]
+        source: BoxError,
+    },
+    /// No pooled connection within [`POOL_TIMEOUT`], or a new one failed to open.
+    #[error("cannot get a database connection from the pool: {0}")]
+    Pool(#[from] PoolError),
+    /// A migration failed to apply.
+    #[error("migrations failed: {0}")]
+    Migration(#[source] BoxError),
+    /// A stored value does not decode: the data changed under us, or a bug wrote it.
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    /// SQLite stayed busy past its timeout, or retries on a conflict ran out: try again later.
+    #[error("too many concurrent writers: {0}")]
+    Contention(String),
+    /// A storage task stopped (it panicked or was cancelled).
+    #[error("a storage worker task stopped: {0}")]
+    Worker(#[from] tokio::task::JoinError),
+}
+
+/// A pool of connections to one backend. Cheap to clone.
+#[derive(Clone)]
+pub enum Db {
+    /// Production: several replicas may share it.
+    Postgres(Pool<AsyncPgConnection>),
+    /// The embedded default: one writer.
+    Sqlite(Pool<SqliteConn>),
+}
+
+/// One pooled connection, to either backend.
+// Short-lived and moved once into `with_conn!`; boxing would only add an allocation per query.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Conn {
+    Postgres(Object<AsyncPgConnection>),
+    Sqlite(Object<SqliteConn>),
 }
 
 impl Db {
@@ -138,7 +160,7 @@ impl Db {
                     .wait_timeout(Some(POOL_TIMEOUT))
                     .create_timeout(Some(POOL_TIMEOUT))
                     .build()
-                    .map_err(|e| StoreError::Pool(e.to_string()))?;
+                    .expect("a pool with a runtime and timeouts builds");
                 Db::Postgres(pool)
             }
             DatabaseUrl::Sqlite(path) => {
@@ -155,31 +177,45 @@ impl Db {
                     .wait_timeout(Some(POOL_TIMEOUT))
                     .create_timeout(Some(POOL_TIMEOUT))
                     .build()
-                    .map_err(|e| StoreError::Pool(e.to_string()))?;
+                    .expect("a pool with a runtime and timeouts builds");
                 Db::Sqlite(pool)
             }
         };
         drop(db.conn().await.map_err(|e| StoreError::Connect {
             url: url.to_string(),
-            message: e.to_string(),
+            source: Box::new(e),
         })?);
         Ok(db)
     }
 
     /// A connection from the pool.
-    pub async fn conn(&self) -> Result<Conn, StoreError> {
-        match self {
-            Db::Postgres(pool) => pool
-                .get()
-                .await
-                .map(Conn::Postgres)
-                .map_err(|e| StoreError::Pool(e.to_string())),
-            Db::Sqlite(pool) => pool
-                .get()
-                .await
-                .map(Conn::Sqlite)
-                .map_err(|e| StoreError::Pool(e.to_string())),
+    pub(crate) async fn conn(&self) -> Result<Conn, StoreError> {
+        Ok(match self {
+            Db::Postgres(pool) => Conn::Postgres(pool.get().await?),
+            Db::Sqlite(pool) => Conn::Sqlite(pool.get().await?),
+        })
+    }
+
+    /// Starts a transaction on a pooled connection.
+    pub async fn begin(&self) -> Result<Tx, StoreError> {
+        Tx::begin(self.conn().await?).await
+    }
+
+    /// True on PostgreSQL, where several replicas may share the database.
+    pub fn is_postgres(&self) -> bool {
+        matches!(self, Db::Postgres(_))
+    }
+
+    /// PostgreSQL: `NOTIFY channel`, to wake other replicas. SQLite has one process: nothing.
+    pub async fn notify(&self, channel: &str) -> Result<(), StoreError> {
+        if let Db::Postgres(pool) = self {
+            use diesel_async::RunQueryDsl;
+            let mut c = pool.get().await?;
+            diesel::sql_query(format!("NOTIFY {channel}"))
+                .execute(&mut *c)
+                .await?;
         }
+        Ok(())
     }
 
     /// Applies pending migrations and returns how many ran. Runs on the blocking pool, because
@@ -187,8 +223,7 @@ impl Db {
     pub async fn migrate(url: &DatabaseUrl) -> Result<usize, StoreError> {
         let url = url.clone();
         tokio::task::spawn_blocking(move || -> Result<usize, StoreError> {
-            let migration_error =
-                |e: Box<dyn std::error::Error + Send + Sync>| StoreError::Migration(e.to_string());
+            let migration_error = StoreError::Migration;
             match &url {
                 DatabaseUrl::Postgres(pg) => {
                     type Wrapper = diesel_async::async_connection_wrapper::AsyncConnectionWrapper<
@@ -197,7 +232,7 @@ impl Db {
                     let mut conn = <Wrapper as Connection>::establish(pg).map_err(|e| {
                         StoreError::Connect {
                             url: url.to_string(),
-                            message: e.to_string(),
+                            source: Box::new(e),
                         }
                     })?;
                     conn.run_pending_migrations(POSTGRES_MIGRATIONS)
@@ -208,7 +243,7 @@ impl Db {
                     let mut conn =
                         SqliteConnection::establish(path).map_err(|e| StoreError::Connect {
                             url: url.to_string(),
-                            message: e.to_string(),
+                            source: Box::new(e),
                         })?;
                     conn.run_pending_migrations(SQLITE_MIGRATIONS)
                         .map(|v| v.len())
@@ -216,8 +251,7 @@ impl Db {
                 }
             }
         })
-        .await
-        .map_err(|e| StoreError::Migration(e.to_string()))?
+        .await?
     }
 }
 

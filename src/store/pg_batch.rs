@@ -180,7 +180,7 @@ pub async fn write_with<'a>(
             )
             .bind::<Array<Text>, _>(col(t, |r| r.enrollment_id.as_str()))
             .bind::<Array<BigInt>, _>(col(t, |r| r.run))
-            .bind::<Array<Text>, _>(col(t, |r| r.status))
+            .bind::<Array<Text>, _>(col(t, |r| r.status.as_str()))
             .bind::<Array<Nullable<Text>>, _>(col(t, |r| r.outcome.as_deref()))
             .bind::<Array<BigInt>, _>(col(t, |r| r.at)),
         )

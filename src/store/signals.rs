@@ -3,14 +3,15 @@
 //! already used (`webhook_replays`); and the lookups that address a signal (a contact by id,
 //! email or phone; an email thread by the `Message-ID` nudge assigned).
 
+use super::enrollments::{EnrollmentRow, Writes, LIVE};
 use super::schema::{
     accounts, contacts, dispatches, enrollments, senders, signal_deliveries, signals,
     webhook_replays,
 };
-use super::{Db, StoreError};
-use crate::with_conn;
+use super::{pg_batch, Conn, Db, StoreError, Tx};
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
+use std::collections::HashSet;
 
 diesel::define_sql_function! {
     /// SQL `lower()`: emails are matched without regard to case.
@@ -77,24 +78,328 @@ pub enum Inserted {
     Replayed,
 }
 
-/// The active or paused enrollments of a stored signal's contacts, oldest first, but the one
-/// with id `$except` (`""`: none, ids are never empty); inside a function returning
-/// `Result<_, diesel::result::Error>`.
-macro_rules! reach {
-    ($c:expr, $row:expr, $except:expr) => {{
-        let row: &SignalRow = $row;
-        let contacts: Vec<String> = serde_json::from_str(&row.contact_ids)
-            .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))?;
-        enrollments::table
+impl Tx {
+    /// Remembers a webhook signature; false when it was seen before (a replay). Signatures
+    /// older than `forget_before` can no longer pass the timestamp check and are forgotten.
+    pub async fn remember_replay(
+        &mut self,
+        account_id: &str,
+        signature: &str,
+        at: i64,
+    ) -> Result<bool, StoreError> {
+        let fresh = on_conn!(&mut self.conn, c => diesel::insert_into(webhook_replays::table)
+            .values((
+                webhook_replays::account_id.eq(account_id),
+                webhook_replays::signature.eq(signature),
+                webhook_replays::seen_at.eq(at),
+            ))
+            .on_conflict((webhook_replays::account_id, webhook_replays::signature))
+            .do_nothing()
+            .execute(c)
+            .await)?;
+        Ok(fresh == 1)
+    }
+
+    /// Forgets the webhook signatures seen before `before`.
+    pub async fn forget_replays(&mut self, before: i64) -> Result<(), StoreError> {
+        on_conn!(&mut self.conn, c => diesel::delete(
+            webhook_replays::table.filter(webhook_replays::seen_at.lt(before))
+        )
+        .execute(c)
+        .await)?;
+        Ok(())
+    }
+
+    /// Inserts the signals unless their provider ids are stored; returns the ids inserted.
+    /// PostgreSQL: one array-bound statement; SQLite: a statement a row (no multi-row inserts
+    /// through the async wrapper).
+    pub async fn insert_signals(&mut self, rows: &[SignalRow]) -> Result<Vec<String>, StoreError> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        match &mut self.conn {
+            Conn::Postgres(c) => Ok(pg_batch::insert_signals(c, rows).await?),
+            Conn::Sqlite(c) => {
+                let mut inserted = Vec::new();
+                for row in rows {
+                    let n = diesel::insert_into(signals::table)
+                        .values(row)
+                        .on_conflict_do_nothing()
+                        .execute(&mut **c)
+                        .await?;
+                    if n == 1 {
+                        inserted.push(row.id.clone());
+                    }
+                }
+                Ok(inserted)
+            }
+        }
+    }
+
+    /// The active or paused enrollments of a stored signal's contacts, oldest first, but
+    /// `except` (a task outcome's own enrollment, which took its branch already).
+    pub async fn reach(
+        &mut self,
+        row: &SignalRow,
+        except: Option<&str>,
+    ) -> Result<Vec<String>, StoreError> {
+        let contacts: Vec<String> = row.contact_ids()?;
+        Ok(on_conn!(&mut self.conn, c => enrollments::table
             .filter(enrollments::account_id.eq(&row.account_id))
-            .filter(enrollments::contact_id.eq_any(contacts))
-            .filter(enrollments::status.eq_any(["active", "paused"]))
-            .filter(enrollments::id.ne($except))
+            .filter(enrollments::contact_id.eq_any(&contacts))
+            .filter(enrollments::status.eq_any(LIVE))
+            .filter(enrollments::id.ne(except.unwrap_or("")))
             .order((enrollments::created_at.asc(), enrollments::id.asc()))
             .select(enrollments::id)
-            .load::<String>($c)
-            .await?
-    }};
+            .load::<String>(c)
+            .await)?)
+    }
+
+    /// Marks the fan-out of these signals complete.
+    pub async fn mark_routed(&mut self, signal_ids: &[&str], at: i64) -> Result<(), StoreError> {
+        if signal_ids.is_empty() {
+            return Ok(());
+        }
+        on_conn!(&mut self.conn, c => diesel::update(
+            signals::table.filter(signals::id.eq_any(signal_ids))
+        )
+        .set(signals::routed_at.eq(Some(at)))
+        .execute(c)
+        .await)?;
+        Ok(())
+    }
+
+    /// The account's signal with this provider id.
+    pub async fn signal_by_provider(
+        &mut self,
+        account_id: &str,
+        provider_id: Option<&str>,
+    ) -> Result<SignalRow, StoreError> {
+        Ok(on_conn!(&mut self.conn, c => signals::table
+            .filter(signals::account_id.eq(account_id))
+            .filter(signals::provider_id.eq(provider_id))
+            .select(SignalRow::as_select())
+            .first(c)
+            .await)?)
+    }
+
+    /// The signals of these accounts with these provider ids (a superset: the caller keeps
+    /// each (account, provider id) pair it asked for).
+    pub async fn signals_by_provider(
+        &mut self,
+        account_ids: &[&str],
+        provider_ids: &[&str],
+    ) -> Result<Vec<SignalRow>, StoreError> {
+        if provider_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(on_conn!(&mut self.conn, c => signals::table
+            .filter(signals::account_id.eq_any(account_ids))
+            .filter(signals::provider_id.eq_any(provider_ids))
+            .select(SignalRow::as_select())
+            .load(c)
+            .await)?)
+    }
+
+    /// Whether `signal_id` already reached `enrollment_id`.
+    pub async fn delivered(
+        &mut self,
+        signal_id: &str,
+        enrollment_id: &str,
+    ) -> Result<bool, StoreError> {
+        let seen: i64 = on_conn!(&mut self.conn, c => signal_deliveries::table
+            .filter(signal_deliveries::signal_id.eq(signal_id))
+            .filter(signal_deliveries::enrollment_id.eq(enrollment_id))
+            .count()
+            .get_result(c)
+            .await)?;
+        Ok(seen > 0)
+    }
+
+    /// Every (signal, enrollment) these signals reached already.
+    pub async fn delivered_pairs(
+        &mut self,
+        signal_ids: &[&str],
+    ) -> Result<HashSet<(String, String)>, StoreError> {
+        if signal_ids.is_empty() {
+            return Ok(HashSet::new());
+        }
+        Ok(on_conn!(&mut self.conn, c => signal_deliveries::table
+            .filter(signal_deliveries::signal_id.eq_any(signal_ids))
+            .select((signal_deliveries::signal_id, signal_deliveries::enrollment_id))
+            .load::<(String, String)>(c)
+            .await)?
+        .into_iter()
+        .collect())
+    }
+
+    /// The deliveries of these signals, in the order they were written.
+    pub async fn deliveries_of(
+        &mut self,
+        signal_ids: &[&str],
+    ) -> Result<Vec<DeliveryRow>, StoreError> {
+        if signal_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(on_conn!(&mut self.conn, c => signal_deliveries::table
+            .filter(signal_deliveries::signal_id.eq_any(signal_ids))
+            .order((signal_deliveries::at.asc(), signal_deliveries::enrollment_id.asc()))
+            .select(DeliveryRow::as_select())
+            .load(c)
+            .await)?)
+    }
+
+    /// Inserts delivery rows. PostgreSQL: one array-bound statement; SQLite: a row at a time.
+    pub async fn insert_deliveries(&mut self, rows: &[DeliveryRow]) -> Result<(), StoreError> {
+        match &mut self.conn {
+            Conn::Postgres(c) => {
+                pg_batch::insert_deliveries(c, rows).await?;
+            }
+            Conn::Sqlite(c) => {
+                for row in rows {
+                    diesel::insert_into(signal_deliveries::table)
+                        .values(row)
+                        .execute(&mut **c)
+                        .await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The (account, phone, contact id) of every contact with one of the (account, E.164
+    /// phone) `pairs`, oldest contact first (SQLite answers the cross product of accounts and
+    /// phones; the caller keeps each signal's own pair).
+    pub async fn contacts_by_phone(
+        &mut self,
+        pairs: &[(String, String)],
+    ) -> Result<Vec<(String, Option<String>, String)>, StoreError> {
+        match &mut self.conn {
+            Conn::Postgres(c) => Ok(pg_batch::contacts_by_phone(c, pairs).await?),
+            Conn::Sqlite(c) => {
+                let accounts: Vec<&str> = pairs.iter().map(|(a, _)| a.as_str()).collect();
+                let phones: Vec<&str> = pairs.iter().map(|(_, p)| p.as_str()).collect();
+                Ok(contacts::table
+                    .filter(contacts::account_id.eq_any(accounts))
+                    .filter(contacts::phone.eq_any(phones))
+                    .order((contacts::created_at.asc(), contacts::id.asc()))
+                    .select((contacts::account_id, contacts::phone, contacts::id))
+                    .load::<(String, Option<String>, String)>(&mut **c)
+                    .await?)
+            }
+        }
+    }
+
+    /// The active or paused enrollments of the (account, contact) `pairs`, in id order; locked
+    /// on PostgreSQL (in that order, so concurrent groups cannot deadlock). SQLite answers the
+    /// cross product of accounts and contacts; the caller keeps each signal's own.
+    pub async fn reached(
+        &mut self,
+        pairs: &[(String, String)],
+    ) -> Result<Vec<EnrollmentRow>, StoreError> {
+        if pairs.is_empty() {
+            return Ok(Vec::new());
+        }
+        match &mut self.conn {
+            Conn::Postgres(c) => Ok(pg_batch::reached_enrollments(c, pairs).await?),
+            Conn::Sqlite(c) => Ok(sqlite_reached(c, pairs).await?),
+        }
+    }
+
+    /// Inserts the new signal rows of a group, and reads the enrollments the (account,
+    /// contact) `wanted` pairs reach ([`Tx::reached`]) and the settings (`id`, `max_wait`) of
+    /// `accounts`: `(ids inserted, enrollments, settings)`. PostgreSQL gets the three
+    /// statements pipelined, in one round trip.
+    pub async fn insert_and_reach(
+        &mut self,
+        candidates: &[SignalRow],
+        wanted: &[(String, String)],
+        accounts: &[String],
+    ) -> Result<
+        (
+            Vec<String>,
+            Vec<EnrollmentRow>,
+            Vec<(String, Option<String>)>,
+        ),
+        StoreError,
+    > {
+        match &mut self.conn {
+            Conn::Postgres(c) => {
+                let c: &diesel_async::AsyncPgConnection = c;
+                Ok(futures_util::try_join!(
+                    pg_batch::insert_signals(c, candidates),
+                    pg_batch::reached_enrollments(c, wanted),
+                    accounts::table
+                        .filter(accounts::id.eq_any(accounts))
+                        .select((accounts::id, accounts::max_wait))
+                        .load::<(String, Option<String>)>(&mut &*c),
+                )?)
+            }
+            Conn::Sqlite(_) => {
+                let inserted = self.insert_signals(candidates).await?;
+                let rows = self.reached(wanted).await?;
+                let ids: Vec<&str> = accounts.iter().map(String::as_str).collect();
+                let settings = self.account_settings(&ids).await?;
+                Ok((inserted, rows, settings))
+            }
+        }
+    }
+
+    /// Writes what a signal group did: the engine's rows ([`Tx::write_all`]), the delivery
+    /// rows, and `routed_at` on `routed`. PostgreSQL sends the statements pipelined (one round
+    /// trip, [`pg_batch::write_with`]); SQLite takes them one by one.
+    pub async fn write_group(
+        &mut self,
+        writes: &Writes,
+        deliveries: &[DeliveryRow],
+        routed: &[&str],
+        at: i64,
+    ) -> Result<(), StoreError> {
+        match &mut self.conn {
+            Conn::Postgres(c) => {
+                let c: &diesel_async::AsyncPgConnection = c;
+                let mut more = vec![pg_batch::insert_deliveries(c, deliveries)];
+                if !routed.is_empty() {
+                    more.push(
+                        diesel::update(signals::table.filter(signals::id.eq_any(routed)))
+                            .set(signals::routed_at.eq(Some(at)))
+                            .execute(&mut &*c),
+                    );
+                }
+                pg_batch::write_with(c, writes, more).await?;
+            }
+            Conn::Sqlite(_) => {
+                self.write_all(writes).await?;
+                self.insert_deliveries(deliveries).await?;
+                self.mark_routed(routed, at).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn sqlite_reached(
+    c: &mut super::SqliteConn,
+    pairs: &[(String, String)],
+) -> diesel::QueryResult<Vec<EnrollmentRow>> {
+    let accounts: Vec<&str> = pairs.iter().map(|(a, _)| a.as_str()).collect();
+    let contacts: Vec<&str> = pairs.iter().map(|(_, c)| c.as_str()).collect();
+    enrollments::table
+        .filter(enrollments::account_id.eq_any(accounts))
+        .filter(enrollments::contact_id.eq_any(contacts))
+        .filter(enrollments::status.eq_any(LIVE))
+        .order(enrollments::id.asc())
+        .select(EnrollmentRow::as_select())
+        .load::<EnrollmentRow>(c)
+        .await
+}
+
+impl SignalRow {
+    /// Every contact it is addressed to.
+    pub fn contact_ids(&self) -> Result<Vec<String>, StoreError> {
+        serde_json::from_str(&self.contact_ids)
+            .map_err(|e| StoreError::Corrupt(format!("signal {}: contact_ids: {e}", self.id)))
+    }
 }
 
 /// Stores `row` unless its provider id is known, remembers `replay_key` (a webhook signature)
@@ -105,70 +410,58 @@ pub async fn insert(
     row: &SignalRow,
     replay_key: Option<&str>,
 ) -> Result<Inserted, StoreError> {
-    let conn = db.conn().await?;
-    let forget_before = row.created_at - REPLAY_MEMORY_MS;
-    Ok(with_conn!(conn, c => c
-        .transaction(async |c| {
-            if let Some(key) = replay_key {
-                let fresh = diesel::insert_into(webhook_replays::table)
-                    .values((
-                        webhook_replays::account_id.eq(&row.account_id),
-                        webhook_replays::signature.eq(key),
-                        webhook_replays::seen_at.eq(row.created_at),
-                    ))
-                    .on_conflict((webhook_replays::account_id, webhook_replays::signature))
-                    .do_nothing()
-                    .execute(c)
-                    .await?;
-                if fresh == 0 {
-                    return Ok(Inserted::Replayed);
-                }
-                // Old signatures can no longer pass the timestamp check: forget them.
-                diesel::delete(webhook_replays::table.filter(webhook_replays::seen_at.lt(forget_before)))
-                    .execute(c)
-                    .await?;
-            }
-            let inserted = diesel::insert_into(signals::table)
-                .values(row)
-                .on_conflict_do_nothing()
-                .execute(c)
-                .await?;
-            if inserted == 1 {
-                let reach = reach!(c, row, "");
-                let mut row = row.clone();
-                if reach.is_empty() && row.kind != "opt_out" {
-                    diesel::update(signals::table.find(&row.id))
-                        .set(signals::routed_at.eq(Some(row.created_at)))
-                        .execute(c)
-                        .await?;
-                    row.routed_at = Some(row.created_at);
-                }
-                return Ok(Inserted::New { row, reach });
-            }
-            let existing: SignalRow = signals::table
-                .filter(signals::account_id.eq(&row.account_id))
-                .filter(signals::provider_id.eq(&row.provider_id))
-                .select(SignalRow::as_select())
-                .first(c)
-                .await?;
-            let reach = if existing.routed_at.is_none() {
-                reach!(c, &existing, "")
-            } else {
-                Vec::new()
-            };
-            Ok::<_, diesel::result::Error>(Inserted::Duplicate { row: existing, reach })
-        })
-        .await)?)
+    let mut tx = db.begin().await?;
+    let result = insert_in(&mut tx, row, replay_key).await;
+    tx.finish(result).await
 }
 
-/// The active or paused enrollments a stored signal reaches, oldest first, but `except` (a
-/// task outcome's own enrollment, which took its branch already).
-pub async fn reach(db: &Db, row: &SignalRow, except: &str) -> Result<Vec<String>, StoreError> {
-    let conn = db.conn().await?;
-    Ok(with_conn!(conn, c => async {
-        Ok::<_, diesel::result::Error>(reach!(c, row, except))
+async fn insert_in(
+    tx: &mut Tx,
+    row: &SignalRow,
+    replay_key: Option<&str>,
+) -> Result<Inserted, StoreError> {
+    if let Some(key) = replay_key {
+        if !tx
+            .remember_replay(&row.account_id, key, row.created_at)
+            .await?
+        {
+            return Ok(Inserted::Replayed);
+        }
+        tx.forget_replays(row.created_at - REPLAY_MEMORY_MS).await?;
     }
-    .await)?)
+    let inserted = tx.insert_signals(std::slice::from_ref(row)).await?;
+    if !inserted.is_empty() {
+        let reach = tx.reach(row, None).await?;
+        let mut row = row.clone();
+        if reach.is_empty() && !row.is_opt_out() {
+            tx.mark_routed(&[&row.id], row.created_at).await?;
+            row.routed_at = Some(row.created_at);
+        }
+        return Ok(Inserted::New { row, reach });
+    }
+    let existing = tx
+        .signal_by_provider(&row.account_id, row.provider_id.as_deref())
+        .await?;
+    let reach = if existing.routed_at.is_none() {
+        tx.reach(&existing, None).await?
+    } else {
+        Vec::new()
+    };
+    Ok(Inserted::Duplicate {
+        row: existing,
+        reach,
+    })
+}
+
+/// The active or paused enrollments a stored signal reaches, oldest first, but `except`.
+pub async fn reach(
+    db: &Db,
+    row: &SignalRow,
+    except: Option<&str>,
+) -> Result<Vec<String>, StoreError> {
+    let mut tx = db.begin().await?;
+    let result = tx.reach(row, except).await;
+    tx.finish(result).await
 }
 
 /// A stored signal by its provider id.
@@ -334,4 +627,11 @@ pub async fn set_twilio_auth_token(
         .execute(c)
         .await)?;
     Ok(n == 1)
+}
+
+impl SignalRow {
+    /// An opt-out: its contacts are marked opted out of its channel before it is routed.
+    pub fn is_opt_out(&self) -> bool {
+        self.kind == crate::signals::SignalKind::OPT_OUT
+    }
 }

@@ -5,6 +5,7 @@
 
 use super::enrollments::{Writes, MAX_BINDS};
 use super::schema::{dispatches, enrollments, journey, tasks};
+use super::TaskStatus;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
 use diesel::SqliteConnection;
@@ -49,10 +50,10 @@ pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
             tasks::table
                 .filter(tasks::enrollment_id.eq(&t.enrollment_id))
                 .filter(tasks::run.eq(t.run))
-                .filter(tasks::status.eq("open")),
+                .filter(tasks::status.eq(TaskStatus::Open.as_str())),
         )
         .set((
-            tasks::status.eq(t.status),
+            tasks::status.eq(t.status.as_str()),
             tasks::outcome.eq(&t.outcome),
             tasks::completed_at.eq(Some(t.at)),
         ))

@@ -2,7 +2,6 @@
 
 use super::schema::api_tokens;
 use super::{Db, StoreError};
-use crate::with_conn;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 

@@ -102,7 +102,7 @@ pub async fn spawn_app_on(
     let addr = app.local_addr().unwrap();
     let state = app.state().clone();
     let token = auth::create_token(
-        &state.db,
+        &state.core.db,
         DEFAULT_ACCOUNT_ID,
         &Scope::Full,
         to_millis(clock.now()),
@@ -155,7 +155,7 @@ impl TestApp {
     /// Another token for the default account.
     pub async fn token(&self, scope: Scope) -> String {
         auth::create_token(
-            &self.state.db,
+            &self.state.core.db,
             DEFAULT_ACCOUNT_ID,
             &scope,
             to_millis(self.clock.now()),

@@ -20,9 +20,9 @@ impl ContactService for ContactApi {
     ) -> Result<Response<UpsertContactResponse>, Status> {
         let who = principal(&request)?;
         let input = convert::contact_input(request.into_inner().contact)?;
-        let now = self.state.clock.now();
+        let now = self.state.core.clock.now();
         let (contact, created) =
-            contacts::upsert(&self.state.db, &who.account_id, input, now).await?;
+            contacts::upsert(&self.state.core.db, &who.account_id, input, now).await?;
         Ok(Response::new(UpsertContactResponse {
             contact: Some(contact.into()),
             created,
@@ -34,7 +34,8 @@ impl ContactService for ContactApi {
         request: Request<GetContactRequest>,
     ) -> Result<Response<GetContactResponse>, Status> {
         let who = principal(&request)?;
-        let contact = contacts::get(&self.state.db, &who.account_id, &request.get_ref().id).await?;
+        let contact =
+            contacts::get(&self.state.core.db, &who.account_id, &request.get_ref().id).await?;
         Ok(Response::new(GetContactResponse {
             contact: Some(contact.into()),
         }))
@@ -46,9 +47,9 @@ impl ContactService for ContactApi {
     ) -> Result<Response<OptOutResponse>, Status> {
         let who = principal(&request)?;
         let req = request.into_inner();
-        let now = self.state.clock.now();
+        let now = self.state.core.clock.now();
         let contact = contacts::opt_out(
-            &self.state.db,
+            &self.state.core.db,
             &who.account_id,
             &req.contact_id,
             &req.channels,

@@ -3,7 +3,6 @@
 use super::auth::principal;
 use super::convert::{opt_timestamp, timestamp};
 use crate::api::AppState;
-use crate::clock::from_millis;
 use crate::proto::v1 as pb;
 use crate::proto::v1::dispatch_service_server::DispatchService;
 use crate::service::dispatches;
@@ -21,7 +20,8 @@ impl DispatchService for DispatchApi {
     ) -> Result<Response<pb::ClaimDispatchesResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
-        let rows = dispatches::claim(&self.state, &who.account_id, r.lease_ms, r.max_count).await?;
+        let rows =
+            dispatches::claim(&self.state.core, &who.account_id, r.lease_ms, r.max_count).await?;
         Ok(Response::new(pb::ClaimDispatchesResponse {
             dispatches: rows
                 .into_iter()
@@ -36,10 +36,10 @@ impl DispatchService for DispatchApi {
                     template: d.template,
                     input: d.input,
                     message_id: d.message_id.unwrap_or_default(),
-                    due_at: Some(timestamp(from_millis(d.due_at))),
+                    due_at: Some(timestamp(d.due_at)),
                     attempts: d.attempts,
-                    lease_token: d.lease_owner.unwrap_or_default(),
-                    lease_until: opt_timestamp(d.lease_until.map(from_millis)),
+                    lease_token: d.lease_token.unwrap_or_default(),
+                    lease_until: opt_timestamp(d.lease_until),
                     channel_params: d.channel_params.unwrap_or_default(),
                 })
                 .collect(),
@@ -53,7 +53,7 @@ impl DispatchService for DispatchApi {
         let who = principal(&request)?;
         let r = request.into_inner();
         let status = dispatches::ack(
-            &self.state,
+            &self.state.core,
             &who.account_id,
             &r.id,
             &r.lease_token,
@@ -62,7 +62,7 @@ impl DispatchService for DispatchApi {
         )
         .await?;
         Ok(Response::new(pb::AckDispatchResponse {
-            status: status.to_string(),
+            status: status.as_str().to_string(),
         }))
     }
 }

@@ -18,21 +18,21 @@ impl From<Enrollment> for pb::Enrollment {
     fn from(e: Enrollment) -> pb::Enrollment {
         let run = e.state.run.as_ref();
         pb::Enrollment {
-            id: e.row.id,
-            flow_id: e.row.flow_id,
-            flow_version: e.row.flow_version,
-            contact_id: e.row.contact_id,
-            sender_id: e.row.sender_id,
-            status: e.row.status,
+            id: e.id,
+            flow_id: e.flow_id,
+            flow_version: e.flow_version,
+            contact_id: e.contact_id,
+            sender_id: e.sender_id,
+            status: e.status.as_str().to_string(),
             current_step: run.map(|r| r.step.clone()).unwrap_or_default(),
             current_run: run.map(|r| r.id as i64).unwrap_or_default(),
             next_run_at: opt_timestamp(e.state.next_run_at),
             outcome: e.state.outcome.unwrap_or_default(),
             reason: e.state.reason.unwrap_or_default(),
             input: e.state.input.to_string(),
-            client_key: e.row.client_key.unwrap_or_default(),
-            created_at: Some(timestamp(crate::clock::from_millis(e.row.created_at))),
-            updated_at: Some(timestamp(crate::clock::from_millis(e.row.updated_at))),
+            client_key: e.client_key.unwrap_or_default(),
+            created_at: Some(timestamp(e.created_at)),
+            updated_at: Some(timestamp(e.updated_at)),
         }
     }
 }
@@ -63,7 +63,7 @@ impl EnrollmentService for EnrollmentApi {
     ) -> Result<Response<pb::EnrollResponse>, Status> {
         let who = principal(&request)?;
         let (e, created) = enrollments::enroll(
-            &self.state,
+            &self.state.core,
             &who.account_id,
             enroll_input(request.into_inner()),
         )
@@ -85,7 +85,7 @@ impl EnrollmentService for EnrollmentApi {
             .into_iter()
             .map(enroll_input)
             .collect();
-        let results = enrollments::batch_enroll(&self.state, &who.account_id, items).await?;
+        let results = enrollments::batch_enroll(&self.state.core, &who.account_id, items).await?;
         let results = results
             .into_iter()
             .map(|r| match r {
@@ -127,7 +127,7 @@ impl EnrollmentService for EnrollmentApi {
         let who = principal(&request)?;
         let id = request.into_inner().id;
         Ok(reply(
-            enrollments::act(&self.state, &who, &id, Input::Pause).await?,
+            enrollments::act(&self.state.core, &who, &id, Input::Pause).await?,
         ))
     }
 
@@ -138,7 +138,7 @@ impl EnrollmentService for EnrollmentApi {
         let who = principal(&request)?;
         let id = request.into_inner().id;
         Ok(reply(
-            enrollments::act(&self.state, &who, &id, Input::Resume).await?,
+            enrollments::act(&self.state.core, &who, &id, Input::Resume).await?,
         ))
     }
 
@@ -154,7 +154,7 @@ impl EnrollmentService for EnrollmentApi {
             r.reason
         };
         Ok(reply(
-            enrollments::act(&self.state, &who, &r.id, Input::Exit { reason }).await?,
+            enrollments::act(&self.state.core, &who, &r.id, Input::Exit { reason }).await?,
         ))
     }
 
@@ -165,7 +165,13 @@ impl EnrollmentService for EnrollmentApi {
         let who = principal(&request)?;
         let r = request.into_inner();
         Ok(reply(
-            enrollments::act(&self.state, &who, &r.id, Input::MoveTo { step: r.step }).await?,
+            enrollments::act(
+                &self.state.core,
+                &who,
+                &r.id,
+                Input::MoveTo { step: r.step },
+            )
+            .await?,
         ))
     }
 
@@ -175,7 +181,7 @@ impl EnrollmentService for EnrollmentApi {
     ) -> Result<Response<pb::EnrollmentResponse>, Status> {
         let who = principal(&request)?;
         Ok(reply(
-            enrollments::get(&self.state, &who, &request.get_ref().id).await?,
+            enrollments::get(&self.state.core, &who, &request.get_ref().id).await?,
         ))
     }
 
@@ -187,7 +193,7 @@ impl EnrollmentService for EnrollmentApi {
         let r = request.into_inner();
         let page = r.page.unwrap_or_default();
         let (list, next_page_token) = enrollments::list(
-            &self.state,
+            &self.state.core,
             &who.account_id,
             ListFilter {
                 flow_id: r.flow_id,
@@ -212,7 +218,7 @@ impl EnrollmentService for EnrollmentApi {
         let r = request.into_inner();
         let page = r.page.unwrap_or_default();
         let (entries, next_page_token) = enrollments::journey_page(
-            &self.state,
+            &self.state.core,
             &who,
             &r.enrollment_id,
             page.page_size,

@@ -43,6 +43,11 @@ impl From<ServiceError> for Status {
             ServiceError::FailedPrecondition(m) => Status::failed_precondition(m),
             ServiceError::Conflict(m) => Status::already_exists(m),
             ServiceError::Forbidden(m) => Status::permission_denied(m),
+            ServiceError::Unavailable(m) => Status::unavailable(m),
+            ServiceError::Internal(m) => {
+                tracing::error!(error = %m, "internal error");
+                Status::internal("internal error; the server log has the details")
+            }
             ServiceError::Store(e) => store_status(e),
         }
     }

@@ -65,7 +65,7 @@ pub async fn router(state: AppState, max_message_bytes: usize) -> anyhow::Result
     })
     .max_decoding_message_size(max_message_bytes);
     // Virtual time exists only with the manual clock (SPEC §7).
-    let test_clock = state.clock.as_manual().is_some().then(|| {
+    let test_clock = state.core.clock.as_manual().is_some().then(|| {
         TestClockServiceServer::new(TestClockApi {
             state: state.clone(),
             lock: tokio::sync::Mutex::new(()),

@@ -4,33 +4,31 @@
 use super::auth::principal;
 use super::convert::{opt_timestamp, timestamp};
 use crate::api::AppState;
-use crate::clock::from_millis;
 use crate::proto::v1 as pb;
 use crate::proto::v1::signal_service_server::SignalService;
 use crate::service::signals::{self, Receipt};
-use crate::service::tasks;
+use crate::service::tasks::{self, Task};
 use crate::signals::{payload, SignalKind};
-use crate::store::enrollments::TaskRow;
 use tonic::{Request, Response, Status};
 
 pub struct SignalApi {
     pub state: AppState,
 }
 
-impl From<TaskRow> for pb::Task {
-    fn from(t: TaskRow) -> pb::Task {
+impl From<Task> for pb::Task {
+    fn from(t: Task) -> pb::Task {
         pb::Task {
             id: t.id,
             enrollment_id: t.enrollment_id,
             run: t.run,
             kind: t.kind,
             step: t.step,
-            status: t.status,
+            status: t.status.as_str().to_string(),
             outcome: t.outcome.unwrap_or_default(),
             params: t.params,
-            due_by: opt_timestamp(t.due_by.map(from_millis)),
-            created_at: Some(timestamp(from_millis(t.created_at))),
-            completed_at: opt_timestamp(t.completed_at.map(from_millis)),
+            due_by: opt_timestamp(t.due_by),
+            created_at: Some(timestamp(t.created_at)),
+            completed_at: opt_timestamp(t.completed_at),
         }
     }
 }
@@ -45,7 +43,7 @@ impl SignalService for SignalApi {
         let r = request.into_inner();
         let page = r.page.unwrap_or_default();
         let (rows, next_page_token) = tasks::list(
-            &self.state,
+            &self.state.core,
             &who.account_id,
             &r.status,
             &r.enrollment_id,
@@ -65,7 +63,8 @@ impl SignalService for SignalApi {
     ) -> Result<Response<pb::CompleteTaskResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
-        let (task, signalled) = tasks::complete(&self.state, &who, &r.task_id, &r.outcome).await?;
+        let (task, signalled) =
+            tasks::complete(&self.state.core, &who, &r.task_id, &r.outcome).await?;
         Ok(Response::new(pb::CompleteTaskResponse {
             task: Some(task.into()),
             signalled: signalled as i32,
@@ -79,10 +78,10 @@ impl SignalService for SignalApi {
         let who = principal(&request)?;
         let r = request.into_inner();
         let kind = report_kind(&r.kind, &r.channel)?;
-        let now = self.state.clock.now();
+        let now = self.state.core.clock.now();
         let provider_id = Some(r.provider_id).filter(|p| !p.is_empty());
         let receipt = signals::report(
-            &self.state,
+            &self.state.signals,
             &who.account_id,
             &r.contact,
             kind,
@@ -104,10 +103,10 @@ impl SignalService for SignalApi {
                 signals::payload_violation(e),
             ]))
         })?;
-        let now = self.state.clock.now();
+        let now = self.state.core.clock.now();
         let provider_id = Some(r.provider_id).filter(|p| !p.is_empty());
         let receipt = signals::post_event(
-            &self.state,
+            &self.state.signals,
             &who.account_id,
             &r.key,
             &r.contact,
@@ -158,7 +157,7 @@ impl From<Receipt> for pb::SignalReceipt {
                 .into_iter()
                 .map(|d| pb::SignalDelivery {
                     enrollment_id: d.enrollment_id,
-                    effect: d.effect,
+                    effect: d.effect.as_str().to_string(),
                     branch: d.branch.unwrap_or_default(),
                 })
                 .collect(),

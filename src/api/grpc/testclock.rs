@@ -6,6 +6,7 @@ use crate::api::AppState;
 use crate::planner::Planner;
 use crate::proto::v1 as pb;
 use crate::proto::v1::test_clock_service_server::TestClockService;
+use crate::runtime::Core;
 use crate::service::ServiceError;
 use chrono::{DateTime, Duration, Utc};
 use tonic::{Request, Response, Status};
@@ -25,10 +26,10 @@ impl TestClockService for TestClockApi {
     ) -> Result<Response<pb::AdvanceResponse>, Status> {
         let _guard = self.lock.lock().await;
         let clock =
-            self.state.clock.as_manual().ok_or_else(|| {
+            self.state.core.clock.as_manual().ok_or_else(|| {
                 Status::failed_precondition("the server runs with the system clock")
             })?;
-        let now = clock_now(&self.state);
+        let now = clock_now(&self.state.core);
         let target: DateTime<Utc> = match request.into_inner().target {
             Some(pb::advance_request::Target::ByMs(ms)) if ms >= 0 => {
                 now + Duration::milliseconds(ms)
@@ -50,12 +51,12 @@ impl TestClockService for TestClockApi {
                 crate::engine::instant::format(now)
             )));
         }
-        let woken = Planner::new(self.state.clone())
+        let woken = Planner::new(self.state.core.clone())
             .advance_to(clock, target)
             .await
             .map_err(|e| Status::from(ServiceError::from(e)))?;
         Ok(Response::new(pb::AdvanceResponse {
-            now: Some(timestamp(clock_now(&self.state))),
+            now: Some(timestamp(clock_now(&self.state.core))),
             woken: woken as i64,
         }))
     }
@@ -65,11 +66,11 @@ impl TestClockService for TestClockApi {
         _request: Request<pb::NowRequest>,
     ) -> Result<Response<pb::NowResponse>, Status> {
         Ok(Response::new(pb::NowResponse {
-            now: Some(timestamp(clock_now(&self.state))),
+            now: Some(timestamp(clock_now(&self.state.core))),
         }))
     }
 }
 
-fn clock_now(state: &AppState) -> DateTime<Utc> {
-    state.clock.now()
+fn clock_now(core: &Core) -> DateTime<Utc> {
+    core.clock.now()
 }

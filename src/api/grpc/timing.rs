@@ -48,14 +48,15 @@ impl TimingService for TimingApi {
                     .into());
                 }
                 let stored =
-                    contacts::get(&self.state.db, &who.account_id, &contact.contact_id).await?;
+                    contacts::get(&self.state.core.db, &who.account_id, &contact.contact_id)
+                        .await?;
                 contact.tz = stored.tz.unwrap_or_default();
                 contact.phone = stored.phone.unwrap_or_default();
             }
         }
         let now = match &req.now {
             Some(t) => instant("now", t)?,
-            None => self.state.clock.now(),
+            None => self.state.core.clock.now(),
         };
         let (question, json) = to_json(&req, now)?;
         let answer = answer(&json)
@@ -85,7 +86,7 @@ impl TimingService for TimingApi {
             }
         };
         let timeline =
-            simulate::simulate(&self.state.db, &who.account_id, source, &req.scenario).await?;
+            simulate::simulate(&self.state.core.db, &who.account_id, source, &req.scenario).await?;
         Ok(Response::new(simulate_response(&timeline)?))
     }
 }

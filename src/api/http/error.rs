@@ -78,6 +78,17 @@ impl From<ServiceError> for HttpError {
                 HttpError::new(StatusCode::CONFLICT, "failed_precondition", m)
             }
             ServiceError::Conflict(m) => HttpError::new(StatusCode::CONFLICT, "conflict", m),
+            ServiceError::Unavailable(m) => {
+                HttpError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", m)
+            }
+            ServiceError::Internal(m) => {
+                tracing::error!(error = %m, "internal error");
+                HttpError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "internal error; the server log has the details",
+                )
+            }
             ServiceError::Store(e) => e.into(),
         }
     }

@@ -34,7 +34,7 @@ pub async fn post_event(
         None => None,
         Some(v) => Some(v.to_str().map_err(|_| AuthError::Malformed)?),
     };
-    let principal = auth::authenticate(&state.db, authorization).await?;
+    let principal = auth::authenticate(&state.core.db, authorization).await?;
     if principal.scope != Scope::Full {
         // An event can complete a wait the enrollment's owner is waiting on (seed 001).
         return Err(AuthError::Forbidden {
@@ -49,9 +49,9 @@ pub async fn post_event(
         .get("idempotency-key")
         .and_then(|v| v.to_str().ok())
         .map(|k| format!("event:{k}"));
-    let now = state.clock.now();
+    let now = state.core.clock.now();
     let receipt = signals::post_event(
-        &state,
+        &state.signals,
         &principal.account_id,
         &key,
         &contact,

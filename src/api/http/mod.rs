@@ -55,7 +55,7 @@ pub fn receipt_json(receipt: &Receipt) -> serde_json::Value {
         "duplicate": receipt.duplicate,
         "deliveries": receipt.deliveries.iter().map(|d| serde_json::json!({
             "enrollment_id": d.enrollment_id,
-            "effect": d.effect,
+            "effect": d.effect.as_str(),
             "branch": d.branch,
         })).collect::<Vec<_>>(),
     })

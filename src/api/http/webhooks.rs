@@ -21,10 +21,10 @@ use super::{read_body, receipt_json};
 use crate::api::AppState;
 use crate::service::fields::parse_phone;
 use crate::service::signals::{self, Arrival, Receipt, Received};
+use crate::service::signals::{lookup, Source};
 use crate::signals::signing::{self, SignatureError};
 use crate::signals::{sms, thread, SignalKind};
 use crate::store::accounts::DEFAULT_ACCOUNT_ID;
-use crate::store::signals as store;
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode, Uri};
@@ -92,7 +92,7 @@ async fn with_keys<T>(
             return Ok(done);
         }
     }
-    let keys = store::webhook_keys(&state.db, account)
+    let keys = lookup::webhook_keys(&state.core, account)
         .await?
         .ok_or_else(|| HttpError::unauthenticated(format!("no account `{account}`")))?;
     state.webhook_keys.put(account, &keys);
@@ -113,7 +113,7 @@ fn verify_nudge(
                 .map_err(|_| SignatureError::Malformed("not text".into()))
         })
         .transpose()?;
-    let verified = signing::verify(secret, header, body, state.clock.now())?;
+    let verified = signing::verify(secret, header, body, state.core.clock.now())?;
     Ok(format!("v1:{}", verified.v1))
 }
 
@@ -226,7 +226,8 @@ pub async fn email(
         mail.header("In-Reply-To").as_deref(),
         mail.header("References").as_deref(),
     );
-    let Some((contact, thread_id)) = store::thread_contact(&state.db, account, &candidates).await?
+    let Some((contact, thread_id)) =
+        lookup::thread_contact(&state.core, account, &candidates).await?
     else {
         return Ok((
             StatusCode::ACCEPTED,
@@ -250,7 +251,7 @@ pub async fn email(
     let arrival = Arrival {
         contacts: vec![contact],
         kind,
-        source: "email",
+        source: Source::Email,
         provider_id: message_id.as_ref().map(|m| format!("email:{}", m.trim())),
         payload: json!({
             "from": mail.from,
@@ -261,7 +262,8 @@ pub async fn email(
         }),
         replay_key: Some(replay_key),
     };
-    let receipt = answer(signals::receive(&state, account, arrival, state.clock.now()).await?)?;
+    let receipt =
+        answer(signals::receive(&state.signals, account, arrival, state.core.clock.now()).await?)?;
     Ok((StatusCode::OK, Json(receipt_json(&receipt))).into_response())
 }
 
@@ -362,14 +364,14 @@ pub async fn twilio(
         // Found with the signal's group: the contacts with this number.
         contacts: Vec::new(),
         kind,
-        source: "sms",
+        source: Source::Sms,
         provider_id: sid.map(|s| format!("twilio:{s}")),
         payload: json!({"from": from, "to": param("To"), "message_sid": sid}),
         // Twilio's signature has no timestamp: a replay is the same MessageSid, a duplicate.
         replay_key: None,
     };
-    let now = state.clock.now();
-    answer(signals::receive_from_phone(&state, account, &from, arrival, now).await?)?;
+    let now = state.core.clock.now();
+    answer(signals::receive_from_phone(&state.signals, account, &from, arrival, now).await?)?;
     Ok((
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/xml")],
@@ -423,7 +425,7 @@ pub async fn calendar(
     .await?;
     let event: CalendarEvent = parse_json(&body)?;
     let organizer = event.organizer.email().to_string();
-    let sender = store::sender_by_calendar(&state.db, account, &organizer)
+    let sender = lookup::sender_by_calendar(&state.core, account, &organizer)
         .await?
         .ok_or_else(|| {
             HttpError::not_found(format!(
@@ -436,7 +438,7 @@ pub async fn calendar(
         if email.eq_ignore_ascii_case(&organizer) || !email.contains('@') {
             continue;
         }
-        for id in store::contacts_by_email(&state.db, account, email).await? {
+        for id in lookup::contacts_by_email(&state.core, account, email).await? {
             if !contacts.contains(&id) {
                 contacts.push(id);
             }
@@ -450,7 +452,7 @@ pub async fn calendar(
     let arrival = Arrival {
         contacts,
         kind: SignalKind::MeetingBooked,
-        source: "calendar",
+        source: Source::Calendar,
         provider_id: Some(format!("calendar:{}", event.id)),
         payload: json!({
             "event_id": event.id,
@@ -460,6 +462,7 @@ pub async fn calendar(
         }),
         replay_key: Some(replay_key),
     };
-    let receipt = answer(signals::receive(&state, account, arrival, state.clock.now()).await?)?;
+    let receipt =
+        answer(signals::receive(&state.signals, account, arrival, state.core.clock.now()).await?)?;
     Ok((StatusCode::OK, Json(receipt_json(&receipt))).into_response())
 }

@@ -1,8 +1,14 @@
 //! Receiving a signal (SPEC §5.2–§5.5): store it once, then reach every active or paused
 //! enrollment of its contacts and apply the engine's signal input to each.
 //!
-//! Under load, signals are routed in groups, one transaction each ([`group`]). The one-signal
-//! path here is the reference the group path answers like, and its fallback: the signal is
+//! - [`Router`] ([`router`]): the entry; a queue that hands signals to [`group`] in batches.
+//! - [`group`]: one transaction per group of signals, its SQL on [`crate::store::Tx`];
+//!   [`plan`]: the pure middle of a group (which enrollments, what the engine does there).
+//! - [`alone`]: the one-signal path, the reference the group path answers like, and its
+//!   fallback.
+//! - [`lookup`]: the addressing lookups webhooks need (a thread, a calendar, keys).
+//!
+//! The one-signal path: the signal is
 //! stored in one transaction, then each enrollment is its own: the enrollment row is locked
 //! (PostgreSQL `FOR UPDATE`; SQLite has one writer), the engine runs, and the new state, the
 //! journey entries, any dispatch or task the continuing flow produces (the planner's writer,
@@ -11,28 +17,26 @@
 //! provider id changes nothing and answers with the first result, and if the first fan-out was
 //! cut short (a crash) the second one finishes it.
 
-mod group;
+mod alone;
+pub mod group;
+pub mod lookup;
+mod plan;
+mod router;
 
-pub use group::{receive_group, Pending, Router};
+pub use alone::route_stored;
+pub use group::receive_group;
+pub use router::{Router, MAX_GROUP};
 
-use super::contacts;
 use super::fields;
 use super::{ServiceError, Violation};
-use crate::api::AppState;
-use crate::clock::to_millis;
 use crate::code::Code;
-use crate::engine::{Input, Signal};
-use crate::planner::{self, apply};
+use crate::engine::{DeliveryEffect, Effect, Signal};
+use crate::runtime::Core;
 use crate::signals::payload::PayloadError;
 use crate::signals::SignalKind;
-use crate::store::enrollments::{EnrollmentRow, JourneyRow, Writes};
-use crate::store::schema::{enrollments, signal_deliveries, signals};
-use crate::store::signals::{self as store, DeliveryRow, Inserted, SignalRow};
-use crate::store::{Conn, StoreError, TxError};
-use crate::{load_flows_and_ctx, write_all};
+use crate::store::signals::SignalRow;
+use crate::store::{self, StoreError};
 use chrono::{DateTime, Utc};
-use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
 use serde_json::Value;
 
 /// How a caller names the contact a signal is about.
@@ -69,14 +73,23 @@ impl ContactRef {
 /// The contacts `reference` names (several when an email or a number is shared), or
 /// `NotFound`.
 pub async fn find_contacts(
-    state: &AppState,
+    core: &Core,
     account_id: &str,
     reference: &ContactRef,
 ) -> Result<Vec<String>, ServiceError> {
     let (found, shown) = match reference {
-        ContactRef::Id(id) => (store::contacts_by_id(&state.db, account_id, id).await?, id),
-        ContactRef::Email(e) => (store::contacts_by_email(&state.db, account_id, e).await?, e),
-        ContactRef::Phone(p) => (store::contacts_by_phone(&state.db, account_id, p).await?, p),
+        ContactRef::Id(id) => (
+            store::signals::contacts_by_id(&core.db, account_id, id).await?,
+            id,
+        ),
+        ContactRef::Email(e) => (
+            store::signals::contacts_by_email(&core.db, account_id, e).await?,
+            e,
+        ),
+        ContactRef::Phone(p) => (
+            store::signals::contacts_by_phone(&core.db, account_id, p).await?,
+            p,
+        ),
     };
     if found.is_empty() {
         return Err(ServiceError::NotFound {
@@ -93,8 +106,8 @@ pub struct Arrival {
     /// Every contact it is addressed to (at least one).
     pub contacts: Vec<String>,
     pub kind: SignalKind,
-    /// What reported it: `api`, `event`, `email`, `sms`, `calendar`, `task`.
-    pub source: &'static str,
+    /// What reported it.
+    pub source: Source,
     /// The provider's id, for deduplication (unique per account).
     pub provider_id: Option<String>,
     /// The custom event's payload (`{}` when none), or what a webhook carried.
@@ -103,12 +116,57 @@ pub struct Arrival {
     pub replay_key: Option<String>,
 }
 
+/// What reported a signal: stored with it, shown in its journey entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// `ReportSignal`.
+    Api,
+    /// `PostEvent` or `POST /events/{key}`.
+    Event,
+    /// The inbound email webhook.
+    Email,
+    /// The Twilio SMS webhook.
+    Sms,
+    /// The calendar webhook.
+    Calendar,
+    /// A completed task's outcome.
+    Task,
+}
+
+impl Source {
+    /// The stored spelling (`api`, `event`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Api => "api",
+            Source::Event => "event",
+            Source::Email => "email",
+            Source::Sms => "sms",
+            Source::Calendar => "calendar",
+            Source::Task => "task",
+        }
+    }
+}
+
+/// A signal waiting for its group.
+pub struct Pending {
+    /// The account it arrived for.
+    pub account_id: String,
+    /// With `phone`, `arrival.contacts` is found in the group: the contacts with that E.164
+    /// number, or the answer is `NotFound` and nothing is stored.
+    pub arrival: Arrival,
+    /// The E.164 number it came from, when its contacts are still to be found.
+    pub phone: Option<String>,
+    /// When it arrived.
+    pub now: DateTime<Utc>,
+}
+
 /// What a signal did in one enrollment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delivery {
+    /// The enrollment it reached.
     pub enrollment_id: String,
-    /// `woke`, `buffered`, `exited`, `ignored_paused`.
-    pub effect: String,
+    /// What it did there.
+    pub effect: DeliveryEffect,
     /// The branch, when it woke a wait.
     pub branch: Option<String>,
 }
@@ -135,7 +193,7 @@ pub enum Received {
 /// Goes through the group-commit [`Router`] when one runs (see [`group`]); opt-outs, and every
 /// signal when none runs, take the one-signal path.
 pub async fn receive(
-    state: &AppState,
+    router: &Router,
     account_id: &str,
     arrival: Arrival,
     now: DateTime<Utc>,
@@ -143,7 +201,7 @@ pub async fn receive(
     // No contacts: the group sends it to `receive_alone`, which refuses it.
     if matches!(arrival.kind, SignalKind::OptOut { .. }) {
         // The contact is marked first, outside any group.
-        return receive_alone(state, account_id, arrival, now).await;
+        return alone::receive_alone(router.core(), account_id, arrival, now).await;
     }
     let signal = Pending {
         account_id: account_id.to_string(),
@@ -151,16 +209,16 @@ pub async fn receive(
         phone: None,
         now,
     };
-    match state.signals.submit(signal).await {
+    match router.submit(signal).await {
         Ok(received) => received,
-        Err(signal) => receive_alone(state, account_id, signal.arrival, now).await,
+        Err(signal) => alone::receive_alone(router.core(), account_id, signal.arrival, now).await,
     }
 }
 
 /// [`receive`] for a signal from a phone number (E.164): its contacts are the contacts with that
 /// number, found in the signal's group (`NotFound` when there are none, and nothing is stored).
 pub async fn receive_from_phone(
-    state: &AppState,
+    router: &Router,
     account_id: &str,
     phone: &str,
     mut arrival: Arrival,
@@ -173,111 +231,19 @@ pub async fn receive_from_phone(
             phone: Some(phone.to_string()),
             now,
         };
-        match state.signals.submit(signal).await {
+        match router.submit(signal).await {
             Ok(received) => return received,
             Err(signal) => arrival = signal.arrival,
         }
     }
     let reference = ContactRef::Phone(phone.to_string());
-    arrival.contacts = find_contacts(state, account_id, &reference).await?;
-    receive(state, account_id, arrival, now).await
-}
-
-/// [`receive`] in transactions of its own: one to store the signal, then one per enrollment.
-async fn receive_alone(
-    state: &AppState,
-    account_id: &str,
-    arrival: Arrival,
-    now: DateTime<Utc>,
-) -> Result<Received, ServiceError> {
-    if arrival.contacts.is_empty() {
-        return Err(ServiceError::NotFound {
-            what: "contact",
-            id: String::new(),
-        });
-    }
-    let row = group::new_row(account_id, &arrival, now);
-    let (row, duplicate, reach) =
-        match store::insert(&state.db, &row, arrival.replay_key.as_deref()).await? {
-            Inserted::New { row, reach } => (row, false, reach),
-            Inserted::Duplicate { row, reach } => (row, true, reach),
-            Inserted::Replayed => return Ok(Received::Replayed),
-        };
-    let mut deliveries = Vec::new();
-    if row.routed_at.is_none() {
-        // The stored row is the truth for a duplicate: its id, kind and contacts.
-        if let Some(channel) = stored_opt_out(&row) {
-            let contacts: Vec<String> = serde_json::from_str(&row.contact_ids)
-                .map_err(|e| StoreError::Corrupt(format!("signal {}: contact_ids: {e}", row.id)))?;
-            for contact in &contacts {
-                contacts::opt_out(
-                    &state.db,
-                    account_id,
-                    contact,
-                    std::slice::from_ref(&channel),
-                    now,
-                )
-                .await?;
-            }
-        }
-        deliveries = deliver_all(state, &row, &reach, now).await?;
-    }
-    if duplicate {
-        // The first result: everything delivered, by the first arrival and by this one.
-        deliveries = store::deliveries(&state.db, &row.id)
-            .await?
-            .into_iter()
-            .map(|d| Delivery {
-                enrollment_id: d.enrollment_id,
-                effect: d.effect,
-                branch: d.branch,
-            })
-            .collect();
-    }
-    Ok(Received::Done(Receipt {
-        signal_id: row.id,
-        duplicate,
-        deliveries,
-    }))
-}
-
-/// Routes a signal stored already (a task outcome's, stored with the outcome) to the enrollments
-/// it reaches but `except`, one transaction each, and marks it routed; returns how many it
-/// reached now. Run again after a crash, it reaches only those it had not (the delivery rows).
-pub async fn route_stored(
-    state: &AppState,
-    row: &SignalRow,
-    except: &str,
-    now: DateTime<Utc>,
-) -> Result<usize, ServiceError> {
-    let reach = store::reach(&state.db, row, except).await?;
-    Ok(deliver_all(state, row, &reach, now).await?.len())
-}
-
-/// Delivers a stored signal to each of `reach` in turn (the last transaction also marks it
-/// routed; with none to reach it is marked at once); returns what it did where it was not
-/// delivered before.
-async fn deliver_all(
-    state: &AppState,
-    row: &SignalRow,
-    reach: &[String],
-    now: DateTime<Utc>,
-) -> Result<Vec<Delivery>, ServiceError> {
-    let signal = engine_signal(row)?;
-    let mut deliveries = Vec::with_capacity(reach.len());
-    for (i, enrollment) in reach.iter().enumerate() {
-        let last = i + 1 == reach.len();
-        deliveries.extend(deliver(state, row, &signal, enrollment, last, now).await?);
-    }
-    if reach.is_empty() {
-        store::mark_routed(&state.db, &row.id, to_millis(now)).await?;
-    }
-    Ok(deliveries)
+    arrival.contacts = find_contacts(router.core(), account_id, &reference).await?;
+    receive(router, account_id, arrival, now).await
 }
 
 /// Reports a signal through the API (`ReportSignal`).
 pub async fn report(
-    state: &AppState,
+    router: &Router,
     account_id: &str,
     contact: &str,
     kind: SignalKind,
@@ -285,23 +251,23 @@ pub async fn report(
     now: DateTime<Utc>,
 ) -> Result<Receipt, ServiceError> {
     let reference = ContactRef::parse("contact", contact).map_err(invalid)?;
-    let contacts = find_contacts(state, account_id, &reference).await?;
+    let contacts = find_contacts(router.core(), account_id, &reference).await?;
     let arrival = Arrival {
         contacts,
         kind,
-        source: "api",
+        source: Source::Api,
         provider_id: fields::parse_provider_id("provider_id", provider_id).map_err(invalid)?,
         payload: serde_json::json!({}),
         replay_key: None,
     };
-    done(receive(state, account_id, arrival, now).await?)
+    done(receive(router, account_id, arrival, now).await?)
 }
 
 /// Posts a custom event (`PostEvent`, `POST /events/{key}`). The adapters parse the payload
 /// with [`crate::signals::payload::parse`] (their refusals differ: 413/422 over HTTP); a null
 /// payload is stored as `{}`.
 pub async fn post_event(
-    state: &AppState,
+    router: &Router,
     account_id: &str,
     key: &str,
     contact: &str,
@@ -313,16 +279,16 @@ pub async fn post_event(
         SignalKind::event(key).map_err(|e| invalid(Violation::new("key", e.code, e.message)))?;
     let payload = crate::signals::kinds::non_null(payload);
     let reference = ContactRef::parse("contact", contact).map_err(invalid)?;
-    let contacts = find_contacts(state, account_id, &reference).await?;
+    let contacts = find_contacts(router.core(), account_id, &reference).await?;
     let arrival = Arrival {
         contacts,
         kind,
-        source: "event",
+        source: Source::Event,
         provider_id: fields::parse_provider_id("provider_id", provider_id).map_err(invalid)?,
         payload,
         replay_key: None,
     };
-    done(receive(state, account_id, arrival, now).await?)
+    done(receive(router, account_id, arrival, now).await?)
 }
 
 /// The violation of a refused payload.
@@ -338,16 +304,29 @@ fn done(received: Received) -> Result<Receipt, ServiceError> {
     match received {
         Received::Done(receipt) => Ok(receipt),
         // Only webhooks pass a replay key.
-        Received::Replayed => Err(ServiceError::Store(StoreError::Corrupt(
+        Received::Replayed => Err(ServiceError::Internal(
             "a replay refusal without a replay key".into(),
-        ))),
+        )),
     }
 }
 
 fn stored_opt_out(row: &SignalRow) -> Option<String> {
-    (row.kind == "opt_out")
-        .then(|| row.channel.clone())
-        .flatten()
+    row.is_opt_out().then(|| row.channel.clone()).flatten()
+}
+
+/// A stored delivery as the answer shows it.
+fn delivery_from_row(d: store::signals::DeliveryRow) -> Result<Delivery, StoreError> {
+    let effect = DeliveryEffect::parse(&d.effect).ok_or_else(|| {
+        StoreError::Corrupt(format!(
+            "delivery of signal {} to {}: effect `{}`",
+            d.signal_id, d.enrollment_id, d.effect
+        ))
+    })?;
+    Ok(Delivery {
+        enrollment_id: d.enrollment_id,
+        effect,
+        branch: d.branch,
+    })
 }
 
 /// The engine's input for a stored signal.
@@ -363,131 +342,10 @@ fn engine_signal(row: &SignalRow) -> Result<Signal, StoreError> {
     })
 }
 
-/// What the signal did in one enrollment: its entry in the journey rows the step wrote
-/// (`{"event": "signal", "signal": id, "effect": "woke", "branch": …}`).
-fn delivery_of(signal_id: &str, journey: &[JourneyRow]) -> (String, Option<String>) {
-    journey
-        .iter()
-        .filter(|j| j.kind == "signal")
-        .filter_map(|j| serde_json::from_str::<Value>(&j.detail).ok())
-        .find(|d| d.get("signal").and_then(Value::as_str) == Some(signal_id))
-        .map(|d| {
-            let text = |k: &str| d.get(k).and_then(Value::as_str).map(str::to_string);
-            (
-                text("effect").unwrap_or_else(|| "none".into()),
-                text("branch"),
-            )
-        })
-        .unwrap_or_else(|| ("none".into(), None))
-}
-
-/// Applies `signal` to one enrollment in one transaction and returns what it did there; `None`
-/// when the signal already reached it or it has finished meanwhile. With `last`, the same
-/// transaction marks the signal's fan-out complete. Wakes the planner when an earlier timer is
-/// written.
-async fn deliver(
-    state: &AppState,
-    row: &SignalRow,
-    signal: &Signal,
-    enrollment_id: &str,
-    last: bool,
-    now: DateTime<Utc>,
-) -> Result<Option<Delivery>, ServiceError> {
-    let flows = &state.engine.flows;
-    let now_ms = to_millis(now);
-    macro_rules! load {
-        () => {
-            enrollments::table
-                .find(enrollment_id)
-                .select(EnrollmentRow::as_select())
-        };
-    }
-    macro_rules! body {
-        ($mode:ident: $c:expr, $found:expr) => {{
-            let found: Option<EnrollmentRow> = $found;
-            if last {
-                diesel::update(signals::table.find(&row.id))
-                    .set(signals::routed_at.eq(Some(now_ms)))
-                    .execute($c)
-                    .await?;
-            }
-            let Some(enrollment) = found else {
-                return Ok::<_, TxError>(None);
-            };
-            if enrollment.status != "active" && enrollment.status != "paused" {
-                return Ok(None);
-            }
-            let seen: i64 = signal_deliveries::table
-                .filter(signal_deliveries::signal_id.eq(&row.id))
-                .filter(signal_deliveries::enrollment_id.eq(enrollment_id))
-                .count()
-                .get_result($c)
-                .await?;
-            if seen > 0 {
-                return Ok(None);
-            }
-            let rows = [enrollment];
-            let (definitions, ctx) = load_flows_and_ctx!($c, flows, &rows)?;
-            let [enrollment] = rows;
-            let account_ctx = ctx.get(&enrollment.account_id).cloned().unwrap_or_default();
-            let mut writes = Writes::default();
-            apply(
-                &mut writes,
-                flows,
-                &definitions,
-                &account_ctx,
-                enrollment,
-                Input::Signal(signal.clone()),
-                now,
-            )
-            .map_err(TxError::Store)?;
-            write_all!($mode: $c, &writes)?;
-            let (effect, branch) = delivery_of(&row.id, &writes.journey);
-            diesel::insert_into(signal_deliveries::table)
-                .values(&DeliveryRow {
-                    signal_id: row.id.clone(),
-                    enrollment_id: enrollment_id.to_string(),
-                    effect: effect.clone(),
-                    branch: branch.clone(),
-                    at: now_ms,
-                })
-                .execute($c)
-                .await?;
-            let delivery = Delivery {
-                enrollment_id: enrollment_id.to_string(),
-                effect,
-                branch,
-            };
-            Ok(Some((delivery, writes.earliest_wake)))
-        }};
-    }
-    let conn = state.db.conn().await?;
-    let done = match conn {
-        Conn::Postgres(mut pooled) => {
-            let c = &mut *pooled;
-            c.transaction(async |c| {
-                let found = load!().for_update().first(c).await.optional()?;
-                body!(pg: c, found)
-            })
-            .await
-        }
-        Conn::Sqlite(mut pooled) => {
-            let c = &mut *pooled;
-            c.transaction(async |c| {
-                let found = load!().first(c).await.optional()?;
-                body!(sqlite: c, found)
-            })
-            .await
-        }
-    }
-    .map_err(StoreError::from)?;
-    Ok(match done {
-        Some((delivery, wake)) => {
-            planner::announce(state, wake).await;
-            Some(delivery)
-        }
-        None => None,
-    })
+/// What the signal `signal_id` did in one enrollment, from the effects of the step that
+/// applied it.
+fn delivery_of(signal_id: &str, effects: &[Effect]) -> (DeliveryEffect, Option<String>) {
+    DeliveryEffect::of(signal_id, effects)
 }
 
 #[cfg(test)]

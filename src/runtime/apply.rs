@@ -1,0 +1,140 @@
+//! One engine step on a stored enrollment, turned into rows inside the caller's transaction.
+//!
+//! Every writer of enrollment state (the planner, enroll, operator actions, signals, task
+//! outcomes) goes through [`apply`], so a step means the same wherever it runs: the stored
+//! state is decoded, the flow version found (parsed once per process, [`FlowCache`]), the pure
+//! interpreter run, and what it did added to a [`Writes`] the caller stores with
+//! [`Tx::write_all`](crate::store::Tx::write_all).
+
+use super::flows::{FlowCache, FlowKey};
+use crate::engine::{self, Ctx, Effect, EnrollmentState, Input, JourneyEntry, Status};
+use crate::store::{EnrollmentRow, StoreError, Tx, Writes};
+use crate::timing::Duration;
+use chrono::{DateTime, Utc};
+use std::collections::HashMap;
+
+/// The engine's context from an account's stored `max_wait`.
+pub fn ctx_for(max_wait: Option<&str>) -> Ctx {
+    Ctx {
+        max_wait: max_wait.and_then(|t| Duration::parse(t).ok()),
+        seed: 0,
+    }
+}
+
+/// What a transaction reads once before stepping some enrollments: the definitions of the flow
+/// versions the cache lacks, and each account's engine context.
+#[derive(Debug, Default)]
+pub struct StepContext {
+    definitions: HashMap<FlowKey, String>,
+    ctx: HashMap<String, Ctx>,
+}
+
+impl StepContext {
+    /// Reads, with `tx`, what stepping `rows` needs and `flows` does not hold yet.
+    pub async fn load(
+        tx: &mut Tx,
+        flows: &FlowCache,
+        rows: &[EnrollmentRow],
+    ) -> Result<StepContext, StoreError> {
+        let definitions = Self::definitions(tx, flows, rows).await?;
+        let mut accounts: Vec<&str> = rows.iter().map(|r| r.account_id.as_str()).collect();
+        accounts.sort();
+        accounts.dedup();
+        let settings = tx.account_settings(&accounts).await?;
+        Ok(StepContext {
+            definitions,
+            ctx: Self::ctx_by_account(settings),
+        })
+    }
+
+    /// [`StepContext::load`] with the accounts' settings read already (the signal group reads
+    /// them in the same round trip as its insert).
+    pub async fn load_with_settings(
+        tx: &mut Tx,
+        flows: &FlowCache,
+        rows: &[EnrollmentRow],
+        settings: Vec<(String, Option<String>)>,
+    ) -> Result<StepContext, StoreError> {
+        Ok(StepContext {
+            definitions: Self::definitions(tx, flows, rows).await?,
+            ctx: Self::ctx_by_account(settings),
+        })
+    }
+
+    async fn definitions(
+        tx: &mut Tx,
+        flows: &FlowCache,
+        rows: &[EnrollmentRow],
+    ) -> Result<HashMap<FlowKey, String>, StoreError> {
+        let mut wanted: Vec<&str> = rows
+            .iter()
+            .filter(|r| !flows.contains(&(r.flow_id.clone(), r.flow_version)))
+            .map(|r| r.flow_id.as_str())
+            .collect();
+        wanted.sort();
+        wanted.dedup();
+        if wanted.is_empty() {
+            return Ok(HashMap::new());
+        }
+        Ok(tx
+            .flow_definitions(&wanted)
+            .await?
+            .into_iter()
+            .map(|(id, version, definition)| ((id, version), definition))
+            .collect())
+    }
+
+    fn ctx_by_account(settings: Vec<(String, Option<String>)>) -> HashMap<String, Ctx> {
+        settings
+            .into_iter()
+            .map(|(id, max_wait)| (id, ctx_for(max_wait.as_deref())))
+            .collect()
+    }
+
+    /// The engine context of `account_id` (the defaults when its settings were not read).
+    pub fn ctx(&self, account_id: &str) -> Ctx {
+        self.ctx.get(account_id).cloned().unwrap_or_default()
+    }
+}
+
+/// Applies `input` to a stored enrollment, adds the result to `writes`, and returns the
+/// engine's effects (typed, for callers that answer with them: a signal's effect, a refusal).
+/// A flow that cannot be loaded fails the enrollment with a journey entry instead of stopping
+/// the batch.
+pub fn apply(
+    writes: &mut Writes,
+    flows: &FlowCache,
+    context: &StepContext,
+    row: EnrollmentRow,
+    input: Input,
+    now: DateTime<Utc>,
+) -> Result<Vec<Effect>, StoreError> {
+    let before = row.engine_state()?;
+    let outcome = match &input {
+        Input::TaskOutcome { outcome, .. } => Some(outcome.clone()),
+        _ => None,
+    };
+    let key = (row.flow_id.clone(), row.flow_version);
+    let flow = flows.get_or_parse(&key, context.definitions.get(&key).map(String::as_str));
+    let ctx = context.ctx(&row.account_id);
+    let (after, effects) = match flow {
+        Ok(flow) => engine::step(&before, &flow, input, now, &ctx),
+        Err(message) => flow_unavailable(&before, message),
+    };
+    writes.add_step(row, &before, &after, &effects, now, outcome.as_deref());
+    Ok(effects)
+}
+
+fn flow_unavailable(before: &EnrollmentState, message: String) -> (EnrollmentState, Vec<Effect>) {
+    let mut after = before.clone();
+    after.status = Status::Failed;
+    after.next_run_at = None;
+    after.reason = Some(format!("FLOW_UNAVAILABLE: {message}")); // MERGE: Code::FlowUnavailable
+    (
+        after,
+        vec![Effect::Journey(JourneyEntry::Failed {
+            code: "FLOW_UNAVAILABLE".into(), // MERGE: Code::FlowUnavailable
+            message,
+        })],
+    )
+}

@@ -1,0 +1,98 @@
+//! Wake-ups: timers are rows, so a planner sleeps until the earliest `next_run_at` it knows of;
+//! a writer that stores an earlier one must say so. In-process that is a [`Wakeup`]; across
+//! replicas of one PostgreSQL it is `NOTIFY` on [`CHANNEL`], heard by [`listen`].
+
+use super::Core;
+use crate::clock::to_millis;
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+/// The longest the planner loop sleeps without looking: the safety net under the wake-ups, and
+/// the horizon within which a write is worth a `NOTIFY` to other replicas.
+pub const POLL: std::time::Duration = std::time::Duration::from_secs(5);
+/// The PostgreSQL channel replicas wake each other on.
+pub const CHANNEL: &str = "nudge_planner";
+
+/// Tells this process's planner that an earlier timer may have been written. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct Wakeup(Arc<Notify>);
+
+impl Wakeup {
+    /// Wakes the planner (or its next sleep, if it is not sleeping now).
+    pub fn wake(&self) {
+        self.0.notify_one();
+    }
+
+    /// Completes at the next [`Wakeup::wake`].
+    pub async fn woken(&self) {
+        self.0.notified().await
+    }
+}
+
+/// Fires once when the server shuts down; every background task holds a clone.
+#[derive(Clone)]
+pub struct Stop(tokio::sync::watch::Receiver<bool>);
+
+impl Stop {
+    /// A stop signal and the sender that fires it.
+    pub fn new() -> (tokio::sync::watch::Sender<bool>, Stop) {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        (tx, Stop(rx))
+    }
+
+    /// Completes once the stop has fired (or its sender is gone).
+    pub async fn stopped(&mut self) {
+        // An error means the sender was dropped: stop too.
+        let _ = self.0.wait_for(|stopped| *stopped).await;
+    }
+}
+
+/// Tells the planners an enrollment wants waking at `wake_ms`: this process's at once, other
+/// replicas' through `NOTIFY` when the time is sooner than their fallback poll. Errors are
+/// logged, not returned: the write is already committed and the poll catches up.
+pub async fn announce(core: &Core, wake_ms: Option<i64>) {
+    let Some(wake_ms) = wake_ms else { return };
+    core.wakeup.wake();
+    let soon = to_millis(core.clock.now()) + POLL.as_millis() as i64;
+    if wake_ms > soon {
+        return;
+    }
+    if let Err(e) = core.db.notify(CHANNEL).await {
+        tracing::warn!(error = %e, "cannot notify other replicas");
+    }
+}
+
+/// PostgreSQL: listens on [`CHANNEL`] with a dedicated connection and wakes this process's
+/// planner on every notification. Reconnects after a failure; stops when `stop` fires.
+pub async fn listen(url: String, wakeup: Wakeup, mut stop: Stop) {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+    use futures_util::StreamExt;
+    loop {
+        let session = async {
+            let mut conn = AsyncPgConnection::establish(&url).await?;
+            diesel::sql_query(format!("LISTEN {CHANNEL}"))
+                .execute(&mut conn)
+                .await?;
+            // Anything written while we were not listening is caught by this first wake.
+            wakeup.wake();
+            let mut stream = std::pin::pin!(conn.notifications_stream());
+            while let Some(note) = stream.next().await {
+                note?;
+                wakeup.wake();
+            }
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+        };
+        tokio::select! {
+            result = session => {
+                if let Err(e) = result {
+                    tracing::warn!(error = %e, "planner LISTEN connection lost; reconnecting");
+                }
+            }
+            () = stop.stopped() => return,
+        }
+        tokio::select! {
+            () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+            () = stop.stopped() => return,
+        }
+    }
+}

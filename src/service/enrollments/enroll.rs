@@ -1,0 +1,507 @@
+//! Enroll: one item or a batch, each item checked, run through the interpreter's `Start` in
+//! memory, then written with set-based inserts, 1,000 items per transaction.
+
+use super::Enrollment;
+use crate::clock::to_millis;
+use crate::code::Code;
+use crate::engine::{self, ContactView, Effect, EnrollmentState, FlowRef, Input};
+use crate::flow::model::check_input;
+use crate::runtime::{ctx_for, Core, FlowCache};
+use crate::service::{ServiceError, Violation, Violations};
+use crate::store::contacts::ContactRow;
+use crate::store::{self, EnrollmentRow, StoreError, Tx, Writes};
+use chrono::{DateTime, Utc};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The most items one `BatchEnroll` takes.
+pub const MAX_BATCH: usize = 10_000;
+/// Items of a batch written per transaction.
+const BATCH_CHUNK: usize = 1_000;
+
+/// What `Enroll` asks for, before checking.
+#[derive(Debug, Clone, Default)]
+pub struct EnrollInput {
+    pub contact_id: String,
+    pub flow_id: String,
+    pub flow_version: i32,
+    pub sender_id: String,
+    /// JSON text; empty means `{}`.
+    pub input: String,
+    pub client_key: String,
+    pub allow_duplicate: bool,
+}
+
+/// A checked item, ready to be written.
+struct Prepared {
+    row: EnrollmentRow,
+    before: EnrollmentState,
+    after: EnrollmentState,
+    effects: Vec<Effect>,
+}
+
+/// Flows, senders and settings looked up once per call.
+struct Lookups {
+    account_default_sender: Option<String>,
+    max_wait: Option<String>,
+    flows: HashMap<(String, i32), (String, i32, Arc<crate::flow::Flow>)>,
+    /// Contacts preloaded for a batch (one query per 1,000 instead of one per item).
+    contacts: HashMap<String, ContactRow>,
+    senders: HashMap<String, crate::store::senders::SenderRow>,
+}
+
+impl Lookups {
+    /// Loads the contacts `ids` names into the lookup.
+    async fn preload_contacts(
+        &mut self,
+        core: &Core,
+        account_id: &str,
+        ids: &[String],
+    ) -> Result<(), ServiceError> {
+        let rows = store::contacts::get_many(&core.db, account_id, ids).await?;
+        self.contacts
+            .extend(rows.into_iter().map(|r| (r.id.clone(), r)));
+        Ok(())
+    }
+}
+
+fn contact_view(c: &ContactRow) -> ContactView {
+    ContactView {
+        id: c.id.clone(),
+        email: c.email.clone(),
+        phone: c.phone.clone(),
+        tz: c.tz.clone(),
+        opted_out: serde_json::from_str(&c.opted_out).unwrap_or_default(),
+        attributes: serde_json::from_str(&c.attributes).unwrap_or_default(),
+    }
+}
+
+async fn lookups(core: &Core, account_id: &str) -> Result<Lookups, ServiceError> {
+    let account = store::accounts::find(&core.db, account_id)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound {
+            what: "account",
+            id: account_id.to_string(),
+        })?;
+    Ok(Lookups {
+        account_default_sender: account.default_sender_id,
+        max_wait: account.max_wait,
+        flows: HashMap::new(),
+        contacts: HashMap::new(),
+        senders: HashMap::new(),
+    })
+}
+
+/// The flow an item names, parsed and checked runnable.
+async fn resolve_flow(
+    core: &Core,
+    cache: &FlowCache,
+    account_id: &str,
+    look: &mut Lookups,
+    id: &str,
+    version: i32,
+) -> Result<(String, i32, Arc<crate::flow::Flow>), ServiceError> {
+    if let Some(found) = look.flows.get(&(id.to_string(), version)) {
+        return Ok(found.clone());
+    }
+    let stored = store::flows::get(&core.db, account_id, id, version)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound {
+            what: "flow",
+            id: if version == 0 {
+                id.to_string()
+            } else {
+                format!("{id}@{version}")
+            },
+        })?;
+    let key = (stored.flow.id.clone(), stored.version.version);
+    let flow = cache
+        .get_or_parse(&key, Some(&stored.version.definition))
+        .map_err(|m| {
+            ServiceError::FailedPrecondition(format!(
+                "flow `{}` version {} cannot run: {m}",
+                stored.flow.name, key.1
+            ))
+        })?;
+    engine::enrollable(&flow).map_err(|m| {
+        ServiceError::FailedPrecondition(format!(
+            "flow `{}` version {} cannot be enrolled in: {m}",
+            stored.flow.name, key.1
+        ))
+    })?;
+    let found = (key.0, key.1, flow);
+    look.flows.insert((id.to_string(), version), found.clone());
+    Ok(found)
+}
+
+/// Checks one item and runs the interpreter's `Start` on it (nothing stored yet).
+async fn prepare(
+    core: &Core,
+    account_id: &str,
+    look: &mut Lookups,
+    item: EnrollInput,
+    now: DateTime<Utc>,
+) -> Result<Prepared, ServiceError> {
+    let mut problems = Violations::default();
+    if item.contact_id.trim().is_empty() {
+        problems.push(Violation::new(
+            "contact_id",
+            Code::BadSchema,
+            "give the id of the contact to enroll (upsert it with ContactService first)",
+        ));
+    }
+    if item.flow_id.trim().is_empty() {
+        problems.push(Violation::new(
+            "flow_id",
+            Code::BadSchema,
+            "give the flow's id or name",
+        ));
+    }
+    if item.flow_version < 0 {
+        problems.push(Violation::new(
+            "flow_version",
+            Code::BadSchema,
+            "versions start at 1 (0 means the latest)",
+        ));
+    }
+    if item.client_key.len() > 200 {
+        problems.push(Violation::new(
+            "client_key",
+            Code::BadSchema,
+            "the client key is longer than 200 characters; use a shorter idempotency key",
+        ));
+    }
+    let input: serde_json::Value = if item.input.trim().is_empty() {
+        serde_json::json!({})
+    } else {
+        match serde_json::from_str(&item.input) {
+            Ok(v @ serde_json::Value::Object(_)) => v,
+            Ok(_) => {
+                problems.push(Violation::new(
+                    "input",
+                    Code::BadSchema,
+                    "the input must be a JSON object such as {\"demo_at\": \"2026-12-10T15:00:00Z\"}",
+                ));
+                serde_json::Value::Null
+            }
+            Err(e) => {
+                problems.push(Violation::new(
+                    "input",
+                    Code::BadSchema,
+                    format!(
+                        "the input is not JSON: {e} (line {}, column {})",
+                        e.line(),
+                        e.column()
+                    ),
+                ));
+                serde_json::Value::Null
+            }
+        }
+    };
+    problems.finish()?;
+
+    let (flow_id, version, flow) = resolve_flow(
+        core,
+        &core.flows,
+        account_id,
+        look,
+        &item.flow_id,
+        item.flow_version,
+    )
+    .await?;
+    if let Err(mismatches) = check_input(&flow.input, &input) {
+        return Err(ServiceError::Invalid(
+            mismatches
+                .into_iter()
+                .map(|m| {
+                    let field = if m.field.is_empty() {
+                        "input".to_string()
+                    } else {
+                        format!("input.{}", m.field)
+                    };
+                    Violation::new(
+                        field,
+                        Code::BadSchema,
+                        format!("{}; the flow's `input` schema declares it", m.message),
+                    )
+                })
+                .collect(),
+        ));
+    }
+    let contact = match look.contacts.get(&item.contact_id) {
+        Some(c) => c.clone(),
+        None => store::contacts::get(&core.db, account_id, &item.contact_id)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound {
+                what: "contact",
+                id: item.contact_id.clone(),
+            })?,
+    };
+    let sender_id = if item.sender_id.is_empty() {
+        look.account_default_sender.clone().ok_or_else(|| {
+            ServiceError::FailedPrecondition(
+                "the account has no default sender; name a sender_id or make one the default \
+                 with SenderService.UpsertSender(make_default)"
+                    .into(),
+            )
+        })?
+    } else {
+        item.sender_id.clone()
+    };
+    let sender = match look.senders.get(&sender_id) {
+        Some(s) => s.clone(),
+        None => {
+            let s = store::senders::get(&core.db, account_id, &sender_id)
+                .await?
+                .ok_or_else(|| ServiceError::NotFound {
+                    what: "sender",
+                    id: sender_id.clone(),
+                })?;
+            look.senders.insert(sender_id.clone(), s.clone());
+            s
+        }
+    };
+
+    let id = store::new_id("en");
+    let before = EnrollmentState::new(
+        id.clone(),
+        FlowRef {
+            id: flow_id.clone(),
+            version: version as u32,
+        },
+        contact_view(&contact),
+        sender.tz.clone(),
+        input,
+    );
+    let ctx = ctx_for(look.max_wait.as_deref());
+    let (after, effects) = engine::step(&before, &flow, Input::Start, now, &ctx);
+    let now_ms = to_millis(now);
+    let row = EnrollmentRow {
+        id,
+        account_id: account_id.to_string(),
+        flow_id,
+        flow_version: version,
+        contact_id: contact.id,
+        sender_id,
+        status: before.status.as_str().to_string(),
+        client_key: Some(item.client_key).filter(|k| !k.is_empty()),
+        state: String::new(),
+        next_run_at: None,
+        journey_seq: 0,
+        created_at: now_ms,
+        updated_at: now_ms,
+    };
+    Ok(Prepared {
+        row,
+        before,
+        after,
+        effects,
+    })
+}
+
+/// What writing one item found.
+enum Outcome {
+    Created(EnrollmentRow),
+    Existing(EnrollmentRow),
+    Duplicate(String),
+}
+
+/// Writes prepared items in one transaction: an item whose client key exists returns the
+/// stored enrollment; one that would duplicate an active enrollment is refused (unless
+/// allowed).
+async fn write_prepared(
+    tx: &mut Tx,
+    account_id: &str,
+    items: &[Prepared],
+    allow: &[bool],
+    now: DateTime<Utc>,
+) -> Result<(Vec<Outcome>, Option<i64>), StoreError> {
+    let keys: Vec<&str> = items
+        .iter()
+        .filter_map(|p| p.row.client_key.as_deref())
+        .collect();
+    let by_key: HashMap<String, EnrollmentRow> = tx
+        .enrollments_by_client_key(account_id, &keys)
+        .await?
+        .into_iter()
+        .filter_map(|r| r.client_key.clone().map(|k| (k, r)))
+        .collect();
+    // Only the items that refuse a duplicate need their contacts' live enrollments.
+    let checked: Vec<&str> = items
+        .iter()
+        .zip(allow)
+        .filter(|(_, allow)| !**allow)
+        .map(|(p, _)| p.row.contact_id.as_str())
+        .collect();
+    let mut active: HashMap<(String, String), String> = tx
+        .live_enrollments_of(account_id, &checked)
+        .await?
+        .into_iter()
+        .map(|(contact, flow, id)| ((contact, flow), id))
+        .collect();
+    let mut seen_keys: HashMap<String, usize> = HashMap::new();
+    let mut writes = Writes::default();
+    let mut outcomes = Vec::with_capacity(items.len());
+    for (i, p) in items.iter().enumerate() {
+        if let Some(key) = &p.row.client_key {
+            if let Some(existing) = by_key.get(key) {
+                outcomes.push(Outcome::Existing(existing.clone()));
+                continue;
+            }
+            if let Some(first) = seen_keys.get(key) {
+                // The same key twice in one batch: the second is the first again.
+                let first_row = match &outcomes[*first] {
+                    Outcome::Created(r) => r.clone(),
+                    Outcome::Existing(r) => r.clone(),
+                    Outcome::Duplicate(m) => {
+                        outcomes.push(Outcome::Duplicate(m.clone()));
+                        continue;
+                    }
+                };
+                outcomes.push(Outcome::Existing(first_row));
+                continue;
+            }
+            seen_keys.insert(key.clone(), i);
+        }
+        let pair = (p.row.contact_id.clone(), p.row.flow_id.clone());
+        if !allow[i] {
+            if let Some(other) = active.get(&pair) {
+                outcomes.push(Outcome::Duplicate(format!(
+                    "contact `{}` already has an active enrollment `{other}` in this flow; \
+                     set allow_duplicate to enroll it again",
+                    p.row.contact_id
+                )));
+                continue;
+            }
+        }
+        if p.after.status.is_finished() {
+            active.remove(&pair);
+        } else {
+            active.insert(pair, p.row.id.clone());
+        }
+        writes.add_step(p.row.clone(), &p.before, &p.after, &p.effects, now, None);
+        outcomes.push(Outcome::Created(
+            writes.enrollments.last().expect("just added").clone(),
+        ));
+    }
+    tx.write_all(&writes).await?;
+    Ok((outcomes, writes.earliest_wake))
+}
+
+async fn write_items(
+    core: &Core,
+    account_id: &str,
+    items: &[Prepared],
+    allow: &[bool],
+    now: DateTime<Utc>,
+) -> Result<Vec<Outcome>, StoreError> {
+    let mut tx = core.db.begin().await?;
+    let written = write_prepared(&mut tx, account_id, items, allow, now).await;
+    let (outcomes, wake) = tx.finish(written).await?;
+    core.announce(wake).await;
+    Ok(outcomes)
+}
+
+/// `Enroll`: returns the enrollment and whether this call created it.
+pub async fn enroll(
+    core: &Core,
+    account_id: &str,
+    item: EnrollInput,
+) -> Result<(Enrollment, bool), ServiceError> {
+    let now = core.clock.now();
+    let mut look = lookups(core, account_id).await?;
+    let allow = [item.allow_duplicate];
+    let prepared = prepare(core, account_id, &mut look, item, now).await?;
+    let outcome = match write_items(
+        core,
+        account_id,
+        std::slice::from_ref(&prepared),
+        &allow,
+        now,
+    )
+    .await
+    {
+        Ok(mut o) => o.remove(0),
+        // Two concurrent enrolls with one client key: the loser finds the winner's row.
+        Err(StoreError::Query(diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::UniqueViolation,
+            _,
+        ))) if prepared.row.client_key.is_some() => {
+            let key = prepared.row.client_key.clone().unwrap_or_default();
+            let row = store::enrollments::by_client_key(&core.db, account_id, &key)
+                .await?
+                .ok_or_else(|| ServiceError::NotFound {
+                    what: "enrollment with client key",
+                    id: key.clone(),
+                })?;
+            Outcome::Existing(row)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    match outcome {
+        Outcome::Created(row) => Ok((Enrollment::from_row(row)?, true)),
+        Outcome::Existing(row) => Ok((Enrollment::from_row(row)?, false)),
+        Outcome::Duplicate(message) => Err(ServiceError::Conflict(message)),
+    }
+}
+
+/// One item's answer in `BatchEnroll`.
+pub type BatchResult = Result<(Enrollment, bool), ServiceError>;
+
+/// `BatchEnroll`: checks and writes the items 1,000 at a time, each chunk in one transaction
+/// with set-based inserts. Results are in the order of the items; a refused item fails alone.
+pub async fn batch_enroll(
+    core: &Core,
+    account_id: &str,
+    items: Vec<EnrollInput>,
+) -> Result<Vec<BatchResult>, ServiceError> {
+    if items.len() > MAX_BATCH {
+        return Err(ServiceError::Invalid(vec![Violation::new(
+            "items",
+            Code::BadSchema,
+            format!(
+                "{} items in one call; send at most {MAX_BATCH} per BatchEnroll",
+                items.len()
+            ),
+        )]));
+    }
+    let now = core.clock.now();
+    let mut look = lookups(core, account_id).await?;
+    let mut results: Vec<BatchResult> = Vec::with_capacity(items.len());
+    let mut items = items.into_iter().peekable();
+    // A chunk at a time: checked, prepared and written before the next is prepared, so a
+    // call of 10,000 holds the engine's output for 1,000, not for all of them.
+    while items.peek().is_some() {
+        let chunk: Vec<EnrollInput> = items.by_ref().take(BATCH_CHUNK).collect();
+        let contact_ids: Vec<String> = chunk.iter().map(|i| i.contact_id.clone()).collect();
+        look.preload_contacts(core, account_id, &contact_ids)
+            .await?;
+        let mut answers: Vec<Option<BatchResult>> = Vec::with_capacity(chunk.len());
+        let (mut positions, mut ready, mut allow) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, item) in chunk.into_iter().enumerate() {
+            let allowed = item.allow_duplicate;
+            match prepare(core, account_id, &mut look, item, now).await {
+                Ok(p) => {
+                    positions.push(i);
+                    ready.push(p);
+                    allow.push(allowed);
+                    answers.push(None);
+                }
+                Err(e) => answers.push(Some(Err(e))),
+            }
+        }
+        look.contacts.clear();
+        if !ready.is_empty() {
+            let outcomes = write_items(core, account_id, &ready, &allow, now).await?;
+            for (&pos, outcome) in positions.iter().zip(outcomes) {
+                answers[pos] = Some(match outcome {
+                    Outcome::Created(row) => Enrollment::from_row(row).map(|e| (e, true)),
+                    Outcome::Existing(row) => Enrollment::from_row(row).map(|e| (e, false)),
+                    Outcome::Duplicate(m) => Err(ServiceError::Conflict(m)),
+                });
+            }
+        }
+        results.extend(answers.into_iter().map(|a| a.expect("every item answered")));
+    }
+    Ok(results)
+}

@@ -1,0 +1,21 @@
+//! Stored names of signal kinds that code outside this module tests for.
+
+use super::SignalKind;
+
+impl SignalKind {
+    /// [`SignalKind::name`] of an opt-out, as stored in `signals.kind`.
+    pub const OPT_OUT: &'static str = "opt_out";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opt_out_name_is_the_stored_one() {
+        assert_eq!(
+            SignalKind::opt_out("sms").unwrap().name(),
+            SignalKind::OPT_OUT
+        );
+    }
+}

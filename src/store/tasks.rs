@@ -1,0 +1,59 @@
+//! Tasks (`call`, `linkedin_connect`, `linkedin_message` steps): reads. The rows are written by
+//! [`Tx::write_all`](super::Tx::write_all) with the step that opened or closed them.
+
+pub use super::enrollments::TaskRow;
+use super::schema::tasks;
+use super::{Db, StoreError, TaskStatus};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+/// Filters of [`list`]; `None` means any.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter<'a> {
+    /// The status.
+    pub status: Option<TaskStatus>,
+    /// The enrollment's id.
+    pub enrollment_id: Option<&'a str>,
+    /// Ids after this one (keyset pagination).
+    pub after_id: Option<&'a str>,
+}
+
+/// Up to `limit` of the account's tasks by id, filtered.
+pub async fn list(
+    db: &Db,
+    account_id: &str,
+    filter: &ListFilter<'_>,
+    limit: i64,
+) -> Result<Vec<TaskRow>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => {
+        let mut q = tasks::table
+            .filter(tasks::account_id.eq(account_id))
+            .order(tasks::id.asc())
+            .limit(limit)
+            .select(TaskRow::as_select())
+            .into_boxed();
+        if let Some(status) = filter.status {
+            q = q.filter(tasks::status.eq(status.as_str()));
+        }
+        if let Some(enrollment) = filter.enrollment_id {
+            q = q.filter(tasks::enrollment_id.eq(enrollment));
+        }
+        if let Some(after) = filter.after_id {
+            q = q.filter(tasks::id.gt(after));
+        }
+        q.load(c).await
+    })?)
+}
+
+/// The account's task `id`.
+pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Option<TaskRow>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => tasks::table
+        .filter(tasks::account_id.eq(account_id))
+        .filter(tasks::id.eq(id))
+        .select(TaskRow::as_select())
+        .first(c)
+        .await
+        .optional())?)
+}
