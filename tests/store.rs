@@ -1,5 +1,7 @@
 //! The store's promises that the API does not show directly: foreign keys are enforced on both
-//! backends, and SQLite runs with WAL, a busy timeout and foreign keys on.
+//! backends, SQLite runs with WAL, a busy timeout and foreign keys on, and the batch writers
+//! (PostgreSQL's array-bound `unnest` statements, SQLite's multi-row inserts) store every
+//! column where `schema.rs` reads it back.
 
 mod common;
 
@@ -10,7 +12,7 @@ use diesel_async::RunQueryDsl;
 use nudge::store::tokens::ApiToken;
 use nudge::store::{Db, StoreError};
 
-backend_tests!(foreign_keys_are_enforced);
+backend_tests!(foreign_keys_are_enforced, batch_writers_round_trip);
 
 async fn foreign_keys_are_enforced(backend: Backend) {
     let (url, _dir, _pg) = fresh_database(backend).await;
@@ -127,4 +129,228 @@ mod pg {
             super::super::reach_matches_account_and_contact_pairs().await
         }
     }
+}
+
+/// A flow to hang enrollments on.
+const ROUND_TRIP_FLOW: &str = r#"{
+  "name": "round-trip",
+  "start": "w",
+  "steps": {
+    "w": { "type": "wait", "params": { "duration": "1s" }, "next": { "then": "done" } },
+    "done": { "type": "end" }
+  }
+}"#;
+
+/// Runs `$body` with `$c` bound to a pooled connection of `$db`, whichever backend it is.
+macro_rules! on_db {
+    ($db:expr, $c:ident => $body:expr) => {
+        match $db {
+            Db::Postgres(pool) => {
+                let mut pooled = pool.get().await.unwrap();
+                let $c = &mut *pooled;
+                $body
+            }
+            Db::Sqlite(pool) => {
+                let mut pooled = pool.get().await.unwrap();
+                let $c = &mut *pooled;
+                $body
+            }
+        }
+    };
+}
+
+/// Every row kind the batch writers store, with a different value in every column, written
+/// with `Tx` and read back through the diesel schema: a column list out of step with
+/// `schema.rs` (a missing, extra or swapped column) reads back a different row.
+async fn batch_writers_round_trip(backend: Backend) {
+    use diesel::{QueryDsl, SelectableHelper};
+    use nudge::store::enrollments::{DispatchRow, TaskClosure, TaskRow};
+    use nudge::store::schema::{dispatches, enrollments, journey, signal_deliveries, signals, tasks};
+    use nudge::store::signals::{DeliveryRow, SignalRow};
+    use nudge::store::{EnrollmentRow, JourneyRow, TaskStatus, Writes};
+
+    let (url, _dir, _pg) = fresh_database(backend).await;
+    Db::migrate(&url).await.unwrap();
+    let db = Db::connect(&url).await.unwrap();
+    let now = chrono::DateTime::from_timestamp_millis(1_790_000_000_000).unwrap();
+    nudge::store::accounts::ensure_default(&db, 1).await.unwrap();
+    let (flow, _) = nudge::service::flows::create(&db, "default", ROUND_TRIP_FLOW, now)
+        .await
+        .unwrap();
+    nudge::service::contacts::upsert(
+        &db,
+        "default",
+        nudge::service::contacts::ContactInput {
+            id: "c1".into(),
+            tz: "UTC".into(),
+            ..Default::default()
+        },
+        now,
+    )
+    .await
+    .unwrap();
+
+    let enrollment = EnrollmentRow {
+        id: "en_1".into(),
+        account_id: "default".into(),
+        flow_id: flow.id.clone(),
+        flow_version: 1,
+        contact_id: "c1".into(),
+        sender_id: "default".into(),
+        status: "paused".into(),
+        client_key: Some("ck-1".into()),
+        state: r#"{"s":1}"#.into(),
+        next_run_at: Some(11),
+        journey_seq: 12,
+        created_at: 13,
+        updated_at: 14,
+    };
+    let entry = JourneyRow {
+        enrollment_id: "en_1".into(),
+        seq: 21,
+        at: 22,
+        kind: "kind-23".into(),
+        detail: r#"{"d":24}"#.into(),
+    };
+    let dispatch = DispatchRow {
+        id: "dp_1".into(),
+        account_id: "default".into(),
+        enrollment_id: "en_1".into(),
+        run: 31,
+        step: "step-32".into(),
+        idempotency_key: "key-33".into(),
+        channel: "email".into(),
+        recipient: "r-35@example.com".into(),
+        template: "tpl-36".into(),
+        input: r#"{"i":37}"#.into(),
+        channel_params: Some(r#"{"p":38}"#.into()),
+        message_id: Some("<m-39@nudge>".into()),
+        status: "pending".into(),
+        lease_owner: Some("lease-41".into()),
+        lease_until: Some(42),
+        attempts: 43,
+        provider_message_id: Some("prov-44".into()),
+        failure: Some("fail-45".into()),
+        created_at: 46,
+        due_at: 47,
+    };
+    let task = TaskRow {
+        id: "tk_1".into(),
+        account_id: "default".into(),
+        enrollment_id: "en_1".into(),
+        run: 51,
+        kind: "call".into(),
+        step: "step-53".into(),
+        status: "open".into(),
+        outcome: None,
+        params: r#"{"p":55}"#.into(),
+        due_by: Some(56),
+        created_at: 57,
+        completed_at: None,
+    };
+    let signal = SignalRow {
+        id: "sg_1".into(),
+        account_id: "default".into(),
+        contact_id: "c1".into(),
+        source: "api".into(),
+        provider_id: Some("prov-65".into()),
+        raises: r#"["reply"]"#.into(),
+        payload: r#"{"p":67}"#.into(),
+        created_at: 68,
+        kind: "reply".into(),
+        channel: Some("sms".into()),
+        contact_ids: r#"["c1"]"#.into(),
+        routed_at: Some(72),
+    };
+    let delivery = DeliveryRow {
+        signal_id: "sg_1".into(),
+        enrollment_id: "en_1".into(),
+        effect: "woke".into(),
+        branch: Some("branch-83".into()),
+        at: 84,
+    };
+
+    let first = Writes {
+        enrollments: vec![enrollment.clone()],
+        journey: vec![entry.clone()],
+        dispatches: vec![dispatch.clone()],
+        tasks: vec![task.clone()],
+        ..Default::default()
+    };
+    let mut tx = db.begin().await.unwrap();
+    tx.write_all(&first).await.unwrap();
+    assert_eq!(
+        tx.insert_signals(std::slice::from_ref(&signal)).await.unwrap(),
+        vec!["sg_1".to_string()]
+    );
+    tx.insert_deliveries(std::slice::from_ref(&delivery))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let (e, j, d, t, s, dl) = on_db!(&db, c => {
+        let e: EnrollmentRow = enrollments::table.select(EnrollmentRow::as_select()).first(c).await.unwrap();
+        let j: JourneyRow = journey::table.select(JourneyRow::as_select()).first(c).await.unwrap();
+        let d: DispatchRow = dispatches::table.select(DispatchRow::as_select()).first(c).await.unwrap();
+        let t: TaskRow = tasks::table.select(TaskRow::as_select()).first(c).await.unwrap();
+        let s: SignalRow = signals::table.select(SignalRow::as_select()).first(c).await.unwrap();
+        let dl: DeliveryRow = signal_deliveries::table.select(DeliveryRow::as_select()).first(c).await.unwrap();
+        (e, j, d, t, s, dl)
+    });
+    assert_eq!(e, enrollment);
+    assert_eq!(j, entry);
+    assert_eq!(d, dispatch);
+    assert_eq!(t, task);
+    assert_eq!(s, signal);
+    assert_eq!(dl, delivery);
+
+    // The update path: the upsert sets exactly the engine's columns, and a closed task its
+    // status, outcome and time.
+    let updated = EnrollmentRow {
+        status: "active".into(),
+        state: r#"{"s":2}"#.into(),
+        next_run_at: Some(91),
+        journey_seq: 92,
+        updated_at: 93,
+        // Not updated by the upsert: the stored ones stay.
+        client_key: Some("ignored".into()),
+        created_at: 999,
+        ..enrollment.clone()
+    };
+    let second = Writes {
+        enrollments: vec![updated.clone()],
+        closed_tasks: vec![TaskClosure {
+            enrollment_id: "en_1".into(),
+            run: 51,
+            status: TaskStatus::Completed,
+            outcome: Some("connected".into()),
+            at: 94,
+        }],
+        ..Default::default()
+    };
+    let mut tx = db.begin().await.unwrap();
+    tx.write_all(&second).await.unwrap();
+    tx.commit().await.unwrap();
+    let (e, t) = on_db!(&db, c => {
+        let e: EnrollmentRow = enrollments::table.select(EnrollmentRow::as_select()).first(c).await.unwrap();
+        let t: TaskRow = tasks::table.select(TaskRow::as_select()).first(c).await.unwrap();
+        (e, t)
+    });
+    assert_eq!(
+        e,
+        EnrollmentRow {
+            client_key: enrollment.client_key.clone(),
+            created_at: enrollment.created_at,
+            ..updated
+        }
+    );
+    assert_eq!(
+        t,
+        TaskRow {
+            status: "completed".into(),
+            outcome: Some("connected".into()),
+            completed_at: Some(94),
+            ..task
+        }
+    );
 }
