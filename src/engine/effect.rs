@@ -2,6 +2,7 @@
 //! them in the same transaction as the new state (SPEC §6: the outbox is written with the step
 //! transition), so a crash never separates a transition from its dispatch.
 
+use crate::code::Code;
 use crate::engine::state::Run;
 use crate::routing::Dropped;
 use chrono::{DateTime, Utc};
@@ -109,7 +110,7 @@ pub enum JourneyEntry {
         outcome: Option<String>,
     },
     Failed {
-        code: String,
+        code: Code,
         message: String,
     },
     /// The gate found the window closed at execution (§3 step 4).
@@ -123,7 +124,7 @@ pub enum JourneyEntry {
     Held {
         run: u64,
         step: String,
-        code: String,
+        code: Code,
         message: String,
     },
     /// An outreach step passed over without sending (the contact opted out of the channel, or
@@ -175,7 +176,7 @@ pub enum Effect {
         idempotency_key: String,
         run: u64,
         channel: String,
-        code: String,
+        code: Code,
         message: String,
     },
     /// Create this task.

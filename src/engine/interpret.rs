@@ -36,19 +36,14 @@ use crate::flow::Flow;
 use crate::routing::{decide, BufferedSignal, Dropped, Route, Waiting};
 use crate::timing::{
     is_open, next_opening, resolve_zones, schedule, Channel, Duration, Recipient, ResolvedZones,
-    Zone,
+    TimingError, Zone,
 };
 use chrono::{DateTime, Utc};
 
 /// At most this many steps are entered in one call. Validation refuses cycles that spin without
 /// time passing, but a cycle through a `wait_for` can consume up to 1,000 buffered signals in
-/// one go; beyond this the enrollment fails instead of spinning.
+/// one go; beyond this the enrollment fails with [`Code::LoopGuard`] instead of spinning.
 pub const LOOP_GUARD: usize = 10_000;
-
-/// The failure code when [`LOOP_GUARD`] is hit.
-pub const LOOP_GUARD_CODE: &str = "LOOP_GUARD";
-/// The failure code of a step type this version does not run (see [`enrollable`]).
-pub const UNSUPPORTED_STEP_CODE: &str = "UNSUPPORTED_STEP";
 
 /// What the interpreter needs besides the state and the flow: account settings.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -120,16 +115,23 @@ pub fn step(
 
 /// Why the enrollment fails.
 struct Failure {
-    code: String,
+    code: Code,
     message: String,
 }
 
 impl Failure {
-    fn new(code: impl Into<String>, message: impl Into<String>) -> Failure {
+    fn new(code: Code, message: impl Into<String>) -> Failure {
         Failure {
-            code: code.into(),
+            code,
             message: message.into(),
         }
+    }
+}
+
+impl From<TimingError> for Failure {
+    /// A timing refusal keeps its own code; the message is its full text (code, text, hint).
+    fn from(e: TimingError) -> Failure {
+        Failure::new(e.code, e.to_string())
     }
 }
 
@@ -450,7 +452,7 @@ impl Machine<'_> {
         }
         self.pending = None;
         self.fail(Failure::new(
-            LOOP_GUARD_CODE,
+            Code::LoopGuard,
             format!(
                 "more than {LOOP_GUARD} steps ran without time passing; put a wait that \
                  lets time pass (or a wait_for with a timeout) in the loop"
@@ -466,7 +468,7 @@ impl Machine<'_> {
     fn enter(&mut self, step_id: String) {
         let Some(step) = self.flow.step(&step_id) else {
             self.fail(Failure::new(
-                Code::UnknownTarget.as_str(),
+                Code::UnknownTarget,
                 format!("the flow has no step `{step_id}`"),
             ));
             return;
@@ -555,7 +557,7 @@ impl Machine<'_> {
                 let kind = step.kind();
                 self.open(run);
                 self.fail(Failure::new(
-                    UNSUPPORTED_STEP_CODE,
+                    Code::UnsupportedStep,
                     format!("`{kind}` steps are not run by this version; the flow should have been refused at enrollment"),
                 ));
             }
@@ -581,7 +583,7 @@ impl Machine<'_> {
         self.journey(JourneyEntry::Held {
             run,
             step: step.to_string(),
-            code: h.code.clone(),
+            code: h.code,
             message: h.message.clone(),
         });
         if kind == "email" || kind == "sms" {
@@ -589,7 +591,7 @@ impl Machine<'_> {
                 idempotency_key: self.key(run),
                 run,
                 channel: kind.to_string(),
-                code: h.code.clone(),
+                code: h.code,
                 message: h.message.clone(),
             });
         }
@@ -614,7 +616,7 @@ impl Machine<'_> {
                 jitter,
                 seed,
             )
-            .map_err(|e| Failure::new(e.code.as_str(), e.to_string()))
+            .map_err(Failure::from)
         });
         match planned {
             Ok(t) => {
@@ -716,7 +718,7 @@ impl Machine<'_> {
                 false
             }
             Err(e) => {
-                self.hold_current(run, kind, Failure::new(e.code.as_str(), e.to_string()));
+                self.hold_current(run, kind, Failure::from(e));
                 false
             }
         }
@@ -860,7 +862,7 @@ impl Machine<'_> {
     }
 
     fn sender_zone(&self) -> Result<Zone, Failure> {
-        Zone::parse(&self.st.sender_tz).map_err(|e| Failure::new(e.code.as_str(), e.to_string()))
+        Zone::parse(&self.st.sender_tz).map_err(Failure::from)
     }
 
     fn recipient(&self) -> Recipient {
@@ -885,7 +887,7 @@ impl Machine<'_> {
             &sender,
             channel,
         )
-        .map_err(|e| Failure::new(e.code.as_str(), e.to_string()))
+        .map_err(Failure::from)
     }
 
     /// The zone of a `wait` or a timeout without `tz` (SPEC §2.3; the phone-inferred zone
@@ -904,10 +906,7 @@ impl Machine<'_> {
         let holidays = &self.flow.settings.holidays;
         let contact = self.expr_contact();
         let expr_failure = |e: crate::flow::expr::ExprError| {
-            Failure::new(
-                Code::ExprType.as_str(),
-                format!("{e}; check the enrollment input"),
-            )
+            Failure::new(Code::ExprType, format!("{e}; check the enrollment input"))
         };
         let (target, computed) = match &d.target {
             Target::For(DurationSlot::Literal(dur)) => (dur.add_to(from, &zone, holidays), false),
@@ -926,7 +925,7 @@ impl Machine<'_> {
                 let latest = limit.add_to(from, &zone, holidays);
                 if target > latest {
                     return Err(Failure::new(
-                        Code::WaitExceedsLimit.as_str(),
+                        Code::WaitExceedsLimit,
                         format!(
                             "the wait computed at run time ends at {}, after the account's \
                              max_wait (latest {}); shorten the wait or raise the limit",

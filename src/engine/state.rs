@@ -3,6 +3,7 @@
 //! It is plain data with serde, so storage can keep it as one JSON column or split it into
 //! columns (`status`, `next_run_at` for the planner's index).
 
+use crate::code::Code;
 use crate::routing::SignalBuffer;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -69,8 +70,9 @@ pub struct ContactView {
 /// Why the current run is not moving by itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hold {
-    /// `ZONE_UNKNOWN` or `NO_OPENING`.
-    pub code: String,
+    /// `ZONE_UNKNOWN` or `NO_OPENING` (or the timing core's code when the sender's zone or the
+    /// contact's phone no longer parses).
+    pub code: Code,
     pub message: String,
 }
 

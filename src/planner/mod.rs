@@ -158,7 +158,7 @@ fn flow_unavailable(before: &EnrollmentState, message: String) -> (EnrollmentSta
     (
         after,
         vec![Effect::Journey(JourneyEntry::Failed {
-            code: "FLOW_UNAVAILABLE".into(),
+            code: crate::code::Code::FlowUnavailable,
             message,
         })],
     )
