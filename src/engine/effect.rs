@@ -5,6 +5,7 @@
 use crate::code::Code;
 use crate::engine::state::Run;
 use crate::routing::Dropped;
+use crate::timing::Channel;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -16,8 +17,8 @@ pub struct Dispatch {
     pub idempotency_key: String,
     pub run: u64,
     pub step: String,
-    /// `email` or `sms`.
-    pub channel: String,
+    /// `email` or `sms`: the channel of the step.
+    pub channel: Channel,
     /// The address or E.164 number.
     pub recipient: String,
     /// The step's `params.template`.
@@ -175,7 +176,7 @@ pub enum Effect {
     DispatchHeld {
         idempotency_key: String,
         run: u64,
-        channel: String,
+        channel: Channel,
         code: Code,
         message: String,
     },

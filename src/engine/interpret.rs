@@ -260,7 +260,7 @@ impl Machine<'_> {
         let route = {
             let waiting = match (&self.st.status, &self.st.run) {
                 (Status::Paused, _) => Waiting::Paused,
-                (_, Some(run)) if run.step_type == StepKind::WaitFor.as_str() => {
+                (_, Some(run)) if run.step_type == StepKind::WaitFor => {
                     Waiting::ForEvents(&run.events)
                 }
                 _ => Waiting::NotWaiting,
@@ -477,7 +477,7 @@ impl Machine<'_> {
         let mut run = Run {
             id: self.st.last_run_id,
             step: step_id,
-            step_type: step.kind().as_str().to_string(),
+            step_type: step.kind(),
             entered: self.now,
             until: None,
             scheduled: None,
@@ -532,7 +532,7 @@ impl Machine<'_> {
                 }
             }
             Action::Email(_) | Action::Sms(_) => {
-                let channel = outreach_channel(step.kind());
+                let channel = channel_of(step.kind());
                 if let Some(reason) = self.unsendable(channel) {
                     let run_id = run.id;
                     let step_name = run.step.clone();
@@ -572,25 +572,26 @@ impl Machine<'_> {
     /// Opens an outreach or task run; when it is held, records why.
     fn open_planned(&mut self, run: Run) {
         let hold = run.hold.clone();
-        let (id, step, kind) = (run.id, run.step.clone(), run.step_type.clone());
+        let (id, step, kind) = (run.id, run.step.clone(), run.step_type);
         self.open(run);
         if let Some(h) = hold {
-            self.record_hold(id, &step, &kind, &h);
+            self.record_hold(id, &step, kind, &h);
         }
     }
 
-    fn record_hold(&mut self, run: u64, step: &str, kind: &str, h: &Hold) {
+    /// The journey says why a step is held; an outreach step also shows in the dispatch stream.
+    fn record_hold(&mut self, run: u64, step: &str, kind: StepKind, h: &Hold) {
         self.journey(JourneyEntry::Held {
             run,
             step: step.to_string(),
             code: h.code,
             message: h.message.clone(),
         });
-        if kind == "email" || kind == "sms" {
+        if kind.is_outreach() {
             self.fx.push(Effect::DispatchHeld {
                 idempotency_key: self.key(run),
                 run,
-                channel: kind.to_string(),
+                channel: channel_of(kind),
                 code: h.code,
                 message: h.message.clone(),
             });
@@ -637,9 +638,7 @@ impl Machine<'_> {
         let Some(mut run) = self.st.run.clone() else {
             return;
         };
-        let Some(kind) = StepKind::parse(&run.step_type) else {
-            return;
-        };
+        let kind = run.step_type;
         if !(kind.is_outreach() || kind.is_task()) {
             return;
         }
@@ -650,7 +649,7 @@ impl Machine<'_> {
         let (id, step) = (run.id, run.step.clone());
         self.st.run = Some(run);
         if let Some(h) = hold {
-            self.record_hold(id, &step, kind.as_str(), &h);
+            self.record_hold(id, &step, kind, &h);
         }
     }
 
@@ -660,18 +659,15 @@ impl Machine<'_> {
         let Some(run) = self.st.run.clone() else {
             return;
         };
-        let Some(kind) = StepKind::parse(&run.step_type) else {
-            return;
-        };
-        match kind {
+        match run.step_type {
             StepKind::Wait => self.take_branch("then", None),
             StepKind::WaitFor => self.take_branch("timeout", None),
-            StepKind::Email | StepKind::Sms => {
+            kind @ (StepKind::Email | StepKind::Sms) => {
                 if self.gate(&run, kind) {
                     self.send(&run, kind);
                 }
             }
-            StepKind::Call | StepKind::LinkedinConnect | StepKind::LinkedinMessage => {
+            kind @ (StepKind::Call | StepKind::LinkedinConnect | StepKind::LinkedinMessage) => {
                 match run.task {
                     Some(TaskPhase::Open) => self.take_branch("timeout", None),
                     _ => {
@@ -732,11 +728,11 @@ impl Machine<'_> {
         if let Some(r) = self.st.run.as_mut() {
             r.hold = Some(h.clone());
         }
-        self.record_hold(run.id, &run.step, kind.as_str(), &h);
+        self.record_hold(run.id, &run.step, kind, &h);
     }
 
     fn send(&mut self, run: &Run, kind: StepKind) {
-        let channel = outreach_channel(kind);
+        let channel = channel_of(kind);
         if let Some(reason) = self.unsendable(channel) {
             self.journey(JourneyEntry::Skipped {
                 run: run.id,
@@ -760,7 +756,7 @@ impl Machine<'_> {
             idempotency_key: self.key(run.id),
             run: run.id,
             step: run.step.clone(),
-            channel: channel.to_string(),
+            channel,
             recipient,
             template,
             input: self.st.input.clone(),
@@ -789,7 +785,7 @@ impl Machine<'_> {
             idempotency_key: self.key(run.id),
             run: run.id,
             step: run.step.clone(),
-            step_type: run.step_type.clone(),
+            step_type: run.step_type.to_string(),
             params,
             input: self.st.input.clone(),
             due_by,
@@ -966,40 +962,29 @@ impl Machine<'_> {
     }
 
     /// Why an outreach step on `channel` cannot send, if it cannot.
-    fn unsendable(&self, channel: &str) -> Option<String> {
-        if self.st.contact.opted_out.contains(channel) {
+    fn unsendable(&self, channel: Channel) -> Option<String> {
+        if self.st.contact.opted_out.contains(channel.as_str()) {
             return Some(format!("the contact opted out of {channel}"));
         }
-        let address = match channel {
-            "email" => &self.st.contact.email,
-            _ => &self.st.contact.phone,
+        let (address, what) = match channel {
+            Channel::Email => (&self.st.contact.email, "email address"),
+            _ => (&self.st.contact.phone, "phone number"),
         };
         match address {
             Some(a) if !a.is_empty() => None,
-            _ => Some(format!(
-                "the contact has no {}",
-                if channel == "email" {
-                    "email address"
-                } else {
-                    "phone number"
-                }
-            )),
+            _ => Some(format!("the contact has no {what}")),
         }
     }
 }
 
-fn outreach_channel(kind: StepKind) -> &'static str {
-    match kind {
-        StepKind::Sms => "sms",
-        _ => "email",
-    }
-}
-
+/// The channel an outreach step or task goes out on: which windows apply, what its dispatch
+/// says, which opt-out blocks it. Only outreach steps and tasks are planned, so the fallback
+/// arm is `email` itself.
 fn channel_of(kind: StepKind) -> Channel {
     match kind {
         StepKind::Sms => Channel::Sms,
         StepKind::Call => Channel::Call,
-        StepKind::LinkedinConnect | StepKind::LinkedinMessage => Channel::LinkedIn,
+        StepKind::LinkedinConnect | StepKind::LinkedinMessage => Channel::Linkedin,
         _ => Channel::Email,
     }
 }

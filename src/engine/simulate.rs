@@ -348,7 +348,7 @@ impl Sim {
                     self.by_run.insert(run.id, self.runs.len());
                     self.runs.push(RunRecord {
                         step: run.step,
-                        step_type: run.step_type,
+                        step_type: run.step_type.to_string(),
                         entered: run.entered,
                         until: run.until,
                         scheduled: run.scheduled,

@@ -4,6 +4,7 @@
 //! columns (`status`, `next_run_at` for the planner's index).
 
 use crate::code::Code;
+use crate::flow::StepKind;
 use crate::routing::SignalBuffer;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -94,9 +95,10 @@ pub struct Run {
     pub id: u64,
     /// The step's key in the flow.
     pub step: String,
-    /// The step's `type` (`wait`, `wait_for`, `email`, …).
+    /// The step's `type` (`wait`, `wait_for`, `email`, …), kept so a run can be fired without
+    /// looking its step up first.
     #[serde(rename = "type")]
-    pub step_type: String,
+    pub step_type: StepKind,
     pub entered: DateTime<Utc>,
     /// The wake time of a `wait`; the timeout deadline of a `wait_for` or an open task.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -172,8 +172,12 @@ impl Step {
     }
 }
 
-/// The step types of SPEC §1, without their parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// The step types of SPEC §1, without their parameters. Serialized as its `type` spelling
+/// ([`StepKind::as_str`]), e.g. in a stored run.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum StepKind {
     Email,
     Sms,
@@ -751,6 +755,10 @@ mod tests {
     fn step_kinds_round_trip() {
         for k in StepKind::ALL {
             assert_eq!(StepKind::parse(k.as_str()), Some(k));
+            // A stored run keeps its type through serde: the same spelling.
+            let json = serde_json::to_value(k).unwrap();
+            assert_eq!(json, serde_json::Value::from(k.as_str()), "{k:?}");
+            assert_eq!(serde_json::from_value::<StepKind>(json).unwrap(), k);
         }
         assert_eq!(StepKind::parse("Email"), None);
         let tasks: Vec<StepKind> = StepKind::ALL.into_iter().filter(|k| k.is_task()).collect();
