@@ -11,6 +11,8 @@
 //! - [`phone`] — E.164 numbers and their candidate zones (SPEC §4).
 //! - [`window`] — send windows, the SMS window, jitter and the zone rule (SPEC §2.3, §3).
 
+#![warn(missing_docs)]
+
 pub mod business_days;
 pub mod calendar;
 pub mod channel;

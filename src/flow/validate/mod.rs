@@ -53,6 +53,7 @@ pub enum Severity {
 }
 
 impl Severity {
+    /// The spelling in SPEC §7's JSON report (`error`, `warning`).
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -64,7 +65,9 @@ impl Severity {
 /// One finding of the validator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
+    /// Whether it refuses the flow.
     pub severity: Severity,
+    /// The stable SPEC §1 code, for programs; the message is for people.
     pub code: Code,
     /// JSON Pointer (RFC 6901) to the offending value (or where a missing one belongs).
     pub path: String,
