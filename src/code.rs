@@ -1,10 +1,15 @@
 //! The stable problem codes of SPEC §1, shared by the timing core, the flow validator, the engine
 //! and every adapter, so a code has one spelling in Rust, proto, SQL and docs.
+//!
+//! Besides the validator's codes it holds the few an enrollment can fail with at run time
+//! (`LOOP_GUARD`, `UNSUPPORTED_STEP`, `FLOW_UNAVAILABLE`), so a journey's `failed` entry never
+//! carries a spelling that exists only as a string literal somewhere.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A stable problem code (SPEC §1 "Validation"). Serialized in `SCREAMING_SNAKE_CASE`.
+/// A stable problem code (SPEC §1 "Validation"). Serialized in `SCREAMING_SNAKE_CASE`, which is
+/// exactly [`Code::as_str`] (a unit test holds them together).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Code {
@@ -28,9 +33,42 @@ pub enum Code {
     ZoneUnknown,
     NoOpening,
     Unreachable,
+    /// The engine entered more than [`crate::engine::interpret::LOOP_GUARD`] steps in one call.
+    LoopGuard,
+    /// A step type this version does not run reached the interpreter.
+    UnsupportedStep,
+    /// The planner could not load or parse the flow version an enrollment runs.
+    FlowUnavailable,
 }
 
 impl Code {
+    /// Every code, in declaration order: what the spelling test walks.
+    pub const ALL: [Code; 23] = [
+        Code::BadSchema,
+        Code::UnknownTarget,
+        Code::BadEvent,
+        Code::Cycle,
+        Code::BadDuration,
+        Code::BadUntil,
+        Code::BadTz,
+        Code::BadPattern,
+        Code::ForAndUntil,
+        Code::QuotedNumber,
+        Code::InterpolationRefused,
+        Code::ExprType,
+        Code::UntilNotAllowed,
+        Code::WaitExceedsLimit,
+        Code::BadWindow,
+        Code::NeverMatches,
+        Code::BadPhone,
+        Code::ZoneUnknown,
+        Code::NoOpening,
+        Code::Unreachable,
+        Code::LoopGuard,
+        Code::UnsupportedStep,
+        Code::FlowUnavailable,
+    ];
+
     /// The wire spelling, e.g. `BAD_TZ`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -54,6 +92,9 @@ impl Code {
             Code::ZoneUnknown => "ZONE_UNKNOWN",
             Code::NoOpening => "NO_OPENING",
             Code::Unreachable => "UNREACHABLE",
+            Code::LoopGuard => "LOOP_GUARD",
+            Code::UnsupportedStep => "UNSUPPORTED_STEP",
+            Code::FlowUnavailable => "FLOW_UNAVAILABLE",
         }
     }
 }
@@ -61,5 +102,71 @@ impl Code {
 impl fmt::Display for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// A code equals its wire spelling, so a check such as `code == "ZONE_UNKNOWN"` reads the same
+/// whether `code` is a [`Code`] or the text of one.
+impl PartialEq<str> for Code {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Code {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_spelling_is_as_str() {
+        for code in Code::ALL {
+            let json = serde_json::to_value(code).unwrap();
+            assert_eq!(json, serde_json::Value::from(code.as_str()), "{code:?}");
+            assert_eq!(serde_json::from_value::<Code>(json).unwrap(), code);
+            assert_eq!(code.to_string(), code.as_str());
+            assert!(code == code.as_str());
+        }
+        let mut spellings: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        spellings.sort_unstable();
+        spellings.dedup();
+        assert_eq!(spellings.len(), Code::ALL.len(), "one spelling per code");
+    }
+
+    #[test]
+    fn all_lists_every_code() {
+        // No wildcard: a new variant stops this compiling, the reminder to add it to `ALL` (and
+        // so to the spelling test above).
+        let listed = |code: Code| match code {
+            Code::BadSchema
+            | Code::UnknownTarget
+            | Code::BadEvent
+            | Code::Cycle
+            | Code::BadDuration
+            | Code::BadUntil
+            | Code::BadTz
+            | Code::BadPattern
+            | Code::ForAndUntil
+            | Code::QuotedNumber
+            | Code::InterpolationRefused
+            | Code::ExprType
+            | Code::UntilNotAllowed
+            | Code::WaitExceedsLimit
+            | Code::BadWindow
+            | Code::NeverMatches
+            | Code::BadPhone
+            | Code::ZoneUnknown
+            | Code::NoOpening
+            | Code::Unreachable
+            | Code::LoopGuard
+            | Code::UnsupportedStep
+            | Code::FlowUnavailable => code,
+        };
+        assert!(Code::ALL.into_iter().map(listed).eq(Code::ALL));
     }
 }

@@ -165,7 +165,9 @@ macro_rules! on_db {
 async fn batch_writers_round_trip(backend: Backend) {
     use diesel::{QueryDsl, SelectableHelper};
     use nudge::store::enrollments::{DispatchRow, TaskClosure, TaskRow};
-    use nudge::store::schema::{dispatches, enrollments, journey, signal_deliveries, signals, tasks};
+    use nudge::store::schema::{
+        dispatches, enrollments, journey, signal_deliveries, signals, tasks,
+    };
     use nudge::store::signals::{DeliveryRow, SignalRow};
     use nudge::store::{EnrollmentRow, JourneyRow, TaskStatus, Writes};
 
@@ -173,7 +175,9 @@ async fn batch_writers_round_trip(backend: Backend) {
     Db::migrate(&url).await.unwrap();
     let db = Db::connect(&url).await.unwrap();
     let now = chrono::DateTime::from_timestamp_millis(1_790_000_000_000).unwrap();
-    nudge::store::accounts::ensure_default(&db, 1).await.unwrap();
+    nudge::store::accounts::ensure_default(&db, 1)
+        .await
+        .unwrap();
     let (flow, _) = nudge::service::flows::create(&db, "default", ROUND_TRIP_FLOW, now)
         .await
         .unwrap();
@@ -280,7 +284,9 @@ async fn batch_writers_round_trip(backend: Backend) {
     let mut tx = db.begin().await.unwrap();
     tx.write_all(&first).await.unwrap();
     assert_eq!(
-        tx.insert_signals(std::slice::from_ref(&signal)).await.unwrap(),
+        tx.insert_signals(std::slice::from_ref(&signal))
+            .await
+            .unwrap(),
         vec!["sg_1".to_string()]
     );
     tx.insert_deliveries(std::slice::from_ref(&delivery))

@@ -2,8 +2,10 @@
 //! them in the same transaction as the new state (SPEC §6: the outbox is written with the step
 //! transition), so a crash never separates a transition from its dispatch.
 
+use crate::code::Code;
 use crate::engine::state::Run;
 use crate::routing::Dropped;
+use crate::timing::Channel;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -13,10 +15,12 @@ use serde::{Deserialize, Serialize};
 pub struct Dispatch {
     /// `<enrollment>:<run>`.
     pub idempotency_key: String,
+    /// The run that sends it: one dispatch per run, whatever retries happen.
     pub run: u64,
+    /// The step's key in the flow, for people reading the outbox.
     pub step: String,
-    /// `email` or `sms`.
-    pub channel: String,
+    /// `email` or `sms`: the channel of the step.
+    pub channel: Channel,
     /// The address or E.164 number.
     pub recipient: String,
     /// The step's `params.template`.
@@ -56,13 +60,17 @@ pub fn parse_message_id(text: &str) -> Option<(String, u64)> {
 pub struct Task {
     /// `<enrollment>:<run>`.
     pub idempotency_key: String,
+    /// The task run: what a reported outcome names, so a late outcome of an old task is
+    /// refused instead of moving a newer step.
     pub run: u64,
+    /// The step's key in the flow.
     pub step: String,
     /// The step's `type`: `call`, `linkedin_connect`, `linkedin_message`.
     #[serde(rename = "type")]
     pub step_type: String,
     /// The step's params (template, notes, `connected_outcomes`, …) as written.
     pub params: serde_json::Value,
+    /// The enrollment input, for the person doing the task.
     pub input: serde_json::Value,
     /// When the task times out, if it has a timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,79 +82,130 @@ pub struct Task {
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum SignalEffect {
     /// It closed the waiting run on `branch`.
-    Woke { run: u64, branch: String },
+    Woke {
+        /// The `wait_for` run it closed.
+        run: u64,
+        /// The event it took (the `next` key), picked by precedence.
+        branch: String,
+    },
     /// Nobody waited for it: kept for a later `wait_for`.
     Buffered,
     /// A `wait_for` took it from the buffer when entered.
-    Consumed { run: u64, branch: String },
+    Consumed {
+        /// The `wait_for` run that took it.
+        run: u64,
+        /// The event it took (the `next` key).
+        branch: String,
+    },
     /// It left the buffer unconsumed (7 days passed, or the buffer was full).
-    Expired { why: Dropped, at: DateTime<Utc> },
+    Expired {
+        /// Too old, or pushed out by a newer signal.
+        why: Dropped,
+        /// When it left the buffer.
+        at: DateTime<Utc>,
+    },
     /// The enrollment was paused.
     IgnoredPaused,
     /// It ended the enrollment (`exit_on` or opt-out).
-    Exited { reason: String },
+    Exited {
+        /// `opt_out:<channel>` or `exit_on:<event>`, as on the enrollment.
+        reason: String,
+    },
 }
 
 /// One journey entry (SPEC §5.8) besides the runs themselves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum JourneyEntry {
+    /// The enrollment started.
     Enrolled {
+        /// The flow's `start` step, entered next.
         step: String,
     },
+    /// An operator paused it.
     Paused,
+    /// An operator resumed it.
     Resumed,
+    /// An operator moved it to another step.
     Moved {
+        /// The step it was in, if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         from: Option<String>,
+        /// The step entered.
         to: String,
     },
+    /// It left early (a signal's exit or an operator's).
     Exited {
+        /// Why: `opt_out:sms`, `exit_on:meeting_booked`, an operator's reason.
         reason: String,
     },
+    /// It finished.
     Completed {
+        /// The `end` step's (or the operator's) outcome.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         outcome: Option<String>,
     },
+    /// It could not go on.
     Failed {
-        code: String,
+        /// Which rule stopped it (`WAIT_EXCEEDS_LIMIT`, `LOOP_GUARD`, …).
+        code: Code,
+        /// What happened and what to fix.
         message: String,
     },
     /// The gate found the window closed at execution (§3 step 4).
     Deferred {
+        /// The run deferred.
         run: u64,
+        /// Its step.
         step: String,
+        /// The next opening, when the gate tries again.
         to: DateTime<Utc>,
     },
     /// The step cannot be planned: `ZONE_UNKNOWN` or `NO_OPENING`. Nothing is sent; the run
     /// stays open until the contact changes or an operator acts.
     Held {
+        /// The run held.
         run: u64,
+        /// Its step.
         step: String,
-        code: String,
+        /// `ZONE_UNKNOWN`, `NO_OPENING`, or the timing code of a zone that no longer parses.
+        code: Code,
+        /// What to fix (usually the contact's zone or phone).
         message: String,
     },
     /// An outreach step passed over without sending (the contact opted out of the channel, or
     /// has no address for it); the flow went on.
     Skipped {
+        /// The run skipped.
         run: u64,
+        /// Its step.
         step: String,
+        /// Why it could not send (`the contact opted out of sms`, …).
         reason: String,
     },
+    /// A task's outcome was applied.
     TaskOutcome {
+        /// The task run.
         run: u64,
+        /// Its step.
         step: String,
+        /// The outcome reported.
         outcome: String,
     },
+    /// What a signal did here.
     Signal {
+        /// The stored signal's id.
         signal: String,
+        /// Woke, buffered, consumed, expired, ignored or exited.
         #[serde(flatten)]
         effect: SignalEffect,
     },
     /// An input that could not apply (an unknown step to move to, an outcome for a task that
     /// is no longer open); the state is unchanged.
     Rejected {
+        /// The input's name (`move_to`, `task_outcome`, …).
         input: String,
+        /// Why it could not apply, and what would.
         reason: String,
     },
 }
@@ -160,11 +219,16 @@ pub enum Effect {
     /// A run ended. `branch` is the `next` key taken (an event name, `timeout`, `then`, a task
     /// outcome), or `exit` / `moved` / `completed` / `skipped` / `failed`; none for `end`.
     RunClosed {
+        /// The run closed.
         run: u64,
+        /// Its step.
         step: String,
+        /// When.
         closed: DateTime<Utc>,
+        /// The branch taken (see above).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         branch: Option<String>,
+        /// The signal that closed it, when one did.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         woken_by: Option<String>,
     },
@@ -172,10 +236,15 @@ pub enum Effect {
     Dispatch(Dispatch),
     /// An outreach step is held: show it in the dispatch stream, send nothing.
     DispatchHeld {
+        /// The key the dispatch would have had (`<enrollment>:<run>`).
         idempotency_key: String,
+        /// The run held.
         run: u64,
-        channel: String,
-        code: String,
+        /// `email` or `sms`.
+        channel: Channel,
+        /// Why it is held (`ZONE_UNKNOWN`, `NO_OPENING`, …).
+        code: Code,
+        /// What to fix.
         message: String,
     },
     /// Create this task.
@@ -183,9 +252,12 @@ pub enum Effect {
     /// A task outcome raised these events (SPEC §5.2): route them, as a signal, to the
     /// contact's *other* enrollments. In this enrollment the outcome already took its branch.
     RaiseSignal {
+        /// The task run whose outcome raised them.
         run: u64,
+        /// The events raised (`call_connected`, `reply`, …).
         raises: Vec<String>,
     },
+    /// Append this to the journey.
     Journey(JourneyEntry),
 }
 

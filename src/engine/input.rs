@@ -68,18 +68,30 @@ pub enum Input {
     Signal(Signal),
     /// A task (`call`, `linkedin_*`) was completed with `outcome`. `run` names the task run, so a
     /// late completion of an old task cannot move a newer step.
-    TaskOutcome { run: u64, outcome: String },
+    TaskOutcome {
+        /// The task's run, as `ListTasks` showed it.
+        run: u64,
+        /// The outcome name (`connected`, `no_answer`, …): a `next` key or `then`.
+        outcome: String,
+    },
     /// An operator paused the enrollment. Timers keep running (a past target is handled at
     /// resume, SPEC §2.6).
     Pause,
     /// An operator resumed it; a target that passed meanwhile fires at once.
     Resume,
     /// An operator ended it.
-    Exit { reason: String },
+    Exit {
+        /// Why, in the operator's words: the journey's and the enrollment's `reason`.
+        reason: String,
+    },
     /// An operator moved it: the current run closes on branch `moved`, the step is entered.
-    MoveTo { step: String },
+    MoveTo {
+        /// The step to enter: a key of the flow's `steps`, refused otherwise.
+        step: String,
+    },
     /// An operator completed it.
     Complete {
+        /// The enrollment's outcome, as an `end` step's `outcome` would set it.
         #[serde(default)]
         outcome: Option<String>,
     },

@@ -27,10 +27,12 @@ pub fn parse(text: &str) -> Result<DateTime<Utc>, String> {
 pub mod required {
     use super::*;
 
+    /// Writes the instant as [`format()`] does.
     pub fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&format(*t))
     }
 
+    /// Reads any RFC 3339 instant, as [`parse()`] does.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
         let text = String::deserialize(d)?;
         parse(&text).map_err(serde::de::Error::custom)
@@ -42,6 +44,7 @@ pub mod required {
 pub mod optional {
     use super::*;
 
+    /// Writes the instant as [`format()`] does, or `null`.
     pub fn serialize<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
         match t {
             Some(t) => s.serialize_str(&format(*t)),
@@ -49,6 +52,7 @@ pub mod optional {
         }
     }
 
+    /// Reads an RFC 3339 instant, as [`parse()`] does, or `null`.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
         match Option::<String>::deserialize(d)? {
             Some(text) => parse(&text).map(Some).map_err(serde::de::Error::custom),

@@ -36,19 +36,14 @@ use crate::flow::Flow;
 use crate::routing::{decide, BufferedSignal, Dropped, Route, Waiting};
 use crate::timing::{
     is_open, next_opening, resolve_zones, schedule, Channel, Duration, Recipient, ResolvedZones,
-    Zone,
+    TimingError, Zone,
 };
 use chrono::{DateTime, Utc};
 
 /// At most this many steps are entered in one call. Validation refuses cycles that spin without
 /// time passing, but a cycle through a `wait_for` can consume up to 1,000 buffered signals in
-/// one go; beyond this the enrollment fails instead of spinning.
+/// one go; beyond this the enrollment fails with [`Code::LoopGuard`] instead of spinning.
 pub const LOOP_GUARD: usize = 10_000;
-
-/// The failure code when [`LOOP_GUARD`] is hit.
-pub const LOOP_GUARD_CODE: &str = "LOOP_GUARD";
-/// The failure code of a step type this version does not run (see [`enrollable`]).
-pub const UNSUPPORTED_STEP_CODE: &str = "UNSUPPORTED_STEP";
 
 /// What the interpreter needs besides the state and the flow: account settings.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -120,16 +115,23 @@ pub fn step(
 
 /// Why the enrollment fails.
 struct Failure {
-    code: String,
+    code: Code,
     message: String,
 }
 
 impl Failure {
-    fn new(code: impl Into<String>, message: impl Into<String>) -> Failure {
+    fn new(code: Code, message: impl Into<String>) -> Failure {
         Failure {
-            code: code.into(),
+            code,
             message: message.into(),
         }
+    }
+}
+
+impl From<TimingError> for Failure {
+    /// A timing refusal keeps its own code; the message is its full text (code, text, hint).
+    fn from(e: TimingError) -> Failure {
+        Failure::new(e.code, e.to_string())
     }
 }
 
@@ -258,7 +260,7 @@ impl Machine<'_> {
         let route = {
             let waiting = match (&self.st.status, &self.st.run) {
                 (Status::Paused, _) => Waiting::Paused,
-                (_, Some(run)) if run.step_type == StepKind::WaitFor.as_str() => {
+                (_, Some(run)) if run.step_type == StepKind::WaitFor => {
                     Waiting::ForEvents(&run.events)
                 }
                 _ => Waiting::NotWaiting,
@@ -450,7 +452,7 @@ impl Machine<'_> {
         }
         self.pending = None;
         self.fail(Failure::new(
-            LOOP_GUARD_CODE,
+            Code::LoopGuard,
             format!(
                 "more than {LOOP_GUARD} steps ran without time passing; put a wait that \
                  lets time pass (or a wait_for with a timeout) in the loop"
@@ -466,7 +468,7 @@ impl Machine<'_> {
     fn enter(&mut self, step_id: String) {
         let Some(step) = self.flow.step(&step_id) else {
             self.fail(Failure::new(
-                Code::UnknownTarget.as_str(),
+                Code::UnknownTarget,
                 format!("the flow has no step `{step_id}`"),
             ));
             return;
@@ -475,7 +477,7 @@ impl Machine<'_> {
         let mut run = Run {
             id: self.st.last_run_id,
             step: step_id,
-            step_type: step.kind().as_str().to_string(),
+            step_type: step.kind(),
             entered: self.now,
             until: None,
             scheduled: None,
@@ -530,7 +532,7 @@ impl Machine<'_> {
                 }
             }
             Action::Email(_) | Action::Sms(_) => {
-                let channel = outreach_channel(step.kind());
+                let channel = channel_of(step.kind());
                 if let Some(reason) = self.unsendable(channel) {
                     let run_id = run.id;
                     let step_name = run.step.clone();
@@ -555,7 +557,7 @@ impl Machine<'_> {
                 let kind = step.kind();
                 self.open(run);
                 self.fail(Failure::new(
-                    UNSUPPORTED_STEP_CODE,
+                    Code::UnsupportedStep,
                     format!("`{kind}` steps are not run by this version; the flow should have been refused at enrollment"),
                 ));
             }
@@ -570,26 +572,27 @@ impl Machine<'_> {
     /// Opens an outreach or task run; when it is held, records why.
     fn open_planned(&mut self, run: Run) {
         let hold = run.hold.clone();
-        let (id, step, kind) = (run.id, run.step.clone(), run.step_type.clone());
+        let (id, step, kind) = (run.id, run.step.clone(), run.step_type);
         self.open(run);
         if let Some(h) = hold {
-            self.record_hold(id, &step, &kind, &h);
+            self.record_hold(id, &step, kind, &h);
         }
     }
 
-    fn record_hold(&mut self, run: u64, step: &str, kind: &str, h: &Hold) {
+    /// The journey says why a step is held; an outreach step also shows in the dispatch stream.
+    fn record_hold(&mut self, run: u64, step: &str, kind: StepKind, h: &Hold) {
         self.journey(JourneyEntry::Held {
             run,
             step: step.to_string(),
-            code: h.code.clone(),
+            code: h.code,
             message: h.message.clone(),
         });
-        if kind == "email" || kind == "sms" {
+        if kind.is_outreach() {
             self.fx.push(Effect::DispatchHeld {
                 idempotency_key: self.key(run),
                 run,
-                channel: kind.to_string(),
-                code: h.code.clone(),
+                channel: channel_of(kind),
+                code: h.code,
                 message: h.message.clone(),
             });
         }
@@ -614,7 +617,7 @@ impl Machine<'_> {
                 jitter,
                 seed,
             )
-            .map_err(|e| Failure::new(e.code.as_str(), e.to_string()))
+            .map_err(Failure::from)
         });
         match planned {
             Ok(t) => {
@@ -635,9 +638,7 @@ impl Machine<'_> {
         let Some(mut run) = self.st.run.clone() else {
             return;
         };
-        let Some(kind) = StepKind::parse(&run.step_type) else {
-            return;
-        };
+        let kind = run.step_type;
         if !(kind.is_outreach() || kind.is_task()) {
             return;
         }
@@ -648,7 +649,7 @@ impl Machine<'_> {
         let (id, step) = (run.id, run.step.clone());
         self.st.run = Some(run);
         if let Some(h) = hold {
-            self.record_hold(id, &step, kind.as_str(), &h);
+            self.record_hold(id, &step, kind, &h);
         }
     }
 
@@ -658,18 +659,15 @@ impl Machine<'_> {
         let Some(run) = self.st.run.clone() else {
             return;
         };
-        let Some(kind) = StepKind::parse(&run.step_type) else {
-            return;
-        };
-        match kind {
+        match run.step_type {
             StepKind::Wait => self.take_branch("then", None),
             StepKind::WaitFor => self.take_branch("timeout", None),
-            StepKind::Email | StepKind::Sms => {
+            kind @ (StepKind::Email | StepKind::Sms) => {
                 if self.gate(&run, kind) {
                     self.send(&run, kind);
                 }
             }
-            StepKind::Call | StepKind::LinkedinConnect | StepKind::LinkedinMessage => {
+            kind @ (StepKind::Call | StepKind::LinkedinConnect | StepKind::LinkedinMessage) => {
                 match run.task {
                     Some(TaskPhase::Open) => self.take_branch("timeout", None),
                     _ => {
@@ -716,7 +714,7 @@ impl Machine<'_> {
                 false
             }
             Err(e) => {
-                self.hold_current(run, kind, Failure::new(e.code.as_str(), e.to_string()));
+                self.hold_current(run, kind, Failure::from(e));
                 false
             }
         }
@@ -730,11 +728,11 @@ impl Machine<'_> {
         if let Some(r) = self.st.run.as_mut() {
             r.hold = Some(h.clone());
         }
-        self.record_hold(run.id, &run.step, kind.as_str(), &h);
+        self.record_hold(run.id, &run.step, kind, &h);
     }
 
     fn send(&mut self, run: &Run, kind: StepKind) {
-        let channel = outreach_channel(kind);
+        let channel = channel_of(kind);
         if let Some(reason) = self.unsendable(channel) {
             self.journey(JourneyEntry::Skipped {
                 run: run.id,
@@ -758,7 +756,7 @@ impl Machine<'_> {
             idempotency_key: self.key(run.id),
             run: run.id,
             step: run.step.clone(),
-            channel: channel.to_string(),
+            channel,
             recipient,
             template,
             input: self.st.input.clone(),
@@ -787,7 +785,7 @@ impl Machine<'_> {
             idempotency_key: self.key(run.id),
             run: run.id,
             step: run.step.clone(),
-            step_type: run.step_type.clone(),
+            step_type: run.step_type.to_string(),
             params,
             input: self.st.input.clone(),
             due_by,
@@ -860,7 +858,7 @@ impl Machine<'_> {
     }
 
     fn sender_zone(&self) -> Result<Zone, Failure> {
-        Zone::parse(&self.st.sender_tz).map_err(|e| Failure::new(e.code.as_str(), e.to_string()))
+        Zone::parse(&self.st.sender_tz).map_err(Failure::from)
     }
 
     fn recipient(&self) -> Recipient {
@@ -885,7 +883,7 @@ impl Machine<'_> {
             &sender,
             channel,
         )
-        .map_err(|e| Failure::new(e.code.as_str(), e.to_string()))
+        .map_err(Failure::from)
     }
 
     /// The zone of a `wait` or a timeout without `tz` (SPEC §2.3; the phone-inferred zone
@@ -904,10 +902,7 @@ impl Machine<'_> {
         let holidays = &self.flow.settings.holidays;
         let contact = self.expr_contact();
         let expr_failure = |e: crate::flow::expr::ExprError| {
-            Failure::new(
-                Code::ExprType.as_str(),
-                format!("{e}; check the enrollment input"),
-            )
+            Failure::new(Code::ExprType, format!("{e}; check the enrollment input"))
         };
         let (target, computed) = match &d.target {
             Target::For(DurationSlot::Literal(dur)) => (dur.add_to(from, &zone, holidays), false),
@@ -926,7 +921,7 @@ impl Machine<'_> {
                 let latest = limit.add_to(from, &zone, holidays);
                 if target > latest {
                     return Err(Failure::new(
-                        Code::WaitExceedsLimit.as_str(),
+                        Code::WaitExceedsLimit,
                         format!(
                             "the wait computed at run time ends at {}, after the account's \
                              max_wait (latest {}); shorten the wait or raise the limit",
@@ -967,40 +962,29 @@ impl Machine<'_> {
     }
 
     /// Why an outreach step on `channel` cannot send, if it cannot.
-    fn unsendable(&self, channel: &str) -> Option<String> {
-        if self.st.contact.opted_out.contains(channel) {
+    fn unsendable(&self, channel: Channel) -> Option<String> {
+        if self.st.contact.opted_out.contains(channel.as_str()) {
             return Some(format!("the contact opted out of {channel}"));
         }
-        let address = match channel {
-            "email" => &self.st.contact.email,
-            _ => &self.st.contact.phone,
+        let (address, what) = match channel {
+            Channel::Email => (&self.st.contact.email, "email address"),
+            _ => (&self.st.contact.phone, "phone number"),
         };
         match address {
             Some(a) if !a.is_empty() => None,
-            _ => Some(format!(
-                "the contact has no {}",
-                if channel == "email" {
-                    "email address"
-                } else {
-                    "phone number"
-                }
-            )),
+            _ => Some(format!("the contact has no {what}")),
         }
     }
 }
 
-fn outreach_channel(kind: StepKind) -> &'static str {
-    match kind {
-        StepKind::Sms => "sms",
-        _ => "email",
-    }
-}
-
+/// The channel an outreach step or task goes out on: which windows apply, what its dispatch
+/// says, which opt-out blocks it. Only outreach steps and tasks are planned, so the fallback
+/// arm is `email` itself.
 fn channel_of(kind: StepKind) -> Channel {
     match kind {
         StepKind::Sms => Channel::Sms,
         StepKind::Call => Channel::Call,
-        StepKind::LinkedinConnect | StepKind::LinkedinMessage => Channel::LinkedIn,
+        StepKind::LinkedinConnect | StepKind::LinkedinMessage => Channel::Linkedin,
         _ => Channel::Email,
     }
 }

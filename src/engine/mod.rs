@@ -18,6 +18,8 @@
 //!
 //! Which branch a signal picks, and the buffer of early signals, live in [`crate::routing`].
 
+#![warn(missing_docs)]
+
 pub mod effect;
 pub mod input;
 pub mod instant;

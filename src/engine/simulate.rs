@@ -30,10 +30,13 @@ pub const MAX_SIM_STEPS: usize = 100_000;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioContact {
+    /// The contact's set zone, if any: what arithmetic and windows use (SPEC §2.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
+    /// E.164; without a `tz`, the SMS window applies in every zone it maps to (SPEC §4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phone: Option<String>,
+    /// Without one, an `email` step is skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
 }
@@ -44,36 +47,49 @@ pub struct ScenarioContact {
 pub enum Action {
     /// A reply on `channel`: raises `reply` and `reply:<channel>`.
     Reply {
+        /// `email`, `sms` or `linkedin`.
         channel: String,
     },
     /// A connected call reported by a dialer: raises `call_connected` and `reply`.
     CallConnected,
+    /// A LinkedIn connection accepted: raises `connection_accepted`.
     ConnectionAccepted,
+    /// A meeting booked: raises `meeting_booked`.
     MeetingBooked,
+    /// An opt-out: exits the enrollment and blocks the channel.
     OptOut {
+        /// The channel opted out of.
         channel: String,
     },
     /// A custom event (`payment.42`).
     Event {
+        /// The custom event key: the event raised.
         key: String,
+        /// Its payload; `{}` when absent.
         #[serde(default)]
         payload: serde_json::Value,
     },
     /// The task of step `step` completed with `outcome` (ignored unless that task is the
     /// current run).
     TaskOutcome {
+        /// The task's step (a script cannot know run ids in advance).
         step: String,
+        /// The outcome reported.
         outcome: String,
     },
+    /// An operator pauses the enrollment.
     Pause,
+    /// An operator resumes it.
     Resume,
 }
 
 /// One scripted happening.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScriptEntry {
+    /// When it happens; entries apply in time order.
     #[serde(with = "instant::required")]
     pub at: DateTime<Utc>,
+    /// What happens.
     #[serde(flatten)]
     pub action: Action,
 }
@@ -82,19 +98,25 @@ pub struct ScriptEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// When the contact is enrolled.
     #[serde(with = "instant::required")]
     pub start: DateTime<Utc>,
+    /// Where the simulation stops: what falls after it does not happen.
     #[serde(with = "instant::required")]
     pub horizon: DateTime<Utc>,
+    /// The contact enrolled.
     #[serde(default)]
     pub contact: ScenarioContact,
     /// The sender's zone; `UTC` when absent.
     #[serde(default = "utc_name")]
     pub sender_tz: String,
+    /// The enrollment input, checked against the flow's `input` schema.
     #[serde(default = "empty_object")]
     pub input: serde_json::Value,
+    /// Mixed into every jitter seed, to see other draws; 0 draws what production draws.
     #[serde(default)]
     pub seed: u64,
+    /// What happens to the contact meanwhile.
     #[serde(default)]
     pub script: Vec<ScriptEntry>,
     /// The account's plan limit (SPEC §5.7), e.g. `"7d"`; none when absent.
@@ -118,29 +140,36 @@ fn empty_object() -> serde_json::Value {
 /// One run in the answer; absent fields are omitted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
+    /// The step's key in the flow.
     pub step: String,
+    /// The step's `type`.
     #[serde(rename = "type")]
     pub step_type: String,
+    /// When the step was entered.
     #[serde(with = "instant::required")]
     pub entered: DateTime<Utc>,
+    /// A `wait`'s wake time, or a timeout's deadline.
     #[serde(
         default,
         with = "instant::optional",
         skip_serializing_if = "Option::is_none"
     )]
     pub until: Option<DateTime<Utc>>,
+    /// When an outreach step goes or a task is created, as planned at entry.
     #[serde(
         default,
         with = "instant::optional",
         skip_serializing_if = "Option::is_none"
     )]
     pub scheduled: Option<DateTime<Utc>>,
+    /// When the run ended; none if still open at the horizon.
     #[serde(
         default,
         with = "instant::optional",
         skip_serializing_if = "Option::is_none"
     )]
     pub closed: Option<DateTime<Utc>>,
+    /// The branch it left on (`then`, an event, `timeout`, `exit`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// The index of the script entry that woke the run.
@@ -151,9 +180,11 @@ pub struct RunRecord {
 /// SPEC §7's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Timeline {
+    /// The enrollment's status at the horizon.
     pub state: Status,
     /// The `end` outcome when completed; the reason when exited or failed.
     pub outcome: Option<String>,
+    /// Every run, in entry order.
     pub runs: Vec<RunRecord>,
 }
 
@@ -348,7 +379,7 @@ impl Sim {
                     self.by_run.insert(run.id, self.runs.len());
                     self.runs.push(RunRecord {
                         step: run.step,
-                        step_type: run.step_type,
+                        step_type: run.step_type.to_string(),
                         entered: run.entered,
                         until: run.until,
                         scheduled: run.scheduled,

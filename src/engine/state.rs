@@ -3,6 +3,8 @@
 //! It is plain data with serde, so storage can keep it as one JSON column or split it into
 //! columns (`status`, `next_run_at` for the planner's index).
 
+use crate::code::Code;
+use crate::flow::StepKind;
 use crate::routing::SignalBuffer;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -12,10 +14,16 @@ use std::collections::BTreeSet;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// Running: the planner wakes it at `next_run_at`, signals reach it.
     Active,
+    /// Stopped by an operator: nothing fires, timers keep running (SPEC §2.6), an opt-out
+    /// still exits it.
     Paused,
+    /// Reached an `end` (or an unwired branch, or an operator completed it).
     Completed,
+    /// Left early: `exit_on`, an opt-out, or an operator.
     Exited,
+    /// Could not go on (a computed wait beyond `max_wait`, an unusable flow); `reason` says why.
     Failed,
 }
 
@@ -49,7 +57,9 @@ pub struct FlowRef {
 /// What the interpreter knows of the contact: where to send and which zone to use.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ContactView {
+    /// The contact's id: `contact.id` in expressions.
     pub id: String,
+    /// Where an `email` step sends; without one the step is skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
     /// E.164 (normalized by the contact layer).
@@ -69,8 +79,10 @@ pub struct ContactView {
 /// Why the current run is not moving by itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hold {
-    /// `ZONE_UNKNOWN` or `NO_OPENING`.
-    pub code: String,
+    /// `ZONE_UNKNOWN` or `NO_OPENING` (or the timing core's code when the sender's zone or the
+    /// contact's phone no longer parses).
+    pub code: Code,
+    /// What to fix, shown in the journey and on the held dispatch.
     pub message: String,
 }
 
@@ -92,9 +104,11 @@ pub struct Run {
     pub id: u64,
     /// The step's key in the flow.
     pub step: String,
-    /// The step's `type` (`wait`, `wait_for`, `email`, …).
+    /// The step's `type` (`wait`, `wait_for`, `email`, …), kept so a run can be fired without
+    /// looking its step up first.
     #[serde(rename = "type")]
-    pub step_type: String,
+    pub step_type: StepKind,
+    /// When the step was entered: where its durations count from.
     pub entered: DateTime<Utc>,
     /// The wake time of a `wait`; the timeout deadline of a `wait_for` or an open task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,8 +153,11 @@ impl Run {
 pub struct EnrollmentState {
     /// The enrollment id: part of every idempotency key, Message-ID and jitter seed.
     pub id: String,
+    /// Where the enrollment is in its life (SPEC §5.1).
     pub status: Status,
+    /// The flow version it runs, fixed at enrollment.
     pub flow: FlowRef,
+    /// The contact as last seen: addresses, zone, opt-outs, attributes.
     pub contact: ContactView,
     /// The sender's zone (a SPEC §2.3 `tz`): the fallback zone for arithmetic and windows.
     pub sender_tz: String,

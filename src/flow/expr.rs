@@ -55,24 +55,33 @@ pub const PREFIX: &str = "$:";
 pub struct Expr {
     /// The text after `$:`, trimmed.
     pub source: String,
+    /// The parsed tree, what inference and evaluation walk.
     pub node: Node,
 }
 
 /// An expression tree.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Node {
+    /// A number literal (milliseconds, or epoch milliseconds next to a timestamp).
     Number(f64),
+    /// A value read at run time: `input.*`, `contact.*`, `contact.attributes.*`.
     Path(Path),
+    /// Unary minus.
     Neg(Box<Node>),
+    /// `left op right`.
     Binary(Op, Box<Node>, Box<Node>),
 }
 
 /// A binary operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
+    /// `+`: numbers, or a timestamp and a number of milliseconds.
     Add,
+    /// `-`: numbers, a timestamp minus milliseconds, or two timestamps (a span).
     Sub,
+    /// `*`: numbers only.
     Mul,
+    /// `/`: numbers only.
     Div,
 }
 
@@ -90,9 +99,13 @@ impl Op {
 /// The static type of an expression.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Type {
+    /// A number; in a duration slot, milliseconds.
     Number,
+    /// A string: never a timing value, hence `EXPR_TYPE` in a slot.
     String,
+    /// An instant: what an `until` slot wants.
     Timestamp,
+    /// A boolean.
     Boolean,
     /// `contact.attributes.*`: nobody promised a type.
     Untyped,
@@ -108,6 +121,7 @@ impl Type {
         }
     }
 
+    /// The name messages use (`number`, …, `untyped attribute`).
     pub fn as_str(self) -> &'static str {
         match self {
             Type::Number => "number",
@@ -128,7 +142,9 @@ impl fmt::Display for Type {
 /// A refused expression: what is wrong, and where in the source (byte offset) when known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExprError {
+    /// What is wrong and how to fix it.
     pub message: String,
+    /// Byte offset into the expression's source, when a single place is to blame.
     pub position: Option<usize>,
 }
 
@@ -447,8 +463,11 @@ fn binary_type(op: Op, a: Type, b: Type) -> Option<Type> {
 /// What an expression reads about the contact at run time.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ContactView {
+    /// `contact.id`.
     pub id: String,
+    /// `contact.email`.
     pub email: Option<String>,
+    /// `contact.phone` (E.164).
     pub phone: Option<String>,
     /// The zone name, when set or inferred.
     pub tz: Option<String>,
@@ -475,9 +494,13 @@ impl ContactView {
 /// A value at run time.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// A number.
     Number(f64),
+    /// An instant.
     Timestamp(DateTime<Utc>),
+    /// A string.
     String(String),
+    /// A boolean.
     Boolean(bool),
 }
 

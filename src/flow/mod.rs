@@ -2,7 +2,7 @@
 //!
 //! - [`model`] — a validated flow as Rust types ([`Flow`], [`Step`], [`Action`], timing slots);
 //!   what the engine interprets.
-//! - [`validate`] — [`validate()`]: every problem of a flow document (code, JSON Pointer, how to
+//! - [`mod@validate`] — [`validate()`]: every problem of a flow document (code, JSON Pointer, how to
 //!   fix it), and the typed [`Flow`] when there is no error.
 //! - [`events`] — event names: the built-ins and custom keys (SPEC §5.2).
 //! - [`expr`] — `$:` expressions in timing slots: grammar, type inference, evaluation (§2.5).
@@ -10,6 +10,8 @@
 //! - [`report`] — problems as text lines or SPEC §7's JSON.
 //!
 //! The reference for flow authors is `docs/flows.md`.
+
+#![warn(missing_docs)]
 
 pub mod events;
 pub mod expr;

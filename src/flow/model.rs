@@ -1,7 +1,7 @@
 //! The flow model: a validated flow document (SPEC §1) as Rust types.
 //!
 //! This is what the engine interprets. Every value in it has already been checked by
-//! [`crate::flow::validate`], which is the only way to build a [`Flow`] from JSON: the validator
+//! [`mod@crate::flow::validate`], which is the only way to build a [`Flow`] from JSON: the validator
 //! walks the document once, collects every problem, and builds these types from the same walk,
 //! so there is one definition of the format (no serde mirror that could drift from it).
 //! Timing slots hold *parsed* values ([`Duration`], [`Until`], [`Zone`], [`SendWindow`],
@@ -29,6 +29,7 @@ pub struct Flow {
     pub name: String,
     /// The step every enrollment enters first. Always names a step of `steps`.
     pub start: StepId,
+    /// Flow-wide timing and exits: send window, jitter, `exit_on`, holidays.
     pub settings: Settings,
     /// The typed schema of the enrollment's input (`input.*` in expressions).
     pub input: InputSchema,
@@ -122,6 +123,7 @@ pub type InputSchema = BTreeMap<String, FieldType>;
 /// One step: what it does and where the flow goes next.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
+    /// The step's type with its parsed `params`.
     pub action: Action,
     /// `next`: branch key → step. Which keys exist depends on the step type; the validator has
     /// checked them (see [`Step::next`] and docs/flows.md).
@@ -172,19 +174,34 @@ impl Step {
     }
 }
 
-/// The step types of SPEC §1, without their parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// The step types of SPEC §1, without their parameters. Serialized as its `type` spelling
+/// ([`StepKind::as_str`]), e.g. in a stored run.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum StepKind {
+    /// Send an email (outreach).
     Email,
+    /// Send an SMS (outreach, with the SMS window).
     Sms,
+    /// A call task.
     Call,
+    /// A LinkedIn connection request task.
     LinkedinConnect,
+    /// A LinkedIn message task.
     LinkedinMessage,
+    /// Wait for a duration or until an instant.
     Wait,
+    /// Wait for events, with an optional timeout.
     WaitFor,
+    /// Wait for a person's approval.
     Approval,
+    /// Call an HTTP endpoint.
     Fetch,
+    /// Pick a branch from contact and input data.
     Branch,
+    /// Finish the enrollment.
     End,
 }
 
@@ -318,6 +335,7 @@ pub struct TaskParams {
 /// `call` parameters: a task whose connected outcomes raise `call_connected` and `reply`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallParams {
+    /// What every task has: instructions, outcomes, timeout.
     pub task: TaskParams,
     /// Outcomes that count as a connected call (SPEC §5.2). Default `["connected"]`.
     pub connected_outcomes: Vec<String>,
@@ -332,7 +350,9 @@ pub const OUTCOME_REPLIED: &str = "replied";
 /// optional `tz` both resolve in (absent: the zone rule of SPEC §2.3).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Deadline {
+    /// `for` a duration or `until` an instant.
     pub target: Target,
+    /// The zone calendar units and wall clocks resolve in; `None`: the zone rule decides.
     pub tz: Option<Zone>,
 }
 
@@ -351,7 +371,9 @@ pub enum Target {
 /// A duration slot: a literal, or a `$:` expression that evaluates to milliseconds.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DurationSlot {
+    /// Written out (`"2bd"`, `30000`): parsed, and checked against `max_wait`, at validation.
     Literal(Duration),
+    /// `"$: …"`: evaluated when the step is entered; `max_wait` is checked then.
     Expr(Expr),
 }
 
@@ -359,7 +381,9 @@ pub enum DurationSlot {
 /// of epoch milliseconds).
 #[derive(Debug, Clone, PartialEq)]
 pub enum UntilSlot {
+    /// Written out: an instant, a wall clock, an offset or a calendar pattern.
     Literal(Until),
+    /// `"$: …"`: evaluated when the step is entered.
     Expr(Expr),
 }
 
@@ -380,6 +404,7 @@ pub struct ApprovalParams {
     /// The form the approver may fill in (field → type); the answer is validated against it.
     /// Empty: no form.
     pub input: InputSchema,
+    /// Without an answer by then, the run closes on `timeout`.
     pub timeout: Option<Deadline>,
 }
 
@@ -390,6 +415,7 @@ pub struct FetchParams {
     pub url: String,
     /// The host part of `url`, lower-cased, for the allow-list check.
     pub host: String,
+    /// The HTTP method; `GET` when absent.
     pub method: Method,
     /// Extra request headers.
     pub headers: BTreeMap<String, String>,
@@ -402,21 +428,29 @@ pub struct FetchParams {
 /// A `fetch` timeout: `for` only, and an optional `tz` for its calendar units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FetchTimeout {
+    /// How long the request may take.
     pub duration: DurationSlot,
+    /// The zone for calendar units (`1d` across a DST change).
     pub tz: Option<Zone>,
 }
 
 /// A `fetch` method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
+    /// `GET` (no body).
     Get,
+    /// `POST`.
     Post,
+    /// `PUT`.
     Put,
+    /// `PATCH`.
     Patch,
+    /// `DELETE`.
     Delete,
 }
 
 impl Method {
+    /// The method as HTTP writes it (`GET`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             Method::Get => "GET",
@@ -443,13 +477,16 @@ impl Method {
 /// `branch` parameters: cases evaluated in order; the first that holds wins, else `else`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BranchParams {
+    /// In order; names are distinct and none is `else`.
     pub cases: Vec<Case>,
 }
 
 /// One named case of a `branch`; its name is its `next` key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
+    /// The case's name: lower-case letters, digits and `_`.
     pub name: String,
+    /// When the case holds.
     pub when: Condition,
 }
 
@@ -458,15 +495,24 @@ pub struct Case {
 pub enum Condition {
     /// `{"path": p, "exists": true}`: the field is present, not null and not `""`
     /// (`exists: false` is the negation).
-    Exists { path: Path, exists: bool },
+    Exists {
+        /// The field tested.
+        path: Path,
+        /// `true`: present; `false`: absent.
+        exists: bool,
+    },
     /// `{"path": p, "equals": v}`: the field is present and equal to the JSON scalar `v`.
     Equals {
+        /// The field compared.
         path: Path,
+        /// The scalar it must equal (of the field's declared type for `input.*`).
         value: serde_json::Value,
     },
     /// `{"path": p, "in": [v, …]}`: the field is present and equal to one of the scalars.
     In {
+        /// The field compared.
         path: Path,
+        /// The scalars it may equal (non-empty).
         values: Vec<serde_json::Value>,
     },
     /// `{"all": [c, …]}`: every condition holds (non-empty).
@@ -552,13 +598,18 @@ impl fmt::Display for Path {
 /// The typed fields of a contact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ContactField {
+    /// `contact.id`.
     Id,
+    /// `contact.email`.
     Email,
+    /// `contact.phone`.
     Phone,
+    /// `contact.tz`.
     Tz,
 }
 
 impl ContactField {
+    /// The name after `contact.` in a path.
     pub fn as_str(self) -> &'static str {
         match self {
             ContactField::Id => "id",
@@ -568,6 +619,8 @@ impl ContactField {
         }
     }
 
+    /// The field named `text` after `contact.`; `None` for any other name (free-form data is
+    /// `contact.attributes.<name>`).
     pub fn parse(text: &str) -> Option<ContactField> {
         match text {
             "id" => Some(ContactField::Id),
@@ -590,7 +643,9 @@ pub struct EndParams {
 /// answer, §5.6): the field, and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputMismatch {
+    /// The field's name (`demo_at`), for the API's field violation.
     pub field: String,
+    /// What is wrong with it and what is expected.
     pub message: String,
 }
 
@@ -751,6 +806,10 @@ mod tests {
     fn step_kinds_round_trip() {
         for k in StepKind::ALL {
             assert_eq!(StepKind::parse(k.as_str()), Some(k));
+            // A stored run keeps its type through serde: the same spelling.
+            let json = serde_json::to_value(k).unwrap();
+            assert_eq!(json, serde_json::Value::from(k.as_str()), "{k:?}");
+            assert_eq!(serde_json::from_value::<StepKind>(json).unwrap(), k);
         }
         assert_eq!(StepKind::parse("Email"), None);
         let tasks: Vec<StepKind> = StepKind::ALL.into_iter().filter(|k| k.is_task()).collect();

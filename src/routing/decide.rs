@@ -20,9 +20,15 @@ pub enum Waiting<'a> {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ExitCause {
     /// The contact opted out on `channel`.
-    OptOut { channel: String },
+    OptOut {
+        /// The channel opted out of (`sms`, `email`, …), blocked from now on.
+        channel: String,
+    },
     /// The signal raised `event`, which is in `settings.exit_on`.
-    ExitOn { event: String },
+    ExitOn {
+        /// The `exit_on` event, as the flow spells it.
+        event: String,
+    },
 }
 
 impl ExitCause {
@@ -43,7 +49,10 @@ pub enum Route {
     /// Rule 2: the enrollment exits; a waiting run closes on branch `exit`.
     Exit(ExitCause),
     /// Rule 3: the waiting run closes on this branch (the event picked by precedence).
-    Wake { event: String },
+    Wake {
+        /// The `next` key to take: one of the run's listed events.
+        event: String,
+    },
     /// Rule 4: kept for a later `wait_for`.
     Buffer,
 }

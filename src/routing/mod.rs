@@ -11,6 +11,8 @@
 //! Which enrollments a signal reaches (every active enrollment of the contact) is the storage
 //! layer's query; everything after that is decided here.
 
+#![warn(missing_docs)]
+
 pub mod buffer;
 pub mod decide;
 pub mod precedence;

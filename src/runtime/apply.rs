@@ -7,6 +7,7 @@
 //! [`Tx::write_all`](crate::store::Tx::write_all).
 
 use super::flows::{FlowCache, FlowKey};
+use crate::code::Code;
 use crate::engine::{self, Ctx, Effect, EnrollmentState, Input, JourneyEntry, Status};
 use crate::store::{EnrollmentRow, StoreError, Tx, Writes};
 use crate::timing::Duration;
@@ -129,11 +130,11 @@ fn flow_unavailable(before: &EnrollmentState, message: String) -> (EnrollmentSta
     let mut after = before.clone();
     after.status = Status::Failed;
     after.next_run_at = None;
-    after.reason = Some(format!("FLOW_UNAVAILABLE: {message}")); // MERGE: Code::FlowUnavailable
+    after.reason = Some(format!("{}: {message}", Code::FlowUnavailable.as_str()));
     (
         after,
         vec![Effect::Journey(JourneyEntry::Failed {
-            code: "FLOW_UNAVAILABLE".into(), // MERGE: Code::FlowUnavailable
+            code: Code::FlowUnavailable,
             message,
         })],
     )

@@ -106,7 +106,7 @@ pub async fn opt_out(
     let parsed: Vec<Channel> = channels
         .iter()
         .enumerate()
-        .filter_map(|(i, c)| problems.check(Channel::parse(&format!("channels[{i}]"), c)))
+        .filter_map(|(i, c)| problems.check(fields::parse_channel(&format!("channels[{i}]"), c)))
         .collect();
     problems.finish()?;
 
@@ -179,7 +179,7 @@ fn from_row(row: ContactRow) -> Result<Contact, StoreError> {
         serde_json::from_str(&row.opted_out).map_err(|_| corrupt("bad opted_out"))?;
     let opted_out = names
         .iter()
-        .map(|n| Channel::parse("opted_out", n).map_err(|_| corrupt("unknown channel")))
+        .map(|n| fields::parse_channel("opted_out", n).map_err(|_| corrupt("unknown channel")))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Contact {
         id: row.id,

@@ -4,7 +4,6 @@
 use super::Violation;
 use crate::code::Code;
 use crate::timing::Zone;
-use std::fmt;
 
 /// The longest id accepted (ids are the caller's, often a CRM's, so allow room).
 pub const MAX_ID_LEN: usize = 128;
@@ -121,52 +120,18 @@ pub fn parse_tz(field: &str, text: &str) -> Result<String, Violation> {
         .map_err(|e| Violation::new(field, e.code, e.to_string()))
 }
 
-/// An outreach channel a contact can opt out of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Channel {
-    Call,
-    Email,
-    Linkedin,
-    Sms,
-}
+/// The one channel type is the pure core's; re-exported so the service layer names it here too.
+pub use crate::timing::Channel;
 
-impl Channel {
-    pub const ALL: [Channel; 4] = [
-        Channel::Call,
-        Channel::Email,
-        Channel::Linkedin,
-        Channel::Sms,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Channel::Call => "call",
-            Channel::Email => "email",
-            Channel::Linkedin => "linkedin",
-            Channel::Sms => "sms",
-        }
-    }
-
-    pub fn parse(field: &str, text: &str) -> Result<Channel, Violation> {
-        Channel::ALL
-            .into_iter()
-            .find(|c| c.as_str() == text)
-            .ok_or_else(|| {
-                Violation::new(
-                    field,
-                    Code::BadSchema,
-                    format!(
-                        "`{text}` is not a channel; use one of `email`, `sms`, `call`, `linkedin`"
-                    ),
-                )
-            })
-    }
-}
-
-impl fmt::Display for Channel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// Checks a channel name (`email`, `sms`, `call`, `linkedin`, lower case) for `field`.
+pub fn parse_channel(field: &str, text: &str) -> Result<Channel, Violation> {
+    text.parse().map_err(|e: crate::timing::TimingError| {
+        Violation::new(
+            field,
+            e.code,
+            format!("`{text}` is not a channel; use one of `email`, `sms`, `call`, `linkedin`"),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -223,7 +188,13 @@ mod tests {
         assert!(parse_id("id", "crm-4711").is_ok());
         assert!(parse_id("id", "a b").is_err());
         assert!(parse_id("id", &"x".repeat(129)).is_err());
-        assert_eq!(Channel::parse("c", "sms").unwrap(), Channel::Sms);
-        assert!(Channel::parse("c", "fax").is_err());
+        assert_eq!(parse_channel("c", "sms").unwrap(), Channel::Sms);
+        let v = parse_channel("c", "fax").unwrap_err();
+        assert_eq!((v.field.as_str(), v.code), ("c", Code::BadSchema));
+        assert!(
+            v.message.contains("`fax` is not a channel"),
+            "{}",
+            v.message
+        );
     }
 }

@@ -21,7 +21,10 @@ pub const OPT_OUT_CHANNELS: [&str; 4] = ["email", "sms", "call", "linkedin"];
 pub enum SignalKind {
     /// A reply on `channel` (`email`, `sms`, `linkedin`): an inbound email in a nudge thread, an
     /// inbound SMS, a reported reply, a `linkedin_message` task completed with `replied`.
-    Reply { channel: String },
+    Reply {
+        /// `email`, `sms` or `linkedin`: which `reply:<channel>` it raises besides `reply`.
+        channel: String,
+    },
     /// A connected call (a dialer, or a `call` task with a connected outcome). It also counts as
     /// a reply.
     CallConnected,
@@ -30,15 +33,22 @@ pub enum SignalKind {
     /// A meeting on the sender's calendar with the contact, or one reported.
     MeetingBooked,
     /// A custom event posted by key (the key contains a `.`).
-    Event { key: String },
+    Event {
+        /// The custom event key, e.g. `payment.received`: the event it raises.
+        key: String,
+    },
     /// An unsubscribe or SMS `STOP`: exits every enrollment, blocks the channel.
-    OptOut { channel: String },
+    OptOut {
+        /// The channel the contact leaves: one of [`OPT_OUT_CHANNELS`].
+        channel: String,
+    },
 }
 
 /// Why a signal could not be built: the SPEC code, the offending text and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct KindError {
+    /// `BAD_SCHEMA` for a bad channel, `BAD_EVENT` for a bad event key.
     pub code: Code,
     /// The text that was refused.
     pub text: String,

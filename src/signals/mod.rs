@@ -10,6 +10,8 @@
 //! Storing a signal and fanning it out to every enrollment of the contact is
 //! [`crate::service::signals`]; what it does to each enrollment is [`crate::routing`].
 
+#![warn(missing_docs)]
+
 pub mod kinds;
 mod names;
 pub mod payload;

@@ -10,11 +10,19 @@ pub const MAX_PAYLOAD_BYTES: usize = 64 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PayloadError {
     #[error("the payload is {len} bytes; at most {MAX_PAYLOAD_BYTES} (64 KiB) of JSON are accepted: send a reference to large data instead of the data")]
-    TooLarge { len: usize },
+    /// Over [`MAX_PAYLOAD_BYTES`]: nudge stores payloads, so large data belongs elsewhere.
+    TooLarge {
+        /// The payload's size in bytes.
+        len: usize,
+    },
     #[error("the payload is not JSON: {message} at line {line}, column {column}")]
+    /// Not parseable JSON; where it broke, so the sender can find it.
     NotJson {
+        /// serde_json's description of the error.
         message: String,
+        /// 1-based line of the error.
         line: usize,
+        /// 1-based column of the error.
         column: usize,
     },
 }

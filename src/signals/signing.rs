@@ -28,22 +28,34 @@ pub const TWILIO_HEADER: &str = "x-twilio-signature";
 /// Why a signature was refused. Every variant answers 401; the text says what to fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SignatureError {
+    /// No signature header: the header's name, so the sender knows which one.
     #[error("missing signature: send the header `{0}`")]
     Missing(&'static str),
     #[error("malformed `X-Nudge-Signature` {0:?}: expected `t=<unix seconds>,v1=<hex HMAC-SHA256 of \"t.body\">`")]
+    /// The header is not `t=…,v1=…`; the header as received.
     Malformed(String),
     #[error("the signature does not match the body: sign `<t>.<raw body>` with the account's webhook secret (see `nudge webhook-secret show`)")]
+    /// Well formed, but signed with another secret or over another body.
     Mismatch,
     #[error("the signature's timestamp {t} is {age}s away from the server's clock; at most {TOLERANCE_SECS}s is accepted (sign each request when it is sent)")]
-    Stale { t: i64, age: i64 },
+    /// Signed too long ago (or in the future): a captured request cannot be sent again later.
+    Stale {
+        /// The signature's timestamp, unix seconds.
+        t: i64,
+        /// Seconds between it and the server's clock (negative: in the future).
+        age: i64,
+    },
     #[error("this signature was already used: each request must be signed anew")]
+    /// The same signature was seen before within the window.
     Replayed,
 }
 
 /// A verified `X-Nudge-Signature`: its timestamp and the `v1` that matched (the replay key).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verified {
+    /// The signature's timestamp, unix seconds.
     pub t: i64,
+    /// The hex HMAC that matched: remembered for the window so a replay is refused.
     pub v1: String,
 }
 

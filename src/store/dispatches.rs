@@ -60,7 +60,7 @@ pub enum Acked {
     /// No such dispatch in the account.
     Missing,
     /// Not applied: the dispatch as it is (acked before, or leased to another claimer).
-    Refused(DispatchRow),
+    Refused(Box<DispatchRow>),
 }
 
 /// Sets a pending dispatch leased by `lease_owner` to `status` (`sent` with the provider's id,
@@ -102,7 +102,7 @@ pub async fn ack(
                 .first(c)
                 .await
                 .optional()?;
-            Ok::<_, diesel::result::Error>(found.map_or(Acked::Missing, Acked::Refused))
+            Ok::<_, diesel::result::Error>(found.map_or(Acked::Missing, |row| Acked::Refused(Box::new(row))))
         })
         .await)?)
 }

@@ -188,7 +188,7 @@ impl Writes {
                     run: d.run as i64,
                     step: d.step.clone(),
                     idempotency_key: d.idempotency_key.clone(),
-                    channel: d.channel.clone(),
+                    channel: d.channel.to_string(),
                     recipient: d.recipient.clone(),
                     template: d.template.clone(),
                     input: d.input.to_string(),
@@ -225,7 +225,7 @@ impl Writes {
                         .unwrap_or_default(),
                     // A held step may be planned again and sent later under the real key.
                     idempotency_key: format!("{idempotency_key}:held"),
-                    channel: channel.clone(),
+                    channel: channel.to_string(),
                     recipient: String::new(),
                     template: String::new(),
                     input: "{}".into(),

@@ -20,6 +20,7 @@ pub struct TimingError {
 }
 
 impl TimingError {
+    /// A refusal with `code` of `text` (at byte `position`, if known), saying how to fix it.
     pub fn new(
         code: Code,
         text: impl Into<String>,

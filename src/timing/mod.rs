@@ -4,14 +4,18 @@
 //! - [`zone`] — `tz` slots and the wall-clock ↔ instant rules of DST.
 //! - [`holidays`] — `settings.holidays`, the local dates business days skip.
 //! - [`calendar`] — systemd `OnCalendar` patterns and their next match in a zone.
+//! - [`channel`] — [`Channel`]: email, SMS, call, LinkedIn; the one channel type of the crate.
 //! - [`business_days`] — Monday–Friday stepping that skips holidays (`bd`, `+Nbd`).
 //! - [`duration`] — the duration grammar and its calendar-then-fixed arithmetic in a zone.
 //! - [`until`] — the four `until` forms and their resolution to an instant.
 //! - [`phone`] — E.164 numbers and their candidate zones (SPEC §4).
 //! - [`window`] — send windows, the SMS window, jitter and the zone rule (SPEC §2.3, §3).
 
+#![warn(missing_docs)]
+
 pub mod business_days;
 pub mod calendar;
+pub mod channel;
 pub mod duration;
 pub mod error;
 pub mod holidays;
@@ -23,13 +27,14 @@ pub mod zone;
 
 pub use business_days::{add_business_days, is_business_day};
 pub use calendar::CalendarPattern;
+pub use channel::Channel;
 pub use duration::Duration;
 pub use error::TimingError;
 pub use holidays::Holidays;
 pub use phone::{phone_zones, PhoneZones};
 pub use until::Until;
 pub use window::{
-    is_open, next_opening, resolve_zones, schedule, Channel, Recipient, ResolvedZones, SendWindow,
+    is_open, next_opening, resolve_zones, schedule, Recipient, ResolvedZones, SendWindow,
     WindowZone,
 };
 pub use zone::Zone;

@@ -12,10 +12,11 @@
 //! only when they are not zero.
 
 use crate::code::Code;
+use crate::timing::channel::Channel;
 use crate::timing::error::TimingError;
 use crate::timing::holidays::Holidays;
 use crate::timing::phone::phone_zones;
-use crate::timing::window::{next_opening, resolve_zones, Channel, Recipient, SendWindow};
+use crate::timing::window::{next_opening, resolve_zones, Recipient, SendWindow};
 use crate::timing::{Duration, Until, Zone};
 use chrono::{DateTime, SubsecRound, Timelike, Utc};
 use serde_json::{json, Map, Value};
@@ -139,11 +140,8 @@ fn answer_window(
     };
     let channel = match obj.get("channel") {
         None => Channel::Email,
-        Some(v) => match v.as_str() {
-            Some("email") => Channel::Email,
-            Some("sms") => Channel::Sms,
-            Some("call") => Channel::Call,
-            Some("linkedin") => Channel::LinkedIn,
+        Some(v) => match v.as_str().map(str::parse) {
+            Some(Ok(channel)) => channel,
             _ => {
                 return Err(schema(
                     &v.to_string(),

@@ -21,6 +21,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cell::Cell;
 
+/// The channel decides whether the SMS window applies; named here too, where the windows are.
+pub use crate::timing::channel::Channel;
+
 /// How far ahead [`next_opening`] looks before refusing with `NO_OPENING` (SPEC §2.3a).
 pub const SEARCH_DAYS: i64 = 31;
 
@@ -240,15 +243,6 @@ fn time_field(
             format!("`send_window.{name}`: the minutes are 00 to 59"),
         )
     })
-}
-
-/// The channel of an outreach step or task; only SMS has the SMS window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Channel {
-    Email,
-    Sms,
-    Call,
-    LinkedIn,
 }
 
 /// What the timing core needs of a contact: its set zone and its phone number.
@@ -1001,7 +995,7 @@ mod tests {
             (
                 Some(&contact_win),
                 &nobody,
-                Channel::LinkedIn,
+                Channel::Linkedin,
                 prague,
                 Some(prague),
                 vec![],

@@ -1,0 +1,1112 @@
+//! One step: its `type`, the params of each step type (outreach, tasks, waits, `approval`,
+//! `fetch`, `branch` and its conditions, `end`), and which `next` keys the type allows. The
+//! targets those keys name are checked with the whole graph.
+
+use super::{child, describe, Validator};
+use crate::code::Code;
+use crate::flow::events::Event;
+use crate::flow::expr::{self, Expr};
+use crate::flow::model::{
+    Action, ApprovalParams, BranchParams, CallParams, Case, Condition, EndParams, FetchParams,
+    FieldType, InputSchema, Method, OutreachParams, Path, Step, StepKind, TaskParams,
+    WaitForParams,
+};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+const STEP_FIELDS: &[&str] = &["type", "params", "next"];
+
+impl Validator<'_> {
+    // ---- steps -----------------------------------------------------------------------------
+
+    pub(super) fn step(&mut self, raw: &Value, path: &str) -> Option<Step> {
+        let Some(obj) = raw.as_object() else {
+            self.wrong_type(path, "a step object with `type`, `params` and `next`", raw);
+            return None;
+        };
+        self.unknown_fields(obj, path, STEP_FIELDS);
+        let kind = match obj.get("type") {
+            None => {
+                self.missing(path, "type", &format!("one of {}", kinds_list()));
+                None
+            }
+            Some(Value::String(t)) => {
+                let k = StepKind::parse(t);
+                if k.is_none() {
+                    self.error(
+                        Code::BadSchema,
+                        child(path, "type"),
+                        format!("`{t}` is not a step type: use one of {}", kinds_list()),
+                    );
+                }
+                k
+            }
+            Some(other) => {
+                self.wrong_type(&child(path, "type"), "a step type name", other);
+                None
+            }
+        };
+        let empty = Map::new();
+        let params_path = child(path, "params");
+        let params = match obj.get("params") {
+            None => Some(&empty),
+            Some(Value::Object(p)) => Some(p),
+            Some(other) => {
+                self.wrong_type(&params_path, "an object", other);
+                None
+            }
+        };
+        let next_path = child(path, "next");
+        let next = match obj.get("next") {
+            None => Some(BTreeMap::new()),
+            Some(Value::Object(n)) => {
+                let mut out = BTreeMap::new();
+                let mut ok = true;
+                for (key, target) in n {
+                    match target {
+                        Value::String(t) => {
+                            out.insert(key.clone(), t.clone());
+                        }
+                        other => {
+                            self.wrong_type(&child(&next_path, key), "the name of a step", other);
+                            ok = false;
+                        }
+                    }
+                }
+                ok.then_some(out)
+            }
+            Some(other) => {
+                self.wrong_type(&next_path, "an object of branch → step name", other);
+                None
+            }
+        };
+        let (kind, params) = (kind?, params?);
+        let action = self.action(kind, params, &params_path);
+        let next_ok = match &next {
+            Some(n) => self.next_keys(kind, action.as_ref(), params, n, &next_path),
+            None => false,
+        };
+        let action = action?;
+        if !next_ok {
+            return None;
+        }
+        Some(Step {
+            action,
+            next: next?,
+        })
+    }
+
+    fn action(&mut self, kind: StepKind, p: &Map<String, Value>, path: &str) -> Option<Action> {
+        match kind {
+            StepKind::Email | StepKind::Sms => {
+                self.unknown_fields(p, path, &["template", "channel"]);
+                let template = self.req_string(
+                    p,
+                    path,
+                    "template",
+                    "the template reference, e.g. `\"intro\"`",
+                );
+                let channel = match p.get("channel") {
+                    None => Ok(None),
+                    Some(Value::Object(c)) => Ok(Some(c.clone())),
+                    Some(other) => {
+                        self.wrong_type(
+                            &child(path, "channel"),
+                            "an object of channel details",
+                            other,
+                        );
+                        Err(())
+                    }
+                };
+                let params = OutreachParams {
+                    template: template?,
+                    channel: channel.ok()?,
+                };
+                Some(if kind == StepKind::Email {
+                    Action::Email(params)
+                } else {
+                    Action::Sms(params)
+                })
+            }
+            StepKind::Call => {
+                self.unknown_fields(
+                    p,
+                    path,
+                    &["instructions", "outcomes", "connected_outcomes", "timeout"],
+                );
+                let task = self.task(p, path);
+                let connected = match p.get("connected_outcomes") {
+                    None => Some(vec!["connected".to_string()]),
+                    Some(v) => self.outcome_list(v, &child(path, "connected_outcomes")),
+                };
+                let (task, connected) = (task?, connected?);
+                if let Some(declared) = &task.outcomes {
+                    let mut ok = true;
+                    for (i, c) in connected.iter().enumerate() {
+                        if !declared.contains(c) {
+                            let p = if p.contains_key("connected_outcomes") {
+                                child(&child(path, "connected_outcomes"), &i.to_string())
+                            } else {
+                                child(path, "outcomes")
+                            };
+                            self.error(
+                                Code::BadSchema,
+                                p,
+                                format!(
+                                    "connected outcome `{c}` is not among `outcomes`: add it there"
+                                ),
+                            );
+                            ok = false;
+                        }
+                    }
+                    if !ok {
+                        return None;
+                    }
+                }
+                Some(Action::Call(CallParams {
+                    task,
+                    connected_outcomes: connected,
+                }))
+            }
+            StepKind::LinkedinConnect | StepKind::LinkedinMessage => {
+                self.unknown_fields(p, path, &["instructions", "outcomes", "timeout"]);
+                let task = self.task(p, path)?;
+                Some(if kind == StepKind::LinkedinConnect {
+                    Action::LinkedinConnect(task)
+                } else {
+                    Action::LinkedinMessage(task)
+                })
+            }
+            StepKind::Wait => {
+                self.unknown_fields(p, path, &["duration", "for", "until", "tz"]);
+                self.deadline_fields(p, path, &["duration", "for"], false)
+                    .map(Action::Wait)
+            }
+            StepKind::WaitFor => {
+                self.unknown_fields(p, path, &["events", "timeout"]);
+                let events = match p.get("events") {
+                    None => {
+                        self.missing(path, "events", "the events to wait for, e.g. `[\"reply\"]`");
+                        None
+                    }
+                    Some(v) => self.event_list(v, &child(path, "events"), true),
+                };
+                let timeout = self.opt_timeout(p, path);
+                Some(Action::WaitFor(WaitForParams {
+                    events: events?,
+                    timeout: timeout.ok()?,
+                }))
+            }
+            StepKind::Approval => {
+                self.unknown_fields(p, path, &["prompt", "input", "timeout"]);
+                let prompt = self.req_string(
+                    p,
+                    path,
+                    "prompt",
+                    "what the approver is asked, e.g. `\"Send the proposal?\"`",
+                );
+                let input = match p.get("input") {
+                    None => Some(InputSchema::new()),
+                    Some(v) => self.schema(v, &child(path, "input")),
+                };
+                let timeout = self.opt_timeout(p, path);
+                Some(Action::Approval(ApprovalParams {
+                    prompt: prompt?,
+                    input: input?,
+                    timeout: timeout.ok()?,
+                }))
+            }
+            StepKind::Fetch => self.fetch(p, path).map(Action::Fetch),
+            StepKind::Branch => self.branch(p, path).map(Action::Branch),
+            StepKind::End => {
+                self.unknown_fields(p, path, &["outcome"]);
+                let outcome = self.opt_string(
+                    p,
+                    path,
+                    "outcome",
+                    "the enrollment's outcome, e.g. `\"replied\"`",
+                );
+                Some(Action::End(EndParams {
+                    outcome: outcome.ok()?,
+                }))
+            }
+        }
+    }
+
+    fn task(&mut self, p: &Map<String, Value>, path: &str) -> Option<TaskParams> {
+        let instructions = self.opt_string(p, path, "instructions", "what the person should do");
+        let outcomes = match p.get("outcomes") {
+            None => Ok(None),
+            Some(v) => self
+                .outcome_list(v, &child(path, "outcomes"))
+                .map(Some)
+                .ok_or(()),
+        };
+        let timeout = self.opt_timeout(p, path);
+        Some(TaskParams {
+            instructions: instructions.ok()?,
+            outcomes: outcomes.ok()?,
+            timeout: timeout.ok()?,
+        })
+    }
+
+    /// A non-empty list of distinct outcome names.
+    fn outcome_list(&mut self, v: &Value, path: &str) -> Option<Vec<String>> {
+        let Some(items) = v.as_array() else {
+            self.wrong_type(path, "a list of outcome names", v);
+            return None;
+        };
+        if items.is_empty() {
+            self.error(
+                Code::BadSchema,
+                path,
+                "list at least one outcome, e.g. `[\"connected\"]`",
+            );
+            return None;
+        }
+        let mut out: Vec<String> = Vec::new();
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            let p = child(path, &i.to_string());
+            match item.as_str() {
+                Some(s) if !is_outcome(s) => {
+                    self.error(Code::BadSchema, &p, format!("`{s}` is not an outcome name: use lower-case letters, digits and `_` (like `left_voicemail`)"));
+                    ok = false;
+                }
+                Some(s) if out.iter().any(|o| o == s) => {
+                    self.error(
+                        Code::BadSchema,
+                        &p,
+                        format!("`{s}` is listed twice: remove one"),
+                    );
+                    ok = false;
+                }
+                Some(s) => out.push(s.to_string()),
+                None => {
+                    self.wrong_type(&p, "an outcome name", item);
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(out)
+    }
+
+    fn fetch(&mut self, p: &Map<String, Value>, path: &str) -> Option<FetchParams> {
+        self.unknown_fields(p, path, &["url", "method", "headers", "body", "timeout"]);
+        let url_path = child(path, "url");
+        let url = self.req_string(
+            p,
+            path,
+            "url",
+            "the URL to call, e.g. `\"https://crm.example.com/deals/status\"`",
+        );
+        let host = url.as_deref().and_then(|u| match url_host(u) {
+            Ok(h) => Some(h),
+            Err(hint) => {
+                self.error(Code::BadSchema, &url_path, format!("{hint} (in {u:?})"));
+                None
+            }
+        });
+        if let (Some(h), Some(allowed)) = (&host, &self.opts.allowed_hosts) {
+            if !allowed.iter().any(|a| a.eq_ignore_ascii_case(h)) {
+                let list = allowed.join(", ");
+                self.error(
+                    Code::BadSchema,
+                    &url_path,
+                    format!("host `{h}` is not on the account's fetch allow list ({list}): add it to the list or call an allowed host"),
+                );
+            }
+        }
+        let method = match p.get("method") {
+            None => Some(Method::Get),
+            Some(Value::String(m)) => {
+                let parsed = Method::parse(m);
+                if parsed.is_none() {
+                    self.error(
+                        Code::BadSchema,
+                        child(path, "method"),
+                        format!("`{m}` is not a method: use `GET`, `POST`, `PUT`, `PATCH` or `DELETE` (upper case)"),
+                    );
+                }
+                parsed
+            }
+            Some(other) => {
+                self.wrong_type(
+                    &child(path, "method"),
+                    "a method name such as `\"GET\"`",
+                    other,
+                );
+                None
+            }
+        };
+        let headers = match p.get("headers") {
+            None => Some(BTreeMap::new()),
+            Some(Value::Object(h)) => {
+                let mut out = BTreeMap::new();
+                let mut ok = true;
+                for (k, v) in h {
+                    match v.as_str() {
+                        Some(s) => {
+                            out.insert(k.clone(), s.to_string());
+                        }
+                        None => {
+                            self.wrong_type(
+                                &child(&child(path, "headers"), k),
+                                "a header value (string)",
+                                v,
+                            );
+                            ok = false;
+                        }
+                    }
+                }
+                ok.then_some(out)
+            }
+            Some(other) => {
+                self.wrong_type(
+                    &child(path, "headers"),
+                    "an object of header → value",
+                    other,
+                );
+                None
+            }
+        };
+        let body = p.get("body").cloned();
+        if body.is_some() && method == Some(Method::Get) {
+            self.error(
+                Code::BadSchema,
+                child(path, "body"),
+                "a `GET` request has no body: remove `body`, or set `\"method\": \"POST\"`",
+            );
+            return None;
+        }
+        let timeout = match p.get("timeout") {
+            None => Ok(None),
+            Some(v) => self
+                .fetch_timeout(v, &child(path, "timeout"))
+                .map(Some)
+                .ok_or(()),
+        };
+        Some(FetchParams {
+            url: url?,
+            host: host?,
+            method: method?,
+            headers: headers?,
+            body,
+            timeout: timeout.ok()?,
+        })
+    }
+
+    fn branch(&mut self, p: &Map<String, Value>, path: &str) -> Option<BranchParams> {
+        self.unknown_fields(p, path, &["cases"]);
+        let cases_path = child(path, "cases");
+        let items = match p.get("cases") {
+            None => {
+                self.missing(
+                    path,
+                    "cases",
+                    "a list of `{\"name\": …, \"when\": …}` cases",
+                );
+                return None;
+            }
+            Some(Value::Array(items)) if !items.is_empty() => items,
+            Some(Value::Array(_)) => {
+                self.error(
+                    Code::BadSchema,
+                    &cases_path,
+                    "list at least one case; `else` is wired in `next`",
+                );
+                return None;
+            }
+            Some(other) => {
+                self.wrong_type(&cases_path, "a list of cases", other);
+                return None;
+            }
+        };
+        let mut cases: Vec<Case> = Vec::new();
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            let cp = child(&cases_path, &i.to_string());
+            let Some(obj) = item.as_object() else {
+                self.wrong_type(&cp, "a case `{\"name\": …, \"when\": …}`", item);
+                ok = false;
+                continue;
+            };
+            self.unknown_fields(obj, &cp, &["name", "when"]);
+            let name =
+                self.req_string(obj, &cp, "name", "the case's name, which is its `next` key");
+            if let Some(n) = &name {
+                if n == "else" || !is_outcome(n) {
+                    self.error(
+                        Code::BadSchema,
+                        child(&cp, "name"),
+                        format!("`{n}` cannot name a case: use lower-case letters, digits and `_`, and not `else` (wired in `next` for when no case holds)"),
+                    );
+                    ok = false;
+                } else if cases.iter().any(|c| &c.name == n) {
+                    self.error(
+                        Code::BadSchema,
+                        child(&cp, "name"),
+                        format!("case `{n}` is named twice: rename one"),
+                    );
+                    ok = false;
+                }
+            }
+            let when = match obj.get("when") {
+                None => {
+                    self.missing(
+                        &cp,
+                        "when",
+                        "a condition such as `{\"path\": \"contact.phone\", \"exists\": true}`",
+                    );
+                    None
+                }
+                Some(w) => self.condition(w, &child(&cp, "when")),
+            };
+            match (name, when) {
+                (Some(name), Some(when)) => cases.push(Case { name, when }),
+                _ => ok = false,
+            }
+        }
+        ok.then_some(BranchParams { cases })
+    }
+
+    fn condition(&mut self, v: &Value, path: &str) -> Option<Condition> {
+        const SHAPES: &str = "`{\"path\": p, \"exists\": true|false}`, `{\"path\": p, \"equals\": v}`, `{\"path\": p, \"in\": [v, …]}`, `{\"all\": [c, …]}`, `{\"any\": [c, …]}` or `{\"not\": c}`";
+        let Some(obj) = v.as_object() else {
+            self.wrong_type(path, &format!("a condition: {SHAPES}"), v);
+            return None;
+        };
+        let combinators: Vec<&str> = ["all", "any", "not"]
+            .into_iter()
+            .filter(|k| obj.contains_key(*k))
+            .collect();
+        if let [key] = combinators.as_slice() {
+            self.unknown_fields(obj, path, &[key]);
+            let inner_path = child(path, key);
+            if *key == "not" {
+                return self
+                    .condition(&obj["not"], &inner_path)
+                    .map(|c| Condition::Not(Box::new(c)));
+            }
+            let Some(items) = obj[*key].as_array().filter(|a| !a.is_empty()) else {
+                self.wrong_type(&inner_path, "a non-empty list of conditions", &obj[*key]);
+                return None;
+            };
+            let mut out = Vec::new();
+            let mut ok = true;
+            for (i, item) in items.iter().enumerate() {
+                match self.condition(item, &child(&inner_path, &i.to_string())) {
+                    Some(c) => out.push(c),
+                    None => ok = false,
+                }
+            }
+            if !ok {
+                return None;
+            }
+            return Some(if *key == "all" {
+                Condition::All(out)
+            } else {
+                Condition::Any(out)
+            });
+        }
+        let tests: Vec<&str> = ["exists", "equals", "in"]
+            .into_iter()
+            .filter(|k| obj.contains_key(*k))
+            .collect();
+        if combinators.len() > 1 || tests.len() != 1 || !combinators.is_empty() {
+            self.error(
+                Code::BadSchema,
+                path,
+                format!("a condition is exactly one of {SHAPES}"),
+            );
+            return None;
+        }
+        let test = tests[0];
+        self.unknown_fields(obj, path, &["path", test]);
+        let p = match obj.get("path") {
+            None => {
+                self.missing(
+                    path,
+                    "path",
+                    "the field to test, e.g. `\"contact.phone\"` or `\"input.plan\"`",
+                );
+                return None;
+            }
+            Some(Value::String(s)) => self.data_path(s, &child(path, "path"))?,
+            Some(other) => {
+                self.wrong_type(
+                    &child(path, "path"),
+                    "a path such as `\"contact.phone\"`",
+                    other,
+                );
+                return None;
+            }
+        };
+        let test_path = child(path, test);
+        match test {
+            "exists" => match obj["exists"] {
+                Value::Bool(b) => Some(Condition::Exists { path: p, exists: b }),
+                ref other => {
+                    self.wrong_type(&test_path, "`true` or `false`", other);
+                    None
+                }
+            },
+            "equals" => {
+                let value = self.scalar(&obj["equals"], &test_path, &p)?;
+                Some(Condition::Equals { path: p, value })
+            }
+            _ => {
+                let Some(items) = obj["in"].as_array().filter(|a| !a.is_empty()) else {
+                    self.wrong_type(&test_path, "a non-empty list of values", &obj["in"]);
+                    return None;
+                };
+                let mut values = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    values.push(self.scalar(item, &child(&test_path, &i.to_string()), &p));
+                }
+                let values: Option<Vec<Value>> = values.into_iter().collect();
+                Some(Condition::In {
+                    path: p,
+                    values: values?,
+                })
+            }
+        }
+    }
+
+    /// A path of a branch condition: `input.<declared field>`, `contact.<field>` or
+    /// `contact.attributes.<name>`.
+    fn data_path(&mut self, s: &str, path: &str) -> Option<Path> {
+        match Expr::parse(s) {
+            Ok(Expr {
+                node: expr::Node::Path(p),
+                ..
+            }) => {
+                if let Path::Input(name) = &p {
+                    if !self.input.contains_key(name) {
+                        self.error(
+                            Code::BadSchema,
+                            path,
+                            format!("`input.{name}` is not declared: add it to the flow's `input` with its type"),
+                        );
+                        return None;
+                    }
+                }
+                Some(p)
+            }
+            Ok(_) => {
+                self.error(Code::BadSchema, path, format!("{s:?} is not a path: write `contact.<field>`, `contact.attributes.<name>` or `input.<field>`"));
+                None
+            }
+            Err(e) => {
+                self.error(Code::BadSchema, path, format!("{} (in {s:?})", e));
+                None
+            }
+        }
+    }
+
+    /// A value a condition compares with: a JSON scalar, of the declared type for `input.*`
+    /// (strings for the typed contact fields).
+    fn scalar(&mut self, v: &Value, path: &str, field: &Path) -> Option<Value> {
+        let ok_type = match (field, v) {
+            (_, Value::Array(_) | Value::Object(_) | Value::Null) => {
+                self.wrong_type(
+                    path,
+                    "a string, number or boolean (use `exists` to test for absence)",
+                    v,
+                );
+                return None;
+            }
+            (Path::Attribute(_), _) => true,
+            (Path::Contact(_), Value::String(_)) => true,
+            (Path::Contact(_), _) => false,
+            (Path::Input(name), _) => match (self.input[name], v) {
+                (FieldType::Number, Value::Number(_))
+                | (FieldType::String, Value::String(_))
+                | (FieldType::Boolean, Value::Bool(_)) => true,
+                (FieldType::Timestamp, Value::String(s)) => {
+                    chrono::DateTime::parse_from_rfc3339(s).is_ok()
+                }
+                _ => false,
+            },
+        };
+        if !ok_type {
+            let want = match field {
+                Path::Input(name) => self.input[name].as_str(),
+                _ => "string",
+            };
+            self.error(
+                Code::ExprType,
+                path,
+                format!("`{field}` is a {want}, so comparing it with {} can never hold: compare with a {want}", describe(v)),
+            );
+            return None;
+        }
+        Some(v.clone())
+    }
+
+    // ---- next keys -------------------------------------------------------------------------
+
+    /// Checks the keys of `next` against the step type. Targets are checked by the graph pass.
+    fn next_keys(
+        &mut self,
+        kind: StepKind,
+        action: Option<&Action>,
+        params: &Map<String, Value>,
+        next: &BTreeMap<String, String>,
+        path: &str,
+    ) -> bool {
+        let before = self.problems.len();
+        let require = |v: &mut Self, key: &str, what: &str| {
+            if !next.contains_key(key) {
+                v.missing(path, key, what);
+            }
+        };
+        let only = |v: &mut Self, allowed: &[&str], extra: &dyn Fn(&str) -> bool| {
+            for key in next.keys() {
+                if !allowed.contains(&key.as_str()) && !extra(key) {
+                    let list = allowed
+                        .iter()
+                        .map(|a| format!("`{a}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    v.error(
+                        Code::BadSchema,
+                        child(path, key),
+                        format!(
+                            "a `{kind}` step has no branch `{key}`: its `next` keys are {list}"
+                        ),
+                    );
+                }
+            }
+        };
+        match kind {
+            StepKind::Email | StepKind::Sms | StepKind::Wait => {
+                require(
+                    self,
+                    "then",
+                    "the step that follows, e.g. `\"then\": \"wait_2d\"`",
+                );
+                only(self, &["then"], &|_| false);
+            }
+            StepKind::Call | StepKind::LinkedinConnect | StepKind::LinkedinMessage => {
+                require(
+                    self,
+                    "then",
+                    "the step that follows when no per-outcome branch matches",
+                );
+                let declared: Option<Vec<String>> = match action {
+                    Some(Action::Call(c)) => c.task.outcomes.clone(),
+                    Some(Action::LinkedinConnect(t)) | Some(Action::LinkedinMessage(t)) => {
+                        t.outcomes.clone()
+                    }
+                    _ => None,
+                };
+                for key in next.keys().filter(|k| *k != "then" && *k != "timeout") {
+                    if !is_outcome(key) {
+                        self.error(
+                            Code::BadSchema,
+                            child(path, key),
+                            format!("`{key}` is not an outcome name: a task's `next` keys are `then`, `timeout` and outcome names (lower-case letters, digits, `_`)"),
+                        );
+                    } else if let Some(d) = &declared {
+                        if !d.contains(key) {
+                            self.error(
+                                Code::BadEvent,
+                                child(path, key),
+                                format!("`next` wires outcome `{key}` that `params.outcomes` does not list: add it there or remove this branch"),
+                            );
+                        }
+                    }
+                }
+            }
+            StepKind::WaitFor => {
+                let listed: Vec<Event> = match action {
+                    Some(Action::WaitFor(w)) => w.events.clone(),
+                    // The events did not parse: still compare the names that did.
+                    _ => params
+                        .get("events")
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|e| e.as_str().and_then(|s| Event::parse(s).ok()))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                };
+                for e in &listed {
+                    if !next.contains_key(e.as_str()) {
+                        self.error(
+                            Code::BadEvent,
+                            path,
+                            format!("event `{e}` is listed in `events` but not wired: add `\"{e}\": \"<step>\"` to `next`, or remove it from `events`"),
+                        );
+                    }
+                }
+                for key in next.keys().filter(|k| *k != "timeout") {
+                    match Event::parse(key) {
+                        Err(hint) => self.error(Code::BadEvent, child(path, key), hint),
+                        Ok(e) if !listed.contains(&e) => self.error(
+                            Code::BadEvent,
+                            child(path, key),
+                            format!("`next` wires event `{key}` that `events` does not list: add it to `events`, or remove this branch"),
+                        ),
+                        Ok(_) => {}
+                    }
+                }
+            }
+            StepKind::Approval => {
+                require(self, "approved", "the step that follows an approval");
+                require(self, "rejected", "the step that follows a rejection");
+                only(self, &["approved", "rejected", "timeout"], &|_| false);
+            }
+            StepKind::Fetch => {
+                require(self, "ok", "the step that follows a 2xx answer");
+                require(self, "error", "the step that follows a failed request");
+                only(self, &["ok", "error", "timeout"], &|_| false);
+            }
+            StepKind::Branch => {
+                let names: Vec<String> = match action {
+                    Some(Action::Branch(b)) => b.cases.iter().map(|c| c.name.clone()).collect(),
+                    _ => params
+                        .get("cases")
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|c| c.get("name")?.as_str().map(String::from))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                };
+                for n in &names {
+                    require(self, n, &format!("the step for case `{n}`"));
+                }
+                require(self, "else", "the step taken when no case holds");
+                let mut allowed: Vec<&str> = names.iter().map(String::as_str).collect();
+                allowed.push("else");
+                only(self, &allowed, &|_| false);
+            }
+            StepKind::End => {
+                for key in next.keys() {
+                    self.error(
+                        Code::BadSchema,
+                        child(path, key),
+                        "an `end` step has no successors: remove `next`",
+                    );
+                }
+            }
+        }
+        self.problems.len() == before
+    }
+}
+
+fn kinds_list() -> String {
+    StepKind::ALL
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// An outcome or case name: lower-case letters, digits and `_`, starting with a letter.
+fn is_outcome(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The lower-cased host of an absolute `http(s)://` URL.
+fn url_host(url: &str) -> Result<String, String> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or("a `fetch` URL is absolute and starts with `https://` (or `http://`)")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') {
+        return Err("put credentials in `headers`, not in the URL".into());
+    }
+    // An IPv6 literal is bracketed (`[::1]:8443`); its colons are not a port separator.
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((ip, tail)) => (ip, tail.strip_prefix(':')),
+            None => {
+                return Err(
+                    "an IPv6 host is written in brackets, like `https://[2001:db8::1]/`".into(),
+                )
+            }
+        },
+        None => match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        },
+    };
+    if let Some(port) = port {
+        if port.is_empty() || !port.chars().all(|c| c.is_ascii_digit()) {
+            return Err(format!("`{port}` is not a port number"));
+        }
+    }
+    if host.is_empty()
+        || host
+            .chars()
+            .any(|c| c.is_whitespace() || c == '{' || c == '}' || c == '$')
+    {
+        return Err("the URL has no valid host: write e.g. `https://crm.example.com/path`".into());
+    }
+    Ok(host.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{check, end, flow, Case};
+    use super::super::ValidateOptions;
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn events() {
+        let wait_for = |events: Value, next: Value| {
+            let mut n = next;
+            n.as_object_mut()
+                .unwrap()
+                .entry("timeout")
+                .or_insert(json!("b"));
+            flow(
+                json!({"a": {"type": "wait_for", "params": {"events": events, "timeout": "1d"}, "next": n}, "b": end()}),
+            )
+        };
+        let cases: &[Case] = &[
+            (
+                "ok",
+                wait_for(
+                    json!(["reply", "payment.received"]),
+                    json!({"reply": "b", "payment.received": "b"}),
+                ),
+                &[],
+            ),
+            (
+                "listed not wired",
+                wait_for(json!(["reply", "meeting_booked"]), json!({"reply": "b"})),
+                &[("BAD_EVENT", "/steps/a/next")],
+            ),
+            (
+                "unknown listed",
+                wait_for(json!(["replied"]), json!({})),
+                &[("BAD_EVENT", "/steps/a/params/events/0")],
+            ),
+            (
+                "wired not listed",
+                wait_for(json!(["reply"]), json!({"reply": "b", "reply:sms": "b"})),
+                &[("BAD_EVENT", "/steps/a/next/reply:sms")],
+            ),
+            (
+                "wired unknown",
+                wait_for(json!(["reply"]), json!({"reply": "b", "then": "b"})),
+                &[("BAD_EVENT", "/steps/a/next/then")],
+            ),
+            (
+                "listed twice",
+                wait_for(json!(["reply", "reply"]), json!({"reply": "b"})),
+                &[("BAD_EVENT", "/steps/a/params/events/1")],
+            ),
+            (
+                "empty list",
+                wait_for(json!([]), json!({})),
+                &[("BAD_SCHEMA", "/steps/a/params/events")],
+            ),
+            (
+                "exit_on unknown",
+                json!({"name": "t", "start": "a", "settings": {"exit_on": ["meeting_booked", "unsubscribed"]}, "steps": {"a": end()}}),
+                &[("BAD_EVENT", "/settings/exit_on/1")],
+            ),
+        ];
+        check(cases, &ValidateOptions::default());
+    }
+
+    #[test]
+    fn tasks() {
+        let call = |params: Value, next: Value| {
+            flow(json!({"a": {"type": "call", "params": params, "next": next}, "b": end()}))
+        };
+        let cases: &[Case] = &[
+            ("defaults", call(json!({}), json!({"then": "b"})), &[]),
+            (
+                "per-outcome",
+                call(
+                    json!({"outcomes": ["connected", "no_answer"]}),
+                    json!({"then": "b", "no_answer": "b", "timeout": "b"}),
+                ),
+                &[],
+            ),
+            (
+                "outcome not declared",
+                call(
+                    json!({"outcomes": ["connected"]}),
+                    json!({"then": "b", "busy": "b"}),
+                ),
+                &[("BAD_EVENT", "/steps/a/next/busy")],
+            ),
+            (
+                "connected not declared",
+                call(
+                    json!({"outcomes": ["no_answer"], "connected_outcomes": ["connected"]}),
+                    json!({"then": "b"}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/connected_outcomes/0")],
+            ),
+            (
+                "bad outcome name",
+                call(
+                    json!({"connected_outcomes": ["Connected"]}),
+                    json!({"then": "b", "Left VM": "b"}),
+                ),
+                &[
+                    ("BAD_SCHEMA", "/steps/a/params/connected_outcomes/0"),
+                    ("BAD_SCHEMA", "/steps/a/next/Left VM"),
+                ],
+            ),
+            (
+                "linkedin connect",
+                flow(
+                    json!({"a": {"type": "linkedin_connect", "params": {"instructions": "say hi", "timeout": "3bd"}, "next": {"then": "b", "accepted": "b", "timeout": "b"}}, "b": end()}),
+                ),
+                &[],
+            ),
+            (
+                "connected_outcomes only on calls",
+                flow(
+                    json!({"a": {"type": "linkedin_message", "params": {"connected_outcomes": ["x"]}, "next": {"then": "b"}}, "b": end()}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/connected_outcomes")],
+            ),
+        ];
+        check(cases, &ValidateOptions::default());
+    }
+
+    #[test]
+    fn fetch_and_branch() {
+        let fetch = |params: Value| {
+            flow(
+                json!({"a": {"type": "fetch", "params": params, "next": {"ok": "b", "error": "b"}}, "b": end()}),
+            )
+        };
+        let branch = |cases: Value, next: Value| {
+            json!({"name": "t", "start": "a", "input": {"plan": "string", "seats": "number", "vip": "boolean"},
+                   "steps": {"a": {"type": "branch", "params": {"cases": cases}, "next": next}, "b": end()}})
+        };
+        let hosts = ValidateOptions {
+            max_wait: None,
+            allowed_hosts: Some(vec!["crm.example.com".into()]),
+        };
+        let cases: &[Case] = &[
+            (
+                "ok",
+                fetch(
+                    json!({"url": "https://CRM.example.com:8443/deals?id=1", "method": "POST", "headers": {"x-k": "v"}, "body": {"a": 1}}),
+                ),
+                &[],
+            ),
+            (
+                "not absolute",
+                fetch(json!({"url": "crm.example.com/x"})),
+                &[("BAD_SCHEMA", "/steps/a/params/url")],
+            ),
+            (
+                "host not allowed",
+                fetch(json!({"url": "https://evil.example.net/x"})),
+                &[("BAD_SCHEMA", "/steps/a/params/url")],
+            ),
+            (
+                "get with body",
+                fetch(json!({"url": "https://crm.example.com/x", "body": {}})),
+                &[("BAD_SCHEMA", "/steps/a/params/body")],
+            ),
+            (
+                "bad method",
+                fetch(json!({"url": "https://crm.example.com/x", "method": "get"})),
+                &[("BAD_SCHEMA", "/steps/a/params/method")],
+            ),
+            (
+                "missing url",
+                fetch(json!({})),
+                &[("BAD_SCHEMA", "/steps/a/params/url")],
+            ),
+            (
+                "branch ok",
+                branch(
+                    json!([
+                    {"name": "has_phone", "when": {"path": "contact.phone", "exists": true}},
+                    {"name": "big", "when": {"all": [{"path": "input.seats", "in": [50, 100]}, {"not": {"path": "input.vip", "equals": false}}]}},
+                    {"name": "tier", "when": {"path": "contact.attributes.tier", "equals": 3}}]),
+                    json!({"has_phone": "b", "big": "b", "tier": "b", "else": "b"}),
+                ),
+                &[],
+            ),
+            (
+                "case not wired and else missing",
+                branch(
+                    json!([{"name": "x", "when": {"path": "input.plan", "equals": "pro"}}]),
+                    json!({"y": "b"}),
+                ),
+                &[
+                    ("BAD_SCHEMA", "/steps/a/next/x"),
+                    ("BAD_SCHEMA", "/steps/a/next/else"),
+                    ("BAD_SCHEMA", "/steps/a/next/y"),
+                ],
+            ),
+            (
+                "type mismatch",
+                branch(
+                    json!([{"name": "x", "when": {"path": "input.seats", "equals": "10"}}]),
+                    json!({"x": "b", "else": "b"}),
+                ),
+                &[("EXPR_TYPE", "/steps/a/params/cases/0/when/equals")],
+            ),
+            (
+                "undeclared input",
+                branch(
+                    json!([{"name": "x", "when": {"path": "input.nope", "exists": true}}]),
+                    json!({"x": "b", "else": "b"}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/cases/0/when/path")],
+            ),
+            (
+                "two tests",
+                branch(
+                    json!([{"name": "x", "when": {"path": "input.plan", "exists": true, "equals": "a"}}]),
+                    json!({"x": "b", "else": "b"}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/cases/0/when")],
+            ),
+            (
+                "case named else",
+                branch(
+                    json!([{"name": "else", "when": {"path": "contact.email", "exists": true}}]),
+                    json!({"else": "b"}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/cases/0/name")],
+            ),
+        ];
+        check(cases, &hosts);
+    }
+
+    #[test]
+    fn url_hosts() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("https://CRM.example.com/x?y=1", Some("crm.example.com")),
+            ("http://crm.example.com:8080", Some("crm.example.com")),
+            ("https://[2001:db8::1]/deals", Some("2001:db8::1")),
+            ("https://[2001:db8::1]:8443/deals", Some("2001:db8::1")),
+            ("https://crm.example.com#frag", Some("crm.example.com")),
+            ("ftp://crm.example.com/", None),
+            ("crm.example.com/x", None),
+            ("https://user:pw@crm.example.com/", None),
+            ("https://crm.example.com:/x", None),
+            ("https://crm.example.com:80a/x", None),
+            ("https:///x", None),
+            ("https://[2001:db8::1/x", None),
+            ("https://${host}/x", None),
+        ];
+        for (url, want) in cases {
+            assert_eq!(url_host(url).ok().as_deref(), *want, "{url}");
+        }
+    }
+}
