@@ -9,7 +9,7 @@
 //! service imports [`planner`], and the pure core imports nothing above it.
 //!
 //! ```text
-//! api ─▶ service ─▶ runtime ─▶ store ─▶ pure core (timing, flow, engine, routing, signals)
+//! api ─▶ service ─▶ runtime ─▶ store ─▶ pure core (timing, flow, engine, routing, inbound)
 //!        planner ─┘
 //! ```
 //!
@@ -22,7 +22,7 @@
 //!   in-memory simulation (SPEC §5, §7 `simulate`).
 //! - [`routing`] — what a signal does to one enrollment, which branch a reply picks, the
 //!   signal buffer (SPEC §5.3).
-//! - [`signals`] — the kinds of inbound signal and the events they raise, email thread
+//! - [`inbound`] — the kinds of inbound signal and the events they raise, email thread
 //!   matching, SMS opt-out keywords, webhook signatures (SPEC §5.2, §7).
 //! - [`code`] — the stable problem codes, one spelling each.
 //!
@@ -32,7 +32,7 @@
 //! - [`store`] — diesel schema, rows and queries over SQLite and PostgreSQL: [`store::Db`] for
 //!   one-shot reads, [`store::Tx`] for work that commits together.
 //! - [`runtime`] — what the services and the planner share: [`runtime::Core`] (database,
-//!   clock, flow cache, wake-up), [`runtime::apply`] (one engine step into rows), wake-ups
+//!   clock, flow cache, wake-up), [`runtime::apply()`] (one engine step into rows), wake-ups
 //!   across replicas.
 //! - [`service`] — the operations behind the API, wire-independent: contacts, senders, flows,
 //!   enrollments, dispatches, tasks, signals (the group-commit router, the pure group plan, the
@@ -58,12 +58,12 @@ pub mod code;
 pub mod config;
 pub mod engine;
 pub mod flow;
+pub mod inbound;
 pub mod planner;
 pub mod proto;
 pub mod routing;
 pub mod runtime;
 pub mod service;
-pub mod signals;
 pub mod store;
 pub mod telemetry;
 pub mod timing;

@@ -8,12 +8,12 @@ mod common;
 use chrono::Duration;
 use common::{spawn_app, with_token, Backend, TestApp};
 use nudge::auth::Scope;
+use nudge::inbound::signing;
 use nudge::proto::v1::dispatch_service_client::DispatchServiceClient;
 use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
 use nudge::proto::v1::signal_service_client::SignalServiceClient;
 use nudge::proto::v1::test_clock_service_client::TestClockServiceClient;
 use nudge::proto::v1::*;
-use nudge::signals::signing;
 use serde_json::{json, Value};
 use tonic::transport::Channel;
 use tonic::Code;
@@ -1604,7 +1604,7 @@ fn pending(
         account_id: "default".into(),
         arrival: nudge::service::signals::Arrival {
             contacts: vec![contact.to_string()],
-            kind: nudge::signals::SignalKind::Reply {
+            kind: nudge::inbound::SignalKind::Reply {
                 channel: "email".into(),
             },
             source: nudge::service::signals::Source::Api,
@@ -1621,7 +1621,7 @@ fn pending(
 fn by_phone(phone: &str, provider_id: &str, app: &TestApp) -> nudge::service::signals::Pending {
     let mut p = pending("", provider_id, None, app);
     p.arrival.contacts.clear();
-    p.arrival.kind = nudge::signals::SignalKind::Reply {
+    p.arrival.kind = nudge::inbound::SignalKind::Reply {
         channel: "sms".into(),
     };
     p.phone = Some(phone.to_string());
@@ -1671,7 +1671,7 @@ async fn a_group_answers_like_signals_one_at_a_time(backend: Backend) {
 
     let group = || -> Vec<Pending> {
         let mut opt_out = pending("cy", "p-stop", None, &app);
-        opt_out.arrival.kind = nudge::signals::SignalKind::OptOut {
+        opt_out.arrival.kind = nudge::inbound::SignalKind::OptOut {
             channel: "email".into(),
         };
         vec![

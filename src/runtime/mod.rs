@@ -6,7 +6,7 @@
 //! Nothing here knows the wire or the planner loop, so imports point one way:
 //! `api → service → runtime → store → pure core`, and `planner → runtime`.
 //!
-//! - [`apply`] turns one engine step on a stored enrollment into rows ([`crate::store::Writes`]),
+//! - [`mod@apply`] turns one engine step on a stored enrollment into rows ([`crate::store::Writes`]),
 //!   with the flow definitions and account settings a transaction loaded ([`StepContext`]).
 //! - [`wakeup`] tells planners an earlier timer exists: in-process ([`Wakeup`]) and across
 //!   replicas (`LISTEN/NOTIFY`, [`announce`], [`listen`]); [`Stop`] ends background tasks.

@@ -108,7 +108,7 @@ pub enum StoreError {
         #[source]
         source: BoxError,
     },
-    /// No pooled connection within [`POOL_TIMEOUT`], or a new one failed to open.
+    /// No pooled connection within the pool timeout (30 s), or a new one failed to open.
     #[error("cannot get a database connection from the pool: {0}")]
     Pool(#[from] PoolError),
     /// A migration failed to apply.

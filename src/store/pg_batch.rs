@@ -1,4 +1,4 @@
-//! PostgreSQL's side of [`write_all!`](crate::write_all): each table's rows as one statement
+//! PostgreSQL's side of [`Tx::write_all`](super::Tx::write_all): each table's rows as one statement
 //! whose values are arrays, one per column (`INSERT … SELECT * FROM unnest($1::text[], …)`).
 //!
 //! A planner batch of 1,000 steps writes about 5,000 journey rows. As a multi-row `VALUES`
@@ -50,7 +50,7 @@ pub async fn write(c: &mut AsyncPgConnection, w: &Writes) -> QueryResult<()> {
     write_with(c, w, Vec::new()).await
 }
 
-/// [`write`], and `more` statements after it, sent together: the statements of one write
+/// [`write()`], and `more` statements after it, sent together: the statements of one write
 /// are independent, so they go out pipelined (one round trip, not one per table;
 /// PostgreSQL still runs them one after the other, in this order).
 pub async fn write_with<'a>(

@@ -20,7 +20,7 @@ diesel::define_sql_function! {
 
 /// How long a used webhook signature is remembered: twice the signature tolerance, so a
 /// signature is refused as a replay for as long as its timestamp could still be accepted.
-pub const REPLAY_MEMORY_MS: i64 = 2 * crate::signals::signing::TOLERANCE_SECS * 1000;
+pub const REPLAY_MEMORY_MS: i64 = 2 * crate::inbound::signing::TOLERANCE_SECS * 1000;
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = signals)]
@@ -632,6 +632,6 @@ pub async fn set_twilio_auth_token(
 impl SignalRow {
     /// An opt-out: its contacts are marked opted out of its channel before it is routed.
     pub fn is_opt_out(&self) -> bool {
-        self.kind == crate::signals::SignalKind::OPT_OUT
+        self.kind == crate::inbound::SignalKind::OPT_OUT
     }
 }

@@ -1,4 +1,4 @@
-//! SQLite's side of [`write_all!`](crate::write_all): the same rows written with diesel's
+//! SQLite's side of [`Tx::write_all`](super::Tx::write_all): the same rows written with diesel's
 //! synchronous connection on the blocking pool (inside the caller's transaction), where
 //! multi-row inserts work. Through the async wrapper every statement would be its own hop to
 //! the blocking pool, which made a 1,000-enrollment batch take thousands of hops.

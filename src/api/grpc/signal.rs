@@ -4,11 +4,11 @@
 use super::auth::principal;
 use super::convert::{opt_timestamp, timestamp};
 use crate::api::AppState;
+use crate::inbound::{payload, SignalKind};
 use crate::proto::v1 as pb;
 use crate::proto::v1::signal_service_server::SignalService;
 use crate::service::signals::{self, Receipt};
 use crate::service::tasks::{self, Task};
-use crate::signals::{payload, SignalKind};
 use tonic::{Request, Response, Status};
 
 pub struct SignalApi {
@@ -121,7 +121,7 @@ impl SignalService for SignalApi {
 
 /// The kind of a reported signal; a bad kind or channel is `INVALID_ARGUMENT` with a hint.
 fn report_kind(kind: &str, channel: &str) -> Result<SignalKind, Status> {
-    let refuse = |field: &str, e: crate::signals::KindError| {
+    let refuse = |field: &str, e: crate::inbound::KindError| {
         Status::from(crate::service::ServiceError::Invalid(vec![
             crate::service::Violation::new(field, e.code, e.message),
         ]))
@@ -134,7 +134,7 @@ fn report_kind(kind: &str, channel: &str) -> Result<SignalKind, Status> {
         "meeting_booked" => Ok(SignalKind::MeetingBooked),
         other => Err(refuse(
             "kind",
-            crate::signals::KindError {
+            crate::inbound::KindError {
                 code: crate::code::Code::BadSchema,
                 text: other.to_string(),
                 message: format!(

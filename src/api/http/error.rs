@@ -5,9 +5,9 @@
 //! logged in full and answered with a generic 500 (or 503 when the database is unavailable).
 
 use crate::auth::AuthError;
+use crate::inbound::payload::PayloadError;
+use crate::inbound::signing::SignatureError;
 use crate::service::ServiceError;
-use crate::signals::payload::PayloadError;
-use crate::signals::signing::SignatureError;
 use crate::store::StoreError;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

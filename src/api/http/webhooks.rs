@@ -7,7 +7,7 @@
 //! result, nothing changes) and routed.
 //!
 //! - `/webhooks/email` and `/webhooks/calendar` are signed with `X-Nudge-Signature`
-//!   ([`crate::signals::signing`]).
+//!   ([`crate::inbound::signing`]).
 //! - `/webhooks/sms/twilio` is signed by Twilio (`X-Twilio-Signature`) with the account's Twilio
 //!   auth token, over the public URL Twilio called: `--public-url` / `NUDGE_PUBLIC_URL` plus the
 //!   request's path and query when set; otherwise rebuilt from `X-Forwarded-Proto` (default
@@ -19,11 +19,11 @@
 use super::error::HttpError;
 use super::{read_body, receipt_json};
 use crate::api::AppState;
+use crate::inbound::signing::{self, SignatureError};
+use crate::inbound::{sms, thread, SignalKind};
 use crate::service::fields::parse_phone;
 use crate::service::signals::{self, Arrival, Receipt, Received};
 use crate::service::signals::{lookup, Source};
-use crate::signals::signing::{self, SignatureError};
-use crate::signals::{sms, thread, SignalKind};
 use crate::store::accounts::DEFAULT_ACCOUNT_ID;
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};

@@ -1,8 +1,8 @@
 //! Enrollments (SPEC §5.1): enroll one or a batch ([`enroll`](enroll())), operator actions
-//! (pause, resume, exit, move: [`act`](act())), reads and the journey (§5.8, [`read`]).
+//! (pause, resume, exit, move: [`act`](act())), reads and the journey (§5.8, `read`).
 //!
 //! Every change goes through the interpreter: the service loads the stored state, calls
-//! [`crate::engine::step`] with the operator's input ([`crate::runtime::apply`]), and writes the
+//! [`crate::engine::step`] with the operator's input ([`crate::runtime::apply()`]), and writes the
 //! new state and its effects (journey, dispatches, tasks) in one transaction, the enrollment row
 //! locked on PostgreSQL so a planner on another replica cannot wake it meanwhile. An input the
 //! interpreter rejects (resume when not paused, move to an unknown step) is refused with

@@ -3,7 +3,7 @@
 //! The [`Router`](super::Router) hands each group here; it is routed in one transaction with
 //! set-based statements: the signals inserted `ON CONFLICT DO NOTHING`, every enrollment they
 //! reach loaded and locked at once (PostgreSQL `FOR UPDATE`, in id order so concurrent groups
-//! cannot deadlock), the engine run in memory in arrival order ([`super::plan`]), then one write of the engine's rows ([`Tx::write_group`]), one insert of the
+//! cannot deadlock), the engine run in memory in arrival order (`plan`), then one write of the engine's rows ([`Tx::write_group`]), one insert of the
 //! `signal_deliveries` rows and one `routed_at` update. The answers are the ones the
 //! one-signal path gives, which is still used:
 //!
@@ -15,9 +15,9 @@
 use super::plan::{plan_group, Plan, Stored};
 use super::{delivery_from_row, stored_opt_out, Arrival, Delivery, Pending, Receipt, Received};
 use crate::clock::to_millis;
+use crate::inbound::SignalKind;
 use crate::runtime::{Core, FlowCache, StepContext};
 use crate::service::ServiceError;
-use crate::signals::SignalKind;
 use crate::store::signals::{SignalRow, REPLAY_MEMORY_MS};
 use crate::store::{self, StoreError, Tx};
 use chrono::{DateTime, Utc};

@@ -1,10 +1,10 @@
 //! Receiving a signal (SPEC §5.2–§5.5): store it once, then reach every active or paused
 //! enrollment of its contacts and apply the engine's signal input to each.
 //!
-//! - [`Router`] ([`router`]): the entry; a queue that hands signals to [`group`] in batches.
+//! - [`Router`] (`router`): the entry; a queue that hands signals to [`group`] in batches.
 //! - [`group`]: one transaction per group of signals, its SQL on [`crate::store::Tx`];
-//!   [`plan`]: the pure middle of a group (which enrollments, what the engine does there).
-//! - [`alone`]: the one-signal path, the reference the group path answers like, and its
+//!   `plan`: the pure middle of a group (which enrollments, what the engine does there).
+//! - `alone`: the one-signal path, the reference the group path answers like, and its
 //!   fallback.
 //! - [`lookup`]: the addressing lookups webhooks need (a thread, a calendar, keys).
 //!
@@ -12,7 +12,7 @@
 //! stored in one transaction, then each enrollment is its own: the enrollment row is locked
 //! (PostgreSQL `FOR UPDATE`; SQLite has one writer), the engine runs, and the new state, the
 //! journey entries, any dispatch or task the continuing flow produces (the planner's writer,
-//! [`crate::write_all`]) and a `signal_deliveries` row are written together. The delivery row
+//! [`Tx::write_all`](crate::store::Tx::write_all)) and a `signal_deliveries` row are written together. The delivery row
 //! makes the fan-out resumable and exactly-once per enrollment: a second arrival with the same
 //! provider id changes nothing and answers with the first result, and if the first fan-out was
 //! cut short (a crash) the second one finishes it.
@@ -31,9 +31,9 @@ use super::fields;
 use super::{ServiceError, Violation};
 use crate::code::Code;
 use crate::engine::{DeliveryEffect, Effect, Signal};
+use crate::inbound::payload::PayloadError;
+use crate::inbound::SignalKind;
 use crate::runtime::Core;
-use crate::signals::payload::PayloadError;
-use crate::signals::SignalKind;
 use crate::store::signals::SignalRow;
 use crate::store::{self, StoreError};
 use chrono::{DateTime, Utc};
@@ -264,7 +264,7 @@ pub async fn report(
 }
 
 /// Posts a custom event (`PostEvent`, `POST /events/{key}`). The adapters parse the payload
-/// with [`crate::signals::payload::parse`] (their refusals differ: 413/422 over HTTP); a null
+/// with [`crate::inbound::payload::parse`] (their refusals differ: 413/422 over HTTP); a null
 /// payload is stored as `{}`.
 pub async fn post_event(
     router: &Router,
@@ -277,7 +277,7 @@ pub async fn post_event(
 ) -> Result<Receipt, ServiceError> {
     let kind =
         SignalKind::event(key).map_err(|e| invalid(Violation::new("key", e.code, e.message)))?;
-    let payload = crate::signals::kinds::non_null(payload);
+    let payload = crate::inbound::kinds::non_null(payload);
     let reference = ContactRef::parse("contact", contact).map_err(invalid)?;
     let contacts = find_contacts(router.core(), account_id, &reference).await?;
     let arrival = Arrival {
@@ -338,7 +338,7 @@ fn engine_signal(row: &SignalRow) -> Result<Signal, StoreError> {
         id: row.id.clone(),
         raises,
         opt_out: stored_opt_out(row),
-        payload: crate::signals::kinds::non_null(payload),
+        payload: crate::inbound::kinds::non_null(payload),
     })
 }
 
