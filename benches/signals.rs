@@ -186,7 +186,7 @@ fn ms(d: Duration) -> f64 {
 /// The flow, the contacts (bulk insert) and their enrollments (BatchEnroll, 10,000 a call).
 async fn setup(state: &AppState, n: usize) -> anyhow::Result<Vec<String>> {
     let now = SystemClock.now();
-    let flow = nudge::service::flows::create(&state.core.db, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
+    let flow = nudge::service::flows::create(&state.core, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
     let (flow, _) = flow;
     assert!(
         nudge::store::signals::set_twilio_auth_token(

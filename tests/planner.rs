@@ -60,7 +60,10 @@ async fn setup(app: &TestApp, n: usize) -> Vec<String> {
     let results = enrollments::batch_enroll(&app.state.core, DEFAULT_ACCOUNT_ID, items)
         .await
         .unwrap();
-    results.into_iter().map(|r| r.unwrap().0.id).collect()
+    results
+        .into_iter()
+        .map(|r| r.unwrap().0.id.into_string())
+        .collect()
 }
 
 async fn three_planners_wake_every_run_exactly_once(backend: Backend) {
@@ -105,9 +108,10 @@ async fn three_planners_wake_every_run_exactly_once(backend: Backend) {
         scope: Scope::Full,
     };
     for id in ids.iter().step_by(97) {
-        let (entries, _) = enrollments::journey_page(&app.state.core, &who, id, 500, "")
-            .await
-            .unwrap();
+        let (entries, _) =
+            enrollments::journey_page(&app.state.core, &who, &id.as_str().into(), 500, "")
+                .await
+                .unwrap();
         let mut opened: HashMap<String, usize> = HashMap::new();
         let mut order = Vec::new();
         for e in entries.iter().filter(|e| e.kind == "run_opened") {
@@ -118,7 +122,9 @@ async fn three_planners_wake_every_run_exactly_once(backend: Backend) {
         }
         assert_eq!(order, ["a", "b", "c", "done"], "{id}");
         assert!(opened.values().all(|&c| c == 1));
-        let e = enrollments::get(&app.state.core, &who, id).await.unwrap();
+        let e = enrollments::get(&app.state.core, &who, &id.as_str().into())
+            .await
+            .unwrap();
         assert_eq!(e.status.as_str(), "completed");
         assert_eq!(e.state.outcome.as_deref(), Some("walked"));
         // Each wait woke at its own stored time (§2.7): entered on the hour.

@@ -74,11 +74,11 @@ mod postgres {
 /// The flow and a contact, written directly (no planner is woken by these).
 async fn setup(state: &AppState) {
     let now = state.core.clock.now();
-    flows::create(&state.core.db, DEFAULT_ACCOUNT_ID, FLOW, now)
+    flows::create(&state.core, DEFAULT_ACCOUNT_ID, FLOW, now)
         .await
         .unwrap();
     contacts::upsert(
-        &state.core.db,
+        &state.core,
         DEFAULT_ACCOUNT_ID,
         ContactInput {
             id: "c".into(),
@@ -105,7 +105,7 @@ async fn enroll(state: &AppState) -> String {
     .await
     .unwrap();
     assert!(created);
-    enrollment.id
+    enrollment.id.into_string()
 }
 
 /// Starts `Planner::run` on `state`; fire the returned sender to stop it.
@@ -153,9 +153,11 @@ async fn until_completed(state: &AppState, id: &str) -> DateTime<Utc> {
         scope: Scope::Full,
     };
     for _ in 0..1_000 {
-        let e = enrollments::get(&state.core, &who, id).await.unwrap();
+        let e = enrollments::get(&state.core, &who, &id.into())
+            .await
+            .unwrap();
         if e.status.as_str() == "completed" {
-            let (entries, _) = enrollments::journey_page(&state.core, &who, id, 100, "")
+            let (entries, _) = enrollments::journey_page(&state.core, &who, &id.into(), 100, "")
                 .await
                 .unwrap();
             // Run 1 is the wait; run 2, the end, closes at once.
@@ -175,7 +177,7 @@ async fn status(state: &AppState, id: &str) -> String {
         token_id: "test".into(),
         scope: Scope::Full,
     };
-    enrollments::get(&state.core, &who, id)
+    enrollments::get(&state.core, &who, &id.into())
         .await
         .unwrap()
         .status

@@ -178,11 +178,15 @@ async fn batch_writers_round_trip(backend: Backend) {
     nudge::store::accounts::ensure_default(&db, 1)
         .await
         .unwrap();
-    let (flow, _) = nudge::service::flows::create(&db, "default", ROUND_TRIP_FLOW, now)
+    let core = nudge::runtime::Core::new(
+        db.clone(),
+        std::sync::Arc::new(nudge::clock::ManualClock::new(now)),
+    );
+    let (flow, _) = nudge::service::flows::create(&core, "default", ROUND_TRIP_FLOW, now)
         .await
         .unwrap();
     nudge::service::contacts::upsert(
-        &db,
+        &core,
         "default",
         nudge::service::contacts::ContactInput {
             id: "c1".into(),

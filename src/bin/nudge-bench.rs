@@ -135,7 +135,7 @@ async fn throughput(url: DatabaseUrl) -> anyhow::Result<()> {
     let app = App::build_with_clock(config, clock.clone()).await?;
     let state = app.state().clone();
     let now = clock.now();
-    flows::create(&state.core.db, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
+    flows::create(&state.core, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
     insert_contacts(&state, n, now).await?;
 
     // `--callers` clients send BatchEnroll calls of up to 10,000 side by side, as a CRM's
@@ -267,7 +267,7 @@ async fn serve(
         let _ = rx.await;
     }));
     contact_service::upsert(
-        &state.core.db,
+        &state.core,
         DEFAULT_ACCOUNT_ID,
         ContactInput {
             id: "bench".into(),
@@ -333,7 +333,7 @@ async fn wake_latency(url: DatabaseUrl) -> anyhow::Result<()> {
     let secs: u64 = num("--secs", 10)?;
     let (state, stop, server) = serve(&url).await?;
     let (flow, _) = flows::create(
-        &state.core.db,
+        &state.core,
         DEFAULT_ACCOUNT_ID,
         LATENCY_FLOW,
         state.core.clock.now(),
@@ -409,8 +409,8 @@ async fn memory(url: DatabaseUrl) -> anyhow::Result<()> {
     let rounds: usize = num("--rounds", 3)?;
     let (state, stop, server) = serve(&url).await?;
     let now = state.core.clock.now();
-    flows::create(&state.core.db, DEFAULT_ACCOUNT_ID, HOLD_FLOW, now).await?;
-    let (due_flow, _) = flows::create(&state.core.db, DEFAULT_ACCOUNT_ID, DUE_FLOW, now).await?;
+    flows::create(&state.core, DEFAULT_ACCOUNT_ID, HOLD_FLOW, now).await?;
+    let (due_flow, _) = flows::create(&state.core, DEFAULT_ACCOUNT_ID, DUE_FLOW, now).await?;
     println!("{url}: memory: started, RSS {} MiB", rss_mib());
 
     let started = Instant::now();

@@ -3,7 +3,8 @@
 use super::fields::{self, Channel};
 use super::{ServiceError, Violations};
 use crate::clock::{from_millis, to_millis};
-use crate::store::{self, contacts::ContactRow, contacts::OptOutUpdate, Db, StoreError};
+use crate::runtime::Core;
+use crate::store::{self, contacts::ContactRow, contacts::OptOutUpdate, StoreError};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
@@ -36,11 +37,12 @@ pub struct Contact {
 /// Creates or replaces a contact; returns it and whether it was created. Every field is checked
 /// first, and every problem is reported at once; nothing is stored when one is found.
 pub async fn upsert(
-    db: &Db,
+    core: &Core,
     account_id: &str,
     input: ContactInput,
     now: DateTime<Utc>,
 ) -> Result<(Contact, bool), ServiceError> {
+    let db = &core.db;
     let mut problems = Violations::default();
     let id = if input.id.is_empty() {
         store::new_id("ct")
@@ -76,7 +78,8 @@ pub async fn upsert(
     Ok((from_row(stored)?, created))
 }
 
-pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Contact, ServiceError> {
+pub async fn get(core: &Core, account_id: &str, id: &str) -> Result<Contact, ServiceError> {
+    let db = &core.db;
     let mut problems = Violations::default();
     problems.check(fields::parse_id("id", id));
     problems.finish()?;
@@ -88,12 +91,13 @@ pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Contact, Service
 
 /// Adds `channels` to the contact's opt-outs (idempotent).
 pub async fn opt_out(
-    db: &Db,
+    core: &Core,
     account_id: &str,
     id: &str,
     channels: &[String],
     now: DateTime<Utc>,
 ) -> Result<Contact, ServiceError> {
+    let db = &core.db;
     let mut problems = Violations::default();
     problems.check(fields::parse_id("contact_id", id));
     if channels.is_empty() {

@@ -4,6 +4,7 @@
 //! passed without an ack is claimable again (at-least-once delivery). The ack must carry the
 //! claim's token, so a slow worker whose lease was taken over cannot overwrite the new claim.
 
+use super::ids::{DispatchId, EnrollmentId};
 use super::{ServiceError, Violation};
 use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
@@ -25,9 +26,9 @@ pub const MAX_CLAIM: i64 = 1_000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dispatch {
     /// `dp_…`.
-    pub id: String,
+    pub id: DispatchId,
     /// The enrollment whose step made it.
-    pub enrollment_id: String,
+    pub enrollment_id: EnrollmentId,
     /// The run of that step.
     pub run: i64,
     /// The step's name.
@@ -59,8 +60,8 @@ pub struct Dispatch {
 impl From<DispatchRow> for Dispatch {
     fn from(d: DispatchRow) -> Dispatch {
         Dispatch {
-            id: d.id,
-            enrollment_id: d.enrollment_id,
+            id: d.id.into(),
+            enrollment_id: d.enrollment_id.into(),
             run: d.run,
             step: d.step,
             idempotency_key: d.idempotency_key,
@@ -121,7 +122,7 @@ pub async fn claim(
 pub async fn ack(
     core: &Core,
     account_id: &str,
-    id: &str,
+    id: &DispatchId,
     lease_token: &str,
     provider_message_id: &str,
     failure: &str,
@@ -140,7 +141,7 @@ pub async fn ack(
     let acked = store::dispatches::ack(
         &core.db,
         account_id,
-        id,
+        id.as_str(),
         lease_token,
         status,
         provider.as_deref(),

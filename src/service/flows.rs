@@ -8,7 +8,8 @@ use super::{next_page_token, ServiceError, Violation, Violations};
 use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
 use crate::flow::{self, Problem, Severity, ValidateOptions, Validation};
-use crate::store::{self, accounts, flows::StoredFlow, Db, StoreError};
+use crate::runtime::Core;
+use crate::store::{self, accounts, flows::StoredFlow, StoreError};
 use crate::timing::Duration;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -94,15 +95,19 @@ pub fn definition_field(path: &str) -> String {
 }
 
 /// The validator's options for an account: its plan's `max_wait` (SPEC §5.7).
-pub async fn validate_options(db: &Db, account_id: &str) -> Result<ValidateOptions, ServiceError> {
-    Ok(account_limits(db, account_id).await?.1)
+pub async fn validate_options(
+    core: &Core,
+    account_id: &str,
+) -> Result<ValidateOptions, ServiceError> {
+    Ok(account_limits(core, account_id).await?.1)
 }
 
 /// The account's `max_wait` as stored (e.g. `7d`) and the validator's options it gives.
 pub async fn account_limits(
-    db: &Db,
+    core: &Core,
     account_id: &str,
 ) -> Result<(Option<String>, ValidateOptions), ServiceError> {
+    let db = &core.db;
     let account = accounts::find(db, account_id)
         .await?
         .ok_or_else(|| StoreError::Corrupt(format!("account `{account_id}` is gone")))?;
@@ -130,12 +135,13 @@ pub async fn account_limits(
 /// Stores `definition` as the next version of the flow it names, when the validator finds no
 /// error (checked against the account's `max_wait`). Nothing is stored otherwise.
 pub async fn create(
-    db: &Db,
+    core: &Core,
     account_id: &str,
     definition: &str,
     now: DateTime<Utc>,
 ) -> Result<(Flow, Vec<Warning>), ServiceError> {
-    let opts = validate_options(db, account_id).await?;
+    let db = &core.db;
+    let opts = validate_options(core, account_id).await?;
     let (name, warnings) = check_definition(definition, &opts).map_err(ServiceError::Invalid)?;
     let stored =
         store::flows::create_version(db, account_id, &name, definition, to_millis(now)).await?;
@@ -144,21 +150,22 @@ pub async fn create(
 
 /// The checks of [`create`] without storing anything: every problem, errors and warnings.
 pub async fn validate(
-    db: &Db,
+    core: &Core,
     account_id: &str,
     definition: &str,
 ) -> Result<Vec<Problem>, ServiceError> {
-    let opts = validate_options(db, account_id).await?;
+    let opts = validate_options(core, account_id).await?;
     Ok(judge(definition, &opts).problems)
 }
 
 /// One version (0: the latest) of the flow with this id or name.
 pub async fn get(
-    db: &Db,
+    core: &Core,
     account_id: &str,
     id_or_name: &str,
     version: i32,
 ) -> Result<Flow, ServiceError> {
+    let db = &core.db;
     let mut problems = Violations::default();
     if id_or_name.is_empty() {
         problems.push(Violation::new(
@@ -190,11 +197,12 @@ pub async fn get(
 
 /// A page of flows by name, each at its latest version, and the token of the next page.
 pub async fn list(
-    db: &Db,
+    core: &Core,
     account_id: &str,
     page_size: i32,
     page_token: &str,
 ) -> Result<(Vec<Flow>, String), ServiceError> {
+    let db = &core.db;
     if page_size < 0 {
         return Err(ServiceError::Invalid(vec![Violation::new(
             "page.page_size",

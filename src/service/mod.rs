@@ -9,6 +9,7 @@ pub mod dispatches;
 pub mod enrollments;
 pub mod fields;
 pub mod flows;
+pub mod ids;
 pub mod senders;
 pub mod signals;
 pub mod simulate;

@@ -3,7 +3,8 @@
 use super::fields;
 use super::{ServiceError, Violations};
 use crate::clock::{from_millis, to_millis};
-use crate::store::{self, senders::SenderRow, Db};
+use crate::runtime::Core;
+use crate::store::{self, senders::SenderRow};
 use chrono::{DateTime, Utc};
 
 /// A sender as the API sends it in (before checking).
@@ -29,12 +30,13 @@ pub struct Sender {
 }
 
 pub async fn upsert(
-    db: &Db,
+    core: &Core,
     account_id: &str,
     input: SenderInput,
     make_default: bool,
     now: DateTime<Utc>,
 ) -> Result<(Sender, bool), ServiceError> {
+    let db = &core.db;
     let mut problems = Violations::default();
     let id = if input.id.is_empty() {
         store::new_id("sd")
@@ -68,13 +70,14 @@ pub async fn upsert(
     if make_default {
         store::accounts::set_default_sender(db, account_id, &stored.id).await?;
     }
-    let default_id = default_sender_id(db, account_id).await?;
+    let default_id = default_sender_id(core, account_id).await?;
     Ok((from_row(stored, default_id.as_deref()), created))
 }
 
 /// One sender, or the account's default when `id` is empty.
-pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Sender, ServiceError> {
-    let default_id = default_sender_id(db, account_id).await?;
+pub async fn get(core: &Core, account_id: &str, id: &str) -> Result<Sender, ServiceError> {
+    let db = &core.db;
+    let default_id = default_sender_id(core, account_id).await?;
     let wanted = if id.is_empty() {
         default_id.clone().ok_or_else(|| ServiceError::NotFound {
             what: "default sender",
@@ -95,7 +98,8 @@ pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Sender, ServiceE
     }
 }
 
-async fn default_sender_id(db: &Db, account_id: &str) -> Result<Option<String>, ServiceError> {
+async fn default_sender_id(core: &Core, account_id: &str) -> Result<Option<String>, ServiceError> {
+    let db = &core.db;
     Ok(store::accounts::find(db, account_id)
         .await?
         .and_then(|a| a.default_sender_id))

@@ -9,7 +9,7 @@ use super::{ServiceError, Violation};
 use crate::code::Code;
 use crate::engine::simulate::{simulate as run, Scenario, Timeline};
 use crate::flow::{Flow, Severity, ValidateOptions};
-use crate::store::Db;
+use crate::runtime::Core;
 use serde_json::Value;
 
 /// Which flow to simulate.
@@ -41,16 +41,16 @@ pub fn parse_scenario(text: &str) -> Result<Scenario, String> {
 /// `max_wait`, the account's applies, so the simulation fails a long computed wait as the real
 /// enrollment would.
 pub async fn simulate(
-    db: &Db,
+    core: &Core,
     account_id: &str,
     source: FlowSource,
     scenario: &str,
 ) -> Result<Timeline, ServiceError> {
-    let (max_wait, opts) = flows::account_limits(db, account_id).await?;
+    let (max_wait, opts) = flows::account_limits(core, account_id).await?;
     let flow = match source {
         FlowSource::Definition(text) => flow_from_definition(&text, &opts, definition_field)?,
         FlowSource::Stored { id, version } => {
-            let stored = flows::get(db, account_id, &id, version).await?;
+            let stored = flows::get(core, account_id, &id, version).await?;
             // It was valid when stored; the account's current limit is the scenario's business.
             flow_from_definition(
                 &stored.definition,

@@ -8,6 +8,7 @@
 //! signal input (`signals::route_stored`, with a delivery row per enrollment).
 
 use super::enrollments::{apply_input_storing, check_scope};
+use super::ids::{EnrollmentId, TaskId};
 use super::signals::{route_stored, Source};
 use super::{next_page_token, ServiceError, Violation};
 use crate::auth::Principal;
@@ -27,9 +28,9 @@ const MAX_PAGE_SIZE: i64 = 500;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Task {
     /// `tk_…`.
-    pub id: String,
+    pub id: TaskId,
     /// The enrollment whose step opened it.
-    pub enrollment_id: String,
+    pub enrollment_id: EnrollmentId,
     /// The run of that step.
     pub run: i64,
     /// The step's type: `call`, `linkedin_connect`, `linkedin_message`.
@@ -56,8 +57,8 @@ impl Task {
             StoreError::Corrupt(format!("task {}: status `{}`", row.id, row.status))
         })?;
         Ok(Task {
-            id: row.id,
-            enrollment_id: row.enrollment_id,
+            id: row.id.into(),
+            enrollment_id: row.enrollment_id.into(),
             run: row.run,
             kind: row.kind,
             step: row.step,
@@ -117,8 +118,8 @@ pub async fn list(
     Ok((tasks, next))
 }
 
-async fn find(core: &Core, account_id: &str, id: &str) -> Result<Task, ServiceError> {
-    let row = store::tasks::get(&core.db, account_id, id)
+async fn find(core: &Core, account_id: &str, id: &TaskId) -> Result<Task, ServiceError> {
+    let row = store::tasks::get(&core.db, account_id, id.as_str())
         .await?
         .ok_or_else(|| ServiceError::NotFound {
             what: "task",
@@ -136,7 +137,7 @@ async fn find(core: &Core, account_id: &str, id: &str) -> Result<Task, ServiceEr
 pub async fn complete(
     core: &Core,
     who: &Principal,
-    task_id: &str,
+    task_id: &TaskId,
     outcome: &str,
 ) -> Result<(Task, usize), ServiceError> {
     if outcome.trim().is_empty() {
@@ -158,7 +159,8 @@ pub async fn complete(
         return match unrouted {
             Some(signal) if task.outcome.as_deref() == Some(outcome) => {
                 let reached =
-                    route_stored(core, &signal, &task.enrollment_id, core.clock.now()).await?;
+                    route_stored(core, &signal, task.enrollment_id.as_str(), core.clock.now())
+                        .await?;
                 Ok((task, reached))
             }
             _ => Err(ServiceError::FailedPrecondition(format!(
@@ -233,8 +235,9 @@ fn task_signal(
         source: Source::Task.as_str().into(),
         provider_id: Some(provider_id.to_string()),
         raises: serde_json::to_string(raises).expect("strings serialize"),
-        payload: serde_json::json!({"task": task.id, "step": task.step, "outcome": outcome})
-            .to_string(),
+        payload:
+            serde_json::json!({"task": task.id.as_str(), "step": task.step, "outcome": outcome})
+                .to_string(),
         created_at: to_millis(now),
         kind: kind.into(),
         channel,

@@ -22,7 +22,7 @@ impl ContactService for ContactApi {
         let input = convert::contact_input(request.into_inner().contact)?;
         let now = self.state.core.clock.now();
         let (contact, created) =
-            contacts::upsert(&self.state.core.db, &who.account_id, input, now).await?;
+            contacts::upsert(&self.state.core, &who.account_id, input, now).await?;
         Ok(Response::new(UpsertContactResponse {
             contact: Some(contact.into()),
             created,
@@ -35,7 +35,7 @@ impl ContactService for ContactApi {
     ) -> Result<Response<GetContactResponse>, Status> {
         let who = principal(&request)?;
         let contact =
-            contacts::get(&self.state.core.db, &who.account_id, &request.get_ref().id).await?;
+            contacts::get(&self.state.core, &who.account_id, &request.get_ref().id).await?;
         Ok(Response::new(GetContactResponse {
             contact: Some(contact.into()),
         }))
@@ -49,7 +49,7 @@ impl ContactService for ContactApi {
         let req = request.into_inner();
         let now = self.state.core.clock.now();
         let contact = contacts::opt_out(
-            &self.state.core.db,
+            &self.state.core,
             &who.account_id,
             &req.contact_id,
             &req.channels,

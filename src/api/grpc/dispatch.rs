@@ -6,6 +6,7 @@ use crate::api::AppState;
 use crate::proto::v1 as pb;
 use crate::proto::v1::dispatch_service_server::DispatchService;
 use crate::service::dispatches;
+use crate::service::ids::DispatchId;
 use tonic::{Request, Response, Status};
 
 pub struct DispatchApi {
@@ -26,8 +27,8 @@ impl DispatchService for DispatchApi {
             dispatches: rows
                 .into_iter()
                 .map(|d| pb::Dispatch {
-                    id: d.id,
-                    enrollment_id: d.enrollment_id,
+                    id: d.id.into_string(),
+                    enrollment_id: d.enrollment_id.into_string(),
                     run: d.run,
                     step: d.step,
                     idempotency_key: d.idempotency_key,
@@ -55,7 +56,7 @@ impl DispatchService for DispatchApi {
         let status = dispatches::ack(
             &self.state.core,
             &who.account_id,
-            &r.id,
+            &DispatchId::from(r.id),
             &r.lease_token,
             &r.provider_message_id,
             &r.failure,

@@ -7,6 +7,7 @@ use crate::engine::Input;
 use crate::proto::v1 as pb;
 use crate::proto::v1::enrollment_service_server::EnrollmentService;
 use crate::service::enrollments::{self, EnrollInput, Enrollment, ListFilter};
+use crate::service::ids::EnrollmentId;
 use crate::service::ServiceError;
 use tonic::{Request, Response, Status};
 
@@ -18,7 +19,7 @@ impl From<Enrollment> for pb::Enrollment {
     fn from(e: Enrollment) -> pb::Enrollment {
         let run = e.state.run.as_ref();
         pb::Enrollment {
-            id: e.id,
+            id: e.id.into_string(),
             flow_id: e.flow_id,
             flow_version: e.flow_version,
             contact_id: e.contact_id,
@@ -125,7 +126,7 @@ impl EnrollmentService for EnrollmentApi {
         request: Request<pb::EnrollmentActionRequest>,
     ) -> Result<Response<pb::EnrollmentResponse>, Status> {
         let who = principal(&request)?;
-        let id = request.into_inner().id;
+        let id = EnrollmentId::from(request.into_inner().id);
         Ok(reply(
             enrollments::act(&self.state.core, &who, &id, Input::Pause).await?,
         ))
@@ -136,7 +137,7 @@ impl EnrollmentService for EnrollmentApi {
         request: Request<pb::EnrollmentActionRequest>,
     ) -> Result<Response<pb::EnrollmentResponse>, Status> {
         let who = principal(&request)?;
-        let id = request.into_inner().id;
+        let id = EnrollmentId::from(request.into_inner().id);
         Ok(reply(
             enrollments::act(&self.state.core, &who, &id, Input::Resume).await?,
         ))
@@ -154,7 +155,13 @@ impl EnrollmentService for EnrollmentApi {
             r.reason
         };
         Ok(reply(
-            enrollments::act(&self.state.core, &who, &r.id, Input::Exit { reason }).await?,
+            enrollments::act(
+                &self.state.core,
+                &who,
+                &EnrollmentId::from(r.id),
+                Input::Exit { reason },
+            )
+            .await?,
         ))
     }
 
@@ -168,7 +175,7 @@ impl EnrollmentService for EnrollmentApi {
             enrollments::act(
                 &self.state.core,
                 &who,
-                &r.id,
+                &EnrollmentId::from(r.id),
                 Input::MoveTo { step: r.step },
             )
             .await?,
@@ -181,7 +188,12 @@ impl EnrollmentService for EnrollmentApi {
     ) -> Result<Response<pb::EnrollmentResponse>, Status> {
         let who = principal(&request)?;
         Ok(reply(
-            enrollments::get(&self.state.core, &who, &request.get_ref().id).await?,
+            enrollments::get(
+                &self.state.core,
+                &who,
+                &EnrollmentId::from(request.get_ref().id.as_str()),
+            )
+            .await?,
         ))
     }
 
@@ -220,7 +232,7 @@ impl EnrollmentService for EnrollmentApi {
         let (entries, next_page_token) = enrollments::journey_page(
             &self.state.core,
             &who,
-            &r.enrollment_id,
+            &EnrollmentId::from(r.enrollment_id),
             page.page_size,
             &page.page_token,
         )

@@ -21,7 +21,7 @@ impl FlowService for FlowApi {
         let who = principal(&request)?;
         let now = self.state.core.clock.now();
         let (flow, warnings) = flows::create(
-            &self.state.core.db,
+            &self.state.core,
             &who.account_id,
             &request.get_ref().definition,
             now,
@@ -39,7 +39,7 @@ impl FlowService for FlowApi {
     ) -> Result<Response<ValidateFlowResponse>, Status> {
         let who = principal(&request)?;
         let problems = flows::validate(
-            &self.state.core.db,
+            &self.state.core,
             &who.account_id,
             &request.get_ref().definition,
         )
@@ -56,7 +56,7 @@ impl FlowService for FlowApi {
     ) -> Result<Response<GetFlowResponse>, Status> {
         let who = principal(&request)?;
         let req = request.get_ref();
-        let flow = flows::get(&self.state.core.db, &who.account_id, &req.id, req.version).await?;
+        let flow = flows::get(&self.state.core, &who.account_id, &req.id, req.version).await?;
         Ok(Response::new(GetFlowResponse {
             flow: Some(flow.into()),
         }))
@@ -69,7 +69,7 @@ impl FlowService for FlowApi {
         let who = principal(&request)?;
         let page = request.into_inner().page.unwrap_or_default();
         let (flows, next_page_token) = flows::list(
-            &self.state.core.db,
+            &self.state.core,
             &who.account_id,
             page.page_size,
             &page.page_token,

@@ -23,7 +23,7 @@ impl SenderService for SenderApi {
         let input = convert::sender_input(req.sender)?;
         let now = self.state.core.clock.now();
         let (sender, created) = senders::upsert(
-            &self.state.core.db,
+            &self.state.core,
             &who.account_id,
             input,
             req.make_default,
@@ -41,8 +41,7 @@ impl SenderService for SenderApi {
         request: Request<GetSenderRequest>,
     ) -> Result<Response<GetSenderResponse>, Status> {
         let who = principal(&request)?;
-        let sender =
-            senders::get(&self.state.core.db, &who.account_id, &request.get_ref().id).await?;
+        let sender = senders::get(&self.state.core, &who.account_id, &request.get_ref().id).await?;
         Ok(Response::new(GetSenderResponse {
             sender: Some(sender.into()),
         }))

@@ -7,6 +7,7 @@ use crate::api::AppState;
 use crate::inbound::{payload, SignalKind};
 use crate::proto::v1 as pb;
 use crate::proto::v1::signal_service_server::SignalService;
+use crate::service::ids::TaskId;
 use crate::service::signals::{self, Receipt};
 use crate::service::tasks::{self, Task};
 use tonic::{Request, Response, Status};
@@ -18,8 +19,8 @@ pub struct SignalApi {
 impl From<Task> for pb::Task {
     fn from(t: Task) -> pb::Task {
         pb::Task {
-            id: t.id,
-            enrollment_id: t.enrollment_id,
+            id: t.id.into_string(),
+            enrollment_id: t.enrollment_id.into_string(),
             run: t.run,
             kind: t.kind,
             step: t.step,
@@ -64,7 +65,7 @@ impl SignalService for SignalApi {
         let who = principal(&request)?;
         let r = request.into_inner();
         let (task, signalled) =
-            tasks::complete(&self.state.core, &who, &r.task_id, &r.outcome).await?;
+            tasks::complete(&self.state.core, &who, &TaskId::from(r.task_id), &r.outcome).await?;
         Ok(Response::new(pb::CompleteTaskResponse {
             task: Some(task.into()),
             signalled: signalled as i32,

@@ -48,8 +48,7 @@ impl TimingService for TimingApi {
                     .into());
                 }
                 let stored =
-                    contacts::get(&self.state.core.db, &who.account_id, &contact.contact_id)
-                        .await?;
+                    contacts::get(&self.state.core, &who.account_id, &contact.contact_id).await?;
                 contact.tz = stored.tz.unwrap_or_default();
                 contact.phone = stored.phone.unwrap_or_default();
             }
@@ -86,7 +85,7 @@ impl TimingService for TimingApi {
             }
         };
         let timeline =
-            simulate::simulate(&self.state.core.db, &who.account_id, source, &req.scenario).await?;
+            simulate::simulate(&self.state.core, &who.account_id, source, &req.scenario).await?;
         Ok(Response::new(simulate_response(&timeline)?))
     }
 }

@@ -6,6 +6,7 @@ use crate::auth::Principal;
 use crate::code::Code;
 use crate::engine::{Effect, Input, JourneyEntry};
 use crate::runtime::{apply, Core, StepContext};
+use crate::service::ids::EnrollmentId;
 use crate::service::{ServiceError, Violation};
 use crate::store::signals::SignalRow;
 use crate::store::{EnrollmentRow, Tx, Writes};
@@ -27,7 +28,7 @@ fn rejection(effects: &[Effect]) -> Option<String> {
 pub async fn apply_input(
     core: &Core,
     account_id: &str,
-    enrollment_id: &str,
+    enrollment_id: &EnrollmentId,
     input: Input,
     refuse_rejected: bool,
 ) -> Result<(EnrollmentRow, Writes), ServiceError> {
@@ -49,7 +50,7 @@ pub async fn apply_input(
 pub async fn apply_input_storing(
     core: &Core,
     account_id: &str,
-    enrollment_id: &str,
+    enrollment_id: &EnrollmentId,
     input: Input,
     refuse_rejected: bool,
     signals: impl Fn(&EnrollmentRow, &Writes) -> Vec<SignalRow>,
@@ -77,7 +78,7 @@ pub async fn apply_input_storing(
 /// One input to one enrollment, as [`apply_input_storing`] runs it.
 struct Step<'a> {
     account_id: &'a str,
-    enrollment_id: &'a str,
+    enrollment_id: &'a EnrollmentId,
     input: Input,
     refuse_rejected: bool,
     now: DateTime<Utc>,
@@ -91,7 +92,7 @@ impl Step<'_> {
         signals: &impl Fn(&EnrollmentRow, &Writes) -> Vec<SignalRow>,
     ) -> Result<(Writes, Vec<SignalRow>), ServiceError> {
         let row = tx
-            .lock_enrollment(Some(self.account_id), self.enrollment_id)
+            .lock_enrollment(Some(self.account_id), self.enrollment_id.as_str())
             .await?
             .ok_or_else(|| ServiceError::NotFound {
                 what: "enrollment",
@@ -129,7 +130,7 @@ impl Step<'_> {
 pub async fn act(
     core: &Core,
     who: &Principal,
-    enrollment_id: &str,
+    enrollment_id: &EnrollmentId,
     input: Input,
 ) -> Result<Enrollment, ServiceError> {
     check_scope(who, enrollment_id)?;

@@ -16,6 +16,7 @@ pub use act::{act, apply_input, apply_input_storing};
 pub use enroll::{batch_enroll, enroll, BatchResult, EnrollInput, MAX_BATCH};
 pub use read::{get, journey_page, list, Entry, ListFilter};
 
+use super::ids::EnrollmentId;
 use super::ServiceError;
 use crate::auth::{Principal, Scope};
 use crate::clock::from_millis;
@@ -32,7 +33,7 @@ pub const DEFAULT_PAGE_SIZE: i64 = 50;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Enrollment {
     /// `en_…`.
-    pub id: String,
+    pub id: EnrollmentId,
     /// The flow's id (not its name).
     pub flow_id: String,
     /// The flow version it runs, fixed at enrollment.
@@ -57,7 +58,7 @@ impl Enrollment {
     pub(crate) fn from_row(row: EnrollmentRow) -> Result<Enrollment, ServiceError> {
         let state = row.engine_state()?;
         Ok(Enrollment {
-            id: row.id,
+            id: row.id.into(),
             flow_id: row.flow_id,
             flow_version: row.flow_version,
             contact_id: row.contact_id,
@@ -73,10 +74,10 @@ impl Enrollment {
 }
 
 /// Refuses an enrollment-scoped token that names another enrollment.
-pub fn check_scope(who: &Principal, enrollment_id: &str) -> Result<(), ServiceError> {
+pub fn check_scope(who: &Principal, enrollment_id: &EnrollmentId) -> Result<(), ServiceError> {
     match &who.scope {
         Scope::Full => Ok(()),
-        Scope::Enrollment(own) if own == enrollment_id => Ok(()),
+        Scope::Enrollment(own) if enrollment_id == own.as_str() => Ok(()),
         Scope::Enrollment(own) => Err(ServiceError::Forbidden(format!(
             "this token is scoped to enrollment `{own}`; it cannot act on `{enrollment_id}`"
         ))),

@@ -6,6 +6,7 @@ use crate::clock::from_millis;
 use crate::code::Code;
 use crate::engine::Status;
 use crate::runtime::Core;
+use crate::service::ids::EnrollmentId;
 use crate::service::{next_page_token, ServiceError, Violation};
 use crate::store;
 use chrono::{DateTime, Utc};
@@ -27,10 +28,10 @@ pub struct Entry {
 pub async fn get(
     core: &Core,
     who: &Principal,
-    enrollment_id: &str,
+    enrollment_id: &EnrollmentId,
 ) -> Result<Enrollment, ServiceError> {
     check_scope(who, enrollment_id)?;
-    let row = store::enrollments::get(&core.db, &who.account_id, enrollment_id)
+    let row = store::enrollments::get(&core.db, &who.account_id, enrollment_id.as_str())
         .await?
         .ok_or_else(|| ServiceError::NotFound {
             what: "enrollment",
@@ -103,7 +104,7 @@ pub async fn list(
 pub async fn journey_page(
     core: &Core,
     who: &Principal,
-    enrollment_id: &str,
+    enrollment_id: &EnrollmentId,
     size: i32,
     token: &str,
 ) -> Result<(Vec<Entry>, String), ServiceError> {
@@ -121,7 +122,8 @@ pub async fn journey_page(
             )])
         })?
     };
-    let mut rows = store::enrollments::journey(&core.db, enrollment_id, after, size + 1).await?;
+    let mut rows =
+        store::enrollments::journey(&core.db, enrollment_id.as_str(), after, size + 1).await?;
     let next = next_page_token(&mut rows, size, |r| r.seq.to_string());
     Ok((
         rows.into_iter()

@@ -42,7 +42,7 @@ pub(super) async fn receive_alone(
         if let Some(channel) = stored_opt_out(&row) {
             for contact in &row.contact_ids()? {
                 contacts::opt_out(
-                    &core.db,
+                    core,
                     account_id,
                     contact,
                     std::slice::from_ref(&channel),
