@@ -1,9 +1,7 @@
 //! The `nudge` binary itself: `migrate`, `token create`, and `serve` with its first-start token,
 //! health check and graceful shutdown.
 
-mod common;
-
-use common::{fresh_database, spawn_app_on, with_token, Backend};
+use crate::common::{fresh_database, spawn_app_on, with_token, Backend};
 use nudge::config::DatabaseUrl;
 use nudge::proto::v1::contact_service_client::ContactServiceClient;
 use nudge::proto::v1::GetContactRequest;

@@ -1,9 +1,7 @@
 //! The store's promises that the API does not show directly: foreign keys are enforced on both
 //! backends, and SQLite runs with WAL, a busy timeout and foreign keys on.
 
-mod common;
-
-use common::{fresh_database, Backend};
+use crate::common::{fresh_database, Backend};
 use diesel::sql_types::{BigInt, Text};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;

@@ -3,10 +3,8 @@
 //! `PostEvent`) and HTTP (`/events`, the webhooks, with real signatures), and what each
 //! enrollment's state and journey say afterwards. Every test runs on SQLite and PostgreSQL.
 
-mod common;
-
+use crate::common::{spawn_app, with_token, Backend, TestApp};
 use chrono::Duration;
-use common::{spawn_app, with_token, Backend, TestApp};
 use nudge::auth::Scope;
 use nudge::proto::v1::dispatch_service_client::DispatchServiceClient;
 use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;

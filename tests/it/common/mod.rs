@@ -260,7 +260,6 @@ fn replace_database(url: &str, name: &str) -> String {
 /// Generates each listed test twice: `sqlite::NAME` (runs by default) and `postgres::NAME`
 /// (ignored by default, with the reason; `.ci/run` runs them with `--ignored` and
 /// `NUDGE_TEST_DATABASE_URL` set). Each test is an `async fn NAME(backend: Backend)`.
-#[macro_export]
 macro_rules! backend_tests {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
