@@ -13,8 +13,9 @@
 //!   `common::process` for tests that run the real `nudge` binary.
 //! - `golden`: comparing a timing answer with a golden case (`timing_golden`, `cli_commands`).
 //! - `engine_support`: helpers of the interpreter tests (`engine_*`).
-//! - End-to-end, through a real server: `api`, `api_flows_timing`, `engine_api`, `signals`,
-//!   `planner`, `planner_loop`, `store`.
+//! - End-to-end, through a real server: `api`, `api_flows_timing`, `engine_api`, `signals`
+//!   (by concern: routing, fan-out, SMS, email, webhooks, events, group commit), `planner`,
+//!   `planner_loop`, `store`.
 //! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`.
 //! - The pure core: `engine_props`, `engine_routing`, `engine_simulate`, `engine_steps`,
 //!   `flow_fixtures`, `flow_props`, `timing_golden`, `timing_phone_cases`, `timing_props`,
