@@ -9,8 +9,9 @@
 //!
 //! # Layout
 //!
-//! - `common`: the harness (`spawn_app`, fresh databases on both backends, `backend_tests!`), and
-//!   `common::process` for tests that run the real `nudge` binary.
+//! - `common`: the harness (`spawn_app`, fresh databases on both backends, the PostgreSQL
+//!   template database, `backend_tests!`), and `common::process` for tests that run the real
+//!   `nudge` binary.
 //! - `golden`: comparing a timing answer with a golden case (`timing_golden`, `cli_commands`).
 //! - `engine_support`: helpers of the interpreter tests (`engine_*`).
 //! - End-to-end, through a real server: `api`, `api_flows_timing`, `engine_api`, `signals`
