@@ -2,10 +2,32 @@
 
 FROM rust:1-slim-bookworm AS builder
 WORKDIR /src
-# gcc comes with the image; the bundled SQLite is compiled from source by cargo. The whole
-# tree is copied (see .dockerignore) so targets and data files added later are always there.
+# gcc comes with the image; the bundled SQLite is compiled from source by cargo.
+
+# Dependencies first, in a layer of their own: it is built again only when what it copies
+# changes (the manifest, the lock file, and what build.rs reads: proto/ and migrations/), not on
+# every edit of the source. The crate itself is a stand-in here: an empty library and an empty
+# `main`. The manifest names two benches without a path, which cargo must find to read it at
+# all; the binaries in src/bin are found by looking, so leaving them out is fine.
+COPY Cargo.toml Cargo.lock build.rs ./
+COPY proto proto
+COPY migrations migrations
+RUN mkdir -p src benches \
+    && touch src/lib.rs \
+    && echo 'fn main() {}' > src/main.rs \
+    && echo 'fn main() {}' > benches/timing.rs \
+    && echo 'fn main() {}' > benches/signals.rs \
+    && cargo build --release --locked --bin nudge \
+    && rm -r src benches
+
+# Then the real crate. The whole tree is copied (see .dockerignore) so targets and data files
+# added later are always there. COPY keeps the files' own modification times, which can be
+# older than the stand-in build: touch the crate roots, or cargo would find the stand-in fresh
+# and ship an empty `main`. build.rs, proto/ and migrations/ are the files the first layer
+# built with, so the build script does not run again.
 COPY . .
-RUN cargo build --release --locked --bin nudge
+RUN touch src/lib.rs src/main.rs \
+    && cargo build --release --locked --bin nudge
 
 FROM debian:bookworm-slim
 RUN useradd --system --uid 10001 --home-dir /var/lib/nudge --create-home nudge

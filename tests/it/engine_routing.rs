@@ -1,8 +1,7 @@
 //! SPEC §5.3, rule by rule, through the interpreter (the pure decisions themselves are unit
 //! tested in `src/routing`).
 
-#[path = "engine_support.rs"]
-mod support;
+use crate::engine_support as support;
 
 use nudge::engine::effect::{JourneyEntry, SignalEffect};
 use nudge::engine::state::Status;

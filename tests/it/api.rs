@@ -2,10 +2,8 @@
 //! runs against SQLite (`sqlite::…`) and, with `NUDGE_TEST_DATABASE_URL`, PostgreSQL
 //! (`postgres::…`).
 
-mod common;
-
+use crate::common::{spawn_app, with_token, Backend};
 use chrono::Duration;
-use common::{spawn_app, with_token, Backend};
 use nudge::auth::Scope;
 use nudge::proto::v1::*;
 use tonic::Code;
@@ -586,7 +584,7 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
 async fn quickstart_flow_is_stored_verbatim() {
     let app = spawn_app(Backend::Sqlite).await;
     let mut flows = app.flows().await;
-    let definition = include_str!("../fixtures/quickstart/outbound.json");
+    let definition = include_str!("../../fixtures/quickstart/outbound.json");
     let created = flows
         .create_flow(app.authed(create(definition)))
         .await

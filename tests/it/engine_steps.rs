@@ -2,8 +2,7 @@
 //! checked with Python's `zoneinfo` (`datetime(..., tzinfo=ZoneInfo(z), fold=0)`), not copied
 //! from this code.
 
-#[path = "engine_support.rs"]
-mod support;
+use crate::engine_support as support;
 
 use nudge::engine::effect::{Effect, JourneyEntry};
 use nudge::engine::state::{Status, TaskPhase};

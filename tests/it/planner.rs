@@ -3,10 +3,8 @@
 //! reports the next due time. SQLite always; PostgreSQL (where the planners really race, with
 //! `FOR UPDATE SKIP LOCKED`) with `NUDGE_TEST_DATABASE_URL`.
 
-mod common;
-
+use crate::common::{spawn_app, Backend, TestApp};
 use chrono::Duration;
-use common::{spawn_app, Backend, TestApp};
 use nudge::auth::{Principal, Scope};
 use nudge::clock::Clock;
 use nudge::planner::Planner;

@@ -3,9 +3,7 @@
 //! (PostgreSQL's array-bound `unnest` statements, SQLite's multi-row inserts) store every
 //! column where `schema.rs` reads it back.
 
-mod common;
-
-use common::{fresh_database, Backend};
+use crate::common::{fresh_database, Backend};
 use diesel::sql_types::{BigInt, Text};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;

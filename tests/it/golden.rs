@@ -1,5 +1,5 @@
 //! The comparison of a timing answer with a golden case's `expect` (see
-//! `tests/timing_golden.rs`), shared by the in-process test and the `nudge timing` CLI test.
+//! `timing_golden`), shared by the in-process test and the `nudge timing` CLI test.
 //! Errors compare by code only (messages are ours). Zones inferred from phone numbers may come
 //! back under another tzdata name of the same zone: each case lists those names in `aliases`.
 

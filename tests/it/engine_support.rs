@@ -1,4 +1,5 @@
-//! Shared helpers of the engine tests (included by `#[path]`; it has no tests of its own).
+//! Shared helpers of the engine tests (`engine_props`, `engine_routing`, `engine_steps`); it has no
+//! tests of its own.
 #![allow(dead_code)]
 
 use chrono::{DateTime, Utc};

@@ -8,13 +8,12 @@
 //! compare by code only (messages are ours). Zones inferred from phone numbers may come back under
 //! another tzdata name of the same zone: each case lists those names in `aliases`.
 
-mod golden;
-
+use crate::golden;
 use nudge::timing::question::{answer, error_answer};
 use serde_json::Value;
 use std::collections::HashMap;
 
-const GOLDEN: &str = include_str!("../fixtures/timing/golden.jsonl");
+const GOLDEN: &str = include_str!("../../fixtures/timing/golden.jsonl");
 
 /// Every answer-level field: a case fails on any difference.
 fn check(case: &Value) -> Result<(), String> {

@@ -5,10 +5,8 @@
 //! Expected instants are derived by hand in the comments (weekday, zone offset, DST dates), or
 //! are the hand-derived simulation answers in `fixtures/scenarios/*.expected.json`.
 
-mod common;
-
+use crate::common::{self, spawn_app, Backend, TestApp};
 use chrono::{DateTime, Utc};
-use common::{spawn_app, Backend, TestApp};
 use nudge::api::grpc::convert::timestamp;
 use nudge::proto::v1::resolve_request::Question;
 use nudge::proto::v1::simulate_request::Flow as FlowChoice;
@@ -48,10 +46,10 @@ const TEN_DAYS: &str = r#"{"name": "ten-days", "start": "w", "steps": {
     "w": {"type": "wait", "params": {"duration": "10d"}, "next": {"then": "done"}},
     "done": {"type": "end"}}}"#;
 
-const NOJITTER: &str = include_str!("../fixtures/scenarios/outbound-v1-nojitter.flow.json");
-const HOLIDAYS_REPLY: &str = include_str!("../fixtures/scenarios/holidays-reply.json");
+const NOJITTER: &str = include_str!("../../fixtures/scenarios/outbound-v1-nojitter.flow.json");
+const HOLIDAYS_REPLY: &str = include_str!("../../fixtures/scenarios/holidays-reply.json");
 const HOLIDAYS_REPLY_EXPECTED: &str =
-    include_str!("../fixtures/scenarios/holidays-reply.expected.json");
+    include_str!("../../fixtures/scenarios/holidays-reply.expected.json");
 
 fn create(definition: &str) -> CreateFlowRequest {
     CreateFlowRequest {

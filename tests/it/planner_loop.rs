@@ -9,10 +9,8 @@
 //! Real time appears only as bounded polls (waiting for the loop to go to sleep, for the step
 //! to show up) and one short negative wait in the control.
 
-mod common;
-
+use crate::common::{fresh_database, spawn_app, spawn_app_on, Backend, TestApp};
 use chrono::{DateTime, Duration, Utc};
-use common::{fresh_database, spawn_app, spawn_app_on, Backend, TestApp};
 use nudge::api::AppState;
 use nudge::auth::{Principal, Scope};
 use nudge::clock::{Clock, ManualClock};

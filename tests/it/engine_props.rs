@@ -1,8 +1,7 @@
 //! Property tests: random scripts and random inputs never panic the interpreter, runs are in
 //! order, no run closes before it opens, and a due timer is never left behind.
 
-#[path = "engine_support.rs"]
-mod support;
+use crate::engine_support as support;
 
 use chrono::{DateTime, Duration, Utc};
 use nudge::engine::simulate::{simulate, Action, Scenario, ScenarioContact, ScriptEntry};

@@ -8,10 +8,10 @@
 //! Where the kill lands depends on timing; what is asserted holds wherever it lands. The test
 //! polls the database to kill while batches are being written, not before or after.
 
-mod common;
-
-use common::process::{connect, create_flow_and_contact, enroll_items, free_port, serve, NUDGE};
-use common::with_token as authed;
+use crate::common::process::{
+    connect, create_flow_and_contact, enroll_items, free_port, serve, NUDGE,
+};
+use crate::common::with_token as authed;
 use nudge::proto::v1::dispatch_service_client::DispatchServiceClient;
 use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
 use nudge::proto::v1::test_clock_service_client::TestClockServiceClient;

@@ -2,9 +2,7 @@
 //! manual clock (`TestClockService.Advance`), the dispatch outbox and tasks. Real server on
 //! port 0, real tonic clients; SQLite always, PostgreSQL with `NUDGE_TEST_DATABASE_URL`.
 
-mod common;
-
-use common::{spawn_app, with_token, Backend, TestApp};
+use crate::common::{self, spawn_app, with_token, Backend, TestApp};
 use nudge::auth::Scope;
 use nudge::proto::v1::dispatch_service_client::DispatchServiceClient;
 use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;

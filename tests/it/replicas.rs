@@ -10,10 +10,10 @@
 //! PostgreSQL only (SQLite has one writer; there is nothing to race): ignored by default, run
 //! by `.ci/run` with `NUDGE_TEST_DATABASE_URL`.
 
-mod common;
-
-use common::process::{connect, create_flow_and_contact, enroll_items, free_port, nudge, serve};
-use common::{with_token, PgDatabase};
+use crate::common::process::{
+    connect, create_flow_and_contact, enroll_items, free_port, nudge, serve,
+};
+use crate::common::{with_token, PgDatabase};
 use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
 use nudge::proto::v1::test_clock_service_client::TestClockServiceClient;
 use nudge::proto::v1::*;

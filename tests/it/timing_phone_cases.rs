@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 #[test]
 fn phone_numbers_match_python_phonenumbers() {
-    let text = include_str!("../fixtures/timing/phone_cases.jsonl");
+    let text = include_str!("../../fixtures/timing/phone_cases.jsonl");
     let mut failures = Vec::new();
     let (mut valid, mut invalid, mut multi) = (0, 0, 0);
     for line in text.lines().filter(|l| !l.trim().is_empty()) {

@@ -3,12 +3,16 @@
 //! a shutdown handle.
 //!
 //! Backends: SQLite in a temp dir always; PostgreSQL when a test asks for it, using the server
-//! at `NUDGE_TEST_DATABASE_URL` (each test creates its own database and drops it afterwards).
-//! A PostgreSQL test without that variable fails loudly instead of passing.
+//! at `NUDGE_TEST_DATABASE_URL` (each test gets its own database, a clone of a template migrated
+//! once per run, and drops it afterwards: see [`pg`]). A PostgreSQL test without that variable
+//! fails loudly instead of passing.
 
 #![allow(dead_code)]
 
+pub mod pg;
 pub mod process;
+
+pub use pg::PgDatabase;
 
 use chrono::{DateTime, Utc};
 use nudge::api::AppState;
@@ -31,9 +35,6 @@ pub enum Backend {
     Sqlite,
     Postgres,
 }
-
-/// The environment variable naming the PostgreSQL server for the PostgreSQL suite.
-pub const PG_ENV: &str = "NUDGE_TEST_DATABASE_URL";
 
 /// A running server.
 pub struct TestApp {
@@ -64,23 +65,39 @@ pub async fn spawn_app(backend: Backend) -> TestApp {
     spawn_app_on(database_url, dir, pg).await
 }
 
-/// A fresh database of the given backend, for tests that prepare it before a server starts.
-/// Keep the returned guards alive for as long as the database is used.
+/// A fresh database of the given backend, for tests that prepare it before a server starts:
+/// on PostgreSQL a clone of the migrated template, on SQLite a new file (migrated by the first
+/// `Db::migrate` or app start; that costs next to nothing). Keep the returned guards alive for
+/// as long as the database is used.
 pub async fn fresh_database(
     backend: Backend,
 ) -> (DatabaseUrl, tempfile::TempDir, Option<PgDatabase>) {
-    let dir = tempfile::tempdir().expect("temp dir");
     match backend {
-        Backend::Sqlite => {
-            let url =
-                DatabaseUrl::Sqlite(dir.path().join("nudge.db").to_string_lossy().into_owned());
-            (url, dir, None)
-        }
-        Backend::Postgres => {
-            let pg = PgDatabase::create().await;
-            (DatabaseUrl::Postgres(pg.url.clone()), dir, Some(pg))
-        }
+        Backend::Sqlite => sqlite_database(),
+        Backend::Postgres => postgres_database(PgDatabase::create().await),
     }
+}
+
+/// A database without any schema, on either backend: for tests of migrating itself
+/// (`nudge migrate`, the CLI's first start on a new database).
+pub async fn empty_database(
+    backend: Backend,
+) -> (DatabaseUrl, tempfile::TempDir, Option<PgDatabase>) {
+    match backend {
+        Backend::Sqlite => sqlite_database(),
+        Backend::Postgres => postgres_database(PgDatabase::create_empty().await),
+    }
+}
+
+fn sqlite_database() -> (DatabaseUrl, tempfile::TempDir, Option<PgDatabase>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = DatabaseUrl::Sqlite(dir.path().join("nudge.db").to_string_lossy().into_owned());
+    (url, dir, None)
+}
+
+fn postgres_database(pg: PgDatabase) -> (DatabaseUrl, tempfile::TempDir, Option<PgDatabase>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    (DatabaseUrl::Postgres(pg.url.clone()), dir, Some(pg))
 }
 
 /// Starts the server on an existing database (see [`fresh_database`]).
@@ -183,84 +200,9 @@ pub fn with_token<T>(message: T, token: &str) -> tonic::Request<T> {
     request
 }
 
-/// A fresh PostgreSQL database for one test, dropped (`WITH (FORCE)`) when the test ends, also
-/// when it panics.
-pub struct PgDatabase {
-    pub url: String,
-    admin_url: String,
-    name: String,
-}
-
-impl PgDatabase {
-    pub async fn create() -> PgDatabase {
-        let admin_url = std::env::var(PG_ENV).unwrap_or_else(|_| {
-            panic!("{PG_ENV} is not set: the PostgreSQL suite needs a server, e.g. {PG_ENV}=postgres://postgres@127.0.0.1:5432/test (bash .ci/run sets it)")
-        });
-        let name = format!(
-            "nudge_test_{}",
-            nudge::store::new_id("db").trim_start_matches("db_")
-        );
-        run_admin(&admin_url, &format!("CREATE DATABASE {name}")).await;
-        let url = replace_database(&admin_url, &name);
-        PgDatabase {
-            url,
-            admin_url,
-            name,
-        }
-    }
-}
-
-impl Drop for PgDatabase {
-    fn drop(&mut self) {
-        let admin_url = self.admin_url.clone();
-        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
-        // Drop runs outside any runtime we can block on: use a thread with its own.
-        std::thread::spawn(move || {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap()
-                .block_on(run_admin(&admin_url, &sql));
-        })
-        .join()
-        .ok();
-    }
-}
-
-async fn run_admin(admin_url: &str, sql: &str) {
-    let (client, connection) = tokio_postgres::connect(admin_url, tokio_postgres::NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("cannot reach PostgreSQL at {admin_url} ({PG_ENV}): {e}"));
-    let driver = tokio::spawn(connection);
-    client
-        .batch_execute(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    drop(client);
-    let _ = driver.await;
-}
-
-/// `postgres://user@host:port/db?x` with `db` replaced by `name`.
-fn replace_database(url: &str, name: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (url, None),
-    };
-    let scheme_end = base.find("://").map(|i| i + 3).unwrap_or(0);
-    let base = match base[scheme_end..].find('/') {
-        Some(i) => &base[..scheme_end + i],
-        None => base,
-    };
-    match query {
-        Some(q) => format!("{base}/{name}?{q}"),
-        None => format!("{base}/{name}"),
-    }
-}
-
 /// Generates each listed test twice: `sqlite::NAME` (runs by default) and `postgres::NAME`
 /// (ignored by default, with the reason; `.ci/run` runs them with `--ignored` and
 /// `NUDGE_TEST_DATABASE_URL` set). Each test is an `async fn NAME(backend: Backend)`.
-#[macro_export]
 macro_rules! backend_tests {
     ($($name:ident),* $(,)?) => {
         mod sqlite {

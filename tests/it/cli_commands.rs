@@ -2,8 +2,7 @@
 //! `nudge simulate` (no database). Expected answers come from the fixtures: the validator's
 //! sidecars, the oracles' golden timing cases, the hand-derived simulation answers.
 
-mod golden;
-
+use crate::golden;
 use nudge::engine::simulate::{simulate, Scenario};
 use nudge::flow::{Flow, ValidateOptions};
 use serde_json::Value;
@@ -220,7 +219,7 @@ fn a_file_that_is_not_json_or_not_there() {
 
 // ---- nudge timing ----
 
-const GOLDEN: &str = include_str!("../fixtures/timing/golden.jsonl");
+const GOLDEN: &str = include_str!("../../fixtures/timing/golden.jsonl");
 
 /// Every golden case through one `nudge timing` process: the answers come back in order and
 /// match the oracles; the refusals among them make the exit status 1.

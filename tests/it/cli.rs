@@ -1,9 +1,7 @@
 //! The `nudge` binary itself: `migrate`, `token create`, and `serve` with its first-start token,
 //! health check and graceful shutdown.
 
-mod common;
-
-use common::{fresh_database, spawn_app_on, with_token, Backend};
+use crate::common::{empty_database, spawn_app_on, with_token, Backend};
 use nudge::config::DatabaseUrl;
 use nudge::proto::v1::contact_service_client::ContactServiceClient;
 use nudge::proto::v1::GetContactRequest;
@@ -36,7 +34,7 @@ fn nudge(args: &[&str]) -> Output {
 }
 
 async fn migrate_applies_once(backend: Backend) {
-    let (url, _dir, _pg) = fresh_database(backend).await;
+    let (url, _dir, _pg) = empty_database(backend).await;
     let url = url_arg(&url);
     let first = nudge(&["migrate", "--database-url", &url]);
     assert!(first.status.success(), "{first:?}");
@@ -56,7 +54,7 @@ async fn migrate_applies_once(backend: Backend) {
 }
 
 async fn token_create_prints_a_working_token(backend: Backend) {
-    let (url, dir, pg) = fresh_database(backend).await;
+    let (url, dir, pg) = empty_database(backend).await;
     // Through the environment variable this time.
     let out = Command::new(NUDGE)
         .args(["token", "create"])
@@ -87,7 +85,7 @@ async fn token_create_prints_a_working_token(backend: Backend) {
 }
 
 async fn token_create_scopes(backend: Backend) {
-    let (url, dir, pg) = fresh_database(backend).await;
+    let (url, dir, pg) = empty_database(backend).await;
     let url_text = url_arg(&url);
     let out = nudge(&[
         "token",

@@ -1,0 +1,54 @@
+//! nudge's integration tests, as one test binary (`cargo test --test it`): one binary links once,
+//! where a binary per file linked the whole dependency tree once per file.
+//!
+//! Each module is what used to be a file of its own under `tests/`, and test names carry it:
+//! `cargo test --test it signals::` runs the signal tests, `cargo test --test it engine_steps::`
+//! the interpreter's. Tests that need a database run on both backends through
+//! `backend_tests!`: `…::sqlite::NAME` by default, `…::postgres::NAME` ignored unless asked
+//! for (`NUDGE_TEST_DATABASE_URL=postgres://… cargo test --tests postgres:: -- --ignored`).
+//!
+//! # Layout
+//!
+//! - `common`: the harness (`spawn_app`, fresh databases on both backends, the PostgreSQL
+//!   template database, `backend_tests!`), and `common::process` for tests that run the real
+//!   `nudge` binary.
+//! - `golden`: comparing a timing answer with a golden case (`timing_golden`, `cli_commands`).
+//! - `engine_support`: helpers of the interpreter tests (`engine_*`).
+//! - End-to-end, through a real server: `api`, `api_flows_timing`, `engine_api`, `signals`
+//!   (by concern: routing, fan-out, SMS, email, webhooks, events, group commit), `planner`,
+//!   `planner_loop`, `store`.
+//! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`.
+//! - The pure core: `engine_props`, `engine_routing`, `engine_simulate`, `engine_steps`,
+//!   `flow_fixtures`, `flow_props`, `timing_golden`, `timing_phone_cases`, `timing_props`,
+//!   `timing_window_props`.
+//!
+//! Proptest keeps the seeds of past failures in `tests/proptest-regressions/<module>.txt` (its
+//! default place for a test crate whose root is `main.rs`).
+
+// First: `backend_tests!` is defined in `common` and is in scope for every module after it.
+#[macro_use]
+mod common;
+mod engine_support;
+mod golden;
+
+mod api;
+mod api_flows_timing;
+mod cli;
+mod cli_commands;
+mod crash;
+mod engine_api;
+mod engine_props;
+mod engine_routing;
+mod engine_simulate;
+mod engine_steps;
+mod flow_fixtures;
+mod flow_props;
+mod planner;
+mod planner_loop;
+mod replicas;
+mod signals;
+mod store;
+mod timing_golden;
+mod timing_phone_cases;
+mod timing_props;
+mod timing_window_props;

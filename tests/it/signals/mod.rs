@@ -1,0 +1,19 @@
+//! End-to-end tests of inbound signals (SPEC §5.2–§5.5, §7): the real server on port 0 with a
+//! manual clock, flows with `wait_for` steps, signals through gRPC (`ReportSignal`,
+//! `PostEvent`) and HTTP (`/events`, the webhooks, with real signatures), and what each
+//! enrollment's state and journey say afterwards. Every test runs on SQLite and PostgreSQL.
+//!
+//! By concern: `routing` (one signal, one enrollment, SPEC §5.2–§5.3), `fanout` (one signal,
+//! many enrollments; provider ids), `sms` (Twilio), `email` (replies in a thread), `webhooks`
+//! (signatures, the calendar, the CLI's secret), `events` (custom events over HTTP and gRPC),
+//! `group` (group commit). `support` holds their flows and helpers.
+
+mod support;
+
+mod email;
+mod events;
+mod fanout;
+mod group;
+mod routing;
+mod sms;
+mod webhooks;

@@ -1,0 +1,153 @@
+//! SMS through the Twilio webhook: `STOP` opts out and exits every enrollment, and
+//! `X-Twilio-Signature` is checked against the public URL.
+
+use super::support::*;
+use crate::common::{spawn_app, Backend};
+use nudge::inbound::signing;
+use nudge::proto::v1::*;
+
+backend_tests!(
+    sms_stop_opts_out_and_exits_every_enrollment,
+    twilio_signature_is_checked_against_the_public_url,
+);
+
+async fn sms_stop_opts_out_and_exits_every_enrollment(backend: Backend) {
+    let app = spawn_app(backend).await;
+    set_twilio_token(&app).await;
+    let routing = create_flow(&app, ROUTING_FLOW).await;
+    let timed = create_flow(&app, TIMED_FLOW).await;
+    // Two records share the number: a STOP blocks SMS to both.
+    contact(&app, "ann", "ann@example.com", "+12125550100").await;
+    contact(&app, "ann-dup", "", "+1 212 555 0100").await;
+    let e1 = enroll(&app, "ann", &routing).await;
+    let e2 = enroll(&app, "ann", &timed).await;
+    let e3 = enroll(&app, "ann-dup", &routing).await;
+    // A NUL in a form field (here the id that deduplicates): 422 naming it, nothing changed.
+    let (code, body) = sms(&app, "+12125550100", "STOP", "SM\0stop").await;
+    assert_eq!(code, 422, "{body}");
+    assert!(body.contains("MessageSid"), "{body}");
+    assert_eq!(enrollment(&app, &e1).await.status, "active");
+    let (code, body) = sms(&app, "+12125550100", "STOP", "SM-stop").await;
+    assert_eq!(code, 200, "{body}");
+    for id in [&e1, &e2, &e3] {
+        let e = enrollment(&app, id).await;
+        assert_eq!(
+            (e.status.as_str(), e.reason.as_str()),
+            ("exited", "opt_out:sms"),
+            "{id}"
+        );
+    }
+    for id in ["ann", "ann-dup"] {
+        let c = app
+            .contacts()
+            .await
+            .get_contact(app.authed(GetContactRequest { id: id.into() }))
+            .await
+            .unwrap()
+            .into_inner()
+            .contact
+            .unwrap();
+        assert_eq!(c.opted_out, ["sms"], "{id}");
+    }
+    // The same message again (Twilio retries): nothing changes.
+    let before = journey(&app, &e1).await;
+    let (code, _) = sms(&app, "+12125550100", "STOP", "SM-stop").await;
+    assert_eq!(code, 200);
+    assert_eq!(journey(&app, &e1).await, before);
+    // An unknown number is 404 and stores nothing.
+    let (code, body) = sms(&app, "+12125550199", "hi", "SM-x").await;
+    assert_eq!(code, 404, "{body}");
+    app.stop().await;
+}
+
+async fn twilio_signature_is_checked_against_the_public_url(backend: Backend) {
+    let app = spawn_app(backend).await;
+    contact(&app, "ann", "", "+12125550100").await;
+    // No auth token set: refused.
+    let (code, text) = sms(&app, "+12125550100", "hi", "SM1").await;
+    assert_eq!(code, 401, "{text}");
+    assert!(text.contains("twilio-token set"), "{text}");
+    set_twilio_token(&app).await;
+    let (code, text) = sms(&app, "+12125550100", "hi", "SM1").await;
+    assert_eq!(code, 200, "{text}");
+
+    let params = vec![
+        ("From".to_string(), "+12125550100".to_string()),
+        ("Body".to_string(), "hello".to_string()),
+        ("MessageSid".to_string(), "SM2".to_string()),
+    ];
+    let body = serde_urlencoded::to_string(&params).unwrap();
+    let form = (
+        "Content-Type",
+        "application/x-www-form-urlencoded".to_string(),
+    );
+    let cases: Vec<(&str, Headers, u16)> = vec![
+        ("no signature", vec![form.clone()], 401),
+        (
+            "signed for another URL",
+            vec![
+                form.clone(),
+                (
+                    "X-Twilio-Signature",
+                    signing::twilio_sign(
+                        TWILIO_TOKEN,
+                        "https://elsewhere/webhooks/sms/twilio",
+                        &params,
+                    ),
+                ),
+            ],
+            401,
+        ),
+        (
+            "signed with another token",
+            vec![
+                form.clone(),
+                (
+                    "X-Twilio-Signature",
+                    signing::twilio_sign("other", "http://nudge.test/webhooks/sms/twilio", &params),
+                ),
+            ],
+            401,
+        ),
+        // Behind a proxy: the URL Twilio called is rebuilt from X-Forwarded-*.
+        (
+            "forwarded https",
+            vec![
+                form.clone(),
+                ("X-Forwarded-Proto", "https".into()),
+                ("X-Forwarded-Host", "nudge.example.com".into()),
+                (
+                    "X-Twilio-Signature",
+                    signing::twilio_sign(
+                        TWILIO_TOKEN,
+                        "https://nudge.example.com/webhooks/sms/twilio",
+                        &params,
+                    ),
+                ),
+            ],
+            200,
+        ),
+    ];
+    for (name, headers, status) in cases {
+        let (code, text) = http(&app, "/webhooks/sms/twilio", &headers, body.as_bytes()).await;
+        assert_eq!(code, status, "{name}: {text}");
+    }
+    // A correctly signed form without `From` (or with a number that is not E.164) does not
+    // parse into an SMS.
+    for from in [None, Some("12125550100")] {
+        let mut params = vec![("Body".to_string(), "hi".to_string())];
+        if let Some(f) = from {
+            params.push(("From".to_string(), f.to_string()));
+        }
+        let body = serde_urlencoded::to_string(&params).unwrap();
+        let sig = signing::twilio_sign(
+            TWILIO_TOKEN,
+            "http://nudge.test/webhooks/sms/twilio",
+            &params,
+        );
+        let headers = [form.clone(), ("X-Twilio-Signature", sig)];
+        let (code, text) = http(&app, "/webhooks/sms/twilio", &headers, body.as_bytes()).await;
+        assert_eq!(code, 422, "{from:?}: {text}");
+    }
+    app.stop().await;
+}

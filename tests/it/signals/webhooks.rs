@@ -1,0 +1,249 @@
+//! The signed webhooks (`X-Nudge-Signature`): forged, stale and replayed requests are refused, the
+//! calendar webhook books a meeting for its attendees, and the CLI shows the secret and sets the
+//! Twilio token.
+
+use super::support::*;
+use crate::common::{spawn_app, Backend};
+use chrono::Duration;
+use nudge::proto::v1::*;
+use serde_json::json;
+
+backend_tests!(
+    signed_webhooks_refuse_forged_stale_and_replayed_requests,
+    calendar_event_books_a_meeting_for_attendees,
+);
+
+async fn signed_webhooks_refuse_forged_stale_and_replayed_requests(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let flow = create_flow(&app, ROUTING_FLOW).await;
+    contact(&app, "ann", "ann@example.com", "").await;
+    let id = enroll(&app, "ann", &flow).await;
+    app.senders()
+        .await
+        .upsert_sender(app.authed(UpsertSenderRequest {
+            sender: Some(Sender {
+                id: "rep".into(),
+                email: "rep@acme.com".into(),
+                tz: "UTC".into(),
+                calendar: "rep@acme.com".into(),
+                ..Default::default()
+            }),
+            make_default: false,
+        }))
+        .await
+        .unwrap();
+    let secret = webhook_secret(&app).await;
+    let now = app.clock_now().timestamp();
+    let event = |id: &str| {
+        json!({"id": id, "organizer": "rep@acme.com", "attendees": ["ann@example.com"],
+               "start": "2026-12-10T15:00:00Z"})
+        .to_string()
+    };
+    let path = "/webhooks/calendar";
+    let body = event("evt-1");
+    let b = body.as_bytes();
+    let refusals: Vec<(&str, Headers, &[u8], u16, &str)> = vec![
+        ("no signature", vec![], b, 401, "X-Nudge-Signature"),
+        (
+            "forged",
+            signed("not-the-secret", now, b),
+            b,
+            401,
+            "does not match",
+        ),
+        (
+            "altered body",
+            signed(&secret, now, b),
+            br#"{"id":"evt-1"}"#,
+            401,
+            "does not match",
+        ),
+        (
+            "5 min 1 s old",
+            signed(&secret, now - 301, b),
+            b,
+            401,
+            "301s away",
+        ),
+        (
+            "malformed",
+            vec![("X-Nudge-Signature", "sha256=abc".into())],
+            b,
+            401,
+            "malformed",
+        ),
+        (
+            "bad JSON, signed",
+            signed(&secret, now, b"{nope"),
+            b"{nope",
+            422,
+            "does not parse",
+        ),
+        (
+            "missing fields, signed",
+            signed(&secret, now, b"{}"),
+            b"{}",
+            422,
+            "does not parse",
+        ),
+    ];
+    for (name, headers, body, status, hint) in refusals {
+        let (code, text) = http(&app, path, &headers, body).await;
+        assert_eq!(code, status, "{name}: {text}");
+        assert!(
+            json_body(&text)["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(hint),
+            "{name}: {text}"
+        );
+    }
+    assert_eq!(
+        enrollment(&app, &id).await.status,
+        "active",
+        "nothing was stored"
+    );
+    assert!(journey(&app, &id).await.iter().all(|(k, _)| k != "signal"));
+
+    // Exactly 5 minutes old is still accepted.
+    let headers = signed(&secret, now - 300, b);
+    let (code, text) = http(&app, path, &headers, b).await;
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(json_body(&text)["deliveries"][0]["effect"], "exited");
+    assert_eq!(enrollment(&app, &id).await.reason, "exit_on:meeting_booked");
+    // The same request again is a replay.
+    let (code, text) = http(&app, path, &headers, b).await;
+    assert_eq!(code, 401, "{text}");
+    assert!(text.contains("already used"), "{text}");
+    // Signed anew, the same event id is a duplicate: the first result, nothing changes.
+    let (code, text) = http(&app, path, &signed(&secret, now + 1, b), b).await;
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(json_body(&text)["duplicate"], true);
+
+    // The server's (manual) clock decides what is stale.
+    app.clock.advance(Duration::minutes(6));
+    let fresh = event("evt-2");
+    let (code, text) = http(
+        &app,
+        path,
+        &signed(&secret, now, fresh.as_bytes()),
+        fresh.as_bytes(),
+    )
+    .await;
+    assert_eq!(code, 401, "{text}");
+    app.stop().await;
+}
+
+async fn calendar_event_books_a_meeting_for_attendees(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let flow = create_flow(&app, ROUTING_FLOW).await;
+    contact(&app, "ann", "ann@example.com", "").await;
+    contact(&app, "bob", "BOB@example.com", "").await;
+    contact(&app, "cat", "cat@example.com", "").await;
+    let ann = enroll(&app, "ann", &flow).await;
+    let bob = enroll(&app, "bob", &flow).await;
+    let cat = enroll(&app, "cat", &flow).await;
+    app.senders()
+        .await
+        .upsert_sender(app.authed(UpsertSenderRequest {
+            sender: Some(Sender {
+                id: "rep".into(),
+                email: "rep@acme.com".into(),
+                tz: "UTC".into(),
+                calendar: "cal-rep@acme.com".into(),
+                ..Default::default()
+            }),
+            make_default: false,
+        }))
+        .await
+        .unwrap();
+    let secret = webhook_secret(&app).await;
+    let now = app.clock_now().timestamp();
+    let send = |body: String| {
+        let headers = signed(&secret, now, body.as_bytes());
+        let app = &app;
+        async move { http(app, "/webhooks/calendar", &headers, body.as_bytes()).await }
+    };
+    // Not a sender's calendar (the sender's email is not its calendar): 404.
+    let (code, text) = send(json!({"id": "e0", "organizer": "rep@acme.com", "attendees": ["ann@example.com"], "start": "2026-12-10T15:00:00Z"}).to_string()).await;
+    assert_eq!(code, 404, "{text}");
+    // No attendee is a contact: 404.
+    let (code, text) = send(json!({"id": "e1", "organizer": "cal-rep@acme.com", "attendees": ["x@y.com"], "start": "2026-12-10T15:00:00Z"}).to_string()).await;
+    assert_eq!(code, 404, "{text}");
+    // Two attendees are contacts (one as an object, in another case).
+    let (code, text) = send(json!({"id": "e2", "organizer": {"email": "CAL-rep@acme.com"},
+        "attendees": ["cal-rep@acme.com", "ann@example.com", {"email": "bob@EXAMPLE.com"}, "stranger@z.com"],
+        "start": "2026-12-10T15:00:00+01:00"}).to_string()).await;
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(json_body(&text)["deliveries"].as_array().unwrap().len(), 2);
+    for id in [&ann, &bob] {
+        let e = enrollment(&app, id).await;
+        assert_eq!(
+            (e.status.as_str(), e.reason.as_str()),
+            ("exited", "exit_on:meeting_booked")
+        );
+    }
+    assert_eq!(enrollment(&app, &cat).await.status, "active");
+    app.stop().await;
+}
+
+/// `nudge webhook-secret show` prints the secret the webhooks are checked with;
+/// `nudge twilio-token set -` stores the Twilio auth token read from stdin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_shows_the_webhook_secret_and_sets_the_twilio_token() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("nudge.db").display());
+    let nudge = env!("CARGO_BIN_EXE_nudge");
+    let show = || {
+        Command::new(nudge)
+            .args(["webhook-secret", "show", "--database-url", &url])
+            .output()
+            .unwrap()
+    };
+    let first = show();
+    assert!(first.status.success(), "{first:?}");
+    let secret = String::from_utf8(first.stdout).unwrap().trim().to_string();
+    assert_eq!(secret.len(), 64, "{secret}");
+    assert!(secret.chars().all(|c| c.is_ascii_hexdigit()));
+    assert_eq!(String::from_utf8(show().stdout).unwrap().trim(), secret);
+
+    let mut child = Command::new(nudge)
+        .args(["twilio-token", "set", "-", "--database-url", &url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"tw-secret\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let db = nudge::store::Db::connect(&nudge::config::DatabaseUrl::parse(&url).unwrap())
+        .await
+        .unwrap();
+    let keys = nudge::store::signals::webhook_keys(&db, "default")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(keys, (secret, Some("tw-secret".to_string())));
+
+    let unknown = Command::new(nudge)
+        .args([
+            "webhook-secret",
+            "show",
+            "--account",
+            "nope",
+            "--database-url",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no account `nope`"));
+}
