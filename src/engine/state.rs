@@ -29,7 +29,7 @@ pub enum Status {
 
 impl Status {
     /// The wire spelling (`active`, …).
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Status::Active => "active",
             Status::Paused => "paused",

@@ -37,15 +37,11 @@ impl StepContext {
         flows: &FlowCache,
         rows: &[EnrollmentRow],
     ) -> Result<StepContext, StoreError> {
-        let definitions = Self::definitions(tx, flows, rows).await?;
         let mut accounts: Vec<&str> = rows.iter().map(|r| r.account_id.as_str()).collect();
         accounts.sort();
         accounts.dedup();
         let settings = tx.account_settings(&accounts).await?;
-        Ok(StepContext {
-            definitions,
-            ctx: Self::ctx_by_account(settings),
-        })
+        Self::load_with_settings(tx, flows, rows, settings).await
     }
 
     /// [`StepContext::load`] with the accounts' settings read already (the signal group reads

@@ -9,7 +9,7 @@
 //! - [`mod@apply`] turns one engine step on a stored enrollment into rows ([`crate::store::Writes`]),
 //!   with the flow definitions and account settings a transaction loaded ([`StepContext`]).
 //! - [`wakeup`] tells planners an earlier timer exists: in-process ([`Wakeup`]) and across
-//!   replicas (`LISTEN/NOTIFY`, [`announce`], [`listen`]); [`Stop`] ends background tasks.
+//!   replicas (`LISTEN/NOTIFY`, [`Core::announce`], [`listen`]); [`Stop`] ends background tasks.
 //! - [`flows`] is the cache of parsed flow versions.
 
 pub mod apply;
@@ -18,7 +18,7 @@ pub mod wakeup;
 
 pub use apply::{apply, ctx_for, StepContext};
 pub use flows::{FlowCache, FlowKey};
-pub use wakeup::{announce, listen, Stop, Wakeup, CHANNEL, POLL};
+pub use wakeup::{listen, Stop, Wakeup, CHANNEL, POLL};
 
 use crate::clock::SharedClock;
 use crate::store::Db;
@@ -45,10 +45,5 @@ impl Core {
             flows: FlowCache::default(),
             wakeup: Wakeup::default(),
         }
-    }
-
-    /// Tells the planners an enrollment wants waking at `wake_ms` (see [`announce`]).
-    pub async fn announce(&self, wake_ms: Option<i64>) {
-        announce(self, wake_ms).await
     }
 }

@@ -1,6 +1,6 @@
 //! Wake-ups: timers are rows, so a planner sleeps until the earliest `next_run_at` it knows of;
 //! a writer that stores an earlier one must say so. In-process that is a [`Wakeup`]; across
-//! replicas of one PostgreSQL it is `NOTIFY` on [`CHANNEL`], heard by [`listen`].
+//! replicas of one PostgreSQL it is `NOTIFY` on [`CHANNEL`], heard by [`listen`]; [`Core::announce`] says it.
 
 use super::Core;
 use crate::clock::to_millis;
@@ -47,18 +47,20 @@ impl Stop {
     }
 }
 
-/// Tells the planners an enrollment wants waking at `wake_ms`: this process's at once, other
-/// replicas' through `NOTIFY` when the time is sooner than their fallback poll. Errors are
-/// logged, not returned: the write is already committed and the poll catches up.
-pub async fn announce(core: &Core, wake_ms: Option<i64>) {
-    let Some(wake_ms) = wake_ms else { return };
-    core.wakeup.wake();
-    let soon = to_millis(core.clock.now()) + POLL.as_millis() as i64;
-    if wake_ms > soon {
-        return;
-    }
-    if let Err(e) = core.db.notify(CHANNEL).await {
-        tracing::warn!(error = %e, "cannot notify other replicas");
+impl Core {
+    /// Tells the planners an enrollment wants waking at `wake_ms`: this process's at once,
+    /// other replicas' through `NOTIFY` when the time is sooner than their fallback poll.
+    /// Errors are logged, not returned: the write is already committed and the poll catches up.
+    pub async fn announce(&self, wake_ms: Option<i64>) {
+        let Some(wake_ms) = wake_ms else { return };
+        self.wakeup.wake();
+        let soon = to_millis(self.clock.now()) + POLL.as_millis() as i64;
+        if wake_ms > soon {
+            return;
+        }
+        if let Err(e) = self.db.notify(CHANNEL).await {
+            tracing::warn!(error = %e, "cannot notify other replicas");
+        }
     }
 }
 

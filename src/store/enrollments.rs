@@ -20,7 +20,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
 /// The statuses of an enrollment a signal still reaches and a duplicate check still counts.
-pub const LIVE: [&str; 2] = ["active", "paused"];
+pub const LIVE: [&str; 2] = [Status::LIVE[0].as_str(), Status::LIVE[1].as_str()];
 
 /// SQLite allows 32,766 bound values per statement and PostgreSQL 65,535: multi-row inserts
 /// written as `VALUES` lists are cut into chunks of at most this many values.

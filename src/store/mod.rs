@@ -16,18 +16,10 @@
 /// query written once must be valid diesel for both. Private to `store`: everything above
 /// works with [`Db`] and [`Tx`].
 macro_rules! with_conn {
-    ($conn:expr, $c:ident => $body:expr) => {
-        match $conn {
-            $crate::store::Conn::Postgres(mut pooled) => {
-                let $c = &mut *pooled;
-                $body
-            }
-            $crate::store::Conn::Sqlite(mut pooled) => {
-                let $c = &mut *pooled;
-                $body
-            }
-        }
-    };
+    ($conn:expr, $c:ident => $body:expr) => {{
+        let mut conn: $crate::store::Conn = $conn;
+        on_conn!(&mut conn, $c => $body)
+    }};
 }
 
 /// [`with_conn!`] over a borrowed `&mut Conn` (what a [`Tx`] holds).

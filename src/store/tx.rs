@@ -50,11 +50,6 @@ impl Tx {
             }
         }
     }
-
-    /// True on PostgreSQL.
-    pub fn is_postgres(&self) -> bool {
-        matches!(self.conn, Conn::Postgres(_))
-    }
 }
 
 async fn begin<C: AsyncConnection>(c: &mut C) -> diesel::QueryResult<()> {

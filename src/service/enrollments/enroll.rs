@@ -6,7 +6,7 @@ use crate::clock::to_millis;
 use crate::code::Code;
 use crate::engine::{self, ContactView, Effect, EnrollmentState, FlowRef, Input};
 use crate::flow::model::check_input;
-use crate::runtime::{ctx_for, Core, FlowCache};
+use crate::runtime::{ctx_for, Core};
 use crate::service::{ServiceError, Violation, Violations};
 use crate::store::contacts::ContactRow;
 use crate::store::{self, EnrollmentRow, StoreError, Tx, Writes};
@@ -95,7 +95,6 @@ async fn lookups(core: &Core, account_id: &str) -> Result<Lookups, ServiceError>
 /// The flow an item names, parsed and checked runnable.
 async fn resolve_flow(
     core: &Core,
-    cache: &FlowCache,
     account_id: &str,
     look: &mut Lookups,
     id: &str,
@@ -115,7 +114,8 @@ async fn resolve_flow(
             },
         })?;
     let key = (stored.flow.id.clone(), stored.version.version);
-    let flow = cache
+    let flow = core
+        .flows
         .get_or_parse(&key, Some(&stored.version.definition))
         .map_err(|m| {
             ServiceError::FailedPrecondition(format!(
@@ -200,15 +200,8 @@ async fn prepare(
     };
     problems.finish()?;
 
-    let (flow_id, version, flow) = resolve_flow(
-        core,
-        &core.flows,
-        account_id,
-        look,
-        &item.flow_id,
-        item.flow_version,
-    )
-    .await?;
+    let (flow_id, version, flow) =
+        resolve_flow(core, account_id, look, &item.flow_id, item.flow_version).await?;
     if let Err(mismatches) = check_input(&flow.input, &input) {
         return Err(ServiceError::Invalid(
             mismatches

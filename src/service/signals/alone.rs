@@ -5,13 +5,13 @@
 //! answers with the first result, and if the first fan-out was cut short (a crash) the second
 //! one finishes it.
 
-use super::{delivery_from_row, delivery_of, engine_signal, group, stored_opt_out};
+use super::{delivered, delivery_from_row, engine_signal, group, stored_opt_out};
 use super::{Arrival, Delivery, Receipt, Received};
 use crate::clock::to_millis;
 use crate::engine::{Input, Signal};
 use crate::runtime::{apply, Core, StepContext};
 use crate::service::{contacts, ServiceError};
-use crate::store::signals::{DeliveryRow, Inserted, SignalRow};
+use crate::store::signals::{Inserted, SignalRow};
 use crate::store::{self, StoreError, Tx, Writes, LIVE};
 use chrono::{DateTime, Utc};
 
@@ -162,19 +162,7 @@ async fn deliver_in(
         now,
     )?;
     tx.write_all(&writes).await?;
-    let (effect, branch) = delivery_of(&row.id, &effects);
-    tx.insert_deliveries(&[DeliveryRow {
-        signal_id: row.id.clone(),
-        enrollment_id: enrollment_id.to_string(),
-        effect: effect.as_str().to_string(),
-        branch: branch.clone(),
-        at: now_ms,
-    }])
-    .await?;
-    let delivery = Delivery {
-        enrollment_id: enrollment_id.to_string(),
-        effect,
-        branch,
-    };
+    let (delivery_row, delivery) = delivered(&row.id, enrollment_id, &effects, now_ms);
+    tx.insert_deliveries(&[delivery_row]).await?;
     Ok(Some((delivery, writes.earliest_wake)))
 }

@@ -342,10 +342,29 @@ fn engine_signal(row: &SignalRow) -> Result<Signal, StoreError> {
     })
 }
 
-/// What the signal `signal_id` did in one enrollment, from the effects of the step that
-/// applied it.
-fn delivery_of(signal_id: &str, effects: &[Effect]) -> (DeliveryEffect, Option<String>) {
-    DeliveryEffect::of(signal_id, effects)
+/// What the signal `signal_id` did in `enrollment_id`, read from the effects of the step that
+/// applied it: the delivery row that records it (written with the step) and the answer's
+/// delivery.
+fn delivered(
+    signal_id: &str,
+    enrollment_id: &str,
+    effects: &[Effect],
+    at: i64,
+) -> (store::signals::DeliveryRow, Delivery) {
+    let (effect, branch) = DeliveryEffect::of(signal_id, effects);
+    let row = store::signals::DeliveryRow {
+        signal_id: signal_id.to_string(),
+        enrollment_id: enrollment_id.to_string(),
+        effect: effect.as_str().to_string(),
+        branch: branch.clone(),
+        at,
+    };
+    let delivery = Delivery {
+        enrollment_id: enrollment_id.to_string(),
+        effect,
+        branch,
+    };
+    (row, delivery)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! other's effect) and answer the rows to write. No I/O: the caller reads before and writes
 //! after, in one transaction ([`super::group`]).
 
-use super::{delivery_of, engine_signal, Delivery};
+use super::{delivered, engine_signal, Delivery};
 use crate::clock::to_millis;
 use crate::engine::Input;
 use crate::runtime::{apply, FlowCache, StepContext};
@@ -98,19 +98,9 @@ pub(super) fn plan_group(
             if !touched.contains(enrollment_id) {
                 touched.push(enrollment_id.clone());
             }
-            let (effect, branch) = delivery_of(&s.row.id, &effects);
-            delivery_rows.push(DeliveryRow {
-                signal_id: s.row.id.clone(),
-                enrollment_id: enrollment_id.clone(),
-                effect: effect.as_str().to_string(),
-                branch: branch.clone(),
-                at: now_ms,
-            });
-            s.deliveries.push(Delivery {
-                enrollment_id: enrollment_id.clone(),
-                effect,
-                branch,
-            });
+            let (delivery_row, delivery) = delivered(&s.row.id, enrollment_id, &effects, now_ms);
+            delivery_rows.push(delivery_row);
+            s.deliveries.push(delivery);
         }
     }
     // One row per enrollment, its last state; the upsert cannot touch a row twice.
