@@ -45,6 +45,7 @@ impl App {
             .with_context(|| format!("migrating {}", config.database_url))?;
         tracing::info!(database = %config.database_url, applied, "migrations applied");
         let db = Db::connect(&config.database_url).await?;
+        restore_virtual_time(&db, clock.as_ref()).await?;
         let core = Core::new(db, clock);
         let state = AppState {
             signals: Router::start(core.clone()),
@@ -115,6 +116,24 @@ impl App {
         }
         served
     }
+}
+
+/// With a manual clock, goes on from the virtual time a previous server saved on this database
+/// (when it is later than the clock's), or saves the clock's start. A system clock is left alone.
+async fn restore_virtual_time(db: &Db, clock: &dyn Clock) -> anyhow::Result<()> {
+    let Some(manual) = clock.as_manual() else {
+        return Ok(());
+    };
+    let now_ms = to_millis(manual.now());
+    match crate::store::clock::load(db).await? {
+        Some(saved) if saved > now_ms => {
+            let saved_at = crate::clock::from_millis(saved);
+            tracing::info!(now = %saved_at, "manual clock: going on from the saved virtual time");
+            manual.set(saved_at);
+        }
+        _ => crate::store::clock::save(db, now_ms).await?,
+    }
+    Ok(())
 }
 
 /// A first start on an empty database creates the default account (with a default sender in

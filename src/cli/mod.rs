@@ -59,6 +59,34 @@ pub struct DatabaseArgs {
     pub database_url: DatabaseUrl,
 }
 
+impl DatabaseArgs {
+    /// Opens the database of a server that has started before, for the commands that manage
+    /// it (`token create`, `webhook-secret show`, `twilio-token set`). A SQLite file that does
+    /// not exist is refused rather than created: a token minted into a new empty file in the
+    /// wrong directory would be rejected by the real server without a word.
+    pub async fn open_existing(&self) -> anyhow::Result<crate::store::Db> {
+        use crate::clock::{to_millis, Clock, SystemClock};
+        use crate::store::{accounts, Db};
+        let url = &self.database_url;
+        if let DatabaseUrl::Sqlite(path) = url {
+            let file = std::path::Path::new(path);
+            if !file.exists() {
+                let shown = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+                anyhow::bail!(
+                    "there is no database at {}: run this in the directory where `nudge serve` \
+                     runs (it creates nudge.db there), or pass the server's --database-url \
+                     (NUDGE_DATABASE_URL)",
+                    shown.display()
+                );
+            }
+        }
+        Db::migrate(url).await?;
+        let db = Db::connect(url).await?;
+        accounts::ensure_default(&db, to_millis(SystemClock.now())).await?;
+        Ok(db)
+    }
+}
+
 impl Cli {
     /// Runs the chosen subcommand.
     pub async fn run(self) -> anyhow::Result<()> {

@@ -48,6 +48,18 @@ pub struct SimulateArgs {
     /// The sender's zone (for `send_window.tz: "sender"`).
     #[arg(long, value_name = "TZ")]
     pub sender_tz: Option<String>,
+    /// The enrollment input as a JSON object, checked against the flow's `input` schema as
+    /// `Enroll` checks it, e.g. `--input '{"demo_at": "2026-12-10T15:00:00Z"}'`.
+    #[arg(long, value_name = "JSON", value_parser = parse_input)]
+    pub input: Option<serde_json::Value>,
+}
+
+fn parse_input(text: &str) -> Result<serde_json::Value, String> {
+    match serde_json::from_str(text) {
+        Ok(v @ serde_json::Value::Object(_)) => Ok(v),
+        Ok(_) => Err("the input is a JSON object of field → value, e.g. '{\"demo_at\": \"2026-12-10T15:00:00Z\"}'".into()),
+        Err(e) => Err(format!("the input is not JSON: {e}")),
+    }
 }
 
 pub async fn run(args: SimulateArgs) -> anyhow::Result<()> {
@@ -69,6 +81,16 @@ pub async fn run(args: SimulateArgs) -> anyhow::Result<()> {
     eprint!("{problems}");
 
     let scenario = scenario(&args)?;
+    // The same checks as `TimingService.Simulate` (and `Enroll`): one line per problem.
+    if let Err(problems) = crate::service::simulate::check_scenario(&flow, &scenario) {
+        for p in &problems {
+            eprintln!("{}: {}: {}", p.field, p.code, p.message);
+        }
+        bail!(
+            "the scenario is not valid ({} problem(s)); an enrollment would be refused the same way",
+            problems.len()
+        );
+    }
     let timeline = tokio::task::spawn_blocking(move || simulate(&flow, &scenario))
         .await
         .context("the simulation stopped")?
@@ -122,6 +144,9 @@ fn scenario(args: &SimulateArgs) -> anyhow::Result<Scenario> {
     }
     if let Some(email) = &args.contact_email {
         scenario.contact.email = Some(email.clone());
+    }
+    if let Some(input) = &args.input {
+        scenario.input = input.clone();
     }
     if let Some(tz) = &args.sender_tz {
         scenario.sender_tz = tz.clone();

@@ -11,7 +11,36 @@ use anyhow::{bail, Context};
 use clap::Args;
 use std::io::{BufRead, BufWriter, Write};
 
+/// What `nudge timing --help` prints after the usage: the request and answer format (SPEC §7).
+const FORMAT: &str = r#"Reads JSON Lines on stdin and writes one JSON line per request, in order (blank lines are
+skipped). Each request has `now` (RFC 3339) and exactly one question:
+
+  "duration": "2bd" (or "2h30m", "1mo15d", a number of milliseconds), with `tz`, `holidays`
+      -> {"at": "...Z"}
+  "until": "mon 09:00" (or "2026-09-01 08:00", "+1bd 09:30", "2026-09-01T08:00:00Z",
+      a calendar pattern such as "mon..fri 08:30"), with `tz`, `holidays`
+      -> {"at": "...Z"}
+  "window": {"days": ["mon", "tue"], "from": "09:00", "to": "17:00", "tz": "contact"} (or null:
+      no send window), with `channel` (email, sms, call, linkedin), `contact`
+      ({"tz": ..., "phone": ...}), `sender_tz`, `holidays`
+      -> {"at": "...Z", "zones": [...]}: the earliest instant at or after `now` when the step
+         may go (without jitter), and the zones whose windows applied
+  "phone": "+13035551234"
+      -> {"e164": "+13035551234", "zones": ["America/Denver"]}
+
+`tz` defaults to UTC; `holidays` are YYYY-MM-DD dates that business days skip and windows treat
+as closed. Instants in answers are RFC 3339 in UTC with a `Z` (milliseconds only when not zero).
+
+A refused request answers {"error": {"code": "BAD_TZ", "message": "..."}} (the codes of
+`nudge validate`); the next line is still answered, and the exit status is 1 at the end if any
+request was refused. docs/timing.md has the whole grammar.
+
+Example:
+  $ echo '{"now": "2026-12-23T10:00:00Z", "duration": "2bd", "holidays": ["2026-12-24", "2026-12-25"]}' | nudge timing
+  {"at":"2026-12-29T10:00:00Z"}"#;
+
 #[derive(Debug, Args)]
+#[command(after_help = FORMAT)]
 pub struct TimingArgs {}
 
 /// How many requests were answered, and how many of them were refused.

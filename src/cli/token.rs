@@ -4,7 +4,7 @@
 use super::DatabaseArgs;
 use crate::auth::{self, Scope};
 use crate::clock::{to_millis, Clock, SystemClock};
-use crate::store::{accounts, Db};
+use crate::store::accounts;
 use clap::{Args, Subcommand};
 
 #[derive(Debug, Subcommand)]
@@ -25,12 +25,22 @@ pub struct CreateArgs {
 pub async fn run(command: TokenCommand) -> anyhow::Result<()> {
     match command {
         TokenCommand::Create(args) => {
-            let url = args.database.database_url;
-            Db::migrate(&url).await?;
-            let db = Db::connect(&url).await?;
+            let db = args.database.open_existing().await?;
             let now_ms = to_millis(SystemClock.now());
-            let (account, _) = accounts::ensure_default(&db, now_ms).await?;
-            let token = auth::create_token(&db, &account.id, &args.scope, now_ms).await?;
+            let account = accounts::DEFAULT_ACCOUNT_ID;
+            // A token for an enrollment that does not exist would be refused on every call.
+            if let Scope::Enrollment(id) = &args.scope {
+                if crate::store::enrollments::get(&db, account, id)
+                    .await?
+                    .is_none()
+                {
+                    anyhow::bail!(
+                        "there is no enrollment `{id}` in this database; give the id an Enroll \
+                         answered (EnrollmentService.ListEnrollments lists them)"
+                    );
+                }
+            }
+            let token = auth::create_token(&db, account, &args.scope, now_ms).await?;
             println!("{token}");
             Ok(())
         }

@@ -2,8 +2,7 @@
 //! signed with (SPEC §7). The secret is printed alone on stdout so scripts can capture it.
 
 use super::DatabaseArgs;
-use crate::clock::{to_millis, Clock, SystemClock};
-use crate::store::accounts::{self, DEFAULT_ACCOUNT_ID};
+use crate::store::accounts::DEFAULT_ACCOUNT_ID;
 use crate::store::{signals, Db};
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -40,11 +39,7 @@ pub struct SetTokenArgs {
 }
 
 async fn open(args: &AccountArgs) -> anyhow::Result<Db> {
-    let url = &args.database.database_url;
-    Db::migrate(url).await?;
-    let db = Db::connect(url).await?;
-    accounts::ensure_default(&db, to_millis(SystemClock.now())).await?;
-    Ok(db)
+    args.database.open_existing().await
 }
 
 pub async fn secret(command: WebhookSecretCommand) -> anyhow::Result<()> {

@@ -67,6 +67,17 @@ impl Event {
         }
     }
 
+    /// True when every signal that raises this event also raises one in `exit_on`, so the
+    /// enrollment always exits before a `wait_for` could wake on it (SPEC §5.3: exits come
+    /// before waking). `reply:<channel>` and `call_connected` always come with `reply`.
+    pub fn always_exits(&self, exit_on: &[Event]) -> bool {
+        let with_reply = matches!(
+            self,
+            Event::ReplyEmail | Event::ReplySms | Event::ReplyLinkedin | Event::CallConnected
+        );
+        exit_on.contains(self) || (with_reply && exit_on.contains(&Event::Reply))
+    }
+
     /// True for a custom key.
     pub fn is_custom(&self) -> bool {
         matches!(self, Event::Custom(_))

@@ -681,7 +681,9 @@ pub fn check_input(
             (_, None) => {
                 out.push(InputMismatch {
                     field: field.clone(),
-                    message: format!("missing: the flow declares it as a {t}"),
+                    message: format!(
+                        "missing: the flow's `input` declares `{field}` as a {t}; add it"
+                    ),
                 });
                 continue;
             }

@@ -134,6 +134,29 @@ pub fn parse_channel(field: &str, text: &str) -> Result<Channel, Violation> {
     })
 }
 
+/// An enrollment input checked against the flow's `input` schema, each mismatch a violation at
+/// `<field>.<name>`: `Enroll` (`input.demo_at`) and `Simulate` (`scenario.input.demo_at`)
+/// refuse the same inputs the same way.
+pub fn check_input(
+    field: &str,
+    schema: &crate::flow::model::InputSchema,
+    input: &serde_json::Value,
+) -> Result<(), Vec<Violation>> {
+    crate::flow::model::check_input(schema, input).map_err(|mismatches| {
+        mismatches
+            .into_iter()
+            .map(|m| {
+                let at = if m.field.is_empty() {
+                    field.to_string()
+                } else {
+                    format!("{field}.{}", m.field)
+                };
+                Violation::new(at, Code::BadSchema, m.message)
+            })
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

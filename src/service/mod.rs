@@ -94,6 +94,16 @@ impl Violations {
         self.0.push(violation);
     }
 
+    /// The recorded violations, if any (for callers that report them without a
+    /// [`ServiceError`], such as the command line).
+    pub fn into_violations(self) -> Result<(), Vec<Violation>> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(self.0)
+        }
+    }
+
     /// `Err(Invalid)` when anything was recorded.
     pub fn finish(self) -> Result<(), ServiceError> {
         if self.0.is_empty() {

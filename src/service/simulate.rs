@@ -5,7 +5,7 @@
 //! way, naming the field.
 
 use super::flows::{self, definition_field};
-use super::{ServiceError, Violation};
+use super::{fields, ServiceError, Violation, Violations};
 use crate::code::Code;
 use crate::engine::simulate::{simulate as run, Scenario, Timeline};
 use crate::flow::{Flow, Severity, ValidateOptions};
@@ -61,6 +61,7 @@ pub async fn simulate(
     };
     let mut scenario = parse_scenario(scenario)
         .map_err(|message| invalid("scenario", Code::BadSchema, message))?;
+    check_scenario(&flow, &scenario).map_err(ServiceError::Invalid)?;
     if scenario.max_wait.is_none() {
         scenario.max_wait = max_wait.map(Value::String);
     }
@@ -76,6 +77,28 @@ pub async fn simulate(
             )
         })?
         .map_err(|e| invalid("scenario", e.code(), e.to_string()))
+}
+
+/// What `Enroll` and `UpsertContact` would refuse, refused here too with the same codes: the
+/// input against the flow's schema, the contact's email, phone and zone. Shared by
+/// `TimingService.Simulate` and `nudge simulate`; fields are named `scenario.…`.
+pub fn check_scenario(flow: &Flow, scenario: &Scenario) -> Result<(), Vec<Violation>> {
+    let mut problems = Violations::default();
+    if let Err(input) = fields::check_input("scenario.input", &flow.input, &scenario.input) {
+        input.into_iter().for_each(|v| problems.push(v));
+    }
+    let contact = &scenario.contact;
+    if let Some(email) = &contact.email {
+        problems.check(fields::parse_email("scenario.contact.email", email));
+    }
+    if let Some(phone) = &contact.phone {
+        problems.check(fields::parse_phone("scenario.contact.phone", phone));
+    }
+    if let Some(tz) = &contact.tz {
+        problems.check(fields::parse_tz("scenario.contact.tz", tz));
+    }
+    problems.check(fields::parse_tz("scenario.sender_tz", &scenario.sender_tz));
+    problems.into_violations()
 }
 
 /// The typed flow, or every validation error as a violation at `field(path)`.

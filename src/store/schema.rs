@@ -174,6 +174,13 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    virtual_clock (id) {
+        id -> Integer,
+        now_ms -> BigInt,
+    }
+}
+
 diesel::joinable!(api_tokens -> accounts (account_id));
 diesel::joinable!(flow_versions -> flows (flow_id));
 
@@ -191,4 +198,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     signals,
     signal_deliveries,
     webhook_replays,
+    virtual_clock,
 );

@@ -29,6 +29,8 @@ backend_tests!(
     resolve_uses_a_stored_contact,
     simulate_a_definition_or_a_stored_flow,
     simulate_refusals_name_the_field,
+    simulate_refuses_what_enroll_refuses,
+    the_quickstart_flow_enrolls_as_the_readme_says,
 );
 
 /// Three errors (a bad duration, a bad zone, a `next` to nowhere) and one warning.
@@ -618,13 +620,14 @@ async fn simulate_refusals_name_the_field(backend: Backend) {
     let status = timing
         .simulate(run(
             Some(FlowChoice::Definition(NOJITTER.into())),
-            r#"{"start": "2026-12-22T14:30:00Z", "horizon": "2027-01-01T00:00:00Z", "sender_tz": "CET"}"#,
+            r#"{"start": "2026-12-22T14:30:00Z", "horizon": "2027-01-01T00:00:00Z", "sender_tz": "CET",
+                 "input": {"demo_at": "2026-12-10T15:00:00Z", "nudge_ms": 60000}}"#,
         ))
         .await
         .unwrap_err();
     assert_eq!(
         violations(&status).0,
-        [("scenario".to_string(), "BAD_TZ".to_string())]
+        [("scenario.sender_tz".to_string(), "BAD_TZ".to_string())]
     );
 
     let status = timing
@@ -638,5 +641,185 @@ async fn simulate_refusals_name_the_field(backend: Backend) {
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::NotFound);
+    app.stop().await;
+}
+
+/// A flow whose input schema declares a timestamp: `Enroll`, `TimingService.Simulate` and
+/// `nudge simulate` refuse the same inputs the same way (Simulate used to run a scenario
+/// without the declared field, or with a bad timestamp in it).
+const WITH_INPUT: &str = r#"{"name": "with-input", "start": "w",
+  "input": {"demo_at": "timestamp"},
+  "steps": {"w": {"type": "wait", "params": {"until": "$: input.demo_at"}, "next": {"then": "done"}},
+            "done": {"type": "end"}}}"#;
+
+async fn simulate_refuses_what_enroll_refuses(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.flows()
+        .await
+        .create_flow(app.authed(create(WITH_INPUT)))
+        .await
+        .unwrap();
+    app.contacts()
+        .await
+        .upsert_contact(app.authed(UpsertContactRequest {
+            contact: Some(Contact {
+                id: "ann".into(),
+                email: "ann@example.com".into(),
+                ..Default::default()
+            }),
+        }))
+        .await
+        .unwrap();
+    let mut enrollments = nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient::new(
+        app.channel().await,
+    );
+    let mut timing = timing(&app).await;
+    let dir = tempfile::tempdir().unwrap();
+    let flow_file = dir.path().join("flow.json");
+    std::fs::write(&flow_file, WITH_INPUT).unwrap();
+
+    for (input, want) in [
+        ("{}", "missing"),
+        (r#"{"demo_at": "tomorrow"}"#, "tomorrow"),
+        (r#"{"demo_at": 5}"#, "timestamp"),
+    ] {
+        let enroll = enrollments
+            .enroll(app.authed(EnrollRequest {
+                contact_id: "ann".into(),
+                flow_id: "with-input".into(),
+                input: input.into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap_err();
+        let scenario = format!(
+            r#"{{"start": "2026-12-04T20:00:00Z", "horizon": "2027-01-04T00:00:00Z", "input": {input}}}"#
+        );
+        let simulate = timing
+            .simulate(app.authed(SimulateRequest {
+                flow: Some(FlowChoice::Definition(WITH_INPUT.into())),
+                scenario: scenario.clone(),
+            }))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            violations(&enroll).0,
+            [("input.demo_at".to_string(), "BAD_SCHEMA".to_string())],
+            "Enroll {input}"
+        );
+        assert_eq!(
+            violations(&simulate).0,
+            [(
+                "scenario.input.demo_at".to_string(),
+                "BAD_SCHEMA".to_string()
+            )],
+            "Simulate {input}"
+        );
+        let message = |s: &tonic::Status| {
+            s.get_details_bad_request().unwrap().field_violations[0]
+                .description
+                .clone()
+        };
+        assert!(message(&enroll).contains(want), "{}", message(&enroll));
+        // The same words, so a user reads one explanation whichever call they made.
+        assert_eq!(message(&enroll), message(&simulate));
+
+        let scenario_file = dir.path().join("scenario.json");
+        std::fs::write(&scenario_file, &scenario).unwrap();
+        let cli = std::process::Command::new(common::process::NUDGE)
+            .arg("simulate")
+            .arg(&flow_file)
+            .arg(&scenario_file)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&cli.stderr);
+        assert!(!cli.status.success(), "nudge simulate {input}: {cli:?}");
+        assert!(
+            stderr.contains("scenario.input.demo_at: BAD_SCHEMA:") && stderr.contains(want),
+            "nudge simulate {input}: {stderr}"
+        );
+    }
+
+    // The contact of a scenario is checked like UpsertContact checks one.
+    let status = timing
+        .simulate(
+            app.authed(SimulateRequest {
+                flow: Some(FlowChoice::Definition(WITH_INPUT.into())),
+                scenario: r#"{"start": "2026-12-04T20:00:00Z", "horizon": "2027-01-04T00:00:00Z",
+                "input": {"demo_at": "2026-12-10T15:00:00Z"},
+                "contact": {"email": "not an address", "phone": "+1 555 555 5555"}}"#
+                    .into(),
+            }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        violations(&status).0,
+        [
+            (
+                "scenario.contact.email".to_string(),
+                "BAD_SCHEMA".to_string()
+            ),
+            (
+                "scenario.contact.phone".to_string(),
+                "BAD_PHONE".to_string()
+            )
+        ]
+    );
+    app.stop().await;
+}
+
+/// The README's quickstart flow validates without a warning and enrolls the README's contact
+/// with no input (it used to require inputs no step used, and to wire a `meeting_booked`
+/// branch that `exit_on` always took first).
+async fn the_quickstart_flow_enrolls_as_the_readme_says(backend: Backend) {
+    let quickstart = include_str!("../../fixtures/quickstart/outbound.json");
+    let app = spawn_app(backend).await;
+    let mut flows = app.flows().await;
+    let validated = flows
+        .validate_flow(app.authed(ValidateFlowRequest {
+            definition: quickstart.into(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        validated.valid && validated.problems.is_empty(),
+        "{validated:?}"
+    );
+    let flow = flows
+        .create_flow(app.authed(create(quickstart)))
+        .await
+        .unwrap()
+        .into_inner()
+        .flow
+        .unwrap();
+    app.contacts()
+        .await
+        .upsert_contact(app.authed(UpsertContactRequest {
+            contact: Some(Contact {
+                id: "crm-4711".into(),
+                email: "ann@example.com".into(),
+                phone: "+1 212 555 1234".into(),
+                tz: "America/New_York".into(),
+                ..Default::default()
+            }),
+        }))
+        .await
+        .unwrap();
+    let enrolled = nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient::new(
+        app.channel().await,
+    )
+    .enroll(app.authed(EnrollRequest {
+        contact_id: "crm-4711".into(),
+        flow_id: flow.name.clone(),
+        ..Default::default()
+    }))
+    .await
+    .unwrap()
+    .into_inner()
+    .enrollment
+    .unwrap();
+    assert_eq!(enrolled.status, "active");
     app.stop().await;
 }

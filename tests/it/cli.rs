@@ -1,10 +1,12 @@
-//! The `nudge` binary itself: `migrate`, `token create`, and `serve` with its first-start token,
-//! health check and graceful shutdown.
+//! The `nudge` binary itself: `migrate`, `token create` (and what it refuses), `timing --help`,
+//! and `serve` with its first-start token, health check, graceful shutdown, what reflection
+//! lists, and a manual clock's virtual time across a restart.
 
 use crate::common::{empty_database, spawn_app_on, with_token, Backend};
 use nudge::config::DatabaseUrl;
 use nudge::proto::v1::contact_service_client::ContactServiceClient;
-use nudge::proto::v1::GetContactRequest;
+use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
+use nudge::proto::v1::{EnrollRequest, GetContactRequest, GetEnrollmentRequest};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 use tonic::Code;
@@ -13,6 +15,7 @@ backend_tests!(
     migrate_applies_once,
     token_create_prints_a_working_token,
     token_create_scopes,
+    virtual_time_survives_a_restart,
 );
 
 const NUDGE: &str = env!("CARGO_BIN_EXE_nudge");
@@ -55,6 +58,9 @@ async fn migrate_applies_once(backend: Backend) {
 
 async fn token_create_prints_a_working_token(backend: Backend) {
     let (url, dir, pg) = empty_database(backend).await;
+    // `token create` works on the database of a server that has started (or been migrated).
+    let migrated = nudge(&["migrate", "--database-url", &url_arg(&url)]);
+    assert!(migrated.status.success(), "{migrated:?}");
     // Through the environment variable this time.
     let out = Command::new(NUDGE)
         .args(["token", "create"])
@@ -87,25 +93,28 @@ async fn token_create_prints_a_working_token(backend: Backend) {
 async fn token_create_scopes(backend: Backend) {
     let (url, dir, pg) = empty_database(backend).await;
     let url_text = url_arg(&url);
-    let out = nudge(&[
-        "token",
-        "create",
-        "--scope",
-        "enrollment:en_1",
-        "--database-url",
-        &url_text,
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let scoped = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let migrated = nudge(&["migrate", "--database-url", &url_text]);
+    assert!(migrated.status.success(), "{migrated:?}");
+    let create = |scope: &str| {
+        nudge(&[
+            "token",
+            "create",
+            "--scope",
+            scope,
+            "--database-url",
+            &url_text,
+        ])
+    };
 
-    let bad = nudge(&[
-        "token",
-        "create",
-        "--scope",
-        "admin",
-        "--database-url",
-        &url_text,
-    ]);
+    // A token for an enrollment that does not exist would be refused on every call.
+    let unknown = create("enrollment:en_nope");
+    assert!(!unknown.status.success(), "{unknown:?}");
+    assert!(unknown.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("there is no enrollment `en_nope`"),
+        "{unknown:?}"
+    );
+    let bad = create("admin");
     assert!(!bad.status.success());
     assert!(bad.stdout.is_empty());
     assert!(
@@ -114,13 +123,164 @@ async fn token_create_scopes(backend: Backend) {
     );
 
     let app = spawn_app_on(url, dir, pg).await;
-    let mut contacts = ContactServiceClient::new(app.channel().await);
+    let ch = app.channel().await;
+    crate::common::process::create_flow_and_contact(&ch, &app.token, QUICK_FLOW).await;
+    let enrolled = EnrollmentServiceClient::new(ch.clone())
+        .enroll(app.authed(EnrollRequest {
+            contact_id: "c".into(),
+            flow_id: "quick".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .enrollment
+        .unwrap();
+    let out = create(&format!("enrollment:{}", enrolled.id));
+    assert!(out.status.success(), "{out:?}");
+    let scoped = String::from_utf8(out.stdout).unwrap().trim().to_string();
+
+    let mut contacts = ContactServiceClient::new(ch.clone());
     let status = contacts
         .get_contact(with_token(GetContactRequest { id: "x".into() }, &scoped))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+    let own = EnrollmentServiceClient::new(ch)
+        .get_enrollment(with_token(
+            GetEnrollmentRequest {
+                id: enrolled.id.clone(),
+            },
+            &scoped,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(own.enrollment.unwrap().id, enrolled.id);
     app.stop().await;
+}
+
+/// A one-step flow for tests that need an enrollment.
+const QUICK_FLOW: &str = r#"{"name": "quick", "start": "w", "steps": {
+  "w": {"type": "wait", "params": {"duration": "1d"}, "next": {"then": "done"}},
+  "done": {"type": "end"}}}"#;
+
+/// Run from a directory without the server's database, `token create` (and the other commands
+/// that manage a server's database) used to create a new empty `nudge.db` and print a token the
+/// real server rejects. They refuse, name the file, and create nothing.
+#[test]
+fn commands_refuse_a_database_file_that_does_not_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("other").join("nudge.db");
+    for args in [
+        vec!["token", "create"],
+        vec!["webhook-secret", "show"],
+        vec!["twilio-token", "set", "AC_token"],
+    ] {
+        for url in [None, Some(format!("sqlite://{}", elsewhere.display()))] {
+            let mut command = Command::new(NUDGE);
+            command
+                .args(&args)
+                .current_dir(dir.path())
+                .env_remove("NUDGE_DATABASE_URL");
+            if let Some(url) = &url {
+                command.args(["--database-url", url]);
+            }
+            let out = command.output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{args:?} {url:?}: {out:?}");
+            assert!(out.stdout.is_empty(), "{args:?}: {out:?}");
+            assert!(
+                stderr.contains("there is no database at"),
+                "{args:?}: {stderr}"
+            );
+            assert!(stderr.contains("nudge.db"), "{args:?}: {stderr}");
+        }
+    }
+    assert!(
+        !dir.path().join("nudge.db").exists(),
+        "nothing created here"
+    );
+    assert!(!elsewhere.exists(), "nothing created there");
+}
+
+/// `nudge timing --help` says what a request and an answer look like.
+#[test]
+fn timing_help_describes_requests_and_answers() {
+    let out = nudge(&["timing", "--help"]);
+    assert!(out.status.success(), "{out:?}");
+    let help = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "`now` (RFC 3339)",
+        "\"duration\": \"2bd\"",
+        "\"until\"",
+        "\"window\"",
+        "\"phone\"",
+        "{\"at\": \"...Z\"}",
+        "{\"error\": {\"code\": \"BAD_TZ\"",
+        "exit status is 1",
+    ] {
+        assert!(help.contains(needle), "`{needle}` missing from:\n{help}");
+    }
+}
+
+/// A manual-clock server restarted on the same database goes on from the virtual time it had
+/// reached (it used to start again at the host's time), and reflection lists
+/// `TestClockService` there.
+async fn virtual_time_survives_a_restart(backend: Backend) {
+    use crate::common::process::{connect, free_port, serve};
+    use nudge::proto::v1::test_clock_service_client::TestClockServiceClient;
+    use nudge::proto::v1::{advance_request, AdvanceRequest, NowRequest};
+    let (url, _dir, _pg) = empty_database(backend).await;
+    let url = url_arg(&url);
+    let now = |port: u16, token: String| async move {
+        TestClockServiceClient::new(connect(port).await)
+            .now(with_token(NowRequest {}, &token))
+            .await
+            .unwrap()
+            .into_inner()
+            .now
+            .unwrap()
+    };
+
+    let port = free_port();
+    let mut first = serve(&url, port);
+    connect(port).await;
+    let out = nudge(&["token", "create", "--database-url", &url]);
+    assert!(out.status.success(), "{out:?}");
+    let token = &String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let started = now(port, token.clone()).await;
+    let services = crate::common::grpcurl::list(&format!("127.0.0.1:{port}"));
+    assert!(
+        services.contains(&"nudge.v1.TestClockService".to_string()),
+        "{services:?}"
+    );
+    let mut clock = TestClockServiceClient::new(connect(port).await);
+    let ten_days = 10 * 24 * 3_600_000;
+    let advanced = clock
+        .advance(with_token(
+            AdvanceRequest {
+                target: Some(advance_request::Target::ByMs(ten_days)),
+            },
+            token,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .now
+        .unwrap();
+    assert_eq!(advanced.seconds - started.seconds, ten_days / 1000);
+    // Killed, not stopped: nothing may depend on a clean shutdown.
+    first.kill().unwrap();
+    first.wait().unwrap();
+
+    let port = free_port();
+    let mut second = serve(&url, port);
+    let restarted = now(port, token.clone()).await;
+    second.kill().unwrap();
+    second.wait().unwrap();
+    // The host's clock has moved on by a few milliseconds since, virtual time by ten days.
+    assert_eq!(restarted, advanced, "virtual time after the restart");
 }
 
 /// `nudge serve` on an empty SQLite database in its working directory: prints a first token,
@@ -162,6 +322,16 @@ async fn serve_first_start_healthcheck_and_sigterm() {
     .await
     .unwrap();
     let token = token.expect("a first token on stderr");
+    // A system-clock server has no virtual time: reflection does not list its service.
+    let services = crate::common::grpcurl::list(&listen);
+    assert!(
+        services.contains(&"nudge.v1.EnrollmentService".to_string()),
+        "{services:?}"
+    );
+    assert!(
+        !services.iter().any(|s| s.contains("TestClock")),
+        "{services:?}"
+    );
     assert!(
         dir.path().join("nudge.db").exists(),
         "the default database file"

@@ -61,15 +61,46 @@ fn read_json(path: &Path) -> Value {
 
 #[test]
 fn validate_a_valid_flow() {
-    let out = nudge(&["validate", "fixtures/flows/outbound-v1.json"]);
+    let quickstart = "fixtures/quickstart/outbound.json";
+    let out = nudge(&["validate", quickstart]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert_eq!(stdout(&out), "fixtures/flows/outbound-v1.json: valid\n");
+    assert_eq!(stdout(&out), format!("{quickstart}: valid\n"));
 
-    let out = nudge(&["validate", "--json", "fixtures/flows/outbound-v1.json"]);
+    let out = nudge(&["validate", "--json", quickstart]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(
         json_out(&out),
         serde_json::json!({"valid": true, "problems": []})
+    );
+
+    // SPEC §1's example is valid with two warnings: `meeting_booked` is in `exit_on` and in
+    // `wait_reply`, and the exit always wins (§5.3), so `end_booked` is never reached.
+    let out = nudge(&["validate", "--json", "fixtures/flows/outbound-v1.json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let answer = json_out(&out);
+    assert_eq!(answer["valid"], true);
+    let found: Vec<(&str, &str, &str)> = answer["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["severity"].as_str().unwrap(),
+                p["code"].as_str().unwrap(),
+                p["path"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "warning",
+                "UNREACHABLE",
+                "/steps/wait_reply/params/events/1"
+            ),
+            ("warning", "UNREACHABLE", "/steps/end_booked"),
+        ]
     );
 }
 
@@ -359,6 +390,8 @@ fn simulate_flags_override_the_scenario() {
         "2026-12-23T00:00:00Z",
         "--contact-tz",
         "America/New_York",
+        "--input",
+        r#"{"demo_at": "2026-12-10T15:00:00Z", "nudge_ms": 60000}"#,
     ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let answer = json_out(&out);

@@ -87,9 +87,10 @@ pub async fn router(state: AppState, max_message_bytes: usize) -> anyhow::Result
         .await;
     health.set_serving::<SignalServiceServer<SignalApi>>().await;
 
+    let served = served_descriptors(test_clock.is_some())?;
     let reflection = || {
         tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
+            .register_file_descriptor_set(served.clone())
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
     };
 
@@ -112,4 +113,49 @@ pub async fn router(state: AppState, max_message_bytes: usize) -> anyhow::Result
             state,
             auth::require_token,
         )))
+}
+
+/// The file of `TestClockService`, which exists only with the manual clock (SPEC §7).
+const TEST_CLOCK_FILE: &str = "nudge/v1/testclock.proto";
+
+/// nudge's descriptors as reflection serves them: without `TestClockService`'s file unless the
+/// server runs the manual clock, so a client never lists a service that would answer
+/// UNIMPLEMENTED.
+fn served_descriptors(with_test_clock: bool) -> anyhow::Result<prost_types::FileDescriptorSet> {
+    use prost::Message;
+    let mut set = prost_types::FileDescriptorSet::decode(crate::proto::FILE_DESCRIPTOR_SET)?;
+    if !with_test_clock {
+        set.file.retain(|f| f.name() != TEST_CLOCK_FILE);
+    }
+    Ok(set)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn services(set: &prost_types::FileDescriptorSet) -> Vec<String> {
+        set.file
+            .iter()
+            .flat_map(|f| f.service.iter().map(|s| s.name().to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_test_clock_is_served_only_with_the_manual_clock() {
+        let system = services(&served_descriptors(false).unwrap());
+        assert!(
+            system.contains(&"EnrollmentService".to_string()),
+            "{system:?}"
+        );
+        assert!(
+            !system.contains(&"TestClockService".to_string()),
+            "{system:?}"
+        );
+        let manual = services(&served_descriptors(true).unwrap());
+        assert!(
+            manual.contains(&"TestClockService".to_string()),
+            "{manual:?}"
+        );
+    }
 }

@@ -1,8 +1,11 @@
-//! `nudge.v1.TestClockService`: only registered with the manual clock. `Advance` moves virtual
-//! time and wakes everything due on the way, each at its own due time, before it returns.
+//! `nudge.v1.TestClockService`: only registered (and listed by reflection) with the manual
+//! clock. `Advance` moves virtual time and wakes everything due on the way, each at its own due
+//! time, before it returns; the new time is saved, so a restart on the same database goes on
+//! from it.
 
 use super::convert::timestamp;
 use crate::api::AppState;
+use crate::clock::to_millis;
 use crate::planner::Planner;
 use crate::proto::v1 as pb;
 use crate::proto::v1::test_clock_service_server::TestClockService;
@@ -53,6 +56,11 @@ impl TestClockService for TestClockApi {
         }
         let woken = Planner::new(self.state.core.clone())
             .advance_to(clock, target)
+            .await
+            .map_err(|e| Status::from(ServiceError::from(e)))?;
+        // Saved after the walk: a crash during it restarts at the last saved instant, and the
+        // enrollments it had not woken yet are still due then.
+        crate::store::clock::save(&self.state.core.db, to_millis(clock_now(&self.state.core)))
             .await
             .map_err(|e| Status::from(ServiceError::from(e)))?;
         Ok(Response::new(pb::AdvanceResponse {

@@ -88,7 +88,11 @@ impl Validator<'_> {
             }
         };
         // With no steps, `/steps` is already the problem: no UNKNOWN_TARGET for `start` too.
-        self.graph(&nodes, start.as_deref(), !nodes.is_empty());
+        let shadowed = match &settings {
+            Some(settings) => self.exits_first(&steps, &settings.exit_on),
+            None => Vec::new(),
+        };
+        self.graph(&nodes, start.as_deref(), !nodes.is_empty(), &shadowed);
 
         Some(Flow {
             name: name?,

@@ -5,8 +5,9 @@
 
 use super::{child, Validator};
 use crate::code::Code;
+use crate::flow::events::Event;
 use crate::flow::graph::{is_cyclic, reachable, strongly_connected};
-use crate::flow::model::StepKind;
+use crate::flow::model::{Action, Step, StepKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -21,7 +22,53 @@ pub(super) struct RawNode<'j> {
 impl Validator<'_> {
     // ---- graph -----------------------------------------------------------------------------
 
-    pub(super) fn graph(&mut self, nodes: &[RawNode], start: Option<&str>, has_steps: bool) {
+    /// Warns (`UNREACHABLE`, at the listed event) about each event a `wait_for` lists that
+    /// `settings.exit_on` always takes first, and returns those branches as `(step, event)`,
+    /// which the graph then does not follow: a step only they lead to is unreachable too.
+    pub(super) fn exits_first(
+        &mut self,
+        steps: &BTreeMap<String, Step>,
+        exit_on: &[Event],
+    ) -> Vec<(String, String)> {
+        let mut shadowed = Vec::new();
+        for (id, step) in steps {
+            let Action::WaitFor(p) = &step.action else {
+                continue;
+            };
+            for (i, event) in p.events.iter().enumerate() {
+                if !event.always_exits(exit_on) {
+                    continue;
+                }
+                let by = if exit_on.contains(event) {
+                    format!("`{event}` is in `settings.exit_on`")
+                } else {
+                    format!("`{event}` always comes with `reply`, which is in `settings.exit_on`")
+                };
+                self.warning(
+                    Code::Unreachable,
+                    child(
+                        &child(&child(&child("/steps", id), "params"), "events"),
+                        &i.to_string(),
+                    ),
+                    format!(
+                        "{by}, so it exits the enrollment before this step can wake on it and \
+                         its branch is never taken: remove it from `settings.exit_on` or from \
+                         this list"
+                    ),
+                );
+                shadowed.push((id.clone(), event.as_str().to_string()));
+            }
+        }
+        shadowed
+    }
+
+    pub(super) fn graph(
+        &mut self,
+        nodes: &[RawNode],
+        start: Option<&str>,
+        has_steps: bool,
+        shadowed: &[(String, String)],
+    ) {
         let index: BTreeMap<&str, usize> =
             nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
         let mut adj: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
@@ -29,7 +76,8 @@ impl Validator<'_> {
             for (key, target) in &n.next {
                 match index.get(target) {
                     Some(&j) => {
-                        if !adj[i].contains(&j) {
+                        let never_taken = shadowed.iter().any(|(s, e)| s == n.id && e == key);
+                        if !never_taken && !adj[i].contains(&j) {
                             adj[i].push(j);
                         }
                     }
@@ -172,6 +220,73 @@ mod tests {
             v.problems[0].message.contains("did you mean `email_1`"),
             "{}",
             v.problems[0]
+        );
+    }
+
+    /// `a` waits for `events` (each wired to its own end step `end_<n>`) under `exit_on`.
+    fn waiting(exit_on: Value, events: &[&str]) -> Value {
+        let mut steps = serde_json::Map::new();
+        let mut next = serde_json::Map::new();
+        for (i, e) in events.iter().enumerate() {
+            next.insert(e.to_string(), json!(format!("end_{i}")));
+            steps.insert(format!("end_{i}"), end());
+        }
+        next.insert("timeout".into(), json!("done"));
+        steps.insert("done".into(), end());
+        steps.insert(
+            "a".into(),
+            json!({"type": "wait_for", "params": {"events": events, "timeout": "2d"}, "next": next}),
+        );
+        json!({"name": "t", "start": "a", "settings": {"exit_on": exit_on}, "steps": steps})
+    }
+
+    #[test]
+    fn an_event_that_always_exits_never_wakes_its_wait() {
+        let cases: &[Case] = &[
+            (
+                "listed and in exit_on",
+                waiting(json!(["meeting_booked"]), &["reply", "meeting_booked"]),
+                &[
+                    ("UNREACHABLE", "/steps/a/params/events/1"),
+                    ("UNREACHABLE", "/steps/end_1"),
+                ],
+            ),
+            (
+                "a channel reply under an exit on any reply",
+                waiting(
+                    json!(["reply"]),
+                    &["reply:sms", "call_connected", "payment.received"],
+                ),
+                &[
+                    ("UNREACHABLE", "/steps/a/params/events/0"),
+                    ("UNREACHABLE", "/steps/a/params/events/1"),
+                    ("UNREACHABLE", "/steps/end_0"),
+                    ("UNREACHABLE", "/steps/end_1"),
+                ],
+            ),
+            (
+                "any reply under an exit on SMS replies only still wakes on email",
+                waiting(json!(["reply:sms"]), &["reply"]),
+                &[],
+            ),
+            (
+                "a custom key",
+                waiting(json!(["payment.received"]), &["payment.received", "reply"]),
+                &[
+                    ("UNREACHABLE", "/steps/a/params/events/0"),
+                    ("UNREACHABLE", "/steps/end_0"),
+                ],
+            ),
+        ];
+        check(cases, &ValidateOptions::default());
+        let v = run(waiting(json!(["meeting_booked"]), &["meeting_booked"]));
+        let warning = &v.problems[0];
+        assert_eq!(warning.severity, Severity::Warning);
+        assert!(
+            warning
+                .message
+                .contains("`meeting_booked` is in `settings.exit_on`"),
+            "{warning}"
         );
     }
 

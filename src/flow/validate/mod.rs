@@ -329,7 +329,20 @@ mod tests {
         let v: Value =
             serde_json::from_str(include_str!("../../../fixtures/flows/outbound-v1.json")).unwrap();
         let out = run(v);
-        assert!(out.problems.is_empty(), "{:#?}", out.problems);
+        // SPEC §1's example lists `meeting_booked` both in `exit_on` and in `wait_reply`: valid,
+        // but the exit always comes first (§5.3), so its branch is never taken.
+        assert_eq!(
+            found(&out),
+            [
+                ("UNREACHABLE".to_string(), "/steps/end_booked".to_string()),
+                (
+                    "UNREACHABLE".to_string(),
+                    "/steps/wait_reply/params/events/1".to_string()
+                )
+            ],
+            "{:#?}",
+            out.problems
+        );
         let flow = out.flow.unwrap();
         assert_eq!(flow.start, "email_1");
         let wait_reply = flow.step("wait_reply").unwrap();

@@ -5,9 +5,8 @@ use super::Enrollment;
 use crate::clock::to_millis;
 use crate::code::Code;
 use crate::engine::{self, ContactView, Effect, EnrollmentState, FlowRef, Input};
-use crate::flow::model::check_input;
 use crate::runtime::{ctx_for, Core};
-use crate::service::{ServiceError, Violation, Violations};
+use crate::service::{fields, ServiceError, Violation, Violations};
 use crate::store::contacts::ContactRow;
 use crate::store::{self, EnrollmentRow, StoreError, Tx, Writes};
 use chrono::{DateTime, Utc};
@@ -202,25 +201,7 @@ async fn prepare(
 
     let (flow_id, version, flow) =
         resolve_flow(core, account_id, look, &item.flow_id, item.flow_version).await?;
-    if let Err(mismatches) = check_input(&flow.input, &input) {
-        return Err(ServiceError::Invalid(
-            mismatches
-                .into_iter()
-                .map(|m| {
-                    let field = if m.field.is_empty() {
-                        "input".to_string()
-                    } else {
-                        format!("input.{}", m.field)
-                    };
-                    Violation::new(
-                        field,
-                        Code::BadSchema,
-                        format!("{}; the flow's `input` schema declares it", m.message),
-                    )
-                })
-                .collect(),
-        ));
-    }
+    fields::check_input("input", &flow.input, &input).map_err(ServiceError::Invalid)?;
     let contact = match look.contacts.get(&item.contact_id) {
         Some(c) => c.clone(),
         None => store::contacts::get(&core.db, account_id, &item.contact_id)

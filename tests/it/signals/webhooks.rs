@@ -196,6 +196,12 @@ async fn cli_shows_the_webhook_secret_and_sets_the_twilio_token() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("nudge.db").display());
     let nudge = env!("CARGO_BIN_EXE_nudge");
+    // They manage the database of a server that has started (here: been migrated).
+    let migrated = Command::new(nudge)
+        .args(["migrate", "--database-url", &url])
+        .output()
+        .unwrap();
+    assert!(migrated.status.success(), "{migrated:?}");
     let show = || {
         Command::new(nudge)
             .args(["webhook-secret", "show", "--database-url", &url])
