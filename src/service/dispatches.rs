@@ -226,7 +226,9 @@ impl Outcome {
             )]))
         };
         match at {
-            Some(RetryAt::After(ms)) if !(MIN_RETRY_DELAY_MS..=MAX_RETRY_DELAY_MS).contains(&ms) => {
+            Some(RetryAt::After(ms))
+                if !(MIN_RETRY_DELAY_MS..=MAX_RETRY_DELAY_MS).contains(&ms) =>
+            {
                 return invalid(
                     "retry_after_ms",
                     format!("a retry after {ms} ms is out of range; use {MIN_RETRY_DELAY_MS} to {MAX_RETRY_DELAY_MS}, or leave it out for nudge's backoff"),
@@ -296,19 +298,18 @@ async fn ack_in(
         id: id.to_string(),
     };
     // The enrollment first, then the dispatch: the order a step transition takes them in.
-    let found = tx
-        .lock_dispatch(account_id, id.as_str())
+    let enrollment_id = tx
+        .dispatch_enrollment(account_id, id.as_str())
         .await?
         .ok_or_else(missing)?;
-    let enrollment = tx
-        .lock_enrollment(Some(account_id), &found.enrollment_id)
-        .await?;
+    let enrollment = tx.lock_enrollment(Some(account_id), &enrollment_id).await?;
     let row = tx
         .lock_dispatch(account_id, id.as_str())
         .await?
         .ok_or_else(missing)?;
-    let status = DispatchStatus::parse(&row.status)
-        .ok_or_else(|| StoreError::Corrupt(format!("dispatch {}: status `{}`", row.id, row.status)))?;
+    let status = DispatchStatus::parse(&row.status).ok_or_else(|| {
+        StoreError::Corrupt(format!("dispatch {}: status `{}`", row.id, row.status))
+    })?;
     let answer = |status| Acked {
         status,
         due_at: from_millis(row.due_at),
@@ -320,17 +321,25 @@ async fn ack_in(
                 "the lease on dispatch `{id}` was lost (it expired and was claimed again); \
                  the new claimer will deliver it"
             )),
-            other => ServiceError::FailedPrecondition(format!("dispatch `{id}` is already {other}")),
+            other => {
+                ServiceError::FailedPrecondition(format!("dispatch `{id}` is already {other}"))
+            }
         });
     }
     // Our lease. Still held: the ack applies. Ended: this is a repeat, or another outcome.
     let leased = status == DispatchStatus::Pending && row.lease_until.is_some();
     if !leased {
         let same = match (status, outcome) {
-            (DispatchStatus::Sent, Outcome::Sent { provider_message_id }) => {
-                row.provider_message_id.as_deref() == Some(provider_message_id.as_str())
-            }
-            (DispatchStatus::Failed, Outcome::Failed { failure } | Outcome::Retry { failure, .. })
+            (
+                DispatchStatus::Sent,
+                Outcome::Sent {
+                    provider_message_id,
+                },
+            ) => row.provider_message_id.as_deref() == Some(provider_message_id.as_str()),
+            (
+                DispatchStatus::Failed,
+                Outcome::Failed { failure } | Outcome::Retry { failure, .. },
+            )
             | (DispatchStatus::Pending, Outcome::Retry { failure, .. }) => {
                 row.failure.as_deref() == Some(failure.as_str())
             }
@@ -418,8 +427,13 @@ async fn ack_in(
         let detail = serde_json::to_value(&entry)
             .expect("journey entries serialize")
             .to_string();
-        tx.append_journey(&enrollment, now_ms, JourneyKind::DispatchAcked.as_str(), detail)
-            .await?;
+        tx.append_journey(
+            &enrollment,
+            now_ms,
+            JourneyKind::DispatchAcked.as_str(),
+            detail,
+        )
+        .await?;
     }
     Ok(Acked {
         status: update.status,
@@ -511,20 +525,36 @@ mod tests {
         assert_eq!(due(3), 4 * RETRY_BACKOFF_MS);
         assert_eq!(due(40), MAX_RETRY_BACKOFF_MS);
         assert_eq!(retry_due(RetryAt::After(5_000), 100, 1), 5_100);
-        assert_eq!(retry_due(RetryAt::At(from_millis(50)), 100, 1), 100, "a past instant is now");
+        assert_eq!(
+            retry_due(RetryAt::At(from_millis(50)), 100, 1),
+            100,
+            "a past instant is now"
+        );
     }
 
     #[test]
     fn an_ack_is_exactly_one_outcome() {
-        assert!(matches!(Outcome::parse("p-1", "", false, None), Ok(Outcome::Sent { .. })));
-        assert!(matches!(Outcome::parse("", "full", false, None), Ok(Outcome::Failed { .. })));
+        assert!(matches!(
+            Outcome::parse("p-1", "", false, None),
+            Ok(Outcome::Sent { .. })
+        ));
+        assert!(matches!(
+            Outcome::parse("", "full", false, None),
+            Ok(Outcome::Failed { .. })
+        ));
         assert!(matches!(
             Outcome::parse("", "421", false, Some(RetryAt::After(2_000))),
-            Ok(Outcome::Retry { at: RetryAt::After(2_000), .. })
+            Ok(Outcome::Retry {
+                at: RetryAt::After(2_000),
+                ..
+            })
         ));
         assert!(matches!(
             Outcome::parse("", "421", true, None),
-            Ok(Outcome::Retry { at: RetryAt::Backoff, .. })
+            Ok(Outcome::Retry {
+                at: RetryAt::Backoff,
+                ..
+            })
         ));
         for (p, f, retry, at) in [
             ("", "", false, None),
@@ -532,7 +562,10 @@ mod tests {
             ("p", "", true, None),
             ("", "421", false, Some(RetryAt::After(10))),
         ] {
-            assert!(Outcome::parse(p, f, retry, at).is_err(), "{p:?} {f:?} {retry} {at:?}");
+            assert!(
+                Outcome::parse(p, f, retry, at).is_err(),
+                "{p:?} {f:?} {retry} {at:?}"
+            );
         }
     }
 }

@@ -42,7 +42,10 @@ pub async fn claim(
     let only = if channels.is_empty() {
         String::new()
     } else {
-        let list: Vec<String> = channels.iter().map(|c| format!("'{}'", c.as_str())).collect();
+        let list: Vec<String> = channels
+            .iter()
+            .map(|c| format!("'{}'", c.as_str()))
+            .collect();
         format!(" AND channel IN ({})", list.join(", "))
     };
     let sql = format!(
@@ -127,6 +130,21 @@ pub async fn list(
 }
 
 impl Tx {
+    /// The enrollment of the account's dispatch `id`, read without a lock: what to lock first.
+    pub async fn dispatch_enrollment(
+        &mut self,
+        account_id: &str,
+        id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(on_conn!(&mut self.conn, c => dispatches::table
+            .filter(dispatches::account_id.eq(account_id))
+            .filter(dispatches::id.eq(id))
+            .select(dispatches::enrollment_id)
+            .first(c)
+            .await
+            .optional())?)
+    }
+
     /// The account's dispatch `id`, locked until this transaction ends (PostgreSQL
     /// `FOR UPDATE`; SQLite has one writer).
     pub async fn lock_dispatch(

@@ -114,8 +114,7 @@ impl DispatchService for DispatchApi {
     ) -> Result<Response<pb::GetDispatchResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
-        let d =
-            dispatches::get(&self.state.core, &who.account_id, &DispatchId::from(r.id)).await?;
+        let d = dispatches::get(&self.state.core, &who.account_id, &DispatchId::from(r.id)).await?;
         Ok(Response::new(pb::GetDispatchResponse {
             dispatch: Some(d.into()),
         }))

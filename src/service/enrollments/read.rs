@@ -249,7 +249,9 @@ fn parse_contact_token(
     match (at.parse(), seq.parse()) {
         (Ok(at), Ok(seq))
             if !enrollment_id.is_empty()
-                && !enrollment_id.chars().any(|c| c.is_control() || c.is_whitespace()) =>
+                && !enrollment_id
+                    .chars()
+                    .any(|c| c.is_control() || c.is_whitespace()) =>
         {
             Ok(Some(store::enrollments::ContactJourneyKey {
                 at,
