@@ -208,6 +208,45 @@ pub enum JourneyEntry {
         /// Why it could not apply, and what would.
         reason: String,
     },
+    /// The delivery side acknowledged the run's dispatch (`AckDispatch`): one entry per
+    /// attempt, so retries show. Written by the dispatch service, not the interpreter: an ack
+    /// changes the outbox, never the enrollment's state.
+    DispatchAcked {
+        /// The run whose dispatch it is.
+        run: u64,
+        /// Its step.
+        step: String,
+        /// The dispatch's id.
+        dispatch: String,
+        /// Which attempt (claim) this was, from 1.
+        attempt: u32,
+        /// What the delivery side said.
+        outcome: AckOutcome,
+        /// Sent: the provider's message id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider_message_id: Option<String>,
+        /// Retry or failed: why it was not sent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failure: Option<String>,
+        /// Retry: when it is due again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_at: Option<DateTime<Utc>>,
+        /// Failed because a retry was asked for after the last allowed attempt.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        gave_up: bool,
+    },
+}
+
+/// What an `AckDispatch` said about one attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AckOutcome {
+    /// The provider took it.
+    Sent,
+    /// A transient failure: it is due again later.
+    Retry,
+    /// It will not be sent.
+    Failed,
 }
 
 /// One effect of a [`crate::engine::step`] call, in the order they happened.

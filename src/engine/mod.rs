@@ -30,7 +30,7 @@ pub mod simulate;
 pub mod state;
 
 pub use effect::{
-    message_id, parse_message_id, Dispatch, Effect, JourneyEntry, SignalEffect, Task,
+    message_id, parse_message_id, AckOutcome, Dispatch, Effect, JourneyEntry, SignalEffect, Task,
 };
 pub use input::{Input, Signal};
 pub use interpret::{enrollable, step, Ctx};

@@ -150,6 +150,8 @@ pub enum JourneyKind {
     Signal,
     /// [`JourneyEntry::Rejected`].
     Rejected,
+    /// [`JourneyEntry::DispatchAcked`].
+    DispatchAcked,
 }
 
 impl JourneyKind {
@@ -176,6 +178,7 @@ impl JourneyKind {
                 JourneyEntry::TaskOutcome { .. } => JourneyKind::TaskOutcome,
                 JourneyEntry::Signal { .. } => JourneyKind::Signal,
                 JourneyEntry::Rejected { .. } => JourneyKind::Rejected,
+                JourneyEntry::DispatchAcked { .. } => JourneyKind::DispatchAcked,
             },
         }
     }
@@ -202,6 +205,7 @@ impl JourneyKind {
             JourneyKind::TaskOutcome => "task_outcome",
             JourneyKind::Signal => "signal",
             JourneyKind::Rejected => "rejected",
+            JourneyKind::DispatchAcked => "dispatch_acked",
         }
     }
 }
@@ -246,6 +250,17 @@ mod tests {
             Effect::Journey(JourneyEntry::Signal {
                 signal: "sg".into(),
                 effect: SignalEffect::Buffered,
+            }),
+            Effect::Journey(JourneyEntry::DispatchAcked {
+                run: 1,
+                step: "email_1".into(),
+                dispatch: "dp_1".into(),
+                attempt: 1,
+                outcome: crate::engine::effect::AckOutcome::Retry,
+                provider_message_id: None,
+                failure: Some("421 try later".into()),
+                retry_at: None,
+                gave_up: false,
             }),
             Effect::RaiseSignal {
                 run: 1,

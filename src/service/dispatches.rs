@@ -3,14 +3,21 @@
 //! A claim sets `lease_owner` to a fresh token and `lease_until`; a dispatch whose lease has
 //! passed without an ack is claimable again (at-least-once delivery). The ack must carry the
 //! claim's token, so a slow worker whose lease was taken over cannot overwrite the new claim.
+//!
+//! An ack is one of [`Outcome`]: sent, failed, or a transient failure to retry later (due
+//! again after a backoff, at most [`MAX_ATTEMPTS`] attempts, then failed). Each ack appends a
+//! `dispatch_acked` entry to the enrollment's journey, in the same transaction. A repeat of the
+//! same ack (same lease token, same outcome) answers what the first did and writes nothing.
 
 use super::ids::{DispatchId, EnrollmentId};
-use super::{ServiceError, Violation};
+use super::{next_page_token, ServiceError, Violation};
 use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
+use crate::engine::{AckOutcome, JourneyEntry, JourneyKind};
 use crate::runtime::Core;
-use crate::store::dispatches::{Acked, DispatchRow, Lease};
-use crate::store::{self, DispatchStatus};
+use crate::store::dispatches::{AckUpdate, DispatchRow, Lease};
+use crate::store::{self, DispatchStatus, StoreError, Tx};
+use crate::timing::Channel;
 use chrono::{DateTime, Utc};
 
 /// The lease when the caller asks for none.
@@ -21,14 +28,34 @@ pub const MAX_LEASE_MS: i64 = 3_600_000;
 pub const DEFAULT_CLAIM: i64 = 100;
 /// The most one claim takes.
 pub const MAX_CLAIM: i64 = 1_000;
+/// The most attempts (claims) a dispatch gets: a retry asked for after this many is failed.
+pub const MAX_ATTEMPTS: i32 = 5;
+/// The backoff before the first retry when the ack names no time; it doubles per attempt…
+pub const RETRY_BACKOFF_MS: i64 = 60_000;
+/// …up to this.
+pub const MAX_RETRY_BACKOFF_MS: i64 = 3_600_000;
+/// The furthest ahead a retry ack may put a dispatch.
+pub const MAX_RETRY_DELAY_MS: i64 = 86_400_000;
+/// The shortest `retry_after_ms`.
+pub const MIN_RETRY_DELAY_MS: i64 = 1_000;
 
-/// A claimed dispatch as the API shows it: what to send, to whom, and the claim's lease.
+/// A dispatch as the API shows it: what to send, to whom, where it is, and the claim's lease.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dispatch {
     /// `dp_…`.
     pub id: DispatchId,
     /// The enrollment whose step made it.
     pub enrollment_id: EnrollmentId,
+    /// Pending, sent, failed or held.
+    pub status: DispatchStatus,
+    /// Held: why (`ZONE_UNKNOWN`, `NO_OPENING`, …).
+    pub hold_code: Option<String>,
+    /// Held: what to fix; failed: why; pending after a retry: the last transient failure.
+    pub failure: Option<String>,
+    /// Sent: the provider's message id.
+    pub provider_message_id: Option<String>,
+    /// When the step made it.
+    pub created_at: DateTime<Utc>,
     /// The run of that step.
     pub run: i64,
     /// The step's name.
@@ -47,21 +74,29 @@ pub struct Dispatch {
     pub channel_params: Option<String>,
     /// Email: the `Message-ID` to send with (replies are matched on it).
     pub message_id: Option<String>,
-    /// When it became due.
+    /// When it is due: when its step ran, or when a retry ack put it (held: when it was held).
     pub due_at: DateTime<Utc>,
     /// Claims so far, this one included.
     pub attempts: i32,
-    /// The claim's token; the ack must carry it.
+    /// The claim's token; the ack must carry it. Shown only to the claimer.
     pub lease_token: Option<String>,
     /// When the lease lapses.
     pub lease_until: Option<DateTime<Utc>>,
 }
 
-impl From<DispatchRow> for Dispatch {
-    fn from(d: DispatchRow) -> Dispatch {
-        Dispatch {
+impl Dispatch {
+    fn from_row(d: DispatchRow) -> Result<Dispatch, StoreError> {
+        let status = DispatchStatus::parse(&d.status).ok_or_else(|| {
+            StoreError::Corrupt(format!("dispatch {}: status `{}`", d.id, d.status))
+        })?;
+        Ok(Dispatch {
             id: d.id.into(),
             enrollment_id: d.enrollment_id.into(),
+            status,
+            hold_code: d.hold_code,
+            failure: d.failure,
+            provider_message_id: d.provider_message_id,
+            created_at: from_millis(d.created_at),
             run: d.run,
             step: d.step,
             idempotency_key: d.idempotency_key,
@@ -75,16 +110,24 @@ impl From<DispatchRow> for Dispatch {
             attempts: d.attempts,
             lease_token: d.lease_owner,
             lease_until: d.lease_until.map(from_millis),
-        }
+        })
+    }
+
+    /// The dispatch for someone other than its claimer: without the lease token.
+    fn shown(row: DispatchRow) -> Result<Dispatch, StoreError> {
+        let mut d = Dispatch::from_row(row)?;
+        d.lease_token = None;
+        Ok(d)
     }
 }
 
-/// Claims up to `max_count` due, unleased dispatches for `lease_ms`.
+/// Claims up to `max_count` due, unleased dispatches on `channels` (empty: any) for `lease_ms`.
 pub async fn claim(
     core: &Core,
     account_id: &str,
     lease_ms: i64,
     max_count: i32,
+    channels: &[String],
 ) -> Result<Vec<Dispatch>, ServiceError> {
     let lease_ms = match lease_ms {
         0 => DEFAULT_LEASE_MS,
@@ -108,58 +151,421 @@ pub async fn claim(
             )]))
         }
     };
+    let channels = dispatch_channels(channels)?;
     let now_ms = to_millis(core.clock.now());
     let token = store::new_id("lease");
     let lease = Lease {
         owner: &token,
         until: now_ms + lease_ms,
     };
-    let rows = store::dispatches::claim(&core.db, account_id, now_ms, max, lease).await?;
-    Ok(rows.into_iter().map(Dispatch::from).collect())
+    let rows =
+        store::dispatches::claim(&core.db, account_id, now_ms, max, &channels, lease).await?;
+    Ok(rows
+        .into_iter()
+        .map(Dispatch::from_row)
+        .collect::<Result<_, _>>()?)
 }
 
-/// Acknowledges a claimed dispatch: sent with the provider's message id, or failed.
+/// The channels a claim names: only those a dispatch can be on (`email`, `sms`), each once.
+fn dispatch_channels(names: &[String]) -> Result<Vec<Channel>, ServiceError> {
+    let mut channels = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let field = format!("channels[{i}]");
+        let channel = super::fields::parse_channel(&field, name)
+            .map_err(|v| ServiceError::Invalid(vec![v]))?;
+        if !matches!(channel, Channel::Email | Channel::Sms) {
+            return Err(ServiceError::Invalid(vec![Violation::new(
+                field,
+                Code::BadSchema,
+                format!("no dispatch is on `{channel}`: those steps are tasks (ListTasks); claim `email` or `sms`"),
+            )]));
+        }
+        if !channels.contains(&channel) {
+            channels.push(channel);
+        }
+    }
+    Ok(channels)
+}
+
+/// When a retried dispatch is due again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryAt {
+    /// nudge's backoff: [`RETRY_BACKOFF_MS`], doubling per attempt, at most
+    /// [`MAX_RETRY_BACKOFF_MS`].
+    Backoff,
+    /// This many milliseconds from now.
+    After(i64),
+    /// This instant (a past one is now).
+    At(DateTime<Utc>),
+}
+
+/// What the delivery side says about a claimed dispatch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The provider took it, with this message id.
+    Sent { provider_message_id: String },
+    /// It will not be sent, because of this.
+    Failed { failure: String },
+    /// A transient failure: due again later, unless this was the last attempt.
+    Retry { failure: String, at: RetryAt },
+}
+
+impl Outcome {
+    /// The outcome an `AckDispatch` request describes, or what is wrong with it.
+    pub fn parse(
+        provider_message_id: &str,
+        failure: &str,
+        retry: bool,
+        at: Option<RetryAt>,
+    ) -> Result<Outcome, ServiceError> {
+        let invalid = |field: &str, message: String| {
+            Err(ServiceError::Invalid(vec![Violation::new(
+                field,
+                Code::BadSchema,
+                message,
+            )]))
+        };
+        match at {
+            Some(RetryAt::After(ms))
+                if !(MIN_RETRY_DELAY_MS..=MAX_RETRY_DELAY_MS).contains(&ms) =>
+            {
+                return invalid(
+                    "retry_after_ms",
+                    format!("a retry after {ms} ms is out of range; use {MIN_RETRY_DELAY_MS} to {MAX_RETRY_DELAY_MS}, or leave it out for nudge's backoff"),
+                );
+            }
+            _ => {}
+        }
+        let retry = retry || at.is_some();
+        match (provider_message_id.trim(), failure.trim()) {
+            (p, "") if !p.is_empty() && !retry => Ok(Outcome::Sent {
+                provider_message_id: p.to_string(),
+            }),
+            (p, _) if !p.is_empty() && retry => invalid(
+                "retry",
+                "a retry is for a dispatch that was not sent: give `failure` (why) instead of provider_message_id".into(),
+            ),
+            ("", f) if !f.is_empty() && retry => Ok(Outcome::Retry {
+                failure: f.to_string(),
+                at: at.unwrap_or(RetryAt::Backoff),
+            }),
+            ("", f) if !f.is_empty() => Ok(Outcome::Failed {
+                failure: f.to_string(),
+            }),
+            _ => invalid(
+                "provider_message_id",
+                "give exactly one of provider_message_id (it was sent) or failure (it was not; add `retry` when it may work later)".into(),
+            ),
+        }
+    }
+}
+
+/// What an ack answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Acked {
+    /// `sent`, `failed`, or `pending` (a retry, due again at `due_at`).
+    pub status: DispatchStatus,
+    /// When it is due.
+    pub due_at: DateTime<Utc>,
+    /// The attempts (claims) so far.
+    pub attempts: i32,
+}
+
+/// Acknowledges a claimed dispatch with `outcome`, and records the attempt in the journey.
 pub async fn ack(
     core: &Core,
     account_id: &str,
     id: &DispatchId,
     lease_token: &str,
-    provider_message_id: &str,
-    failure: &str,
-) -> Result<DispatchStatus, ServiceError> {
-    let (status, provider, failure) = match (provider_message_id.trim(), failure.trim()) {
-        (p, "") if !p.is_empty() => (DispatchStatus::Sent, Some(p.to_string()), None),
-        ("", f) if !f.is_empty() => (DispatchStatus::Failed, None, Some(f.to_string())),
-        _ => {
-            return Err(ServiceError::Invalid(vec![Violation::new(
-                "provider_message_id",
-                Code::BadSchema,
-                "give exactly one of provider_message_id (it was sent) or failure (it was not)",
-            )]))
+    outcome: &Outcome,
+) -> Result<Acked, ServiceError> {
+    let now = core.clock.now();
+    let mut tx = core.db.begin().await?;
+    let result = ack_in(&mut tx, account_id, id, lease_token, outcome, now).await;
+    tx.finish(result).await
+}
+
+async fn ack_in(
+    tx: &mut Tx,
+    account_id: &str,
+    id: &DispatchId,
+    lease_token: &str,
+    outcome: &Outcome,
+    now: DateTime<Utc>,
+) -> Result<Acked, ServiceError> {
+    let missing = || ServiceError::NotFound {
+        what: "dispatch",
+        id: id.to_string(),
+    };
+    // The enrollment first, then the dispatch: the order a step transition takes them in.
+    let enrollment_id = tx
+        .dispatch_enrollment(account_id, id.as_str())
+        .await?
+        .ok_or_else(missing)?;
+    let enrollment = tx.lock_enrollment(Some(account_id), &enrollment_id).await?;
+    let row = tx
+        .lock_dispatch(account_id, id.as_str())
+        .await?
+        .ok_or_else(missing)?;
+    let status = DispatchStatus::parse(&row.status).ok_or_else(|| {
+        StoreError::Corrupt(format!("dispatch {}: status `{}`", row.id, row.status))
+    })?;
+    let answer = |status| Acked {
+        status,
+        due_at: from_millis(row.due_at),
+        attempts: row.attempts,
+    };
+    if row.lease_owner.as_deref() != Some(lease_token) {
+        return Err(match status {
+            DispatchStatus::Pending => ServiceError::FailedPrecondition(format!(
+                "the lease on dispatch `{id}` was lost (it expired and was claimed again); \
+                 the new claimer will deliver it"
+            )),
+            other => {
+                ServiceError::FailedPrecondition(format!("dispatch `{id}` is already {other}"))
+            }
+        });
+    }
+    // Our lease. Still held: the ack applies. Ended: this is a repeat, or another outcome.
+    let leased = status == DispatchStatus::Pending && row.lease_until.is_some();
+    if !leased {
+        let same = match (status, outcome) {
+            (
+                DispatchStatus::Sent,
+                Outcome::Sent {
+                    provider_message_id,
+                },
+            ) => row.provider_message_id.as_deref() == Some(provider_message_id.as_str()),
+            (
+                DispatchStatus::Failed,
+                Outcome::Failed { failure } | Outcome::Retry { failure, .. },
+            )
+            | (DispatchStatus::Pending, Outcome::Retry { failure, .. }) => {
+                row.failure.as_deref() == Some(failure.as_str())
+            }
+            _ => false,
+        };
+        return if same {
+            Ok(answer(status))
+        } else if status == DispatchStatus::Pending {
+            Err(ServiceError::FailedPrecondition(format!(
+                "dispatch `{id}` was acked for a retry at {}; its next claim carries a new lease \
+                 to ack",
+                from_millis(row.due_at).to_rfc3339()
+            )))
+        } else {
+            Err(ServiceError::FailedPrecondition(format!(
+                "dispatch `{id}` is already {status} with another outcome; an ack cannot change it"
+            )))
+        };
+    }
+    let now_ms = to_millis(now);
+    let (update, outcome_kind, retry_at, gave_up) = match outcome {
+        Outcome::Sent {
+            provider_message_id,
+        } => (
+            AckUpdate {
+                status: DispatchStatus::Sent,
+                provider_message_id: Some(provider_message_id),
+                failure: None,
+                due_at: row.due_at,
+            },
+            AckOutcome::Sent,
+            None,
+            false,
+        ),
+        Outcome::Failed { failure } => (
+            AckUpdate {
+                status: DispatchStatus::Failed,
+                provider_message_id: None,
+                failure: Some(failure),
+                due_at: row.due_at,
+            },
+            AckOutcome::Failed,
+            None,
+            false,
+        ),
+        Outcome::Retry { failure, .. } if row.attempts >= MAX_ATTEMPTS => (
+            AckUpdate {
+                status: DispatchStatus::Failed,
+                provider_message_id: None,
+                failure: Some(failure),
+                due_at: row.due_at,
+            },
+            AckOutcome::Failed,
+            None,
+            true,
+        ),
+        Outcome::Retry { failure, at } => {
+            let due = retry_due(*at, now_ms, row.attempts);
+            (
+                AckUpdate {
+                    status: DispatchStatus::Pending,
+                    provider_message_id: None,
+                    failure: Some(failure),
+                    due_at: due,
+                },
+                AckOutcome::Retry,
+                Some(due),
+                false,
+            )
         }
     };
-    let acked = store::dispatches::ack(
-        &core.db,
-        account_id,
-        id.as_str(),
-        lease_token,
-        status,
-        provider.as_deref(),
-        failure.as_deref(),
-    )
-    .await?;
-    match acked {
-        Acked::Done => Ok(status),
-        Acked::Missing => Err(ServiceError::NotFound {
+    tx.ack_dispatch(&row.id, &update).await?;
+    if let Some(enrollment) = enrollment {
+        let entry = JourneyEntry::DispatchAcked {
+            run: row.run as u64,
+            step: row.step.clone(),
+            dispatch: row.id.clone(),
+            attempt: row.attempts.max(0) as u32,
+            outcome: outcome_kind,
+            provider_message_id: update.provider_message_id.map(str::to_string),
+            failure: update.failure.map(str::to_string),
+            retry_at: retry_at.map(from_millis),
+            gave_up,
+        };
+        let detail = serde_json::to_value(&entry)
+            .expect("journey entries serialize")
+            .to_string();
+        tx.append_journey(
+            &enrollment,
+            now_ms,
+            JourneyKind::DispatchAcked.as_str(),
+            detail,
+        )
+        .await?;
+    }
+    Ok(Acked {
+        status: update.status,
+        due_at: from_millis(update.due_at),
+        attempts: row.attempts,
+    })
+}
+
+/// When a retry of attempt `attempts` is due (epoch ms).
+fn retry_due(at: RetryAt, now_ms: i64, attempts: i32) -> i64 {
+    match at {
+        RetryAt::Backoff => {
+            let doublings = attempts.saturating_sub(1).clamp(0, 30) as u32;
+            let backoff = RETRY_BACKOFF_MS
+                .saturating_mul(1_i64 << doublings)
+                .min(MAX_RETRY_BACKOFF_MS);
+            now_ms + backoff
+        }
+        RetryAt::After(ms) => now_ms + ms,
+        RetryAt::At(instant) => to_millis(instant).clamp(now_ms, now_ms + MAX_RETRY_DELAY_MS),
+    }
+}
+
+/// The account's dispatch `id`, whatever its status.
+pub async fn get(core: &Core, account_id: &str, id: &DispatchId) -> Result<Dispatch, ServiceError> {
+    let row = store::dispatches::get(&core.db, account_id, id.as_str())
+        .await?
+        .ok_or_else(|| ServiceError::NotFound {
             what: "dispatch",
             id: id.to_string(),
-        }),
-        Acked::Refused(row) if row.status != DispatchStatus::Pending.as_str() => Err(
-            ServiceError::FailedPrecondition(format!("dispatch `{id}` is already {}", row.status)),
-        ),
-        Acked::Refused(_) => Err(ServiceError::FailedPrecondition(format!(
-            "the lease on dispatch `{id}` was lost (it expired and was claimed again); \
-             the new claimer will deliver it"
-        ))),
+        })?;
+    Ok(Dispatch::shown(row)?)
+}
+
+/// A page of the account's dispatches by id, filtered by enrollment and status (empty: any);
+/// the token is the last id.
+pub async fn list(
+    core: &Core,
+    account_id: &str,
+    enrollment_id: &str,
+    status: &str,
+    size: i32,
+    token: &str,
+) -> Result<(Vec<Dispatch>, String), ServiceError> {
+    let status = match status {
+        "" => None,
+        text => Some(DispatchStatus::parse(text).ok_or_else(|| {
+            ServiceError::Invalid(vec![Violation::new(
+                "status",
+                Code::BadSchema,
+                "not a dispatch status; use pending, sent, failed or held (empty means any)",
+            )])
+        })?),
+    };
+    let size = super::enrollments::page_size(size)?;
+    if token.len() > super::enrollments::MAX_PAGE_TOKEN_LEN {
+        return Err(ServiceError::Invalid(vec![Violation::new(
+            "page.page_token",
+            Code::BadSchema,
+            format!(
+                "the page token is {} bytes long; pass the previous page's next_page_token back unchanged",
+                token.len()
+            ),
+        )]));
+    }
+    let filter = store::dispatches::ListFilter {
+        enrollment_id: Some(enrollment_id).filter(|e| !e.is_empty()),
+        status,
+        after_id: Some(token).filter(|t| !t.is_empty()),
+    };
+    let mut rows = store::dispatches::list(&core.db, account_id, &filter, size + 1).await?;
+    let next = next_page_token(&mut rows, size, |r| r.id.clone());
+    let list = rows
+        .into_iter()
+        .map(Dispatch::shown)
+        .collect::<Result<_, _>>()?;
+    Ok((list, next))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_its_cap() {
+        let due = |attempts| retry_due(RetryAt::Backoff, 0, attempts);
+        assert_eq!(due(1), RETRY_BACKOFF_MS);
+        assert_eq!(due(2), 2 * RETRY_BACKOFF_MS);
+        assert_eq!(due(3), 4 * RETRY_BACKOFF_MS);
+        assert_eq!(due(40), MAX_RETRY_BACKOFF_MS);
+        assert_eq!(retry_due(RetryAt::After(5_000), 100, 1), 5_100);
+        assert_eq!(
+            retry_due(RetryAt::At(from_millis(50)), 100, 1),
+            100,
+            "a past instant is now"
+        );
+    }
+
+    #[test]
+    fn an_ack_is_exactly_one_outcome() {
+        assert!(matches!(
+            Outcome::parse("p-1", "", false, None),
+            Ok(Outcome::Sent { .. })
+        ));
+        assert!(matches!(
+            Outcome::parse("", "full", false, None),
+            Ok(Outcome::Failed { .. })
+        ));
+        assert!(matches!(
+            Outcome::parse("", "421", false, Some(RetryAt::After(2_000))),
+            Ok(Outcome::Retry {
+                at: RetryAt::After(2_000),
+                ..
+            })
+        ));
+        assert!(matches!(
+            Outcome::parse("", "421", true, None),
+            Ok(Outcome::Retry {
+                at: RetryAt::Backoff,
+                ..
+            })
+        ));
+        for (p, f, retry, at) in [
+            ("", "", false, None),
+            ("p", "f", false, None),
+            ("p", "", true, None),
+            ("", "421", false, Some(RetryAt::After(10))),
+        ] {
+            assert!(
+                Outcome::parse(p, f, retry, at).is_err(),
+                "{p:?} {f:?} {retry} {at:?}"
+            );
+        }
     }
 }

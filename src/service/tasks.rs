@@ -16,6 +16,7 @@ use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
 use crate::engine::Input;
 use crate::runtime::Core;
+use crate::store::contacts::ContactRow;
 use crate::store::signals::SignalRow;
 use crate::store::tasks::TaskRow;
 use crate::store::{self, EnrollmentRow, StoreError, TaskStatus, Writes};
@@ -49,6 +50,35 @@ pub struct Task {
     pub created_at: DateTime<Utc>,
     /// When it was completed or closed.
     pub completed_at: Option<DateTime<Utc>>,
+    /// Who to call or write to, as the contact is now.
+    pub contact: TaskContact,
+}
+
+/// The contact of a task's enrollment, read when the task is: a dialer needs no second call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskContact {
+    /// The caller's contact id.
+    pub id: String,
+    /// The contact's `attributes.name`, when it is text (contacts have no name of their own).
+    pub name: Option<String>,
+    pub email: Option<String>,
+    /// E.164.
+    pub phone: Option<String>,
+}
+
+impl TaskContact {
+    fn from_row(row: ContactRow) -> TaskContact {
+        let name = serde_json::from_str::<serde_json::Value>(&row.attributes)
+            .ok()
+            .and_then(|a| a.get("name")?.as_str().map(str::to_string))
+            .filter(|n| !n.trim().is_empty());
+        TaskContact {
+            id: row.id,
+            name,
+            email: row.email,
+            phone: row.phone,
+        }
+    }
 }
 
 impl Task {
@@ -68,8 +98,28 @@ impl Task {
             due_by: row.due_by.map(from_millis),
             created_at: from_millis(row.created_at),
             completed_at: row.completed_at.map(from_millis),
+            contact: TaskContact::default(),
         })
     }
+}
+
+/// Fills in each task's contact, one query for the lot.
+async fn with_contacts(
+    core: &Core,
+    account_id: &str,
+    mut tasks: Vec<Task>,
+) -> Result<Vec<Task>, ServiceError> {
+    let ids: Vec<&str> = tasks.iter().map(|t| t.enrollment_id.as_str()).collect();
+    let contacts = store::tasks::contacts_of(&core.db, account_id, &ids).await?;
+    for task in &mut tasks {
+        if let Some((_, row)) = contacts
+            .iter()
+            .find(|(enrollment, _)| task.enrollment_id == enrollment.as_str())
+        {
+            task.contact = TaskContact::from_row(row.clone());
+        }
+    }
+    Ok(tasks)
 }
 
 /// A page of tasks ordered by id; the token is the last id.
@@ -115,7 +165,7 @@ pub async fn list(
         .into_iter()
         .map(Task::from_row)
         .collect::<Result<_, _>>()?;
-    Ok((tasks, next))
+    Ok((with_contacts(core, account_id, tasks).await?, next))
 }
 
 async fn find(core: &Core, account_id: &str, id: &TaskId) -> Result<Task, ServiceError> {
@@ -125,7 +175,9 @@ async fn find(core: &Core, account_id: &str, id: &TaskId) -> Result<Task, Servic
             what: "task",
             id: id.to_string(),
         })?;
-    Ok(Task::from_row(row)?)
+    let task = Task::from_row(row)?;
+    let mut one = with_contacts(core, account_id, vec![task]).await?;
+    Ok(one.remove(0))
 }
 
 /// Completes an open task; returns the task after it and how many other enrollments the

@@ -3,9 +3,10 @@
 
 pub use super::enrollments::DispatchRow;
 use super::schema::dispatches;
-use super::{Db, DispatchStatus, StoreError};
+use super::{Conn, Db, DispatchStatus, EnrollmentRow, JourneyRow, StoreError, Tx};
+use crate::timing::Channel;
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 /// A claim: whose lease, until when.
 #[derive(Debug, Clone, Copy)]
@@ -19,11 +20,14 @@ pub struct Lease<'a> {
 /// Leases up to `max` of the account's due, unleased pending dispatches in one
 /// `UPDATE … RETURNING`, earliest due first. On PostgreSQL the candidates are locked
 /// `FOR UPDATE SKIP LOCKED`, so two claimers never lease the same dispatch.
+///
+/// `channels` keeps only dispatches on those channels; empty means every channel.
 pub async fn claim(
     db: &Db,
     account_id: &str,
     now_ms: i64,
     max: i64,
+    channels: &[Channel],
     lease: Lease<'_>,
 ) -> Result<Vec<DispatchRow>, StoreError> {
     use diesel::sql_types::{BigInt, Text};
@@ -33,10 +37,21 @@ pub async fn claim(
         Db::Postgres(_) => " FOR UPDATE SKIP LOCKED",
         Db::Sqlite(_) => "",
     };
+    // The spellings are `Channel::as_str`'s, a closed set of literals: written inline, they
+    // need no bind (SQLite cannot bind a list).
+    let only = if channels.is_empty() {
+        String::new()
+    } else {
+        let list: Vec<String> = channels
+            .iter()
+            .map(|c| format!("'{}'", c.as_str()))
+            .collect();
+        format!(" AND channel IN ({})", list.join(", "))
+    };
     let sql = format!(
         "UPDATE dispatches SET lease_owner = $1, lease_until = $2, attempts = attempts + 1 \
          WHERE id IN (SELECT id FROM dispatches WHERE account_id = $3 AND status = 'pending' \
-         AND due_at <= $4 AND (lease_until IS NULL OR lease_until <= $4) \
+         AND due_at <= $4 AND (lease_until IS NULL OR lease_until <= $4){only} \
          ORDER BY due_at, id LIMIT $5{lock}) RETURNING *"
     );
     let query = diesel::sql_query(sql)
@@ -52,57 +67,146 @@ pub async fn claim(
     Ok(rows)
 }
 
-/// How an ack ended.
+/// What an ack writes on the dispatch.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Acked {
-    /// The lease was the caller's: the dispatch is now `status`.
-    Done,
-    /// No such dispatch in the account.
-    Missing,
-    /// Not applied: the dispatch as it is (acked before, or leased to another claimer).
-    Refused(Box<DispatchRow>),
+pub struct AckUpdate<'a> {
+    /// `sent`, `failed`, or `pending` again (a retry).
+    pub status: DispatchStatus,
+    pub provider_message_id: Option<&'a str>,
+    pub failure: Option<&'a str>,
+    /// When it is due (a retry's new time; unchanged otherwise).
+    pub due_at: i64,
 }
 
-/// Sets a pending dispatch leased by `lease_owner` to `status` (`sent` with the provider's id,
-/// or `failed` with why), in one transaction with the read that explains a refusal.
-pub async fn ack(
+/// The account's dispatch `id`.
+pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Option<DispatchRow>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => dispatches::table
+        .filter(dispatches::account_id.eq(account_id))
+        .filter(dispatches::id.eq(id))
+        .select(DispatchRow::as_select())
+        .first(c)
+        .await
+        .optional())?)
+}
+
+/// Filters of [`list`]; `None` means any.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter<'a> {
+    /// The enrollment's id.
+    pub enrollment_id: Option<&'a str>,
+    /// The status.
+    pub status: Option<DispatchStatus>,
+    /// Ids after this one (keyset pagination).
+    pub after_id: Option<&'a str>,
+}
+
+/// Up to `limit` of the account's dispatches by id, filtered.
+pub async fn list(
     db: &Db,
     account_id: &str,
-    id: &str,
-    lease_owner: &str,
-    status: DispatchStatus,
-    provider_message_id: Option<&str>,
-    failure: Option<&str>,
-) -> Result<Acked, StoreError> {
+    filter: &ListFilter<'_>,
+    limit: i64,
+) -> Result<Vec<DispatchRow>, StoreError> {
     let conn = db.conn().await?;
-    Ok(with_conn!(conn, c => c
-        .transaction(async |c| {
-            let updated = diesel::update(
+    Ok(with_conn!(conn, c => {
+        let mut q = dispatches::table
+            .filter(dispatches::account_id.eq(account_id))
+            .order(dispatches::id.asc())
+            .limit(limit)
+            .select(DispatchRow::as_select())
+            .into_boxed();
+        if let Some(enrollment) = filter.enrollment_id {
+            q = q.filter(dispatches::enrollment_id.eq(enrollment));
+        }
+        if let Some(status) = filter.status {
+            q = q.filter(dispatches::status.eq(status.as_str()));
+        }
+        if let Some(after) = filter.after_id {
+            q = q.filter(dispatches::id.gt(after));
+        }
+        q.load(c).await
+    })?)
+}
+
+impl Tx {
+    /// The enrollment of the account's dispatch `id`, read without a lock: what to lock first.
+    pub async fn dispatch_enrollment(
+        &mut self,
+        account_id: &str,
+        id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(on_conn!(&mut self.conn, c => dispatches::table
+            .filter(dispatches::account_id.eq(account_id))
+            .filter(dispatches::id.eq(id))
+            .select(dispatches::enrollment_id)
+            .first(c)
+            .await
+            .optional())?)
+    }
+
+    /// The account's dispatch `id`, locked until this transaction ends (PostgreSQL
+    /// `FOR UPDATE`; SQLite has one writer).
+    pub async fn lock_dispatch(
+        &mut self,
+        account_id: &str,
+        id: &str,
+    ) -> Result<Option<DispatchRow>, StoreError> {
+        macro_rules! find {
+            () => {
                 dispatches::table
                     .filter(dispatches::account_id.eq(account_id))
                     .filter(dispatches::id.eq(id))
-                    .filter(dispatches::status.eq(DispatchStatus::Pending.as_str()))
-                    .filter(dispatches::lease_owner.eq(lease_owner)),
-            )
+                    .select(DispatchRow::as_select())
+            };
+        }
+        Ok(match &mut self.conn {
+            Conn::Postgres(c) => find!().for_update().first(&mut **c).await.optional()?,
+            Conn::Sqlite(c) => find!().first(&mut **c).await.optional()?,
+        })
+    }
+
+    /// Applies an ack to dispatch `id`: its status, provider id or failure, due time; the lease
+    /// ends (its owner is kept, so a repeat of the same ack is recognised).
+    pub async fn ack_dispatch(&mut self, id: &str, ack: &AckUpdate<'_>) -> Result<(), StoreError> {
+        on_conn!(&mut self.conn, c => diesel::update(dispatches::table.filter(dispatches::id.eq(id)))
             .set((
-                dispatches::status.eq(status.as_str()),
-                dispatches::provider_message_id.eq(provider_message_id),
-                dispatches::failure.eq(failure),
+                dispatches::status.eq(ack.status.as_str()),
+                dispatches::provider_message_id.eq(ack.provider_message_id),
+                dispatches::failure.eq(ack.failure),
+                dispatches::due_at.eq(ack.due_at),
                 dispatches::lease_until.eq(None::<i64>),
             ))
             .execute(c)
-            .await?;
-            if updated == 1 {
-                return Ok(Acked::Done);
-            }
-            let found = dispatches::table
-                .filter(dispatches::account_id.eq(account_id))
-                .filter(dispatches::id.eq(id))
-                .select(DispatchRow::as_select())
-                .first(c)
-                .await
-                .optional()?;
-            Ok::<_, diesel::result::Error>(found.map_or(Acked::Missing, |row| Acked::Refused(Box::new(row))))
-        })
-        .await)?)
+            .await)?;
+        Ok(())
+    }
+
+    /// Appends `detail` (a journey entry as JSON, of kind `kind`) to the journey of `row`, an
+    /// enrollment this transaction locked, and advances its `journey_seq`.
+    pub async fn append_journey(
+        &mut self,
+        row: &EnrollmentRow,
+        at: i64,
+        kind: &str,
+        detail: String,
+    ) -> Result<(), StoreError> {
+        use super::schema::{enrollments, journey};
+        let entry = JourneyRow {
+            enrollment_id: row.id.clone(),
+            seq: row.journey_seq + 1,
+            at,
+            kind: kind.to_string(),
+            detail,
+        };
+        on_conn!(&mut self.conn, c => diesel::insert_into(journey::table)
+            .values(&entry)
+            .execute(c)
+            .await)?;
+        on_conn!(&mut self.conn, c => diesel::update(enrollments::table.filter(enrollments::id.eq(&row.id)))
+            .set(enrollments::journey_seq.eq(entry.seq))
+            .execute(c)
+            .await)?;
+        Ok(())
+    }
 }

@@ -88,7 +88,10 @@ pub struct DispatchRow {
     pub provider_message_id: Option<String>,
     pub failure: Option<String>,
     pub created_at: i64,
+    /// When it is (or was) due: when the step ran, or the time a retry ack asked for.
     pub due_at: i64,
+    /// Held: why (`ZONE_UNKNOWN`, `NO_OPENING`, …); `failure` says what to fix.
+    pub hold_code: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
@@ -205,6 +208,7 @@ impl Writes {
                     failure: None,
                     created_at: now_ms,
                     due_at: now_ms,
+                    hold_code: None,
                 }),
                 Effect::DispatchHeld {
                     idempotency_key,
@@ -236,9 +240,10 @@ impl Writes {
                     lease_until: None,
                     attempts: 0,
                     provider_message_id: None,
-                    failure: Some(format!("{code}: {message}")),
+                    failure: Some(message.clone()),
                     created_at: now_ms,
                     due_at: now_ms,
+                    hold_code: Some(code.as_str().to_string()),
                 }),
                 Effect::TaskCreated(t) => self.tasks.push(TaskRow {
                     id: super::new_id("tk"),
@@ -485,4 +490,68 @@ pub async fn journey(
         .select(JourneyRow::as_select())
         .load(c)
         .await)?)
+}
+
+/// A journey row of one of a contact's enrollments, with the enrollment's flow.
+#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
+pub struct ContactJourneyRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub enrollment_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub flow_id: String,
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pub flow_version: i32,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub seq: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub at: i64,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub kind: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub detail: String,
+}
+
+/// Where a page of a contact's journey resumes: after the entry with this key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContactJourneyKey {
+    /// The entry's `at` (epoch ms).
+    pub at: i64,
+    /// Its enrollment.
+    pub enrollment_id: String,
+    /// Its seq in that enrollment.
+    pub seq: i64,
+}
+
+/// Up to `limit` journey rows of the account's contact, across its enrollments, ordered by
+/// `(at, enrollment_id, seq)` (within an enrollment that is seq order: its entries are written
+/// one transition at a time, `at` never earlier than the last), after `after`. `only` keeps one
+/// enrollment's rows (an enrollment-scoped caller).
+pub async fn contact_journey(
+    db: &Db,
+    account_id: &str,
+    contact_id: &str,
+    only: Option<&str>,
+    after: Option<&ContactJourneyKey>,
+    limit: i64,
+) -> Result<Vec<ContactJourneyRow>, StoreError> {
+    use diesel::sql_types::{BigInt, Nullable, Text};
+    // The contact's enrollments come from their index; their entries from the journey's
+    // primary key. A row value comparison is the keyset (SQLite ≥ 3.15 and PostgreSQL).
+    let query = diesel::sql_query(
+        "SELECT j.enrollment_id, e.flow_id, e.flow_version, j.seq, j.at, j.kind, j.detail \
+         FROM enrollments e JOIN journey j ON j.enrollment_id = e.id \
+         WHERE e.account_id = $1 AND e.contact_id = $2 \
+         AND ($3 IS NULL OR e.id = $3) \
+         AND ($4 IS NULL OR (j.at, j.enrollment_id, j.seq) > ($4, $5, $6)) \
+         ORDER BY j.at, j.enrollment_id, j.seq LIMIT $7",
+    )
+    .bind::<Text, _>(account_id)
+    .bind::<Text, _>(contact_id)
+    .bind::<Nullable<Text>, _>(only)
+    .bind::<Nullable<BigInt>, _>(after.map(|k| k.at))
+    .bind::<Text, _>(after.map_or("", |k| k.enrollment_id.as_str()))
+    .bind::<BigInt, _>(after.map_or(0, |k| k.seq))
+    .bind::<BigInt, _>(limit);
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => query.load(c).await)?)
 }

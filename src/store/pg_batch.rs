@@ -113,11 +113,11 @@ pub async fn write_with<'a>(
             "INSERT INTO dispatches (id, account_id, enrollment_id, run, step, idempotency_key, \
              channel, recipient, template, input, channel_params, message_id, status, \
              lease_owner, lease_until, attempts, provider_message_id, failure, created_at, \
-             due_at) \
+             due_at, hold_code) \
              SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], \
              $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], \
              $12::text[], $13::text[], $14::text[], $15::int8[], $16::int4[], $17::text[], \
-             $18::text[], $19::int8[], $20::int8[]) \
+             $18::text[], $19::int8[], $20::int8[], $21::text[]) \
              ON CONFLICT (idempotency_key) DO NOTHING",
         )
         .bind::<Array<Text>, _>(col(d, |r| r.id.as_str()))
@@ -139,7 +139,8 @@ pub async fn write_with<'a>(
         .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.provider_message_id.as_deref()))
         .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.failure.as_deref()))
         .bind::<Array<BigInt>, _>(col(d, |r| r.created_at))
-        .bind::<Array<BigInt>, _>(col(d, |r| r.due_at)))
+        .bind::<Array<BigInt>, _>(col(d, |r| r.due_at))
+        .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.hold_code.as_deref())))
         .execute(&mut &*c);
         sent.push(q);
     }

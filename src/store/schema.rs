@@ -119,6 +119,7 @@ diesel::table! {
         failure -> Nullable<Text>,
         created_at -> BigInt,
         due_at -> BigInt,
+        hold_code -> Nullable<Text>,
     }
 }
 

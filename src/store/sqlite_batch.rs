@@ -31,7 +31,7 @@ pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
             .values(chunk)
             .execute(conn)?;
     }
-    for chunk in w.dispatches.chunks(MAX_BINDS / 20) {
+    for chunk in w.dispatches.chunks(MAX_BINDS / 21) {
         diesel::insert_into(dispatches::table)
             .values(chunk)
             .on_conflict(dispatches::idempotency_key)

@@ -1,8 +1,9 @@
 //! Tasks (`call`, `linkedin_connect`, `linkedin_message` steps): reads. The rows are written by
 //! [`Tx::write_all`](super::Tx::write_all) with the step that opened or closed them.
 
+use super::contacts::ContactRow;
 pub use super::enrollments::TaskRow;
-use super::schema::tasks;
+use super::schema::{contacts, enrollments, tasks};
 use super::{Db, StoreError, TaskStatus};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -56,4 +57,40 @@ pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Option<TaskRow>,
         .first(c)
         .await
         .optional())?)
+}
+
+/// The contacts (as they are now) of the account's enrollments `enrollment_ids`, by
+/// enrollment id.
+pub async fn contacts_of(
+    db: &Db,
+    account_id: &str,
+    enrollment_ids: &[&str],
+) -> Result<Vec<(String, ContactRow)>, StoreError> {
+    if enrollment_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let conn = db.conn().await?;
+    with_conn!(conn, c => {
+        let pairs: Vec<(String, String)> = enrollments::table
+            .filter(enrollments::account_id.eq(account_id))
+            .filter(enrollments::id.eq_any(enrollment_ids))
+            .select((enrollments::id, enrollments::contact_id))
+            .load(c)
+            .await?;
+        let ids: Vec<&str> = pairs.iter().map(|(_, contact)| contact.as_str()).collect();
+        let rows: Vec<ContactRow> = contacts::table
+            .filter(contacts::account_id.eq(account_id))
+            .filter(contacts::id.eq_any(&ids))
+            .select(ContactRow::as_select())
+            .load(c)
+            .await?;
+        Ok(pairs
+            .into_iter()
+            .filter_map(|(enrollment, contact)| {
+                rows.iter()
+                    .find(|r| r.id == contact)
+                    .map(|r| (enrollment, r.clone()))
+            })
+            .collect())
+    })
 }

@@ -162,6 +162,7 @@ async fn sigkill_mid_batch_then_restart_runs_everything_exactly_once() {
                 ClaimDispatchesRequest {
                     lease_ms: 3_600_000,
                     max_count: 1_000,
+                    ..Default::default()
                 },
                 &token,
             ))

@@ -146,6 +146,7 @@ async fn claim(app: &TestApp, c: &mut Clients, lease_ms: i64) -> Vec<Dispatch> {
         .claim_dispatches(app.authed(ClaimDispatchesRequest {
             lease_ms,
             max_count: 10,
+            ..Default::default()
         }))
         .await
         .unwrap()
@@ -196,6 +197,7 @@ async fn outbound_flow_walks_weeks_of_virtual_time(backend: Backend) {
             lease_token: email.lease_token.clone(),
             provider_message_id: "ses-1".into(),
             failure: String::new(),
+            ..Default::default()
         }))
         .await
         .unwrap()
@@ -543,6 +545,7 @@ async fn dispatch_lease_expires_and_is_claimed_again(backend: Backend) {
             lease_token: first[0].lease_token.clone(),
             provider_message_id: "p-1".into(),
             failure: String::new(),
+            ..Default::default()
         }))
         .await
         .unwrap_err();
@@ -554,6 +557,7 @@ async fn dispatch_lease_expires_and_is_claimed_again(backend: Backend) {
             lease_token: second[0].lease_token.clone(),
             provider_message_id: String::new(),
             failure: "mailbox full".into(),
+            ..Default::default()
         }))
         .await
         .unwrap()

@@ -14,7 +14,7 @@
 //!   `nudge` binary.
 //! - `golden`: comparing a timing answer with a golden case (`timing_golden`, `cli_commands`).
 //! - `engine_support`: helpers of the interpreter tests (`engine_*`).
-//! - End-to-end, through a real server: `api`, `api_flows_timing`, `engine_api`, `signals`
+//! - End-to-end, through a real server: `api`, `api_flows_timing`, `delivery`, `engine_api`, `signals`
 //!   (by concern: routing, fan-out, SMS, email, webhooks, events, group commit), `planner`,
 //!   `planner_loop`, `store`.
 //! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`.
@@ -36,6 +36,7 @@ mod api_flows_timing;
 mod cli;
 mod cli_commands;
 mod crash;
+mod delivery;
 mod engine_api;
 mod engine_props;
 mod engine_routing;

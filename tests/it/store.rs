@@ -239,6 +239,7 @@ async fn batch_writers_round_trip(backend: Backend) {
         failure: Some("fail-45".into()),
         created_at: 46,
         due_at: 47,
+        hold_code: Some("CODE-48".into()),
     };
     let task = TaskRow {
         id: "tk_1".into(),

@@ -18,9 +18,11 @@ const PUBLIC_PREFIXES: [&str; 3] = [
 
 /// RPCs an enrollment-scoped token may call; each handler also checks that the enrollment is
 /// the token's own (`service::enrollments::check_scope`). Everything else is refused.
-const ENROLLMENT_SCOPED_METHODS: [&str; 6] = [
+const ENROLLMENT_SCOPED_METHODS: [&str; 7] = [
     "/nudge.v1.EnrollmentService/GetEnrollment",
     "/nudge.v1.EnrollmentService/GetJourney",
+    // Filtered to the token's own enrollment (`contact_journey_page`).
+    "/nudge.v1.EnrollmentService/ListJourney",
     "/nudge.v1.EnrollmentService/Pause",
     "/nudge.v1.EnrollmentService/Resume",
     "/nudge.v1.EnrollmentService/Exit",

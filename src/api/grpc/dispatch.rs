@@ -4,13 +4,60 @@ use super::auth::principal;
 use super::convert::{opt_timestamp, timestamp};
 use crate::api::AppState;
 use crate::proto::v1 as pb;
+use crate::proto::v1::ack_dispatch_request::RetryWhen;
 use crate::proto::v1::dispatch_service_server::DispatchService;
-use crate::service::dispatches;
+use crate::service::dispatches::{self, Dispatch, Outcome, RetryAt};
 use crate::service::ids::DispatchId;
+use crate::service::{ServiceError, Violation};
+use chrono::DateTime;
 use tonic::{Request, Response, Status};
 
 pub struct DispatchApi {
     pub state: AppState,
+}
+
+impl From<Dispatch> for pb::Dispatch {
+    fn from(d: Dispatch) -> pb::Dispatch {
+        pb::Dispatch {
+            id: d.id.into_string(),
+            enrollment_id: d.enrollment_id.into_string(),
+            run: d.run,
+            step: d.step,
+            idempotency_key: d.idempotency_key,
+            channel: d.channel,
+            recipient: d.recipient,
+            template: d.template,
+            input: d.input,
+            message_id: d.message_id.unwrap_or_default(),
+            due_at: Some(timestamp(d.due_at)),
+            attempts: d.attempts,
+            lease_token: d.lease_token.unwrap_or_default(),
+            lease_until: opt_timestamp(d.lease_until),
+            channel_params: d.channel_params.unwrap_or_default(),
+            status: d.status.as_str().to_string(),
+            hold_code: d.hold_code.unwrap_or_default(),
+            failure: d.failure.unwrap_or_default(),
+            provider_message_id: d.provider_message_id.unwrap_or_default(),
+            created_at: Some(timestamp(d.created_at)),
+        }
+    }
+}
+
+/// The retry time a request names, if it names one.
+fn retry_at(when: Option<RetryWhen>) -> Result<Option<RetryAt>, ServiceError> {
+    Ok(match when {
+        None => None,
+        Some(RetryWhen::RetryAfterMs(ms)) => Some(RetryAt::After(ms)),
+        Some(RetryWhen::RetryAt(t)) => Some(RetryAt::At(
+            DateTime::from_timestamp(t.seconds, t.nanos.max(0) as u32).ok_or_else(|| {
+                ServiceError::Invalid(vec![Violation::new(
+                    "retry_at",
+                    crate::code::Code::BadSchema,
+                    "not a representable instant; send a timestamp within years 1 to 9999",
+                )])
+            })?,
+        )),
+    })
 }
 
 #[tonic::async_trait]
@@ -21,29 +68,16 @@ impl DispatchService for DispatchApi {
     ) -> Result<Response<pb::ClaimDispatchesResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
-        let rows =
-            dispatches::claim(&self.state.core, &who.account_id, r.lease_ms, r.max_count).await?;
+        let rows = dispatches::claim(
+            &self.state.core,
+            &who.account_id,
+            r.lease_ms,
+            r.max_count,
+            &r.channels,
+        )
+        .await?;
         Ok(Response::new(pb::ClaimDispatchesResponse {
-            dispatches: rows
-                .into_iter()
-                .map(|d| pb::Dispatch {
-                    id: d.id.into_string(),
-                    enrollment_id: d.enrollment_id.into_string(),
-                    run: d.run,
-                    step: d.step,
-                    idempotency_key: d.idempotency_key,
-                    channel: d.channel,
-                    recipient: d.recipient,
-                    template: d.template,
-                    input: d.input,
-                    message_id: d.message_id.unwrap_or_default(),
-                    due_at: Some(timestamp(d.due_at)),
-                    attempts: d.attempts,
-                    lease_token: d.lease_token.unwrap_or_default(),
-                    lease_until: opt_timestamp(d.lease_until),
-                    channel_params: d.channel_params.unwrap_or_default(),
-                })
-                .collect(),
+            dispatches: rows.into_iter().map(pb::Dispatch::from).collect(),
         }))
     }
 
@@ -53,17 +87,58 @@ impl DispatchService for DispatchApi {
     ) -> Result<Response<pb::AckDispatchResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
-        let status = dispatches::ack(
+        let outcome = Outcome::parse(
+            &r.provider_message_id,
+            &r.failure,
+            r.retry,
+            retry_at(r.retry_when)?,
+        )?;
+        let acked = dispatches::ack(
             &self.state.core,
             &who.account_id,
             &DispatchId::from(r.id),
             &r.lease_token,
-            &r.provider_message_id,
-            &r.failure,
+            &outcome,
         )
         .await?;
         Ok(Response::new(pb::AckDispatchResponse {
-            status: status.as_str().to_string(),
+            status: acked.status.as_str().to_string(),
+            due_at: Some(timestamp(acked.due_at)),
+            attempts: acked.attempts,
+        }))
+    }
+
+    async fn get_dispatch(
+        &self,
+        request: Request<pb::GetDispatchRequest>,
+    ) -> Result<Response<pb::GetDispatchResponse>, Status> {
+        let who = principal(&request)?;
+        let r = request.into_inner();
+        let d = dispatches::get(&self.state.core, &who.account_id, &DispatchId::from(r.id)).await?;
+        Ok(Response::new(pb::GetDispatchResponse {
+            dispatch: Some(d.into()),
+        }))
+    }
+
+    async fn list_dispatches(
+        &self,
+        request: Request<pb::ListDispatchesRequest>,
+    ) -> Result<Response<pb::ListDispatchesResponse>, Status> {
+        let who = principal(&request)?;
+        let r = request.into_inner();
+        let page = r.page.unwrap_or_default();
+        let (list, next_page_token) = dispatches::list(
+            &self.state.core,
+            &who.account_id,
+            &r.enrollment_id,
+            &r.status,
+            page.page_size,
+            &page.page_token,
+        )
+        .await?;
+        Ok(Response::new(pb::ListDispatchesResponse {
+            dispatches: list.into_iter().map(pb::Dispatch::from).collect(),
+            next_page_token,
         }))
     }
 }

@@ -6,7 +6,7 @@ use crate::api::AppState;
 use crate::engine::Input;
 use crate::proto::v1 as pb;
 use crate::proto::v1::enrollment_service_server::EnrollmentService;
-use crate::service::enrollments::{self, EnrollInput, Enrollment, ListFilter};
+use crate::service::enrollments::{self, EnrollInput, Enrollment, Entry, ListFilter};
 use crate::service::ids::EnrollmentId;
 use crate::service::ServiceError;
 use tonic::{Request, Response, Status};
@@ -34,6 +34,17 @@ impl From<Enrollment> for pb::Enrollment {
             client_key: e.client_key.unwrap_or_default(),
             created_at: Some(timestamp(e.created_at)),
             updated_at: Some(timestamp(e.updated_at)),
+        }
+    }
+}
+
+impl From<Entry> for pb::JourneyEntry {
+    fn from(e: Entry) -> pb::JourneyEntry {
+        pb::JourneyEntry {
+            seq: e.seq,
+            at: Some(timestamp(e.at)),
+            kind: e.kind,
+            detail: e.detail,
         }
     }
 }
@@ -238,13 +249,34 @@ impl EnrollmentService for EnrollmentApi {
         )
         .await?;
         Ok(Response::new(pb::GetJourneyResponse {
+            entries: entries.into_iter().map(pb::JourneyEntry::from).collect(),
+            next_page_token,
+        }))
+    }
+
+    async fn list_journey(
+        &self,
+        request: Request<pb::ListJourneyRequest>,
+    ) -> Result<Response<pb::ListJourneyResponse>, Status> {
+        let who = principal(&request)?;
+        let r = request.into_inner();
+        let page = r.page.unwrap_or_default();
+        let (entries, next_page_token) = enrollments::contact_journey_page(
+            &self.state.core,
+            &who,
+            &r.contact_id,
+            page.page_size,
+            &page.page_token,
+        )
+        .await?;
+        Ok(Response::new(pb::ListJourneyResponse {
             entries: entries
                 .into_iter()
-                .map(|e| pb::JourneyEntry {
-                    seq: e.seq,
-                    at: Some(timestamp(e.at)),
-                    kind: e.kind,
-                    detail: e.detail,
+                .map(|e| pb::ContactJourneyEntry {
+                    enrollment_id: e.enrollment_id.into_string(),
+                    flow_id: e.flow_id,
+                    flow_version: e.flow_version,
+                    entry: Some(e.entry.into()),
                 })
                 .collect(),
             next_page_token,

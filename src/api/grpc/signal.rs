@@ -30,6 +30,10 @@ impl From<Task> for pb::Task {
             due_by: opt_timestamp(t.due_by),
             created_at: Some(timestamp(t.created_at)),
             completed_at: opt_timestamp(t.completed_at),
+            contact_id: t.contact.id,
+            contact_name: t.contact.name.unwrap_or_default(),
+            contact_email: t.contact.email.unwrap_or_default(),
+            contact_phone: t.contact.phone.unwrap_or_default(),
         }
     }
 }

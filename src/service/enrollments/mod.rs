@@ -14,7 +14,10 @@ mod read;
 
 pub use act::{act, apply_input, apply_input_storing};
 pub use enroll::{batch_enroll, enroll, BatchResult, EnrollInput, MAX_BATCH};
-pub use read::{get, journey_page, list, Entry, ListFilter};
+pub use read::{
+    contact_journey_page, get, journey_page, list, ContactEntry, Entry, ListFilter,
+    MAX_PAGE_TOKEN_LEN,
+};
 
 use super::ids::EnrollmentId;
 use super::ServiceError;

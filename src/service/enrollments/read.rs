@@ -1,7 +1,8 @@
-//! Reads: one enrollment, a filtered page of them, a page of one's journey (SPEC §5.8).
+//! Reads: one enrollment, a filtered page of them, a page of one's journey, a page of a
+//! contact's journey across its enrollments (SPEC §5.8).
 
 use super::{check_scope, page_size, Enrollment};
-use crate::auth::Principal;
+use crate::auth::{Principal, Scope};
 use crate::clock::from_millis;
 use crate::code::Code;
 use crate::engine::Status;
@@ -136,4 +137,128 @@ pub async fn journey_page(
             .collect(),
         next,
     ))
+}
+
+/// The longest page token accepted (SPEC §13).
+pub const MAX_PAGE_TOKEN_LEN: usize = 512;
+
+/// One entry of a contact's journey: the entry and the enrollment it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContactEntry {
+    /// The enrollment whose journey it is.
+    pub enrollment_id: EnrollmentId,
+    /// That enrollment's flow (its id) and version.
+    pub flow_id: String,
+    pub flow_version: i32,
+    /// The entry itself, as `GetJourney` shows it.
+    pub entry: Entry,
+}
+
+/// A page of the contact's journey across its enrollments, in the order the entries were
+/// written (`at`, then enrollment id, then seq). The token is `<at>.<seq>.<enrollment id>` of
+/// the last entry returned. An enrollment-scoped token sees only its own enrollment's entries,
+/// and only when that enrollment is the contact's.
+pub async fn contact_journey_page(
+    core: &Core,
+    who: &Principal,
+    contact_id: &str,
+    size: i32,
+    token: &str,
+) -> Result<(Vec<ContactEntry>, String), ServiceError> {
+    let contact_id = crate::service::fields::parse_id("contact_id", contact_id)
+        .map_err(|v| ServiceError::Invalid(vec![v]))?;
+    let size = page_size(size)?;
+    let after = parse_contact_token(token)?;
+    if store::contacts::get(&core.db, &who.account_id, &contact_id)
+        .await?
+        .is_none()
+    {
+        return Err(ServiceError::NotFound {
+            what: "contact",
+            id: contact_id,
+        });
+    }
+    let only = match &who.scope {
+        Scope::Full => None,
+        Scope::Enrollment(own) => {
+            let mine = store::enrollments::get(&core.db, &who.account_id, own).await?;
+            if mine.is_none_or(|e| e.contact_id != contact_id) {
+                return Err(ServiceError::Forbidden(format!(
+                    "this token is scoped to enrollment `{own}`, which is not contact \
+                     `{contact_id}`'s; use a full account token"
+                )));
+            }
+            Some(own.as_str())
+        }
+    };
+    let mut rows = store::enrollments::contact_journey(
+        &core.db,
+        &who.account_id,
+        &contact_id,
+        only,
+        after.as_ref(),
+        size + 1,
+    )
+    .await?;
+    let next = next_page_token(&mut rows, size, |r| {
+        format!("{}.{}.{}", r.at, r.seq, r.enrollment_id)
+    });
+    Ok((
+        rows.into_iter()
+            .map(|r| ContactEntry {
+                enrollment_id: r.enrollment_id.into(),
+                flow_id: r.flow_id,
+                flow_version: r.flow_version,
+                entry: Entry {
+                    seq: r.seq,
+                    at: from_millis(r.at),
+                    kind: r.kind,
+                    detail: r.detail,
+                },
+            })
+            .collect(),
+        next,
+    ))
+}
+
+/// The key a `ListJourney` page token names; `None` for the first page.
+fn parse_contact_token(
+    token: &str,
+) -> Result<Option<store::enrollments::ContactJourneyKey>, ServiceError> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    let bad = |why: &str| {
+        ServiceError::Invalid(vec![Violation::new(
+            "page.page_token",
+            Code::BadSchema,
+            format!("{why}; pass the previous page's next_page_token back unchanged (empty for the first page)"),
+        )])
+    };
+    if token.len() > MAX_PAGE_TOKEN_LEN {
+        return Err(bad(&format!(
+            "the page token is {} bytes long; at most {MAX_PAGE_TOKEN_LEN} are allowed",
+            token.len()
+        )));
+    }
+    let mut parts = token.splitn(3, '.');
+    let (Some(at), Some(seq), Some(enrollment_id)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad("this is not a page token of a contact's journey"));
+    };
+    match (at.parse(), seq.parse()) {
+        (Ok(at), Ok(seq))
+            if !enrollment_id.is_empty()
+                && !enrollment_id
+                    .chars()
+                    .any(|c| c.is_control() || c.is_whitespace()) =>
+        {
+            Ok(Some(store::enrollments::ContactJourneyKey {
+                at,
+                enrollment_id: enrollment_id.to_string(),
+                seq,
+            }))
+        }
+        _ => Err(bad("this is not a page token of a contact's journey")),
+    }
 }

@@ -34,6 +34,7 @@ async fn email_reply_is_matched_to_its_thread(backend: Backend) {
         .claim_dispatches(app.authed(ClaimDispatchesRequest {
             lease_ms: 60_000,
             max_count: 10,
+            ..Default::default()
         }))
         .await
         .unwrap()
