@@ -70,3 +70,29 @@ pub fn principal<T>(request: &tonic::Request<T>) -> Result<Principal, Status> {
         .cloned()
         .ok_or_else(|| Status::from(AuthError::Missing))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ENROLLMENT_SCOPED_METHODS;
+
+    /// docs/service.md lists what an enrollment-scoped token may call: exactly this list.
+    #[test]
+    fn the_docs_list_the_enrollment_scoped_methods() {
+        let docs = include_str!("../../../docs/service.md");
+        let start = docs
+            .find("An enrollment-scoped token may\n  call exactly these")
+            .expect("the scopes paragraph");
+        let end = start + docs[start..].find("(the list is").expect("its end");
+        let listed: Vec<String> = docs[start..end]
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(|m| m.trim_start_matches("EnrollmentService.").to_string())
+            .collect();
+        let code: Vec<String> = ENROLLMENT_SCOPED_METHODS
+            .iter()
+            .map(|m| m.rsplit('/').next().unwrap().to_string())
+            .collect();
+        assert_eq!(listed, code);
+    }
+}
