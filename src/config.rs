@@ -14,7 +14,7 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
 /// The default cap on open connections (`--max-connections`). Each takes a file descriptor:
 /// the process's open-file limit must be above it.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 4096;
 
 /// How long a connection may take to send what it owes, and how many may be open (SPEC §13).
 /// A peer that holds a connection without using it is cut off, so idle or slow connections
@@ -47,7 +47,7 @@ impl Default for ConnLimits {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(60),
-            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections: DEFAULT_MAX_CONNECTIONS as usize,
             keepalive_interval: Duration::from_secs(30),
             keepalive_timeout: Duration::from_secs(10),
             max_concurrent_streams: 256,
