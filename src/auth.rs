@@ -108,7 +108,7 @@ pub async fn create_token(
 /// The token of an `authorization` value `Bearer <token>`, the scheme in any case (RFC 9110
 /// §11.1: auth schemes are case-insensitive).
 fn bearer_token(header: &str) -> Option<&str> {
-    let (scheme, token) = header.trim().split_once(|c: char| c == ' ' || c == '\t')?;
+    let (scheme, token) = header.trim().split_once([' ', '\t'])?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
