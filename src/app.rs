@@ -1,10 +1,10 @@
 //! Building and running the server: migrate, bootstrap the default account, bind, then serve
-//! gRPC and HTTP on one port (axum serves h2c and HTTP/1 side by side).
+//! gRPC and HTTP on one port (h2c and HTTP/1 side by side, [`api::serve`]).
 
 use crate::api::{self, AppState};
 use crate::auth::{self, Scope};
 use crate::clock::{to_millis, Clock, ManualClock, SharedClock, SystemClock};
-use crate::config::{ClockKind, Config};
+use crate::config::{ClockKind, Config, ConnLimits};
 use crate::planner::Planner;
 use crate::runtime::{self, Core, Stop};
 use crate::service::signals::Router;
@@ -18,7 +18,8 @@ use tokio::net::TcpListener;
 /// A built server, bound and ready to run.
 pub struct App {
     listener: TcpListener,
-    router: axum::Router,
+    routes: api::serve::Routes,
+    limits: ConnLimits,
     state: AppState,
     /// PostgreSQL URL for the planner's `LISTEN` connection.
     listen_url: Option<String>,
@@ -56,10 +57,13 @@ impl App {
         bootstrap(&state.core, config.announce_first_token).await?;
         warm_phones.await.context("loading the phone zone table")?;
 
-        let router = api::grpc::router(state.clone(), config.max_message_bytes)
-            .await?
-            .merge(api::http::router(state.clone()))
-            .layer(axum::middleware::from_fn(api::access_log));
+        let access_log = || axum::middleware::from_fn(api::access_log);
+        let routes = api::serve::Routes {
+            grpc: api::grpc::router(state.clone(), config.max_message_bytes)
+                .await?
+                .layer(access_log()),
+            http: api::http::router(state.clone()).layer(access_log()),
+        };
         let listener = TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("binding {}", config.listen))?;
@@ -69,7 +73,8 @@ impl App {
         };
         Ok(App {
             listener,
-            router,
+            routes,
+            limits: config.limits,
             state,
             listen_url,
         })
@@ -107,9 +112,7 @@ impl App {
                 )));
             }
         }
-        let served = axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown)
-            .await;
+        let served = api::serve::serve(self.listener, self.routes, self.limits, shutdown).await;
         let _ = stop_tx.send(true);
         for task in background {
             let _ = task.await;

@@ -105,15 +105,18 @@ pub async fn create_token(
     Ok(token)
 }
 
+/// The token of an `authorization` value `Bearer <token>`, the scheme in any case (RFC 9110
+/// §11.1: auth schemes are case-insensitive).
+fn bearer_token(header: &str) -> Option<&str> {
+    let (scheme, token) = header.trim().split_once([' ', '\t'])?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 /// Checks an `authorization` header value (`Bearer <token>`) and returns the caller.
 pub async fn authenticate(db: &Db, header: Option<&str>) -> Result<Principal, AuthError> {
     let header = header.ok_or(AuthError::Missing)?;
-    let token = header
-        .strip_prefix("Bearer ")
-        .or_else(|| header.strip_prefix("bearer "))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .ok_or(AuthError::Malformed)?;
+    let token = bearer_token(header).ok_or(AuthError::Malformed)?;
     if !token.starts_with(TOKEN_PREFIX) {
         return Err(AuthError::Unknown);
     }
@@ -141,6 +144,22 @@ mod tests {
         assert_eq!(s.to_string(), "enrollment:en_1");
         assert!(Scope::parse("enrollment:").is_err());
         assert!(Scope::parse("admin").is_err());
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        for header in [
+            "Bearer t",
+            "bearer t",
+            "BEARER t",
+            "bEaReR  t ",
+            "Bearer\tt",
+        ] {
+            assert_eq!(bearer_token(header), Some("t"), "{header:?}");
+        }
+        for header in ["Basic t", "Bearer", "Bearer ", "Bearert", "t"] {
+            assert_eq!(bearer_token(header), None, "{header:?}");
+        }
     }
 
     #[test]

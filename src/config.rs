@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 /// The default listen address: loopback only, so a first run exposes nothing.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7600";
@@ -10,6 +11,49 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:7600";
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://nudge.db";
 /// The largest gRPC request accepted (4 MiB). A larger one is refused before any handler runs.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// The default cap on open connections (`--max-connections`). Each takes a file descriptor:
+/// the process's open-file limit must be above it.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 4096;
+
+/// How long a connection may take to send what it owes, and how many may be open (SPEC §13).
+/// A peer that holds a connection without using it is cut off, so idle or slow connections
+/// cannot pile up and starve the ones that work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnLimits {
+    /// A new connection's first bytes, and each HTTP/1 request's headers, within this (10 s).
+    /// HTTP/1 keep-alive waits for the next request's headers, so an idle HTTP/1 connection
+    /// is closed after this too.
+    pub header_timeout: Duration,
+    /// A request's whole body within this of its headers (30 s); later: 408 and closed.
+    pub body_timeout: Duration,
+    /// A connection with no request in flight for this long is closed (60 s); HTTP/2 (gRPC)
+    /// gets a GOAWAY.
+    pub idle_timeout: Duration,
+    /// Open connections at most; at the cap a new one takes the place of the oldest idle one
+    /// (or is closed at once when every connection has a request in flight).
+    pub max_connections: usize,
+    /// HTTP/2 PING this often on a connection (30 s), …
+    pub keepalive_interval: Duration,
+    /// … which must be answered within this (10 s), else the connection is closed.
+    pub keepalive_timeout: Duration,
+    /// Concurrent HTTP/2 streams (gRPC calls) on one connection (256).
+    pub max_concurrent_streams: u32,
+}
+
+impl Default for ConnLimits {
+    fn default() -> Self {
+        ConnLimits {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: DEFAULT_MAX_CONNECTIONS as usize,
+            keepalive_interval: Duration::from_secs(30),
+            keepalive_timeout: Duration::from_secs(10),
+            max_concurrent_streams: 256,
+        }
+    }
+}
 
 /// Which clock the server stamps times with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -41,6 +85,8 @@ pub struct Config {
     /// The public base URL providers call (`https://nudge.example.com`): Twilio signs the full
     /// URL it called, which a proxy in front of nudge hides. `None`: rebuilt from the request.
     pub public_url: Option<String>,
+    /// Timeouts and the connection cap (tests make them short).
+    pub limits: ConnLimits,
 }
 
 impl Config {
@@ -52,6 +98,7 @@ impl Config {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             announce_first_token: true,
             public_url: None,
+            limits: ConnLimits::default(),
         }
     }
 }
@@ -64,6 +111,7 @@ impl fmt::Debug for Config {
             .field("clock", &self.clock)
             .field("max_message_bytes", &self.max_message_bytes)
             .field("public_url", &self.public_url)
+            .field("limits", &self.limits)
             .finish()
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod grpc;
 pub mod http;
+pub mod serve;
 
 use crate::runtime::Core;
 use crate::service::signals::Router;

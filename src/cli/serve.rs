@@ -2,7 +2,7 @@
 
 use super::DatabaseArgs;
 use crate::app::{shutdown_signal, App};
-use crate::config::{ClockKind, Config, DEFAULT_LISTEN};
+use crate::config::{ClockKind, Config, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
 use clap::Args;
 use std::net::SocketAddr;
 
@@ -20,11 +20,17 @@ pub struct ServeArgs {
     /// proxy stands in front: Twilio signs the full URL it called.
     #[arg(long, env = "NUDGE_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// Open connections at most (gRPC and HTTP together). At the cap a new connection takes
+    /// the place of the oldest idle one; keep the open-file limit (`ulimit -n`) above it.
+    #[arg(long, env = "NUDGE_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = Config::new(args.listen, args.database.database_url, args.clock);
     config.public_url = args.public_url;
+    config.limits.max_connections = args.max_connections as usize;
     tracing::info!(?config, "starting");
     let app = App::build(config).await?;
     app.run(shutdown_signal()).await?;

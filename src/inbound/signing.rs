@@ -1,5 +1,6 @@
-//! Webhook signatures (SPEC §7). Pure: `now` is a parameter, so the server's clock (a manual
-//! one in tests) decides what "older than 5 minutes" means.
+//! Webhook signatures (SPEC §7). Pure: `now` is a parameter. The webhooks pass the system
+//! clock's now, even on a server with a manual clock: a signature's timestamp is the sender's
+//! real time, which virtual time says nothing about.
 //!
 //! - nudge's own scheme, for `/webhooks/email` and `/webhooks/calendar`:
 //!   `X-Nudge-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">` with the account's
@@ -18,7 +19,7 @@ use hmac::{Hmac, Mac};
 use sha1::Sha1;
 use sha2::Sha256;
 
-/// How far a signature's timestamp may be from the server's clock, either way (5 minutes).
+/// How far a signature's timestamp may be from the system clock, either way (5 minutes).
 pub const TOLERANCE_SECS: i64 = 300;
 /// The header of nudge's scheme.
 pub const NUDGE_HEADER: &str = "x-nudge-signature";
@@ -37,12 +38,15 @@ pub enum SignatureError {
     #[error("the signature does not match the body: sign `<t>.<raw body>` with the account's webhook secret (see `nudge webhook-secret show`)")]
     /// Well formed, but signed with another secret or over another body.
     Mismatch,
-    #[error("the signature's timestamp {t} is {age}s away from the server's clock; at most {TOLERANCE_SECS}s is accepted (sign each request when it is sent)")]
+    #[error("`X-Twilio-Signature` does not match: Twilio signs the URL it called and the form's fields with the account's Twilio auth token, so that token must be the one set with `nudge twilio-token set`")]
+    /// Twilio's signature, made with another auth token or over another URL or form.
+    TwilioMismatch,
+    #[error("the signature's timestamp {t} is {age}s away from the system clock; at most {TOLERANCE_SECS}s is accepted (sign each request when it is sent)")]
     /// Signed too long ago (or in the future): a captured request cannot be sent again later.
     Stale {
         /// The signature's timestamp, unix seconds.
         t: i64,
-        /// Seconds between it and the server's clock (negative: in the future).
+        /// Seconds between it and the system clock (negative: in the future).
         age: i64,
     },
     #[error("this signature was already used: each request must be signed anew")]
@@ -144,10 +148,10 @@ pub fn twilio_verify(
     let header = header.ok_or(SignatureError::Missing("X-Twilio-Signature"))?;
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(header.trim())
-        .map_err(|_| SignatureError::Mismatch)?;
+        .map_err(|_| SignatureError::TwilioMismatch)?;
     twilio_mac(auth_token, url, params)
         .verify_slice(&bytes)
-        .map_err(|_| SignatureError::Mismatch)
+        .map_err(|_| SignatureError::TwilioMismatch)
 }
 
 #[cfg(test)]
@@ -295,19 +299,19 @@ mod tests {
         );
         assert_eq!(
             twilio_verify("54321", url, &p, good),
-            Err(SignatureError::Mismatch)
+            Err(SignatureError::TwilioMismatch)
         );
         assert_eq!(
             twilio_verify("12345", "https://mycompany.com/myapp.php", &p, good),
-            Err(SignatureError::Mismatch)
+            Err(SignatureError::TwilioMismatch)
         );
         assert_eq!(
             twilio_verify("12345", url, &params("+14158675310"), good),
-            Err(SignatureError::Mismatch)
+            Err(SignatureError::TwilioMismatch)
         );
         assert_eq!(
             twilio_verify("12345", url, &p, Some("not base64!")),
-            Err(SignatureError::Mismatch)
+            Err(SignatureError::TwilioMismatch)
         );
     }
 }

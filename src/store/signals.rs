@@ -402,32 +402,49 @@ impl SignalRow {
     }
 }
 
-/// Stores `row` unless its provider id is known, remembers `replay_key` (a webhook signature)
-/// and lists the active or paused enrollments of its contacts, all in one transaction. A
-/// replayed signature stores nothing.
+/// Stores `row` unless its provider id is known, remembers `replay` (a webhook signature and
+/// when it was seen, by the system clock) and lists the active or paused enrollments of its
+/// contacts, all in one transaction. A replayed signature stores nothing.
 pub async fn insert(
     db: &Db,
     row: &SignalRow,
-    replay_key: Option<&str>,
+    replay: Option<(&str, i64)>,
 ) -> Result<Inserted, StoreError> {
     let mut tx = db.begin().await?;
-    let result = insert_in(&mut tx, row, replay_key).await;
+    let result = insert_in(&mut tx, row, replay).await;
+    tx.finish(result).await
+}
+
+/// Remembers a webhook signature seen at `at` (system clock) on its own; false when it was
+/// seen before.
+pub async fn remember_replay(
+    db: &Db,
+    account_id: &str,
+    signature: &str,
+    at: i64,
+) -> Result<bool, StoreError> {
+    let mut tx = db.begin().await?;
+    let result = async {
+        let fresh = tx.remember_replay(account_id, signature, at).await?;
+        if fresh {
+            tx.forget_replays(at - REPLAY_MEMORY_MS).await?;
+        }
+        Ok(fresh)
+    }
+    .await;
     tx.finish(result).await
 }
 
 async fn insert_in(
     tx: &mut Tx,
     row: &SignalRow,
-    replay_key: Option<&str>,
+    replay: Option<(&str, i64)>,
 ) -> Result<Inserted, StoreError> {
-    if let Some(key) = replay_key {
-        if !tx
-            .remember_replay(&row.account_id, key, row.created_at)
-            .await?
-        {
+    if let Some((key, at)) = replay {
+        if !tx.remember_replay(&row.account_id, key, at).await? {
             return Ok(Inserted::Replayed);
         }
-        tx.forget_replays(row.created_at - REPLAY_MEMORY_MS).await?;
+        tx.forget_replays(at - REPLAY_MEMORY_MS).await?;
     }
     let inserted = tx.insert_signals(std::slice::from_ref(row)).await?;
     if !inserted.is_empty() {

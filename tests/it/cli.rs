@@ -374,3 +374,18 @@ async fn serve_first_start_healthcheck_and_sigterm() {
     let health = nudge(&["healthcheck", "--addr", &listen]);
     assert!(!health.status.success(), "{health:?}");
 }
+
+/// `--max-connections` (`NUDGE_MAX_CONNECTIONS`) is documented and must be positive.
+#[test]
+fn serve_max_connections_is_a_positive_flag() {
+    let help = nudge(&["serve", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout).to_string();
+    assert!(help.contains("--max-connections"), "{help}");
+    assert!(help.contains("NUDGE_MAX_CONNECTIONS"), "{help}");
+    let zero = nudge(&["serve", "--max-connections", "0"]);
+    assert_eq!(zero.status.code(), Some(2), "{zero:?}");
+    assert!(
+        String::from_utf8_lossy(&zero.stderr).contains("--max-connections"),
+        "{zero:?}"
+    );
+}

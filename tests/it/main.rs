@@ -14,7 +14,9 @@
 //!   `nudge` binary.
 //! - `golden`: comparing a timing answer with a golden case (`timing_golden`, `cli_commands`).
 //! - `engine_support`: helpers of the interpreter tests (`engine_*`).
-//! - End-to-end, through a real server: `api`, `api_flows_timing`, `delivery`, `engine_api`, `signals`
+//! - End-to-end, through a real server: `api`, `api_flows_timing`, `delivery` (claims, acks,
+//!   retries, held and pending dispatches, ListJourney), `engine_api`, `http_edge` (routing by
+//!   content type, timeouts, the connection cap, keep-alive), `signals`
 //!   (by concern: routing, fan-out, SMS, email, webhooks, events, group commit), `planner`,
 //!   `planner_loop`, `store`.
 //! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`.
@@ -44,6 +46,7 @@ mod engine_simulate;
 mod engine_steps;
 mod flow_fixtures;
 mod flow_props;
+mod http_edge;
 mod planner;
 mod planner_loop;
 mod replicas;

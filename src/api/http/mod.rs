@@ -9,6 +9,7 @@ pub mod webhooks;
 use super::AppState;
 use crate::service::signals::Receipt;
 use axum::body::{Body, Bytes};
+use axum::http::{Method, StatusCode, Uri};
 use axum::routing::{get, post};
 use axum::Router;
 use error::HttpError;
@@ -21,7 +22,68 @@ pub fn router(state: AppState) -> Router {
         .route("/webhooks/email", post(webhooks::email))
         .route("/webhooks/sms/twilio", post(webhooks::twilio))
         .route("/webhooks/calendar", post(webhooks::calendar))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
+}
+
+/// What the HTTP side serves, for the 404 and 405 answers.
+const PATHS: &str = "GET /healthz, POST /events/{key}, POST /webhooks/email, \
+                     POST /webhooks/sms/twilio, POST /webhooks/calendar";
+
+/// A path nudge does not serve: 404, so a mistyped webhook URL fails at the provider instead
+/// of being taken (gRPC requests never come here: see [`crate::api::serve`]).
+async fn not_found(method: Method, uri: Uri) -> HttpError {
+    HttpError::not_found(format!(
+        "nudge serves no `{method} {}`; it serves {PATHS}",
+        quote(uri.path())
+    ))
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> HttpError {
+    HttpError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!(
+            "`{}` does not take {method}; nudge serves {PATHS}",
+            quote(uri.path())
+        ),
+    )
+}
+
+/// The longest id a query parameter may carry (SPEC §13).
+pub const MAX_ID_CHARS: usize = 128;
+
+/// Checks an id given as a query parameter before it reaches the database: at most
+/// [`MAX_ID_CHARS`] characters, no control characters (PostgreSQL refuses a NUL).
+pub fn check_id(parameter: &str, value: &str) -> Result<(), HttpError> {
+    let problem = if value.is_empty() {
+        "is empty"
+    } else if value.chars().count() > MAX_ID_CHARS {
+        "is longer than 128 characters"
+    } else if value.chars().any(char::is_control) {
+        "contains a control character"
+    } else {
+        return Ok(());
+    };
+    Err(HttpError::new(
+        StatusCode::BAD_REQUEST,
+        "bad_request",
+        format!(
+            "the query parameter `{parameter}` {problem}: give an id of at most \
+             {MAX_ID_CHARS} printable characters (`{}`)",
+            quote(&value.escape_debug().to_string())
+        ),
+    ))
+}
+
+/// At most 200 characters of what the caller sent (SPEC §13).
+fn quote(text: &str) -> String {
+    let mut quoted: String = text.chars().take(200).collect();
+    if quoted.len() < text.len() {
+        quoted.push('…');
+    }
+    quoted
 }
 
 /// Liveness: the process answers. (Readiness of the database is gRPC health's job.)
@@ -30,13 +92,23 @@ async fn healthz() -> &'static str {
 }
 
 /// Reads the whole body, refusing one over `limit` bytes with 413 (before anything is parsed
-/// or stored).
+/// or stored) and one too slow with 408 (the body timeout, [`crate::api::serve`]).
 pub async fn read_body(body: Body, limit: usize) -> Result<Bytes, HttpError> {
     axum::body::to_bytes(body, limit).await.map_err(|e| {
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
         while let Some(s) = source {
             if s.is::<http_body_util::LengthLimitError>() {
                 return HttpError::too_large(limit);
+            }
+            if let Some(timeout) = s.downcast_ref::<crate::api::serve::BodyTimeout>() {
+                return HttpError::new(
+                    axum::http::StatusCode::REQUEST_TIMEOUT,
+                    "request_timeout",
+                    format!(
+                        "the body did not arrive within {}s of the headers; send it at once",
+                        timeout.0.as_secs_f64()
+                    ),
+                );
             }
             source = s.source();
         }

@@ -2,9 +2,10 @@
 //!
 //! The account is named by the `account` query parameter (default: the default account), so
 //! one server can take webhooks for several accounts. Checks run in this order, and nothing is
-//! stored on a refusal: body size (413), signature (401), body (422), contact (404); then the
-//! signal is stored (a signature seen before: 401; a provider id seen before: the first
-//! result, nothing changes) and routed.
+//! stored on a refusal: the query (400), body size (413), signature (401), body (422), contact
+//! (404); then the signal is stored (a signature seen before: 401; a provider id seen before:
+//! the first result, nothing changes) and routed. A signature's timestamp is checked against
+//! the system clock, whatever clock the server runs on: it is the sender's real time.
 //!
 //! - `/webhooks/email` and `/webhooks/calendar` are signed with `X-Nudge-Signature`
 //!   ([`crate::inbound::signing`]).
@@ -17,12 +18,13 @@
 //! request, but only keys read again may refuse one.
 
 use super::error::HttpError;
-use super::{read_body, receipt_json};
+use super::{check_id, read_body, receipt_json};
 use crate::api::AppState;
+use crate::clock::{Clock, SystemClock};
 use crate::inbound::signing::{self, SignatureError};
 use crate::inbound::{sms, thread, SignalKind};
 use crate::service::fields::parse_phone;
-use crate::service::signals::{self, Arrival, Receipt, Received};
+use crate::service::signals::{self, Arrival, Receipt, Received, Replay};
 use crate::service::signals::{lookup, Source};
 use crate::store::accounts::DEFAULT_ACCOUNT_ID;
 use axum::body::{Body, Bytes};
@@ -30,6 +32,7 @@ use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -46,8 +49,11 @@ pub struct WebhookQuery {
 }
 
 impl WebhookQuery {
-    fn account(&self) -> &str {
-        self.account.as_deref().unwrap_or(DEFAULT_ACCOUNT_ID)
+    /// The account named, checked before it reaches the database.
+    fn account(&self) -> Result<&str, HttpError> {
+        let account = self.account.as_deref().unwrap_or(DEFAULT_ACCOUNT_ID);
+        check_id("account", account)?;
+        Ok(account)
     }
 }
 
@@ -94,18 +100,23 @@ async fn with_keys<T>(
     }
     let keys = lookup::webhook_keys(&state.core, account)
         .await?
-        .ok_or_else(|| HttpError::unauthenticated(format!("no account `{account}`")))?;
+        .ok_or_else(|| {
+            HttpError::unauthenticated(format!(
+                "no account `{account}`: the `account` query parameter names the account the \
+                 webhook is for (leave it out for the default account)"
+            ))
+        })?;
     state.webhook_keys.put(account, &keys);
     check(&keys)
 }
 
-/// Verifies `X-Nudge-Signature` at the server clock's now; returns the replay key.
+/// Verifies `X-Nudge-Signature` at `now` (the system clock's); returns the replay to remember.
 fn verify_nudge(
-    state: &AppState,
     secret: &str,
     headers: &HeaderMap,
     body: &Bytes,
-) -> Result<String, HttpError> {
+    now: DateTime<Utc>,
+) -> Result<Replay, HttpError> {
     let header = headers
         .get(signing::NUDGE_HEADER)
         .map(|v| {
@@ -113,8 +124,11 @@ fn verify_nudge(
                 .map_err(|_| SignatureError::Malformed("not text".into()))
         })
         .transpose()?;
-    let verified = signing::verify(secret, header, body, state.core.clock.now())?;
-    Ok(format!("v1:{}", verified.v1))
+    let verified = signing::verify(secret, header, body, now)?;
+    Ok(Replay {
+        key: format!("v1:{}", verified.v1),
+        seen_at: now,
+    })
 }
 
 fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, HttpError> {
@@ -215,10 +229,11 @@ pub async fn email(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, HttpError> {
-    let account = query.account();
+    let account = query.account()?;
     let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
-    let replay_key = with_keys(&state, account, |(secret, _)| {
-        verify_nudge(&state, secret, &headers, &body)
+    let now = SystemClock.now();
+    let replay = with_keys(&state, account, |(secret, _)| {
+        verify_nudge(secret, &headers, &body, now)
     })
     .await?;
     let mail: InboundEmail = parse_json(&body)?;
@@ -229,6 +244,10 @@ pub async fn email(
     let Some((contact, thread_id)) =
         lookup::thread_contact(&state.core, account, &candidates).await?
     else {
+        // Nothing is stored, but the signature is spent all the same.
+        if !signals::remember_replay(&state.core, account, &replay).await? {
+            return Err(SignatureError::Replayed.into());
+        }
         return Ok((
             StatusCode::ACCEPTED,
             Json(json!({
@@ -260,7 +279,7 @@ pub async fn email(
             "message_id": message_id,
             "thread": thread_id,
         }),
-        replay_key: Some(replay_key),
+        replay: Some(replay),
     };
     let receipt =
         answer(signals::receive(&state.signals, account, arrival, state.core.clock.now()).await?)?;
@@ -295,22 +314,13 @@ pub async fn twilio(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, HttpError> {
-    let account = query.account();
+    let account = query.account()?;
     let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
-    let params: Result<Vec<(String, String)>, String> = serde_urlencoded::from_bytes(&body)
-        .map_err(|e| format!("the body is not a form (application/x-www-form-urlencoded): {e}"))
-        .and_then(|params: Vec<(String, String)>| {
-            match params
-                .iter()
-                .find(|(k, v)| k.contains('\0') || v.contains('\0'))
-            {
-                Some((k, _)) => Err(format!(
-                    "the form field `{}` contains a NUL character (%00); remove it",
-                    k.replace('\0', "\\0")
-                )),
-                None => Ok(params),
-            }
-        });
+    // The signature first: it covers the form's fields, so a body that is no form is checked
+    // as one without fields (and cannot match what Twilio signed).
+    let form: Result<Vec<(String, String)>, String> = serde_urlencoded::from_bytes(&body)
+        .map_err(|e| format!("the body is not a form (application/x-www-form-urlencoded): {e}"));
+    let signed_params = form.as_deref().unwrap_or_default();
     let header: Result<Option<&str>, _> = headers
         .get(signing::TWILIO_HEADER)
         .map(|v| v.to_str())
@@ -323,14 +333,11 @@ pub async fn twilio(
                  set it with `nudge twilio-token set`"
             ))
         })?;
-        let params = params
-            .as_ref()
-            .map_err(|m| HttpError::unprocessable(m.clone()))?;
         let header = header
             .as_ref()
             .map(|h| *h)
-            .map_err(|_| SignatureError::Mismatch)?;
-        signing::twilio_verify(token, &url, params, header).map_err(|e| {
+            .map_err(|_| SignatureError::TwilioMismatch)?;
+        signing::twilio_verify(token, &url, signed_params, header).map_err(|e| {
             let mut e = HttpError::from(e);
             e.message = format!(
                 "{} (checked against the URL {url}; set --public-url if Twilio calls another)",
@@ -340,14 +347,25 @@ pub async fn twilio(
         })
     })
     .await?;
-    let params = params.map_err(HttpError::unprocessable)?;
+    let params = form.map_err(HttpError::unprocessable)?;
+    if let Some((k, _)) = params
+        .iter()
+        .find(|(k, v)| k.contains('\0') || v.contains('\0'))
+    {
+        return Err(HttpError::unprocessable(format!(
+            "the form field `{}` contains a NUL character (%00); remove it",
+            k.replace('\0', "\\0")
+        )));
+    }
     let param = |name: &str| {
         params
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     };
-    let from = param("From").ok_or_else(|| HttpError::unprocessable("the form has no `From`"))?;
+    let from = param("From").ok_or_else(|| {
+        HttpError::unprocessable("the form has no `From` (the sender's number, as Twilio sends it)")
+    })?;
     let from = parse_phone("From", from).map_err(|v| HttpError::unprocessable(v.message))?;
     let text = param("Body").unwrap_or("");
     let kind = if sms::is_opt_out(text) {
@@ -368,7 +386,7 @@ pub async fn twilio(
         provider_id: sid.map(|s| format!("twilio:{s}")),
         payload: json!({"from": from, "to": param("To"), "message_sid": sid}),
         // Twilio's signature has no timestamp: a replay is the same MessageSid, a duplicate.
-        replay_key: None,
+        replay: None,
     };
     let now = state.core.clock.now();
     answer(signals::receive_from_phone(&state.signals, account, &from, arrival, now).await?)?;
@@ -417,10 +435,11 @@ pub async fn calendar(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, HttpError> {
-    let account = query.account();
+    let account = query.account()?;
     let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
-    let replay_key = with_keys(&state, account, |(secret, _)| {
-        verify_nudge(&state, secret, &headers, &body)
+    let now = SystemClock.now();
+    let replay = with_keys(&state, account, |(secret, _)| {
+        verify_nudge(secret, &headers, &body, now)
     })
     .await?;
     let event: CalendarEvent = parse_json(&body)?;
@@ -460,7 +479,7 @@ pub async fn calendar(
             "sender_id": sender,
             "start": event.start.to_rfc3339(),
         }),
-        replay_key: Some(replay_key),
+        replay: Some(replay),
     };
     let receipt =
         answer(signals::receive(&state.signals, account, arrival, state.core.clock.now()).await?)?;

@@ -15,6 +15,14 @@ use crate::store::signals::{Inserted, SignalRow};
 use crate::store::{self, StoreError, Tx, Writes, LIVE};
 use chrono::{DateTime, Utc};
 
+/// The replay key of an arrival and when it was seen, as the store takes them.
+fn replay_of(arrival: &Arrival) -> Option<(&str, i64)> {
+    arrival
+        .replay
+        .as_ref()
+        .map(|r| (r.key.as_str(), to_millis(r.seen_at)))
+}
+
 /// [`super::receive`] in transactions of its own: one to store the signal, then one per
 /// enrollment.
 pub(super) async fn receive_alone(
@@ -31,7 +39,7 @@ pub(super) async fn receive_alone(
     }
     let row = group::new_row(account_id, &arrival, now);
     let (row, duplicate, reach) =
-        match store::signals::insert(&core.db, &row, arrival.replay_key.as_deref()).await? {
+        match store::signals::insert(&core.db, &row, replay_of(&arrival)).await? {
             Inserted::New { row, reach } => (row, false, reach),
             Inserted::Duplicate { row, reach } => (row, true, reach),
             Inserted::Replayed => return Ok(Received::Replayed),

@@ -82,7 +82,7 @@ pub async fn receive_group(
         let mut arrival = signal.arrival.clone();
         if !keep_replay_key {
             // This arrival stored its replay key in the group.
-            arrival.replay_key = None;
+            arrival.replay = None;
         }
         answers[i] = Some(alone_addressed(core, signal, arrival).await);
     }
@@ -180,11 +180,11 @@ async fn route_in(
         if slot.is_some() {
             continue;
         }
-        let Some(key) = &job.arrival.replay_key else {
+        let Some(replay) = &job.arrival.replay else {
             continue;
         };
-        let at = to_millis(job.now);
-        if !tx.remember_replay(&job.account_id, key, at).await? {
+        let at = to_millis(replay.seen_at);
+        if !tx.remember_replay(&job.account_id, &replay.key, at).await? {
             *slot = Some(Slot::Replayed);
         } else {
             let before = at - REPLAY_MEMORY_MS;

@@ -113,7 +113,32 @@ pub struct Arrival {
     /// The custom event's payload (`{}` when none), or what a webhook carried.
     pub payload: Value,
     /// A webhook signature to refuse if seen before (stored with the signal).
-    pub replay_key: Option<String>,
+    pub replay: Option<Replay>,
+}
+
+/// A webhook signature, remembered so that it is refused if sent again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replay {
+    pub key: String,
+    /// When it was received by the system clock, never a manual one: a signature's freshness
+    /// is real time (the sender's clock), so its memory is too.
+    pub seen_at: DateTime<Utc>,
+}
+
+/// Remembers a webhook signature that leads to no signal (mail in no nudge thread), so that
+/// it too is refused when sent again; false when it was seen before.
+pub async fn remember_replay(
+    core: &Core,
+    account_id: &str,
+    replay: &Replay,
+) -> Result<bool, ServiceError> {
+    Ok(store::signals::remember_replay(
+        &core.db,
+        account_id,
+        &replay.key,
+        crate::clock::to_millis(replay.seen_at),
+    )
+    .await?)
 }
 
 /// What reported a signal: stored with it, shown in its journey entry.
@@ -258,7 +283,7 @@ pub async fn report(
         source: Source::Api,
         provider_id: fields::parse_provider_id("provider_id", provider_id).map_err(invalid)?,
         payload: serde_json::json!({}),
-        replay_key: None,
+        replay: None,
     };
     done(receive(router, account_id, arrival, now).await?)
 }
@@ -286,7 +311,7 @@ pub async fn post_event(
         source: Source::Event,
         provider_id: fields::parse_provider_id("provider_id", provider_id).map_err(invalid)?,
         payload,
-        replay_key: None,
+        replay: None,
     };
     done(receive(router, account_id, arrival, now).await?)
 }

@@ -59,11 +59,16 @@ pub fn start_instant() -> DateTime<Utc> {
 }
 
 pub async fn spawn_app(backend: Backend) -> TestApp {
+    spawn_app_with(backend, |_| {}).await
+}
+
+/// [`spawn_app`] with its [`Config`] changed first (short timeouts, a connection cap).
+pub async fn spawn_app_with(backend: Backend, configure: impl FnOnce(&mut Config)) -> TestApp {
     if std::env::var_os("NUDGE_TEST_LOG").is_some() {
         nudge::telemetry::init(nudge::config::LogFormat::Human);
     }
     let (database_url, dir, pg) = fresh_database(backend).await;
-    spawn_app_on(database_url, dir, pg).await
+    spawn_app_configured(database_url, dir, pg, configure).await
 }
 
 /// A fresh database of the given backend, for tests that prepare it before a server starts:
@@ -107,12 +112,22 @@ pub async fn spawn_app_on(
     dir: tempfile::TempDir,
     pg: Option<PgDatabase>,
 ) -> TestApp {
+    spawn_app_configured(database_url, dir, pg, |_| {}).await
+}
+
+async fn spawn_app_configured(
+    database_url: DatabaseUrl,
+    dir: tempfile::TempDir,
+    pg: Option<PgDatabase>,
+    configure: impl FnOnce(&mut Config),
+) -> TestApp {
     let mut config = Config::new(
         "127.0.0.1:0".parse().unwrap(),
         database_url.clone(),
         ClockKind::Manual,
     );
     config.announce_first_token = false;
+    configure(&mut config);
     let clock = Arc::new(ManualClock::new(start_instant()));
     let app = App::build_with_clock(config, clock.clone())
         .await

@@ -48,7 +48,7 @@ async fn email_reply_is_matched_to_its_thread(backend: Backend) {
     assert_eq!(enrollment(&app, &id).await.current_step, "wait_reply");
 
     let secret = webhook_secret(&app).await;
-    let now = app.clock_now().timestamp();
+    let now = signing_now();
     // Mail in no nudge thread: 202, ignored, nothing stored.
     let stray = json!({"headers": {"Message-ID": "<x1@mail>", "In-Reply-To": "<other@gmail.com>"},
                        "from": "ann@example.com", "subject": "hello"})

@@ -174,7 +174,10 @@ fn pending(
             source: nudge::service::signals::Source::Api,
             provider_id: Some(provider_id.to_string()),
             payload: json!({}),
-            replay_key: replay_key.map(str::to_string),
+            replay: replay_key.map(|key| nudge::service::signals::Replay {
+                key: key.to_string(),
+                seen_at: app.clock_now(),
+            }),
         },
         phone: None,
         now: app.clock_now(),

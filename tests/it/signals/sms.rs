@@ -9,6 +9,7 @@ use nudge::proto::v1::*;
 backend_tests!(
     sms_stop_opts_out_and_exits_every_enrollment,
     twilio_signature_is_checked_against_the_public_url,
+    twilio_signature_is_checked_before_the_body,
 );
 
 async fn sms_stop_opts_out_and_exits_every_enrollment(backend: Backend) {
@@ -148,6 +149,59 @@ async fn twilio_signature_is_checked_against_the_public_url(backend: Backend) {
         let headers = [form.clone(), ("X-Twilio-Signature", sig)];
         let (code, text) = http(&app, "/webhooks/sms/twilio", &headers, body.as_bytes()).await;
         assert_eq!(code, 422, "{from:?}: {text}");
+    }
+    app.stop().await;
+}
+
+/// The signature is judged before the body: an unsigned or wrongly signed request learns
+/// nothing about what its body should be (401, never 422), and the refusal names the Twilio
+/// auth token Twilio signs with, not nudge's webhook secret.
+async fn twilio_signature_is_checked_before_the_body(backend: Backend) {
+    let app = spawn_app(backend).await;
+    set_twilio_token(&app).await;
+    let url = "http://nudge.test/webhooks/sms/twilio";
+    let form = (
+        "Content-Type",
+        "application/x-www-form-urlencoded".to_string(),
+    );
+    let no_from = vec![("Body".to_string(), "hi".to_string())];
+    let nul = vec![
+        ("From".to_string(), "+12125550100".to_string()),
+        ("Body".to_string(), "h\0i".to_string()),
+    ];
+    // (what is wrong, the form's fields)
+    let bodies = [("no From", no_from), ("a NUL", nul)];
+    for (name, params) in &bodies {
+        let body = serde_urlencoded::to_string(params).unwrap().into_bytes();
+        let body = &body;
+        for (how, signature) in [
+            ("unsigned", None),
+            (
+                "signed with another token",
+                Some(signing::twilio_sign("other", url, params)),
+            ),
+        ] {
+            let mut headers = vec![form.clone()];
+            let is_signed = signature.is_some();
+            headers.extend(signature.map(|s| ("X-Twilio-Signature", s)));
+            let (code, text) = http(&app, "/webhooks/sms/twilio", &headers, body).await;
+            assert_eq!(code, 401, "{name}, {how}: {text}");
+            assert!(!text.contains("webhook secret"), "{name}, {how}: {text}");
+            if is_signed {
+                assert!(text.contains("Twilio auth token"), "{name}, {how}: {text}");
+                assert!(text.contains("twilio-token set"), "{name}, {how}: {text}");
+            }
+        }
+        // Signed as Twilio does: now the body is judged.
+        let headers = [
+            form.clone(),
+            (
+                "X-Twilio-Signature",
+                signing::twilio_sign(TWILIO_TOKEN, url, params),
+            ),
+        ];
+        let (code, text) = http(&app, "/webhooks/sms/twilio", &headers, body).await;
+        assert_eq!(code, 422, "{name}, signed: {text}");
     }
     app.stop().await;
 }

@@ -284,6 +284,13 @@ pub async fn webhook_secret(app: &TestApp) -> String {
         .0
 }
 
+/// Now by the system clock, in unix seconds: what a webhook signature's timestamp is checked
+/// against whatever the server's clock (a signature is the sender's real time). The one thing
+/// these tests read the system clock for.
+pub fn signing_now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
 pub fn signed(secret: &str, t: i64, body: &[u8]) -> Vec<(&'static str, String)> {
     vec![
         ("Content-Type", "application/json".into()),

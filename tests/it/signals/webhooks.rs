@@ -11,6 +11,9 @@ use serde_json::json;
 backend_tests!(
     signed_webhooks_refuse_forged_stale_and_replayed_requests,
     calendar_event_books_a_meeting_for_attendees,
+    webhook_signatures_are_fresh_by_the_system_clock_not_virtual_time,
+    a_replayed_signature_is_refused_when_the_mail_was_ignored,
+    webhook_query_parameters_are_checked_at_the_edge,
 );
 
 async fn signed_webhooks_refuse_forged_stale_and_replayed_requests(backend: Backend) {
@@ -33,7 +36,7 @@ async fn signed_webhooks_refuse_forged_stale_and_replayed_requests(backend: Back
         .await
         .unwrap();
     let secret = webhook_secret(&app).await;
-    let now = app.clock_now().timestamp();
+    let now = signing_now();
     let event = |id: &str| {
         json!({"id": id, "organizer": "rep@acme.com", "attendees": ["ann@example.com"],
                "start": "2026-12-10T15:00:00Z"})
@@ -120,17 +123,119 @@ async fn signed_webhooks_refuse_forged_stale_and_replayed_requests(backend: Back
     assert_eq!(code, 200, "{text}");
     assert_eq!(json_body(&text)["duplicate"], true);
 
-    // The server's (manual) clock decides what is stale.
-    app.clock.advance(Duration::minutes(6));
-    let fresh = event("evt-2");
+    app.stop().await;
+}
+
+/// Freshness is about real time: a manual-clock server whose virtual time moved days ahead
+/// still takes a webhook signed now, and refuses one signed 6 minutes ago, by the system clock.
+async fn webhook_signatures_are_fresh_by_the_system_clock_not_virtual_time(backend: Backend) {
+    let app = spawn_app(backend).await;
+    contact(&app, "ann", "ann@example.com", "").await;
+    let secret = webhook_secret(&app).await;
+    app.advance(Duration::days(3)).await;
+    let stray = |id: &str| {
+        json!({"headers": {"Message-ID": id, "In-Reply-To": "<other@gmail.com>"},
+               "from": "ann@example.com"})
+        .to_string()
+    };
+    let path = "/webhooks/email";
+    let now = signing_now();
+    let body = stray("<a@mail>");
     let (code, text) = http(
         &app,
         path,
-        &signed(&secret, now, fresh.as_bytes()),
-        fresh.as_bytes(),
+        &signed(&secret, now, body.as_bytes()),
+        body.as_bytes(),
     )
     .await;
+    assert_eq!(code, 202, "signed now, days behind virtual time: {text}");
+    let body = stray("<b@mail>");
+    let (code, text) = http(
+        &app,
+        path,
+        &signed(&secret, now - 6 * 60, body.as_bytes()),
+        body.as_bytes(),
+    )
+    .await;
+    assert_eq!(code, 401, "signed 6 minutes ago: {text}");
+    assert!(text.contains("system clock"), "{text}");
+    // Virtual time moved back to before the signature: still fresh.
+    app.clock.set(app.clock_now() - Duration::days(30));
+    let body = stray("<c@mail>");
+    let (code, text) = http(
+        &app,
+        path,
+        &signed(&secret, now, body.as_bytes()),
+        body.as_bytes(),
+    )
+    .await;
+    assert_eq!(code, 202, "{text}");
+    app.stop().await;
+}
+
+/// Mail in no nudge thread stores nothing, but its signature is spent: sent again, it is a
+/// replay (401), like any other.
+async fn a_replayed_signature_is_refused_when_the_mail_was_ignored(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let secret = webhook_secret(&app).await;
+    let body = json!({"headers": {"Message-ID": "<x@mail>", "In-Reply-To": "<other@gmail.com>"},
+                      "from": "ann@example.com"})
+    .to_string();
+    let headers = signed(&secret, signing_now(), body.as_bytes());
+    let (code, text) = http(&app, "/webhooks/email", &headers, body.as_bytes()).await;
+    assert_eq!(code, 202, "{text}");
+    assert_eq!(json_body(&text)["status"], "ignored");
+    let (code, text) = http(&app, "/webhooks/email", &headers, body.as_bytes()).await;
     assert_eq!(code, 401, "{text}");
+    assert!(text.contains("already used"), "{text}");
+    // The memory of signatures runs on the system clock too: a day of virtual time and another
+    // webhook (which forgets what is old) later, the signature is still refused.
+    app.advance(Duration::days(1)).await;
+    let other =
+        json!({"headers": {"Message-ID": "<y@mail>"}, "from": "bob@example.com"}).to_string();
+    let (code, text) = http(
+        &app,
+        "/webhooks/email",
+        &signed(&secret, signing_now(), other.as_bytes()),
+        other.as_bytes(),
+    )
+    .await;
+    assert_eq!(code, 202, "{text}");
+    let (code, text) = http(&app, "/webhooks/email", &headers, body.as_bytes()).await;
+    assert_eq!(code, 401, "{text}");
+    app.stop().await;
+}
+
+/// Query parameters are checked before anything reaches the database (a NUL would fail on
+/// PostgreSQL with 500): 400 naming the parameter, on every webhook, before authentication.
+async fn webhook_query_parameters_are_checked_at_the_edge(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let long = "a".repeat(129);
+    for path in [
+        "/webhooks/email",
+        "/webhooks/calendar",
+        "/webhooks/sms/twilio",
+    ] {
+        for query in [
+            "account=%00",
+            "account=a%0Ab",
+            &format!("account={long}"),
+            "account=",
+        ] {
+            let (code, text) = http(&app, &format!("{path}?{query}"), &[], b"{}").await;
+            assert_eq!(code, 400, "{path}?{query}: {text}");
+            let message = json_body(&text)["error"]["message"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            assert!(message.contains("`account`"), "{path}?{query}: {message}");
+            assert!(message.len() < 400, "{message}");
+        }
+    }
+    // A well-formed id that is no account: 401, as before.
+    let (code, text) = http(&app, "/webhooks/email?account=nope", &[], b"{}").await;
+    assert_eq!(code, 401, "{text}");
+    assert!(text.contains("no account `nope`"), "{text}");
     app.stop().await;
 }
 
@@ -158,7 +263,7 @@ async fn calendar_event_books_a_meeting_for_attendees(backend: Backend) {
         .await
         .unwrap();
     let secret = webhook_secret(&app).await;
-    let now = app.clock_now().timestamp();
+    let now = signing_now();
     let send = |body: String| {
         let headers = signed(&secret, now, body.as_bytes());
         let app = &app;
