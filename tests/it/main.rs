@@ -35,6 +35,7 @@ mod api;
 mod api_flows_timing;
 mod cli;
 mod cli_commands;
+mod concurrency;
 mod crash;
 mod engine_api;
 mod engine_props;
