@@ -269,7 +269,7 @@ fn migration_count() -> usize {
 async fn concurrent_migrations_apply_each_migration_once(backend: Backend) {
     for trial in 0..5 {
         let (url, _dir, _pg) = empty_database(backend).await;
-        let runs = (0..3).map(|_| {
+        let runs = (0..4).map(|_| {
             let url = url.clone();
             tokio::spawn(async move { Db::migrate(&url).await })
         });
