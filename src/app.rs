@@ -40,11 +40,11 @@ impl App {
         // Off the async workers and beside the migrations: the first phone lookup would
         // otherwise pay for loading the zone table inside some request.
         let warm_phones = tokio::task::spawn_blocking(crate::timing::phone::warm_up);
-        let applied = Db::migrate(&config.database_url)
+        let applied = Db::migrate_within(&config.database_url, config.database_connect_timeout)
             .await
             .with_context(|| format!("migrating {}", config.database_url))?;
         tracing::info!(database = %config.database_url, applied, "migrations applied");
-        let db = Db::connect(&config.database_url).await?;
+        let db = Db::connect_within(&config.database_url, config.database_connect_timeout).await?;
         let core = Core::new(db, clock);
         let state = AppState {
             signals: Router::start(core.clone()),
@@ -55,10 +55,14 @@ impl App {
         bootstrap(&state.core, config.announce_first_token).await?;
         warm_phones.await.context("loading the phone zone table")?;
 
-        let router = api::grpc::router(state.clone(), config.max_message_bytes)
-            .await?
-            .merge(api::http::router(state.clone()))
-            .layer(axum::middleware::from_fn(api::access_log));
+        let router = api::grpc::router(
+            state.clone(),
+            config.max_message_bytes,
+            config.health_probe_every,
+        )
+        .await?
+        .merge(api::http::router(state.clone()))
+        .layer(axum::middleware::from_fn(api::access_log));
         let listener = TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("binding {}", config.listen))?;

@@ -10,6 +10,8 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:7600";
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://nudge.db";
 /// The largest gRPC request accepted (4 MiB). A larger one is refused before any handler runs.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+/// How often gRPC health asks the database `SELECT 1` (SPEC §13).
+pub const DEFAULT_HEALTH_PROBE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Which clock the server stamps times with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -41,6 +43,10 @@ pub struct Config {
     /// The public base URL providers call (`https://nudge.example.com`): Twilio signs the full
     /// URL it called, which a proxy in front of nudge hides. `None`: rebuilt from the request.
     pub public_url: Option<String>,
+    /// How long connecting to the database at start may take (SPEC §13: 10 s).
+    pub database_connect_timeout: std::time::Duration,
+    /// How often gRPC health probes the database, answering `NOT_SERVING` while it fails.
+    pub health_probe_every: std::time::Duration,
 }
 
 impl Config {
@@ -52,6 +58,8 @@ impl Config {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             announce_first_token: true,
             public_url: None,
+            database_connect_timeout: crate::store::DEFAULT_CONNECT_TIMEOUT,
+            health_probe_every: DEFAULT_HEALTH_PROBE_EVERY,
         }
     }
 }
@@ -64,6 +72,8 @@ impl fmt::Debug for Config {
             .field("clock", &self.clock)
             .field("max_message_bytes", &self.max_message_bytes)
             .field("public_url", &self.public_url)
+            .field("database_connect_timeout", &self.database_connect_timeout)
+            .field("health_probe_every", &self.health_probe_every)
             .finish()
     }
 }

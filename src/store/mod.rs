@@ -401,3 +401,36 @@ pub fn new_id(prefix: &str) -> String {
     rand::rngs::OsRng.fill_bytes(&mut bytes[6..]);
     format!("{prefix}_{}", hex::encode(bytes))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::StoreError;
+    use crate::service::ServiceError;
+    use diesel::result::{DatabaseErrorKind, Error};
+
+    /// A connection lost under a query (the server restarted, a proxy dropped it) is
+    /// retryable: `Unavailable` here, `ServiceError::Unavailable` above, gRPC `UNAVAILABLE`.
+    #[test]
+    fn a_lost_connection_is_unavailable_not_a_failed_query() {
+        for kind in [
+            DatabaseErrorKind::UnableToSendCommand,
+            DatabaseErrorKind::ClosedConnection,
+        ] {
+            let lost = StoreError::from(Error::DatabaseError(
+                kind,
+                Box::new("connection closed".to_string()),
+            ));
+            assert!(matches!(lost, StoreError::Unavailable(_)), "{lost:?}");
+            let answered = ServiceError::from(lost);
+            assert!(
+                matches!(answered, ServiceError::Unavailable(_)),
+                "{answered:?}"
+            );
+        }
+        let refused = StoreError::from(Error::DatabaseError(
+            DatabaseErrorKind::UniqueViolation,
+            Box::new("duplicate key".to_string()),
+        ));
+        assert!(matches!(refused, StoreError::Query(_)), "{refused:?}");
+    }
+}

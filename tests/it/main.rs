@@ -37,6 +37,7 @@ mod cli;
 mod cli_commands;
 mod concurrency;
 mod crash;
+mod db_unreachable;
 mod engine_api;
 mod engine_props;
 mod engine_routing;
