@@ -41,11 +41,11 @@ impl App {
         // Off the async workers and beside the migrations: the first phone lookup would
         // otherwise pay for loading the zone table inside some request.
         let warm_phones = tokio::task::spawn_blocking(crate::timing::phone::warm_up);
-        let applied = Db::migrate(&config.database_url)
+        let applied = Db::migrate_within(&config.database_url, config.database_connect_timeout)
             .await
             .with_context(|| format!("migrating {}", config.database_url))?;
         tracing::info!(database = %config.database_url, applied, "migrations applied");
-        let db = Db::connect(&config.database_url).await?;
+        let db = Db::connect_within(&config.database_url, config.database_connect_timeout).await?;
         restore_virtual_time(&db, clock.as_ref()).await?;
         let core = Core::new(db, clock);
         let state = AppState {
@@ -59,7 +59,11 @@ impl App {
 
         let access_log = || axum::middleware::from_fn(api::access_log);
         let routes = api::serve::Routes {
-            grpc: api::grpc::router(state.clone(), config.max_message_bytes)
+            grpc: api::grpc::router(
+                state.clone(),
+                config.max_message_bytes,
+                config.health_probe_every,
+            )
                 .await?
                 .layer(access_log()),
             http: api::http::router(state.clone()).layer(access_log()),

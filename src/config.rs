@@ -11,6 +11,8 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:7600";
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://nudge.db";
 /// The largest gRPC request accepted (4 MiB). A larger one is refused before any handler runs.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+/// How often gRPC health asks the database `SELECT 1` (SPEC §13).
+pub const DEFAULT_HEALTH_PROBE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The default cap on open connections (`--max-connections`). Each takes a file descriptor:
 /// the process's open-file limit must be above it.
@@ -87,6 +89,10 @@ pub struct Config {
     pub public_url: Option<String>,
     /// Timeouts and the connection cap (tests make them short).
     pub limits: ConnLimits,
+    /// How long connecting to the database at start may take (SPEC §13: 10 s).
+    pub database_connect_timeout: std::time::Duration,
+    /// How often gRPC health probes the database, answering `NOT_SERVING` while it fails.
+    pub health_probe_every: std::time::Duration,
 }
 
 impl Config {
@@ -99,6 +105,8 @@ impl Config {
             announce_first_token: true,
             public_url: None,
             limits: ConnLimits::default(),
+            database_connect_timeout: crate::store::DEFAULT_CONNECT_TIMEOUT,
+            health_probe_every: DEFAULT_HEALTH_PROBE_EVERY,
         }
     }
 }
@@ -112,6 +120,8 @@ impl fmt::Debug for Config {
             .field("max_message_bytes", &self.max_message_bytes)
             .field("public_url", &self.public_url)
             .field("limits", &self.limits)
+            .field("database_connect_timeout", &self.database_connect_timeout)
+            .field("health_probe_every", &self.health_probe_every)
             .finish()
     }
 }

@@ -5,6 +5,7 @@ use crate::app::{shutdown_signal, App};
 use crate::config::{ClockKind, Config, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
 use clap::Args;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -25,12 +26,20 @@ pub struct ServeArgs {
     #[arg(long, env = "NUDGE_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
+    /// Seconds connecting to the database at start may take before the start fails.
+    #[arg(long, env = "NUDGE_DATABASE_CONNECT_TIMEOUT", default_value_t = 10)]
+    pub database_connect_timeout: u64,
+    /// Seconds between gRPC health's database probes (`SELECT 1`; NOT_SERVING while it fails).
+    #[arg(long, env = "NUDGE_HEALTH_PROBE_EVERY", default_value_t = 5)]
+    pub health_probe_every: u64,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = Config::new(args.listen, args.database.database_url, args.clock);
     config.public_url = args.public_url;
     config.limits.max_connections = args.max_connections as usize;
+    config.database_connect_timeout = Duration::from_secs(args.database_connect_timeout);
+    config.health_probe_every = Duration::from_secs(args.health_probe_every.max(1));
     tracing::info!(?config, "starting");
     let app = App::build(config).await?;
     app.run(shutdown_signal()).await?;

@@ -56,14 +56,29 @@ pub enum ServiceError {
     /// The token's scope does not cover this enrollment.
     #[error("{0}")]
     Forbidden(String),
-    /// The service cannot answer now (shutting down); the caller may retry.
+    /// The service cannot answer now (shutting down, the database unreachable); the caller
+    /// may retry.
     #[error("{0}")]
     Unavailable(String),
     /// A bug: a state the code does not expect. Logged; the caller sees an internal error.
     #[error("internal error: {0}")]
     Internal(String),
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(StoreError),
+}
+
+impl From<StoreError> for ServiceError {
+    /// An unreachable database is [`ServiceError::Unavailable`] (retryable); its cause is
+    /// logged here, since the caller's message never names the database.
+    fn from(error: StoreError) -> ServiceError {
+        match error {
+            StoreError::Unavailable(_) | StoreError::Connect { .. } => {
+                tracing::warn!(error = %error, "database unavailable");
+                ServiceError::Unavailable("the database is unavailable; retry later".into())
+            }
+            error => ServiceError::Store(error),
+        }
+    }
 }
 
 fn summary(violations: &[Violation]) -> String {

@@ -43,6 +43,9 @@ pub struct EnrollmentRow {
     pub journey_seq: i64,
     pub created_at: i64,
     pub updated_at: i64,
+    /// Enrolled with `allow_duplicate`: outside the unique index `enrollments_one_live`, which
+    /// holds every other live enrollment, one per (account, contact, flow).
+    pub allow_duplicate: bool,
 }
 
 impl EnrollmentRow {
@@ -408,22 +411,6 @@ pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Option<Enrollmen
     Ok(with_conn!(conn, c => enrollments::table
         .filter(enrollments::account_id.eq(account_id))
         .filter(enrollments::id.eq(id))
-        .select(EnrollmentRow::as_select())
-        .first(c)
-        .await
-        .optional())?)
-}
-
-/// The account's enrollment with this client key.
-pub async fn by_client_key(
-    db: &Db,
-    account_id: &str,
-    key: &str,
-) -> Result<Option<EnrollmentRow>, StoreError> {
-    let conn = db.conn().await?;
-    Ok(with_conn!(conn, c => enrollments::table
-        .filter(enrollments::account_id.eq(account_id))
-        .filter(enrollments::client_key.eq(key))
         .select(EnrollmentRow::as_select())
         .first(c)
         .await

@@ -80,6 +80,13 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// How long an SQLite writer waits for a lock before failing, in milliseconds.
 const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
+/// How long migrating SQLite waits for another process's migrations (or writes) to finish.
+const SQLITE_MIGRATION_BUSY_TIMEOUT_MS: u32 = 120_000;
+/// The PostgreSQL advisory lock replicas take around migrating ("nudge_mg" in ASCII): one
+/// migrates, the others wait and then find nothing pending.
+pub const MIGRATION_LOCK_KEY: i64 = 0x6e75_6467_655f_6d67;
+/// How long connecting at start may take before it fails naming the host (SPEC §13).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// PostgreSQL pool size per replica.
 const POSTGRES_POOL_SIZE: usize = 16;
 /// How long a request waits for a pooled connection (or for a new one to open) before it fails
@@ -91,19 +98,20 @@ const POOL_TIMEOUT: Duration = Duration::from_secs(30);
 pub enum StoreError {
     /// A query failed (including a constraint the caller may handle, e.g. a unique key).
     #[error("database query failed: {0}")]
-    Query(#[from] diesel::result::Error),
+    Query(diesel::result::Error),
     /// The database cannot be reached at start.
     #[error("cannot connect to the database at {url}: {source}")]
     Connect {
-        /// The URL as configured.
+        /// The URL as configured (password hidden).
         url: String,
         /// Why not.
         #[source]
         source: BoxError,
     },
-    /// No pooled connection within the pool timeout (30 s), or a new one failed to open.
-    #[error("cannot get a database connection from the pool: {0}")]
-    Pool(#[from] PoolError),
+    /// The database cannot be reached now: no pooled connection within the pool timeout
+    /// (30 s), a new one failed to open, or the connection was lost. Retryable.
+    #[error("the database is unreachable: {0}")]
+    Unavailable(#[source] BoxError),
     /// A migration failed to apply.
     #[error("migrations failed: {0}")]
     Migration(#[source] BoxError),
@@ -116,6 +124,28 @@ pub enum StoreError {
     /// A storage task stopped (it panicked or was cancelled).
     #[error("a storage worker task stopped: {0}")]
     Worker(#[from] tokio::task::JoinError),
+}
+
+impl From<PoolError> for StoreError {
+    fn from(e: PoolError) -> StoreError {
+        StoreError::Unavailable(Box::new(e))
+    }
+}
+
+impl From<diesel::result::Error> for StoreError {
+    /// A lost connection is [`StoreError::Unavailable`] (the caller may retry), anything else
+    /// a failed query.
+    fn from(e: diesel::result::Error) -> StoreError {
+        use diesel::result::{DatabaseErrorKind, Error};
+        match e {
+            Error::DatabaseError(
+                DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+                _,
+            )
+            | Error::BrokenTransactionManager => StoreError::Unavailable(Box::new(e)),
+            e => StoreError::Query(e),
+        }
+    }
 }
 
 /// A pool of connections to one backend. Cheap to clone.
@@ -137,8 +167,14 @@ pub(crate) enum Conn {
 
 impl Db {
     /// Opens a pool. Connects once right away, so a wrong URL fails at start, not at the first
-    /// request.
+    /// request; within [`DEFAULT_CONNECT_TIMEOUT`].
     pub async fn connect(url: &DatabaseUrl) -> Result<Db, StoreError> {
+        Db::connect_within(url, DEFAULT_CONNECT_TIMEOUT).await
+    }
+
+    /// [`Db::connect`], failing when the first connection takes longer than `timeout` (a
+    /// server that accepts TCP but never answers would otherwise hang the start).
+    pub async fn connect_within(url: &DatabaseUrl, timeout: Duration) -> Result<Db, StoreError> {
         let db = match url {
             DatabaseUrl::Postgres(pg) => {
                 let mut config = ManagerConfig::<AsyncPgConnection>::default();
@@ -174,11 +210,15 @@ impl Db {
                 Db::Sqlite(pool)
             }
         };
-        drop(db.conn().await.map_err(|e| StoreError::Connect {
-            url: url.to_string(),
-            source: Box::new(e),
-        })?);
+        drop(within(url, timeout, db.conn()).await?);
         Ok(db)
+    }
+
+    /// `SELECT 1`: whether the database answers now (the health probe).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        let conn = self.conn().await?;
+        with_conn!(conn, c => c.batch_execute("SELECT 1").await)?;
+        Ok(())
     }
 
     /// A connection from the pool.
@@ -211,40 +251,104 @@ impl Db {
         Ok(())
     }
 
-    /// Applies pending migrations and returns how many ran. Runs on the blocking pool, because
-    /// diesel's migration harness is synchronous.
+    /// Applies pending migrations and returns how many ran; connecting within
+    /// [`DEFAULT_CONNECT_TIMEOUT`].
     pub async fn migrate(url: &DatabaseUrl) -> Result<usize, StoreError> {
-        let url = url.clone();
-        tokio::task::spawn_blocking(move || -> Result<usize, StoreError> {
-            let migration_error = StoreError::Migration;
-            match &url {
-                DatabaseUrl::Postgres(pg) => {
-                    type Wrapper = diesel_async::async_connection_wrapper::AsyncConnectionWrapper<
-                        AsyncPgConnection,
-                    >;
-                    let mut conn = <Wrapper as Connection>::establish(pg).map_err(|e| {
-                        StoreError::Connect {
+        Db::migrate_within(url, DEFAULT_CONNECT_TIMEOUT).await
+    }
+
+    /// Applies pending migrations under a lock, so replicas starting at once on a fresh
+    /// database do not race (SPEC §13): PostgreSQL's advisory lock [`MIGRATION_LOCK_KEY`]
+    /// (released when the connection closes, also if this process dies), SQLite's write lock
+    /// (`BEGIN IMMEDIATE`, waited for with a busy timeout). Whoever comes second finds nothing
+    /// pending. Runs on the blocking pool, because diesel's migration harness is synchronous.
+    pub async fn migrate_within(url: &DatabaseUrl, timeout: Duration) -> Result<usize, StoreError> {
+        match url {
+            DatabaseUrl::Postgres(pg) => {
+                let conn = within(url, timeout, async {
+                    AsyncPgConnection::establish(pg)
+                        .await
+                        .map_err(|e| StoreError::Connect {
                             url: url.to_string(),
                             source: Box::new(e),
-                        }
-                    })?;
-                    conn.run_pending_migrations(POSTGRES_MIGRATIONS)
-                        .map(|v| v.len())
-                        .map_err(migration_error)
-                }
-                DatabaseUrl::Sqlite(path) => {
+                        })
+                })
+                .await?;
+                tokio::task::spawn_blocking(move || migrate_postgres(conn)).await?
+            }
+            DatabaseUrl::Sqlite(path) => {
+                let path = path.clone();
+                let url = url.clone();
+                tokio::task::spawn_blocking(move || {
                     let mut conn =
-                        SqliteConnection::establish(path).map_err(|e| StoreError::Connect {
+                        SqliteConnection::establish(&path).map_err(|e| StoreError::Connect {
                             url: url.to_string(),
                             source: Box::new(e),
                         })?;
-                    conn.run_pending_migrations(SQLITE_MIGRATIONS)
-                        .map(|v| v.len())
-                        .map_err(migration_error)
-                }
+                    migrate_sqlite(&mut conn)
+                })
+                .await?
             }
-        })
-        .await?
+        }
+    }
+}
+
+/// Runs PostgreSQL's pending migrations holding the advisory lock.
+fn migrate_postgres(conn: AsyncPgConnection) -> Result<usize, StoreError> {
+    use diesel::RunQueryDsl;
+    type Wrapper =
+        diesel_async::async_connection_wrapper::AsyncConnectionWrapper<AsyncPgConnection>;
+    let mut conn = Wrapper::from(conn);
+    diesel::sql_query(format!("SELECT pg_advisory_lock({MIGRATION_LOCK_KEY})"))
+        .execute(&mut conn)?;
+    let applied = conn
+        .run_pending_migrations(POSTGRES_MIGRATIONS)
+        .map(|v| v.len())
+        .map_err(StoreError::Migration);
+    // Closing the connection would release it too; unlocking lets the next replica go now.
+    diesel::sql_query(format!("SELECT pg_advisory_unlock({MIGRATION_LOCK_KEY})"))
+        .execute(&mut conn)?;
+    applied
+}
+
+/// Runs SQLite's pending migrations inside one `BEGIN IMMEDIATE` transaction (each migration a
+/// savepoint in it), so another process migrating the same file waits for the lock instead of
+/// failing with "database is locked" or applying a migration twice.
+fn migrate_sqlite(conn: &mut SqliteConnection) -> Result<usize, StoreError> {
+    use diesel::connection::SimpleConnection;
+    conn.batch_execute(&format!(
+        "PRAGMA busy_timeout = {SQLITE_MIGRATION_BUSY_TIMEOUT_MS};"
+    ))?;
+    conn.immediate_transaction::<_, BoxError, _>(|c| {
+        c.run_pending_migrations(SQLITE_MIGRATIONS).map(|v| v.len())
+    })
+    .map_err(|e| match e.downcast::<diesel::result::Error>() {
+        Ok(e) => StoreError::from(*e),
+        Err(e) => StoreError::Migration(e),
+    })
+}
+
+/// `connect`, failing with [`StoreError::Connect`] after `timeout`, naming where it connected.
+async fn within<T>(
+    url: &DatabaseUrl,
+    timeout: Duration,
+    connect: impl std::future::Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    match tokio::time::timeout(timeout, connect).await {
+        Ok(Ok(connected)) => Ok(connected),
+        Ok(Err(StoreError::Connect { url, source })) => Err(StoreError::Connect { url, source }),
+        Ok(Err(e)) => Err(StoreError::Connect {
+            url: url.to_string(),
+            source: Box::new(e),
+        }),
+        Err(_) => Err(StoreError::Connect {
+            url: url.to_string(),
+            source: format!(
+                "no answer within {timeout:?} (is the host reachable and is it a database \
+                 server?)"
+            )
+            .into(),
+        }),
     }
 }
 
@@ -268,8 +372,10 @@ async fn open_postgres(url: String) -> diesel::ConnectionResult<AsyncPgConnectio
 /// writer), a busy timeout (a writer waits instead of failing), and enforced foreign keys.
 async fn open_sqlite(path: String) -> diesel::ConnectionResult<SqliteConn> {
     let mut conn = SqliteConn::establish(&path).await?;
+    // The busy timeout first: switching to WAL takes a lock another process may hold (a
+    // replica starting at the same time), and waits for it only with a timeout set.
     conn.batch_execute(&format!(
-        "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}; \
+        "PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}; PRAGMA journal_mode = WAL; \
          PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;"
     ))
     .await
@@ -295,4 +401,37 @@ pub fn new_id(prefix: &str) -> String {
     bytes[..6].copy_from_slice(&millis.to_be_bytes()[2..]);
     rand::rngs::OsRng.fill_bytes(&mut bytes[6..]);
     format!("{prefix}_{}", hex::encode(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StoreError;
+    use crate::service::ServiceError;
+    use diesel::result::{DatabaseErrorKind, Error};
+
+    /// A connection lost under a query (the server restarted, a proxy dropped it) is
+    /// retryable: `Unavailable` here, `ServiceError::Unavailable` above, gRPC `UNAVAILABLE`.
+    #[test]
+    fn a_lost_connection_is_unavailable_not_a_failed_query() {
+        for kind in [
+            DatabaseErrorKind::UnableToSendCommand,
+            DatabaseErrorKind::ClosedConnection,
+        ] {
+            let lost = StoreError::from(Error::DatabaseError(
+                kind,
+                Box::new("connection closed".to_string()),
+            ));
+            assert!(matches!(lost, StoreError::Unavailable(_)), "{lost:?}");
+            let answered = ServiceError::from(lost);
+            assert!(
+                matches!(answered, ServiceError::Unavailable(_)),
+                "{answered:?}"
+            );
+        }
+        let refused = StoreError::from(Error::DatabaseError(
+            DatabaseErrorKind::UniqueViolation,
+            Box::new("duplicate key".to_string()),
+        ));
+        assert!(matches!(refused, StoreError::Query(_)), "{refused:?}");
+    }
 }

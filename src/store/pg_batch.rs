@@ -9,7 +9,7 @@ use super::enrollments::{EnrollmentRow, Writes};
 use super::signals::{DeliveryRow, SignalRow};
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text};
+use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text};
 use diesel::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
@@ -66,10 +66,10 @@ pub async fn write_with<'a>(
             diesel::sql_query(
                 "INSERT INTO enrollments (id, account_id, flow_id, flow_version, contact_id, \
              sender_id, status, client_key, state, next_run_at, journey_seq, created_at, \
-             updated_at) \
+             updated_at, allow_duplicate) \
              SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], \
              $6::text[], $7::text[], $8::text[], $9::text[], $10::int8[], $11::int8[], \
-             $12::int8[], $13::int8[]) \
+             $12::int8[], $13::int8[], $14::bool[]) \
              ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, state = EXCLUDED.state, \
              next_run_at = EXCLUDED.next_run_at, journey_seq = EXCLUDED.journey_seq, \
              updated_at = EXCLUDED.updated_at",
@@ -86,7 +86,8 @@ pub async fn write_with<'a>(
             .bind::<Array<Nullable<BigInt>>, _>(col(e, |r| r.next_run_at))
             .bind::<Array<BigInt>, _>(col(e, |r| r.journey_seq))
             .bind::<Array<BigInt>, _>(col(e, |r| r.created_at))
-            .bind::<Array<BigInt>, _>(col(e, |r| r.updated_at)),
+            .bind::<Array<BigInt>, _>(col(e, |r| r.updated_at))
+            .bind::<Array<Bool>, _>(col(e, |r| r.allow_duplicate)),
         )
         .execute(&mut &*c);
         sent.push(q);

@@ -84,6 +84,7 @@ diesel::table! {
         journey_seq -> BigInt,
         created_at -> BigInt,
         updated_at -> BigInt,
+        allow_duplicate -> Bool,
     }
 }
 

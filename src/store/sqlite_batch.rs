@@ -12,7 +12,7 @@ use diesel::SqliteConnection;
 
 /// Writes `w` with `conn`, which the caller has inside a transaction.
 pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
-    for chunk in w.enrollments.chunks(MAX_BINDS / 13) {
+    for chunk in w.enrollments.chunks(MAX_BINDS / 14) {
         diesel::insert_into(enrollments::table)
             .values(chunk)
             .on_conflict(enrollments::id)

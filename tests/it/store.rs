@@ -210,6 +210,7 @@ async fn batch_writers_round_trip(backend: Backend) {
         journey_seq: 12,
         created_at: 13,
         updated_at: 14,
+        allow_duplicate: true,
     };
     let entry = JourneyRow {
         enrollment_id: "en_1".into(),

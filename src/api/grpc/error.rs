@@ -76,7 +76,7 @@ fn store_status(error: StoreError) -> Status {
             tracing::warn!(error = %error, "write contention");
             Status::aborted("too many concurrent changes to the same record; retry")
         }
-        StoreError::Pool(_) | StoreError::Connect { .. } => {
+        StoreError::Unavailable(_) | StoreError::Connect { .. } => {
             tracing::error!(error = %error, "database unavailable");
             Status::unavailable("the database is unavailable; retry later")
         }

@@ -9,6 +9,7 @@ pub mod dispatch;
 pub mod enrollment;
 pub mod error;
 pub mod flow;
+pub mod health;
 pub mod sender;
 pub mod signal;
 pub mod testclock;
@@ -33,8 +34,13 @@ use testclock::TestClockApi;
 use timing::TimingApi;
 
 /// The gRPC routes as an axum router. Requests larger than `max_message_bytes` are refused with
-/// `OUT_OF_RANGE` while decoding, before any handler runs.
-pub async fn router(state: AppState, max_message_bytes: usize) -> anyhow::Result<axum::Router> {
+/// `OUT_OF_RANGE` while decoding, before any handler runs. Health follows the database, probed
+/// every `health_probe_every` ([`health::follow_database`]).
+pub async fn router(
+    state: AppState,
+    max_message_bytes: usize,
+    health_probe_every: std::time::Duration,
+) -> anyhow::Result<axum::Router> {
     let contacts = ContactServiceServer::new(ContactApi {
         state: state.clone(),
     })
@@ -86,6 +92,7 @@ pub async fn router(state: AppState, max_message_bytes: usize) -> anyhow::Result
         .set_serving::<DispatchServiceServer<DispatchApi>>()
         .await;
     health.set_serving::<SignalServiceServer<SignalApi>>().await;
+    let probe = health::follow_database(state.core.db.clone(), health, health_probe_every);
 
     let served = served_descriptors(test_clock.is_some())?;
     let reflection = || {
@@ -112,7 +119,8 @@ pub async fn router(state: AppState, max_message_bytes: usize) -> anyhow::Result
         .layer(axum::middleware::from_fn_with_state(
             state,
             auth::require_token,
-        )))
+        ))
+        .layer(axum::Extension(probe)))
 }
 
 /// The file of `TestClockService`, which exists only with the manual clock (SPEC §7).

@@ -97,7 +97,7 @@ impl From<ServiceError> for HttpError {
 impl From<StoreError> for HttpError {
     fn from(error: StoreError) -> HttpError {
         match &error {
-            StoreError::Pool(_) | StoreError::Connect { .. } => {
+            StoreError::Unavailable(_) | StoreError::Connect { .. } => {
                 tracing::error!(error = %error, "database unavailable");
                 HttpError::new(
                     StatusCode::SERVICE_UNAVAILABLE,

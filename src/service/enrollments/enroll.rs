@@ -264,6 +264,7 @@ async fn prepare(
         journey_seq: 0,
         created_at: now_ms,
         updated_at: now_ms,
+        allow_duplicate: item.allow_duplicate,
     };
     Ok(Prepared {
         row,
@@ -283,13 +284,31 @@ enum Outcome {
 /// Writes prepared items in one transaction: an item whose client key exists returns the
 /// stored enrollment; one that would duplicate an active enrollment is refused (unless
 /// allowed).
+///
+/// The checks read before the insert; the unique indexes (`enrollments_client_key`,
+/// `enrollments_one_live`) refuse what a concurrent call committed in between, and
+/// [`write_items`] then runs this again, when the reads see the winner.
 async fn write_prepared(
     tx: &mut Tx,
     account_id: &str,
     items: &[Prepared],
-    allow: &[bool],
     now: DateTime<Utc>,
 ) -> Result<(Vec<Outcome>, Option<i64>), StoreError> {
+    // Only the items that refuse a duplicate need their contacts' live enrollments.
+    let checked: Vec<&str> = items
+        .iter()
+        .filter(|p| !p.row.allow_duplicate)
+        .map(|p| p.row.contact_id.as_str())
+        .collect();
+    let mut active: HashMap<(String, String), String> = tx
+        .live_enrollments_of(account_id, &checked)
+        .await?
+        .into_iter()
+        .map(|(contact, flow, id)| ((contact, flow), id))
+        .collect();
+    // Keys after live enrollments: on PostgreSQL each statement sees what committed before it,
+    // so a concurrent call with the same key that committed between the two reads is found by
+    // its key (the same enrollment again), never only as a duplicate (ALREADY_EXISTS).
     let keys: Vec<&str> = items
         .iter()
         .filter_map(|p| p.row.client_key.as_deref())
@@ -299,19 +318,6 @@ async fn write_prepared(
         .await?
         .into_iter()
         .filter_map(|r| r.client_key.clone().map(|k| (k, r)))
-        .collect();
-    // Only the items that refuse a duplicate need their contacts' live enrollments.
-    let checked: Vec<&str> = items
-        .iter()
-        .zip(allow)
-        .filter(|(_, allow)| !**allow)
-        .map(|(p, _)| p.row.contact_id.as_str())
-        .collect();
-    let mut active: HashMap<(String, String), String> = tx
-        .live_enrollments_of(account_id, &checked)
-        .await?
-        .into_iter()
-        .map(|(contact, flow, id)| ((contact, flow), id))
         .collect();
     let mut seen_keys: HashMap<String, usize> = HashMap::new();
     let mut writes = Writes::default();
@@ -338,7 +344,7 @@ async fn write_prepared(
             seen_keys.insert(key.clone(), i);
         }
         let pair = (p.row.contact_id.clone(), p.row.flow_id.clone());
-        if !allow[i] {
+        if !p.row.allow_duplicate {
             if let Some(other) = active.get(&pair) {
                 outcomes.push(Outcome::Duplicate(format!(
                     "contact `{}` already has an active enrollment `{other}` in this flow; \
@@ -358,22 +364,55 @@ async fn write_prepared(
             writes.enrollments.last().expect("just added").clone(),
         ));
     }
+    // In key order: concurrent batches then take the unique indexes' entries in one order,
+    // so one waits for the other instead of both deadlocking (PostgreSQL).
+    writes.enrollments.sort_by(|a, b| {
+        (&a.contact_id, &a.flow_id, &a.client_key).cmp(&(&b.contact_id, &b.flow_id, &b.client_key))
+    });
     tx.write_all(&writes).await?;
     Ok((outcomes, writes.earliest_wake))
 }
 
+/// How many times [`write_items`] writes a chunk that a concurrent call's commit refused.
+const WRITE_ATTEMPTS: usize = 5;
+
+/// Writes `items` in one transaction, again when a unique index refused it: a concurrent call
+/// committed the same client key or a live enrollment of the same contact in the same flow,
+/// which the next attempt's reads find (the same enrollment, or ALREADY_EXISTS).
 async fn write_items(
     core: &Core,
     account_id: &str,
     items: &[Prepared],
-    allow: &[bool],
     now: DateTime<Utc>,
 ) -> Result<Vec<Outcome>, StoreError> {
-    let mut tx = core.db.begin().await?;
-    let written = write_prepared(&mut tx, account_id, items, allow, now).await;
-    let (outcomes, wake) = tx.finish(written).await?;
-    core.announce(wake).await;
-    Ok(outcomes)
+    let mut attempt = 1;
+    loop {
+        let mut tx = core.db.begin().await?;
+        let written = write_prepared(&mut tx, account_id, items, now).await;
+        match tx.finish(written).await {
+            Ok((outcomes, wake)) => {
+                core.announce(wake).await;
+                return Ok(outcomes);
+            }
+            Err(e) if is_unique_violation(&e) && attempt < WRITE_ATTEMPTS => attempt += 1,
+            Err(e) if is_unique_violation(&e) => {
+                return Err(StoreError::Contention(format!(
+                    "enrolling was refused by a concurrent enrollment {WRITE_ATTEMPTS} times: {e}"
+                )))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn is_unique_violation(e: &StoreError) -> bool {
+    matches!(
+        e,
+        StoreError::Query(diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::UniqueViolation,
+            _,
+        ))
+    )
 }
 
 /// `Enroll`: returns the enrollment and whether this call created it.
@@ -384,34 +423,10 @@ pub async fn enroll(
 ) -> Result<(Enrollment, bool), ServiceError> {
     let now = core.clock.now();
     let mut look = lookups(core, account_id).await?;
-    let allow = [item.allow_duplicate];
     let prepared = prepare(core, account_id, &mut look, item, now).await?;
-    let outcome = match write_items(
-        core,
-        account_id,
-        std::slice::from_ref(&prepared),
-        &allow,
-        now,
-    )
-    .await
-    {
-        Ok(mut o) => o.remove(0),
-        // Two concurrent enrolls with one client key: the loser finds the winner's row.
-        Err(StoreError::Query(diesel::result::Error::DatabaseError(
-            diesel::result::DatabaseErrorKind::UniqueViolation,
-            _,
-        ))) if prepared.row.client_key.is_some() => {
-            let key = prepared.row.client_key.clone().unwrap_or_default();
-            let row = store::enrollments::by_client_key(&core.db, account_id, &key)
-                .await?
-                .ok_or_else(|| ServiceError::NotFound {
-                    what: "enrollment with client key",
-                    id: key.clone(),
-                })?;
-            Outcome::Existing(row)
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let outcome = write_items(core, account_id, std::slice::from_ref(&prepared), now)
+        .await?
+        .remove(0);
     match outcome {
         Outcome::Created(row) => Ok((Enrollment::from_row(row)?, true)),
         Outcome::Existing(row) => Ok((Enrollment::from_row(row)?, false)),
@@ -451,14 +466,12 @@ pub async fn batch_enroll(
         look.preload_contacts(core, account_id, &contact_ids)
             .await?;
         let mut answers: Vec<Option<BatchResult>> = Vec::with_capacity(chunk.len());
-        let (mut positions, mut ready, mut allow) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut positions, mut ready) = (Vec::new(), Vec::new());
         for (i, item) in chunk.into_iter().enumerate() {
-            let allowed = item.allow_duplicate;
             match prepare(core, account_id, &mut look, item, now).await {
                 Ok(p) => {
                     positions.push(i);
                     ready.push(p);
-                    allow.push(allowed);
                     answers.push(None);
                 }
                 Err(e) => answers.push(Some(Err(e))),
@@ -466,7 +479,7 @@ pub async fn batch_enroll(
         }
         look.contacts.clear();
         if !ready.is_empty() {
-            let outcomes = write_items(core, account_id, &ready, &allow, now).await?;
+            let outcomes = write_items(core, account_id, &ready, now).await?;
             for (&pos, outcome) in positions.iter().zip(outcomes) {
                 answers[pos] = Some(match outcome {
                     Outcome::Created(row) => Enrollment::from_row(row).map(|e| (e, true)),
