@@ -16,7 +16,7 @@
 //! - `engine_support`: helpers of the interpreter tests (`engine_*`).
 //! - End-to-end, through a real server: `api`, `api_flows_timing`, `engine_api`, `signals`
 //!   (by concern: routing, fan-out, SMS, email, webhooks, events, group commit), `planner`,
-//!   `planner_loop`, `store`.
+//!   `planner_loop`, `store`, `contact_changes`, `transitions`.
 //! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`.
 //! - The pure core: `engine_props`, `engine_routing`, `engine_simulate`, `engine_steps`,
 //!   `flow_fixtures`, `flow_props`, `timing_golden`, `timing_phone_cases`, `timing_props`,
@@ -35,6 +35,7 @@ mod api;
 mod api_flows_timing;
 mod cli;
 mod cli_commands;
+mod contact_changes;
 mod crash;
 mod engine_api;
 mod engine_props;
@@ -52,3 +53,4 @@ mod timing_golden;
 mod timing_phone_cases;
 mod timing_props;
 mod timing_window_props;
+mod transitions;
