@@ -89,13 +89,16 @@ async fn enroll(app: &TestApp, contact: &str, flow: &str) -> String {
 
 /// The dispatches a worker can claim now, as (enrollment, channel, recipient).
 async fn claimable(app: &TestApp) -> Vec<(String, String, String)> {
+    // Any channel: the request may grow filters, which default to "all".
+    #[allow(clippy::needless_update)]
+    let request = ClaimDispatchesRequest {
+        lease_ms: 60_000,
+        max_count: 100,
+        ..Default::default()
+    };
     app.dispatches()
         .await
-        .claim_dispatches(app.authed(ClaimDispatchesRequest {
-            lease_ms: 60_000,
-            max_count: 100,
-            ..Default::default()
-        }))
+        .claim_dispatches(app.authed(request))
         .await
         .unwrap()
         .into_inner()

@@ -345,7 +345,7 @@ mod tests {
             json!({"type": "wait_for", "params": {"events": ["reply"], "timeout": "1d"}});
         let open_wait_for = json!({"type": "wait_for", "params": {"events": ["reply"]}});
         let too_long = &[("TRANSITION_TOO_LONG", "/steps/e0")][..];
-        let cases: Vec<(&str, Value, &[(&str, &str)])> = vec![
+        let cases: Vec<Case> = vec![
             // 9,999 emails and the end: 10,000 steps, exactly what one transition may enter.
             ("at the guard", chain(LOOP_GUARD - 1, None), &[]),
             // 10,000 emails and the end: one step too many.
