@@ -10,9 +10,7 @@ use super::{ServiceError, Violations};
 use crate::clock::{from_millis, to_millis};
 use crate::engine::Input;
 use crate::runtime::{apply, Core, StepContext};
-use crate::store::{
-    self, contacts::ContactRow, contacts::OptOutUpdate, StoreError, Tx, Writes, LIVE,
-};
+use crate::store::{self, contacts::ContactRow, StoreError, Tx, Writes, LIVE};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
@@ -203,38 +201,51 @@ pub async fn opt_out(
         .collect();
     problems.finish()?;
 
-    // Read, merge, compare-and-set; a concurrent opt-out makes the write miss, so merge again.
-    for _ in 0..OPT_OUT_ATTEMPTS {
-        let current = store::contacts::get(db, account_id, id)
-            .await?
-            .ok_or_else(|| not_found(id))?;
-        let mut all = from_row(current.clone())?.opted_out;
-        all.extend(parsed.iter().copied());
-        all.sort();
-        all.dedup();
-        let json = channels_json(&all);
-        match store::contacts::set_opted_out_if(
-            db,
-            account_id,
-            id,
-            &current.opted_out,
-            &json,
-            to_millis(now),
-        )
-        .await?
-        {
-            OptOutUpdate::Written(row) => return Ok(from_row(row)?),
-            OptOutUpdate::Missing => return Err(not_found(id)),
-            OptOutUpdate::Changed => continue,
+    // The contact is locked while the opt-outs merge, so concurrent opt-outs never lose a
+    // channel, and its running enrollments learn of them in the same transaction (an SMS
+    // already planned is then skipped, not sent).
+    let mut tx = db.begin().await?;
+    let result = opt_out_in(&mut tx, core, account_id, id, &parsed, now).await;
+    match tx.finish(result).await? {
+        Some((row, wake)) => {
+            core.announce(wake).await;
+            Ok(from_row(row)?)
         }
+        None => Err(not_found(id)),
     }
-    Err(ServiceError::Store(StoreError::Contention(format!(
-        "contact {id}: opt-outs kept changing during {OPT_OUT_ATTEMPTS} attempts"
-    ))))
 }
 
-/// How often an opt-out re-reads after losing a race before giving up.
-const OPT_OUT_ATTEMPTS: usize = 8;
+/// The body of [`opt_out`], inside its transaction: the stored row and the earliest wake-up,
+/// or `None` when there is no such contact.
+async fn opt_out_in(
+    tx: &mut Tx,
+    core: &Core,
+    account_id: &str,
+    id: &str,
+    channels: &[Channel],
+    now: DateTime<Utc>,
+) -> Result<Option<(ContactRow, Option<i64>)>, StoreError> {
+    let Some(current) = tx.lock_contact(account_id, id).await? else {
+        return Ok(None);
+    };
+    let mut all = from_row(current.clone())?.opted_out;
+    all.extend(channels.iter().copied());
+    all.sort();
+    all.dedup();
+    let json = channels_json(&all);
+    if json == current.opted_out {
+        return Ok(Some((current, None)));
+    }
+    let now_ms = to_millis(now);
+    tx.set_opted_out(account_id, id, &json, now_ms).await?;
+    let stored = ContactRow {
+        opted_out: json,
+        updated_at: now_ms,
+        ..current
+    };
+    let wake = tell_enrollments(tx, core, &stored, now).await?;
+    Ok(Some((stored, wake)))
+}
 
 fn not_found(id: &str) -> ServiceError {
     ServiceError::NotFound {

@@ -4,7 +4,7 @@ use super::schema::contacts;
 use super::{Conn, Db, StoreError, Tx};
 use crate::engine::ContactView;
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = contacts)]
@@ -82,6 +82,21 @@ impl Tx {
         })
     }
 
+    /// Replaces the contact's opt-out list (a sorted JSON array of channel names).
+    pub async fn set_opted_out(
+        &mut self,
+        account_id: &str,
+        id: &str,
+        json: &str,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        on_conn!(&mut self.conn, c => diesel::update(contacts::table.find((account_id, id)))
+            .set((contacts::opted_out.eq(json), contacts::updated_at.eq(now_ms)))
+            .execute(c)
+            .await)?;
+        Ok(())
+    }
+
     /// Replaces the contact's email, phone, zone and attributes (keeping `created_at` and the
     /// opt-outs).
     pub async fn update_contact(&mut self, row: &ContactRow) -> Result<(), StoreError> {
@@ -107,52 +122,6 @@ pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Option<ContactRo
         .first(c)
         .await
         .optional())?)
-}
-
-/// What a compare-and-set of the opt-outs found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OptOutUpdate {
-    /// Written; the stored row after the write.
-    Written(ContactRow),
-    /// Another writer changed the opt-outs since they were read: read again and retry.
-    Changed,
-    /// No such contact.
-    Missing,
-}
-
-/// Replaces the contact's opt-out list with `new_json` if it still is `expected_json`
-/// (compare-and-set, so two concurrent opt-outs never lose a channel on either backend).
-pub async fn set_opted_out_if(
-    db: &Db,
-    account_id: &str,
-    id: &str,
-    expected_json: &str,
-    new_json: &str,
-    now_ms: i64,
-) -> Result<OptOutUpdate, StoreError> {
-    let conn = db.conn().await?;
-    Ok(with_conn!(conn, c => c
-        .transaction(async |c| {
-            let key = contacts::table.find((account_id, id));
-            let updated = diesel::update(key.filter(contacts::opted_out.eq(expected_json)))
-                .set((
-                    contacts::opted_out.eq(new_json),
-                    contacts::updated_at.eq(now_ms),
-                ))
-                .execute(c)
-                .await?;
-            let row = key
-                .select(ContactRow::as_select())
-                .first(c)
-                .await
-                .optional()?;
-            Ok::<_, diesel::result::Error>(match (updated, row) {
-                (_, None) => OptOutUpdate::Missing,
-                (0, Some(_)) => OptOutUpdate::Changed,
-                (_, Some(row)) => OptOutUpdate::Written(row),
-            })
-        })
-        .await)?)
 }
 
 /// The account's contacts with these ids (those that exist), read 1,000 at a time.

@@ -14,6 +14,7 @@ backend_tests!(
     a_zone_change_defers_a_due_email,
     a_held_sms_is_released_when_the_contact_gets_a_zone_or_a_number,
     an_unchanged_upsert_writes_nothing,
+    an_opt_out_reaches_a_planned_sms,
 );
 
 /// A 3-hour wait, then an email inside a weekday 09:00–17:00 window in the contact's zone.
@@ -35,6 +36,17 @@ const ONE_SMS: &str = r#"{
   "steps": {
     "text": { "type": "sms", "params": { "template": "hi" }, "next": { "then": "done" } },
     "done": { "type": "end" }
+  }
+}"#;
+
+/// An hour's wait, then one SMS.
+const LATER_SMS: &str = r#"{
+  "name": "later-sms",
+  "start": "pause",
+  "steps": {
+    "pause": { "type": "wait", "params": { "duration": "1h" }, "next": { "then": "text" } },
+    "text":  { "type": "sms", "params": { "template": "hi" }, "next": { "then": "done" } },
+    "done":  { "type": "end" }
   }
 }"#;
 
@@ -289,5 +301,38 @@ async fn an_unchanged_upsert_writes_nothing(backend: Backend) {
     let changed = enrollment(&app, &id).await;
     assert_ne!(changed.updated_at, before.0.updated_at);
     assert_eq!(journey(&app, &id).await, before.1);
+    app.stop().await;
+}
+
+/// `OptOut` is a contact change too: the running enrollment learns of it in the same
+/// transaction, so its SMS an hour later is skipped (journey `skipped`), not sent.
+async fn an_opt_out_reaches_a_planned_sms(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let flow = create_flow(&app, LATER_SMS).await;
+    upsert(
+        &app,
+        Contact {
+            id: "ann".into(),
+            phone: "+12125551234".into(),
+            ..Default::default()
+        },
+    )
+    .await;
+    let id = enroll(&app, "ann", &flow).await;
+    app.contacts()
+        .await
+        .opt_out(app.authed(OptOutRequest {
+            contact_id: "ann".into(),
+            channels: vec!["sms".into()],
+        }))
+        .await
+        .unwrap();
+    app.advance(chrono::Duration::hours(1)).await;
+    let j = journey(&app, &id).await;
+    let skipped = entries(&j, "skipped");
+    assert_eq!(skipped.len(), 1, "{j:?}");
+    assert_eq!(skipped[0]["reason"], "the contact opted out of sms");
+    assert!(claimable(&app).await.is_empty());
+    assert_eq!(enrollment(&app, &id).await.status, "completed");
     app.stop().await;
 }
