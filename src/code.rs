@@ -33,6 +33,9 @@ pub enum Code {
     ZoneUnknown,
     NoOpening,
     Unreachable,
+    /// A path of more than [`crate::flow::LOOP_GUARD`] steps with none that lets time pass: one
+    /// transition could not finish, so the flow is refused.
+    TransitionTooLong,
     /// The engine entered more than [`crate::engine::interpret::LOOP_GUARD`] steps in one call.
     LoopGuard,
     /// A step type this version does not run reached the interpreter.
@@ -43,7 +46,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in declaration order: what the spelling test walks.
-    pub const ALL: [Code; 23] = [
+    pub const ALL: [Code; 24] = [
         Code::BadSchema,
         Code::UnknownTarget,
         Code::BadEvent,
@@ -64,6 +67,7 @@ impl Code {
         Code::ZoneUnknown,
         Code::NoOpening,
         Code::Unreachable,
+        Code::TransitionTooLong,
         Code::LoopGuard,
         Code::UnsupportedStep,
         Code::FlowUnavailable,
@@ -92,6 +96,7 @@ impl Code {
             Code::ZoneUnknown => "ZONE_UNKNOWN",
             Code::NoOpening => "NO_OPENING",
             Code::Unreachable => "UNREACHABLE",
+            Code::TransitionTooLong => "TRANSITION_TOO_LONG",
             Code::LoopGuard => "LOOP_GUARD",
             Code::UnsupportedStep => "UNSUPPORTED_STEP",
             Code::FlowUnavailable => "FLOW_UNAVAILABLE",
@@ -163,6 +168,7 @@ mod tests {
             | Code::ZoneUnknown
             | Code::NoOpening
             | Code::Unreachable
+            | Code::TransitionTooLong
             | Code::LoopGuard
             | Code::UnsupportedStep
             | Code::FlowUnavailable => code,

@@ -77,6 +77,63 @@ pub struct Task {
     pub due_by: Option<DateTime<Utc>>,
 }
 
+/// The most of a signal's payload a journey entry (or an enrollment's [`Woken`]) records, in
+/// bytes of JSON text. A custom event may carry 64 KiB (SPEC §5.5) and up to 1,000 signals can
+/// wait in one buffer; the journey keeps what people read, the stored signal keeps it all.
+pub const MAX_RECORDED_PAYLOAD: usize = 4 * 1024;
+
+/// A signal's payload as the journey records it: the payload itself when its JSON fits in
+/// [`MAX_RECORDED_PAYLOAD`] bytes, else only its size (`payload_truncated`), never an error.
+/// `{}` (no payload) is not written at all.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedPayload {
+    /// The payload, when there is one and it fits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<serde_json::Value>,
+    /// Instead of `payload` when it did not fit: its size in bytes of JSON text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_truncated: Option<usize>,
+}
+
+impl RecordedPayload {
+    /// What the journey records of `payload`.
+    pub fn of(payload: &serde_json::Value) -> RecordedPayload {
+        if payload.as_object().is_some_and(|o| o.is_empty()) || payload.is_null() {
+            return RecordedPayload::default();
+        }
+        let size = payload.to_string().len();
+        if size > MAX_RECORDED_PAYLOAD {
+            RecordedPayload {
+                payload: None,
+                payload_truncated: Some(size),
+            }
+        } else {
+            RecordedPayload {
+                payload: Some(payload.clone()),
+                payload_truncated: None,
+            }
+        }
+    }
+}
+
+/// The signal that ended the last `wait_for` run (it woke the run, or the run consumed it from
+/// the buffer): SPEC §5.5's "the wait completes with the payload", kept on the enrollment so
+/// `GetEnrollment` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Woken {
+    /// The `wait_for` run it closed.
+    pub run: u64,
+    /// That run's step.
+    pub step: String,
+    /// The stored signal's id (the run's `woken_by`).
+    pub signal: String,
+    /// The event it took (the `next` key).
+    pub branch: String,
+    /// Its payload, capped like the journey's.
+    #[serde(flatten)]
+    pub payload: RecordedPayload,
+}
+
 /// What a signal did in this enrollment (SPEC §5.8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "effect", rename_all = "snake_case")]
@@ -87,15 +144,25 @@ pub enum SignalEffect {
         run: u64,
         /// The event it took (the `next` key), picked by precedence.
         branch: String,
+        /// The signal's payload (capped).
+        #[serde(flatten)]
+        payload: RecordedPayload,
     },
     /// Nobody waited for it: kept for a later `wait_for`.
-    Buffered,
+    Buffered {
+        /// The signal's payload (capped).
+        #[serde(flatten)]
+        payload: RecordedPayload,
+    },
     /// A `wait_for` took it from the buffer when entered.
     Consumed {
         /// The `wait_for` run that took it.
         run: u64,
         /// The event it took (the `next` key).
         branch: String,
+        /// The signal's payload (capped).
+        #[serde(flatten)]
+        payload: RecordedPayload,
     },
     /// It left the buffer unconsumed (7 days passed, or the buffer was full).
     Expired {
@@ -149,6 +216,10 @@ pub enum JourneyEntry {
     Failed {
         /// Which rule stopped it (`WAIT_EXCEEDS_LIMIT`, `LOOP_GUARD`, …).
         code: Code,
+        /// The step that could not be run, when one was: its run is not in the journey,
+        /// since a failed transition commits nothing but the failure (SPEC §13).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<String>,
         /// What happened and what to fix.
         message: String,
     },
@@ -172,6 +243,15 @@ pub enum JourneyEntry {
         code: Code,
         /// What to fix (usually the contact's zone or phone).
         message: String,
+    },
+    /// A held step was planned again, now that the contact's zone or number allows it.
+    Released {
+        /// The run released.
+        run: u64,
+        /// Its step.
+        step: String,
+        /// When it goes (or its task is created): the next opening from the change.
+        scheduled: DateTime<Utc>,
     },
     /// An outreach step passed over without sending (the contact opted out of the channel, or
     /// has no address for it); the flow went on.

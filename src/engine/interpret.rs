@@ -23,7 +23,9 @@
 //!   event in `exit_on` exits (rule 2 applies to the enrollment the outcome came from too).
 
 use crate::code::Code;
-use crate::engine::effect::{message_id, Dispatch, Effect, JourneyEntry, SignalEffect, Task};
+use crate::engine::effect::{
+    message_id, Dispatch, Effect, JourneyEntry, RecordedPayload, SignalEffect, Task, Woken,
+};
 use crate::engine::input::{Input, Signal};
 use crate::engine::seed::jitter_seed;
 use crate::engine::state::{EnrollmentState, Hold, Run, Status, TaskPhase};
@@ -41,9 +43,12 @@ use crate::timing::{
 use chrono::{DateTime, Utc};
 
 /// At most this many steps are entered in one call. Validation refuses cycles that spin without
-/// time passing, but a cycle through a `wait_for` can consume up to 1,000 buffered signals in
-/// one go; beyond this the enrollment fails with [`Code::LoopGuard`] instead of spinning.
-pub const LOOP_GUARD: usize = 10_000;
+/// time passing and paths longer than this with no step that lets time pass
+/// (`TRANSITION_TOO_LONG`), but a loop through a `wait` whose target is already past, or through
+/// a `wait_for` consuming up to 1,000 buffered signals, still runs in one call; beyond this the
+/// enrollment fails with [`Code::LoopGuard`] instead of spinning, and nothing of that call but the
+/// failure is kept (SPEC §13). The number lives with the validator, below the engine.
+pub use crate::flow::LOOP_GUARD;
 
 /// What the interpreter needs besides the state and the flow: account settings.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -95,17 +100,19 @@ pub fn step(
     now: DateTime<Utc>,
     ctx: &Ctx,
 ) -> (EnrollmentState, Vec<Effect>) {
-    let mut m = Machine {
-        st: state.clone(),
-        fx: Vec::new(),
-        flow,
-        ctx,
-        now,
-        pending: None,
-    };
+    let mut m = Machine::new(state, flow, ctx, now);
     m.expire_buffer();
-    m.handle(input);
+    m.handle(input.clone());
     m.drive();
+    if let Some(failure) = m.failure.take() {
+        // SPEC §13: a transition commits every effect or none. What the input itself did (a
+        // signal closing its wait, an operator's move) is replayed; every step entered after it
+        // is dropped with its dispatches and tasks, and the enrollment fails where it stood.
+        m = Machine::new(state, flow, ctx, now);
+        m.expire_buffer();
+        m.handle(input);
+        m.record_failure(failure);
+    }
     m.st.next_run_at = match (&m.st.status, &m.st.run) {
         (Status::Active, Some(run)) => run.wake_at(),
         _ => None,
@@ -117,6 +124,8 @@ pub fn step(
 struct Failure {
     code: Code,
     message: String,
+    /// The step that could not be run, when one could not.
+    step: Option<String>,
 }
 
 impl Failure {
@@ -124,6 +133,7 @@ impl Failure {
         Failure {
             code,
             message: message.into(),
+            step: None,
         }
     }
 }
@@ -143,9 +153,32 @@ struct Machine<'a> {
     now: DateTime<Utc>,
     /// A step to enter next (the loop in [`Machine::drive`] enters it).
     pending: Option<String>,
+    /// Set by [`Machine::fail`]: the transition failed, and [`step`] replays it without the
+    /// steps it entered.
+    failure: Option<Failure>,
+    /// The step being entered or fired, named by a failure.
+    current: Option<String>,
 }
 
-impl Machine<'_> {
+impl<'a> Machine<'a> {
+    fn new(
+        state: &EnrollmentState,
+        flow: &'a Flow,
+        ctx: &'a Ctx,
+        now: DateTime<Utc>,
+    ) -> Machine<'a> {
+        Machine {
+            st: state.clone(),
+            fx: Vec::new(),
+            flow,
+            ctx,
+            now,
+            pending: None,
+            failure: None,
+            current: None,
+        }
+    }
+
     fn journey(&mut self, entry: JourneyEntry) {
         self.fx.push(Effect::Journey(entry));
     }
@@ -243,9 +276,12 @@ impl Machine<'_> {
                 self.complete(outcome);
             }
             Input::ContactChanged(c) => {
+                // Only the zone and the number decide a hold (SPEC §3, §4): another change (an
+                // email, an attribute) leaves a held step as it is, without a second `held`.
+                let zone_changed = c.tz != self.st.contact.tz || c.phone != self.st.contact.phone;
                 self.st.contact = c;
                 let held = self.st.run.as_ref().is_some_and(|r| r.hold.is_some());
-                if held {
+                if held && zone_changed {
                     self.replan_held();
                 }
             }
@@ -291,19 +327,24 @@ impl Machine<'_> {
             }
             Route::Wake { event } => {
                 let run = self.st.run.as_ref().map(|r| r.id).unwrap_or_default();
+                let payload = RecordedPayload::of(&s.payload);
                 self.journey(JourneyEntry::Signal {
                     signal: s.id.clone(),
                     effect: SignalEffect::Woke {
                         run,
                         branch: event.clone(),
+                        payload: payload.clone(),
                     },
                 });
+                self.woken(&s.id, &event, payload);
                 self.take_branch(&event, Some(s.id));
             }
             Route::Buffer => {
                 self.journey(JourneyEntry::Signal {
                     signal: s.id.clone(),
-                    effect: SignalEffect::Buffered,
+                    effect: SignalEffect::Buffered {
+                        payload: RecordedPayload::of(&s.payload),
+                    },
                 });
                 let dropped = self.st.buffer.push(BufferedSignal {
                     id: s.id,
@@ -430,9 +471,11 @@ impl Machine<'_> {
         for _ in 0..3 * LOOP_GUARD {
             if let Some(step) = self.pending.take() {
                 if entered == LOOP_GUARD {
+                    self.pending = Some(step);
                     break;
                 }
                 entered += 1;
+                self.current = Some(step.clone());
                 self.enter(step);
                 continue;
             }
@@ -448,16 +491,20 @@ impl Machine<'_> {
             if !due {
                 return;
             }
+            self.current = self.st.run.as_ref().map(|r| r.step.clone());
             self.fire();
         }
-        self.pending = None;
-        self.fail(Failure::new(
-            Code::LoopGuard,
-            format!(
-                "more than {LOOP_GUARD} steps ran without time passing; put a wait that \
+        let step = self.pending.take();
+        self.fail(Failure {
+            step,
+            ..Failure::new(
+                Code::LoopGuard,
+                format!(
+                    "more than {LOOP_GUARD} steps ran without time passing; put a wait that \
                  lets time pass (or a wait_for with a timeout) in the loop"
-            ),
-        ));
+                ),
+            )
+        });
     }
 
     fn current_step(&self) -> Option<&Step> {
@@ -521,13 +568,16 @@ impl Machine<'_> {
                 let run_id = run.id;
                 self.open(run);
                 if let Some((signal, event)) = self.st.buffer.take_oldest(&events) {
+                    let payload = RecordedPayload::of(&signal.payload);
                     self.journey(JourneyEntry::Signal {
                         signal: signal.id.clone(),
                         effect: SignalEffect::Consumed {
                             run: run_id,
                             branch: event.clone(),
+                            payload: payload.clone(),
                         },
                     });
+                    self.woken(&signal.id, &event, payload);
                     self.take_branch(&event, Some(signal.id));
                 }
             }
@@ -646,10 +696,16 @@ impl Machine<'_> {
         // The first plan never happened, so this is still the one computation of §2.7.
         self.plan(&mut run, kind);
         let hold = run.hold.clone();
-        let (id, step) = (run.id, run.step.clone());
+        let (id, step, scheduled) = (run.id, run.step.clone(), run.scheduled);
         self.st.run = Some(run);
-        if let Some(h) = hold {
-            self.record_hold(id, &step, kind, &h);
+        match (hold, scheduled) {
+            (Some(h), _) => self.record_hold(id, &step, kind, &h),
+            (None, Some(scheduled)) => self.journey(JourneyEntry::Released {
+                run: id,
+                step,
+                scheduled,
+            }),
+            (None, None) => {}
         }
     }
 
@@ -840,15 +896,41 @@ impl Machine<'_> {
         self.journey(JourneyEntry::Exited { reason });
     }
 
-    fn fail(&mut self, f: Failure) {
+    /// The transition fails: the loop stops here, and [`step`] replays the input and records
+    /// the failure ([`Machine::record_failure`]) without anything the failed steps did.
+    fn fail(&mut self, mut f: Failure) {
+        if f.step.is_none() {
+            f.step = self.current.clone();
+        }
+        self.st.status = Status::Failed;
+        self.pending = None;
+        self.failure = Some(f);
+    }
+
+    /// Fails the enrollment where it stood: its open run closes on `failed`.
+    fn record_failure(&mut self, f: Failure) {
         self.close_run(Some("failed"), None);
         self.st.status = Status::Failed;
         self.st.reason = Some(format!("{}: {}", f.code, f.message));
         self.pending = None;
         self.journey(JourneyEntry::Failed {
             code: f.code,
+            step: f.step,
             message: f.message,
         });
+    }
+
+    /// Keeps the signal that ends the current `wait_for` run on the enrollment (SPEC §5.5).
+    fn woken(&mut self, signal: &str, branch: &str, payload: RecordedPayload) {
+        if let Some(run) = &self.st.run {
+            self.st.woken = Some(Woken {
+                run: run.id,
+                step: run.step.clone(),
+                signal: signal.to_string(),
+                branch: branch.to_string(),
+                payload,
+            });
+        }
     }
 
     // ----- timing ----------------------------------------------------------------------------

@@ -30,7 +30,8 @@ pub mod simulate;
 pub mod state;
 
 pub use effect::{
-    message_id, parse_message_id, AckOutcome, Dispatch, Effect, JourneyEntry, SignalEffect, Task,
+    message_id, parse_message_id, AckOutcome, Dispatch, Effect, JourneyEntry, RecordedPayload,
+    SignalEffect, Task, Woken, MAX_RECORDED_PAYLOAD,
 };
 pub use input::{Input, Signal};
 pub use interpret::{enrollable, step, Ctx};

@@ -91,7 +91,7 @@ impl DeliveryEffect {
     fn from_signal_effect(effect: &SignalEffect) -> (DeliveryEffect, Option<String>) {
         match effect {
             SignalEffect::Woke { branch, .. } => (DeliveryEffect::Woke, Some(branch.clone())),
-            SignalEffect::Buffered => (DeliveryEffect::Buffered, None),
+            SignalEffect::Buffered { .. } => (DeliveryEffect::Buffered, None),
             SignalEffect::Consumed { branch, .. } => {
                 (DeliveryEffect::Consumed, Some(branch.clone()))
             }
@@ -142,6 +142,8 @@ pub enum JourneyKind {
     Deferred,
     /// [`JourneyEntry::Held`].
     Held,
+    /// [`JourneyEntry::Released`].
+    Released,
     /// [`JourneyEntry::Skipped`].
     Skipped,
     /// [`JourneyEntry::TaskOutcome`].
@@ -174,6 +176,7 @@ impl JourneyKind {
                 JourneyEntry::Failed { .. } => JourneyKind::Failed,
                 JourneyEntry::Deferred { .. } => JourneyKind::Deferred,
                 JourneyEntry::Held { .. } => JourneyKind::Held,
+                JourneyEntry::Released { .. } => JourneyKind::Released,
                 JourneyEntry::Skipped { .. } => JourneyKind::Skipped,
                 JourneyEntry::TaskOutcome { .. } => JourneyKind::TaskOutcome,
                 JourneyEntry::Signal { .. } => JourneyKind::Signal,
@@ -201,6 +204,7 @@ impl JourneyKind {
             JourneyKind::Failed => "failed",
             JourneyKind::Deferred => "deferred",
             JourneyKind::Held => "held",
+            JourneyKind::Released => "released",
             JourneyKind::Skipped => "skipped",
             JourneyKind::TaskOutcome => "task_outcome",
             JourneyKind::Signal => "signal",
@@ -249,7 +253,9 @@ mod tests {
             }),
             Effect::Journey(JourneyEntry::Signal {
                 signal: "sg".into(),
-                effect: SignalEffect::Buffered,
+                effect: SignalEffect::Buffered {
+                    payload: Default::default(),
+                },
             }),
             Effect::Journey(JourneyEntry::DispatchAcked {
                 run: 1,

@@ -184,6 +184,10 @@ pub struct EnrollmentState {
     /// (`WAIT_EXCEEDS_LIMIT: …`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The signal that ended the last `wait_for` run, with its payload (capped): what the wait
+    /// completed with (SPEC §5.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub woken: Option<crate::engine::effect::Woken>,
 }
 
 impl EnrollmentState {
@@ -208,6 +212,7 @@ impl EnrollmentState {
             last_run_id: 0,
             outcome: None,
             reason: None,
+            woken: None,
         }
     }
 }

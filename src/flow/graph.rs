@@ -1,6 +1,7 @@
-//! Graph algorithms over a flow's steps: strongly connected components (for `CYCLE`) and
-//! reachability from `start` (for `UNREACHABLE`). Nodes are indices; both are iterative, so a
-//! long flow cannot overflow the stack.
+//! Graph algorithms over a flow's steps: strongly connected components (for `CYCLE`),
+//! reachability from `start` (for `UNREACHABLE`) and the longest run of steps one engine call
+//! may enter (for `TRANSITION_TOO_LONG`). Nodes are indices; all are iterative, so a long flow
+//! cannot overflow the stack.
 
 /// The strongly connected components of the graph `adj` (Tarjan's algorithm), each a list of
 /// node indices. Every node is in exactly one component.
@@ -84,6 +85,58 @@ pub fn reachable(adj: &[Vec<usize>], start: usize) -> Vec<bool> {
     seen
 }
 
+/// The longest path one engine call may enter: steps that need not let time pass, then one
+/// more (the step it stops at; `stops[v]` says that entering `v` suspends the call), as node
+/// indices in order; empty for an empty graph. An edge back into the path (a cycle of steps
+/// that never stop, which `CYCLE` refuses) is not followed. Ties go to the lowest index.
+pub fn longest_run(adj: &[Vec<usize>], stops: &[bool]) -> Vec<usize> {
+    const WHITE: u8 = 0;
+    const GRAY: u8 = 1;
+    const BLACK: u8 = 2;
+    let n = adj.len();
+    let mut color = vec![WHITE; n];
+    // Steps entered from `v` on (itself included), and the successor that gives them.
+    let mut len = vec![0usize; n];
+    let mut via = vec![usize::MAX; n];
+    for root in 0..n {
+        if color[root] != WHITE {
+            continue;
+        }
+        let mut call: Vec<(usize, usize)> = vec![(root, 0)];
+        color[root] = GRAY;
+        while let Some(&(v, i)) = call.last() {
+            let edges: &[usize] = if stops[v] { &[] } else { &adj[v] };
+            if i < edges.len() {
+                call.last_mut().expect("non-empty").1 += 1;
+                let w = edges[i];
+                if color[w] == WHITE {
+                    color[w] = GRAY;
+                    call.push((w, 0));
+                }
+                continue;
+            }
+            call.pop();
+            len[v] = 1;
+            for &w in edges {
+                if color[w] == BLACK && 1 + len[w] > len[v] {
+                    len[v] = 1 + len[w];
+                    via[v] = w;
+                }
+            }
+            color[v] = BLACK;
+        }
+    }
+    let Some(mut v) = (0..n).max_by_key(|&v| (len[v], std::cmp::Reverse(v))) else {
+        return Vec::new();
+    };
+    let mut path = vec![v];
+    while via[v] != usize::MAX {
+        v = via[v];
+        path.push(v);
+    }
+    path
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +178,37 @@ mod tests {
         adj[n - 1] = vec![0];
         assert_eq!(cyclic(&adj).len(), 1);
         assert!(reachable(&adj, 5).iter().all(|&r| r));
+    }
+
+    #[test]
+    fn longest_runs() {
+        // (edges, which nodes stop, the longest run)
+        #[allow(clippy::type_complexity)]
+        let cases: &[(&[&[usize]], &[usize], &[usize])] = &[
+            (&[], &[], &[]),
+            (&[&[]], &[], &[0]),
+            (&[&[1], &[2], &[]], &[], &[0, 1, 2]),
+            // A stop ends the run but counts: 0 -> 1(stop) -> 2 is two steps from 0.
+            (&[&[1], &[2], &[]], &[1], &[0, 1]),
+            // The longer branch wins.
+            (&[&[1, 2], &[], &[3], &[]], &[], &[0, 2, 3]),
+            // A cycle of non-stopping steps is cut where it closes.
+            (&[&[1], &[0]], &[], &[0, 1]),
+            // A run ends at a stop: 0,1 then 2,3,4.
+            (&[&[1], &[2], &[3], &[4], &[]], &[1], &[2, 3, 4]),
+            // Equal runs: the lowest index.
+            (&[&[1], &[], &[3], &[]], &[], &[0, 1]),
+        ];
+        for (adj, stops, want) in cases {
+            let adj: Vec<Vec<usize>> = adj.iter().map(|e| e.to_vec()).collect();
+            let stop: Vec<bool> = (0..adj.len()).map(|i| stops.contains(&i)).collect();
+            assert_eq!(longest_run(&adj, &stop), want.to_vec(), "{adj:?} {stops:?}");
+        }
+        let n = 200_000;
+        let adj: Vec<Vec<usize>> = (0..n)
+            .map(|i| if i + 1 < n { vec![i + 1] } else { vec![] })
+            .collect();
+        assert_eq!(longest_run(&adj, &vec![false; n]).len(), n, "no overflow");
     }
 
     #[test]

@@ -21,5 +21,11 @@ pub mod report;
 pub mod validate;
 
 pub use events::Event;
+
+/// The most steps the engine enters in one call (one transition). The validator refuses a flow
+/// with a longer path of steps that need not let time pass (`TRANSITION_TOO_LONG`); the engine
+/// fails an enrollment that reaches it anyway (`LOOP_GUARD`, a loop through a `wait` that is
+/// already over). Here, below both, so the two read the same number.
+pub const LOOP_GUARD: usize = 10_000;
 pub use model::{Action, Flow, Step, StepId, StepKind};
 pub use validate::{validate, Problem, Severity, ValidateOptions, Validation};

@@ -131,6 +131,7 @@ fn flow_unavailable(before: &EnrollmentState, message: String) -> (EnrollmentSta
         after,
         vec![Effect::Journey(JourneyEntry::Failed {
             code: Code::FlowUnavailable,
+            step: None,
             message,
         })],
     )

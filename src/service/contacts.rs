@@ -1,10 +1,16 @@
 //! Contacts: upsert with every field checked, get, opt out.
+//!
+//! An upsert that changes a contact tells its running enrollments in the same transaction
+//! (the engine's `ContactChanged`, through [`crate::runtime::apply()`]): the execution-time gate
+//! (SPEC §3 step 4) then reads the new zone, and a step held `ZONE_UNKNOWN` or `NO_OPENING` is
+//! planned again. A contact and its enrollments never disagree, even after a crash.
 
 use super::fields::{self, Channel};
 use super::{ServiceError, Violations};
 use crate::clock::{from_millis, to_millis};
-use crate::runtime::Core;
-use crate::store::{self, contacts::ContactRow, contacts::OptOutUpdate, StoreError};
+use crate::engine::Input;
+use crate::runtime::{apply, Core, StepContext};
+use crate::store::{self, contacts::ContactRow, StoreError, Tx, Writes, LIVE};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
@@ -35,7 +41,9 @@ pub struct Contact {
 }
 
 /// Creates or replaces a contact; returns it and whether it was created. Every field is checked
-/// first, and every problem is reported at once; nothing is stored when one is found.
+/// first, and every problem is reported at once; nothing is stored when one is found. An upsert
+/// that changes nothing writes nothing (not even `updated_at`); one that changes the contact
+/// reaches every active or paused enrollment of it in the same transaction.
 pub async fn upsert(
     core: &Core,
     account_id: &str,
@@ -74,8 +82,87 @@ pub async fn upsert(
         created_at: now_ms,
         updated_at: now_ms,
     };
-    let (stored, created) = store::contacts::upsert(db, &row).await?;
+    let mut tx = db.begin().await?;
+    let result = upsert_in(&mut tx, core, row, now).await;
+    let (stored, created, wake) = tx.finish(result).await?;
+    core.announce(wake).await;
     Ok((from_row(stored)?, created))
+}
+
+/// The body of [`upsert`], inside its transaction: the stored row, whether it was created, and
+/// the earliest wake-up the changed enrollments now want.
+async fn upsert_in(
+    tx: &mut Tx,
+    core: &Core,
+    row: ContactRow,
+    now: DateTime<Utc>,
+) -> Result<(ContactRow, bool, Option<i64>), StoreError> {
+    if tx.insert_contact(&row).await? {
+        // A new contact has no enrollments yet.
+        return Ok((row, true, None));
+    }
+    let current = tx
+        .lock_contact(&row.account_id, &row.id)
+        .await?
+        .ok_or_else(|| {
+            StoreError::Corrupt(format!("contact {}: vanished during upsert", row.id))
+        })?;
+    if current.same_fields(&row) {
+        return Ok((current, false, None));
+    }
+    tx.update_contact(&row).await?;
+    let stored = ContactRow {
+        created_at: current.created_at,
+        opted_out: current.opted_out,
+        ..row
+    };
+    let wake = tell_enrollments(tx, core, &stored, now).await?;
+    Ok((stored, false, wake))
+}
+
+/// Delivers the contact as it now is to each of its active or paused enrollments whose view of
+/// it differs, locked in id order (two upserts of overlapping contacts cannot deadlock).
+async fn tell_enrollments(
+    tx: &mut Tx,
+    core: &Core,
+    contact: &ContactRow,
+    now: DateTime<Utc>,
+) -> Result<Option<i64>, StoreError> {
+    let mut ids: Vec<String> = tx
+        .live_enrollments_of(&contact.account_id, &[contact.id.as_str()])
+        .await?
+        .into_iter()
+        .map(|(_, _, id)| id)
+        .collect();
+    ids.sort();
+    let view = contact.view();
+    let mut rows = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let Some(row) = tx.lock_enrollment(Some(&contact.account_id), id).await? else {
+            continue;
+        };
+        // Finished meanwhile, or it already sees the contact this way.
+        if LIVE.contains(&row.status.as_str()) && row.engine_state()?.contact != view {
+            rows.push(row);
+        }
+    }
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let context = StepContext::load(tx, &core.flows, &rows).await?;
+    let mut writes = Writes::default();
+    for row in rows {
+        apply(
+            &mut writes,
+            &core.flows,
+            &context,
+            row,
+            Input::ContactChanged(view.clone()),
+            now,
+        )?;
+    }
+    tx.write_all(&writes).await?;
+    Ok(writes.earliest_wake)
 }
 
 pub async fn get(core: &Core, account_id: &str, id: &str) -> Result<Contact, ServiceError> {
@@ -114,38 +201,51 @@ pub async fn opt_out(
         .collect();
     problems.finish()?;
 
-    // Read, merge, compare-and-set; a concurrent opt-out makes the write miss, so merge again.
-    for _ in 0..OPT_OUT_ATTEMPTS {
-        let current = store::contacts::get(db, account_id, id)
-            .await?
-            .ok_or_else(|| not_found(id))?;
-        let mut all = from_row(current.clone())?.opted_out;
-        all.extend(parsed.iter().copied());
-        all.sort();
-        all.dedup();
-        let json = channels_json(&all);
-        match store::contacts::set_opted_out_if(
-            db,
-            account_id,
-            id,
-            &current.opted_out,
-            &json,
-            to_millis(now),
-        )
-        .await?
-        {
-            OptOutUpdate::Written(row) => return Ok(from_row(row)?),
-            OptOutUpdate::Missing => return Err(not_found(id)),
-            OptOutUpdate::Changed => continue,
+    // The contact is locked while the opt-outs merge, so concurrent opt-outs never lose a
+    // channel, and its running enrollments learn of them in the same transaction (an SMS
+    // already planned is then skipped, not sent).
+    let mut tx = db.begin().await?;
+    let result = opt_out_in(&mut tx, core, account_id, id, &parsed, now).await;
+    match tx.finish(result).await? {
+        Some((row, wake)) => {
+            core.announce(wake).await;
+            Ok(from_row(row)?)
         }
+        None => Err(not_found(id)),
     }
-    Err(ServiceError::Store(StoreError::Contention(format!(
-        "contact {id}: opt-outs kept changing during {OPT_OUT_ATTEMPTS} attempts"
-    ))))
 }
 
-/// How often an opt-out re-reads after losing a race before giving up.
-const OPT_OUT_ATTEMPTS: usize = 8;
+/// The body of [`opt_out`], inside its transaction: the stored row and the earliest wake-up,
+/// or `None` when there is no such contact.
+async fn opt_out_in(
+    tx: &mut Tx,
+    core: &Core,
+    account_id: &str,
+    id: &str,
+    channels: &[Channel],
+    now: DateTime<Utc>,
+) -> Result<Option<(ContactRow, Option<i64>)>, StoreError> {
+    let Some(current) = tx.lock_contact(account_id, id).await? else {
+        return Ok(None);
+    };
+    let mut all = from_row(current.clone())?.opted_out;
+    all.extend(channels.iter().copied());
+    all.sort();
+    all.dedup();
+    let json = channels_json(&all);
+    if json == current.opted_out {
+        return Ok(Some((current, None)));
+    }
+    let now_ms = to_millis(now);
+    tx.set_opted_out(account_id, id, &json, now_ms).await?;
+    let stored = ContactRow {
+        opted_out: json,
+        updated_at: now_ms,
+        ..current
+    };
+    let wake = tell_enrollments(tx, core, &stored, now).await?;
+    Ok(Some((stored, wake)))
+}
 
 fn not_found(id: &str) -> ServiceError {
     ServiceError::NotFound {

@@ -1,9 +1,10 @@
 //! Contacts, keyed by (account, the caller's id).
 
 use super::schema::contacts;
-use super::{Db, StoreError};
+use super::{Conn, Db, StoreError, Tx};
+use crate::engine::ContactView;
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = contacts)]
@@ -22,6 +23,97 @@ pub struct ContactRow {
     pub updated_at: i64,
 }
 
+impl ContactRow {
+    /// The contact as the engine sees it (an enrollment's [`ContactView`]).
+    pub fn view(&self) -> ContactView {
+        ContactView {
+            id: self.id.clone(),
+            email: self.email.clone(),
+            phone: self.phone.clone(),
+            tz: self.tz.clone(),
+            opted_out: serde_json::from_str(&self.opted_out).unwrap_or_default(),
+            attributes: serde_json::from_str(&self.attributes).unwrap_or_default(),
+        }
+    }
+
+    /// True when `other` has the same email, phone, zone and attributes: what an upsert
+    /// replaces. Attributes compare as JSON, not as text.
+    pub fn same_fields(&self, other: &ContactRow) -> bool {
+        let attributes =
+            |r: &ContactRow| serde_json::from_str::<serde_json::Value>(&r.attributes).ok();
+        self.email == other.email
+            && self.phone == other.phone
+            && self.tz == other.tz
+            && attributes(self) == attributes(other)
+    }
+}
+
+impl Tx {
+    /// Inserts the contact unless the account has one with its id; true when it did.
+    pub async fn insert_contact(&mut self, row: &ContactRow) -> Result<bool, StoreError> {
+        Ok(
+            on_conn!(&mut self.conn, c => diesel::insert_into(contacts::table)
+            .values(row)
+            .on_conflict((contacts::account_id, contacts::id))
+            .do_nothing()
+            .execute(c)
+            .await)?
+                == 1,
+        )
+    }
+
+    /// The contact, locked against concurrent writers until this transaction ends
+    /// (PostgreSQL `FOR UPDATE`; SQLite has one writer).
+    pub async fn lock_contact(
+        &mut self,
+        account_id: &str,
+        id: &str,
+    ) -> Result<Option<ContactRow>, StoreError> {
+        macro_rules! find {
+            () => {
+                contacts::table
+                    .find((account_id, id))
+                    .select(ContactRow::as_select())
+            };
+        }
+        Ok(match &mut self.conn {
+            Conn::Postgres(c) => find!().for_update().first(&mut **c).await.optional()?,
+            Conn::Sqlite(c) => find!().first(&mut **c).await.optional()?,
+        })
+    }
+
+    /// Replaces the contact's opt-out list (a sorted JSON array of channel names).
+    pub async fn set_opted_out(
+        &mut self,
+        account_id: &str,
+        id: &str,
+        json: &str,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        on_conn!(&mut self.conn, c => diesel::update(contacts::table.find((account_id, id)))
+            .set((contacts::opted_out.eq(json), contacts::updated_at.eq(now_ms)))
+            .execute(c)
+            .await)?;
+        Ok(())
+    }
+
+    /// Replaces the contact's email, phone, zone and attributes (keeping `created_at` and the
+    /// opt-outs).
+    pub async fn update_contact(&mut self, row: &ContactRow) -> Result<(), StoreError> {
+        on_conn!(&mut self.conn, c => diesel::update(contacts::table.find((&row.account_id, &row.id)))
+            .set((
+                contacts::email.eq(&row.email),
+                contacts::phone.eq(&row.phone),
+                contacts::tz.eq(&row.tz),
+                contacts::attributes.eq(&row.attributes),
+                contacts::updated_at.eq(row.updated_at),
+            ))
+            .execute(c)
+            .await)?;
+        Ok(())
+    }
+}
+
 pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Option<ContactRow>, StoreError> {
     let conn = db.conn().await?;
     Ok(with_conn!(conn, c => contacts::table
@@ -30,83 +122,6 @@ pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Option<ContactRo
         .first(c)
         .await
         .optional())?)
-}
-
-/// Inserts the contact, or replaces its email, phone, zone and attributes when it exists
-/// (keeping `created_at` and the opt-outs). Returns the stored row and whether it was created.
-pub async fn upsert(db: &Db, row: &ContactRow) -> Result<(ContactRow, bool), StoreError> {
-    let conn = db.conn().await?;
-    Ok(with_conn!(conn, c => c
-        .transaction(async |c| {
-            let inserted = diesel::insert_into(contacts::table)
-                .values(row)
-                .on_conflict((contacts::account_id, contacts::id))
-                .do_nothing()
-                .execute(c)
-                .await?;
-            let key = contacts::table.find((&row.account_id, &row.id));
-            if inserted == 0 {
-                diesel::update(key)
-                    .set((
-                        contacts::email.eq(&row.email),
-                        contacts::phone.eq(&row.phone),
-                        contacts::tz.eq(&row.tz),
-                        contacts::attributes.eq(&row.attributes),
-                        contacts::updated_at.eq(row.updated_at),
-                    ))
-                    .execute(c)
-                    .await?;
-            }
-            let stored = key.select(ContactRow::as_select()).first(c).await?;
-            Ok::<_, diesel::result::Error>((stored, inserted == 1))
-        })
-        .await)?)
-}
-
-/// What a compare-and-set of the opt-outs found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OptOutUpdate {
-    /// Written; the stored row after the write.
-    Written(ContactRow),
-    /// Another writer changed the opt-outs since they were read: read again and retry.
-    Changed,
-    /// No such contact.
-    Missing,
-}
-
-/// Replaces the contact's opt-out list with `new_json` if it still is `expected_json`
-/// (compare-and-set, so two concurrent opt-outs never lose a channel on either backend).
-pub async fn set_opted_out_if(
-    db: &Db,
-    account_id: &str,
-    id: &str,
-    expected_json: &str,
-    new_json: &str,
-    now_ms: i64,
-) -> Result<OptOutUpdate, StoreError> {
-    let conn = db.conn().await?;
-    Ok(with_conn!(conn, c => c
-        .transaction(async |c| {
-            let key = contacts::table.find((account_id, id));
-            let updated = diesel::update(key.filter(contacts::opted_out.eq(expected_json)))
-                .set((
-                    contacts::opted_out.eq(new_json),
-                    contacts::updated_at.eq(now_ms),
-                ))
-                .execute(c)
-                .await?;
-            let row = key
-                .select(ContactRow::as_select())
-                .first(c)
-                .await
-                .optional()?;
-            Ok::<_, diesel::result::Error>(match (updated, row) {
-                (_, None) => OptOutUpdate::Missing,
-                (0, Some(_)) => OptOutUpdate::Changed,
-                (_, Some(row)) => OptOutUpdate::Written(row),
-            })
-        })
-        .await)?)
 }
 
 /// The account's contacts with these ids (those that exist), read 1,000 at a time.

@@ -84,7 +84,8 @@ fn wake_picks_the_specific_event() {
             d.signal_effects("s"),
             vec![SignalEffect::Woke {
                 run: 1,
-                branch: want.into()
+                branch: want.into(),
+                payload: Default::default()
             }]
         );
         assert_eq!(d.state.status, Status::Completed);
@@ -116,7 +117,12 @@ fn buffered_reply_consumed_by_the_second_wait() {
         "2026-12-04T22:00:00Z",
     );
     assert_eq!(d.state.buffer.len(), 2);
-    assert_eq!(d.signal_effects("r1"), vec![SignalEffect::Buffered]);
+    assert_eq!(
+        d.signal_effects("r1"),
+        vec![SignalEffect::Buffered {
+            payload: Default::default()
+        }]
+    );
     // the first wait times out; the second consumes r1 (the oldest) without suspending, the
     // third consumes r2.
     d.wake();
@@ -133,7 +139,8 @@ fn buffered_reply_consumed_by_the_second_wait() {
         d.signal_effects("r1")[1],
         SignalEffect::Consumed {
             run: 2,
-            branch: "reply".into()
+            branch: "reply".into(),
+            payload: Default::default()
         }
     );
     assert!(
@@ -165,7 +172,9 @@ fn signal_after_a_timeout_is_buffered() {
     );
     assert_eq!(
         d.signal_effects("late-reply"),
-        vec![SignalEffect::Buffered],
+        vec![SignalEffect::Buffered {
+            payload: Default::default()
+        }],
         "a wait is never woken"
     );
     d.wake();
@@ -326,7 +335,9 @@ fn buffered_signals_expire_after_seven_days() {
     assert_eq!(
         d.signal_effects("old"),
         vec![
-            SignalEffect::Buffered,
+            SignalEffect::Buffered {
+                payload: Default::default()
+            },
             SignalEffect::Expired {
                 why: Dropped::Expired,
                 at: t("2026-12-11T21:00:00Z")

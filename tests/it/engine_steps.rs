@@ -956,18 +956,26 @@ fn effects_round_trip_through_json() {
 }
 
 /// A cycle through a `wait` of zero is legal to the validator (it contains a wait) but never
-/// lets time pass: the loop guard fails the enrollment instead of spinning.
+/// lets time pass: the loop guard fails the enrollment instead of spinning, and the failed
+/// transition leaves nothing but the failure (SPEC §13): none of the 5,000 emails it walked
+/// through, no run of a step it entered.
 #[test]
 fn loop_guard() {
     let f = flow_of(
-        "w",
+        "e",
         json!({}),
         json!({
-            "w": {"type": "wait", "params": {"duration": "$: input.wait_ms"}, "next": {"then": "w"}}
+            "e": {"type": "email", "params": {"template": "x"}, "next": {"then": "w"}},
+            "w": {"type": "wait", "params": {"duration": "$: input.wait_ms"}, "next": {"then": "e"}}
         }),
     );
-    let mut d = Driver::with_input(f, contact(None, None, None), "UTC", json!({"wait_ms": 0}));
-    d.apply(Input::Start, "2026-12-04T20:00:00Z");
+    let mut d = Driver::with_input(
+        f,
+        contact(None, None, Some("a@b.c")),
+        "UTC",
+        json!({"wait_ms": 0}),
+    );
+    let fx = d.apply(Input::Start, "2026-12-04T20:00:00Z");
     assert_eq!(d.state.status, Status::Failed);
     assert!(
         d.state.reason.as_deref().unwrap().starts_with("LOOP_GUARD"),
@@ -975,9 +983,98 @@ fn loop_guard() {
         d.state.reason
     );
     assert_eq!(
-        d.state.last_run_id,
-        nudge::engine::interpret::LOOP_GUARD as u64
+        fx.len(),
+        2,
+        "only the enrollment and its failure: {:?}",
+        &fx[..fx.len().min(4)]
     );
+    assert_eq!(
+        fx[0],
+        Effect::Journey(JourneyEntry::Enrolled { step: "e".into() })
+    );
+    assert!(
+        matches!(&fx[1], Effect::Journey(JourneyEntry::Failed { code, step, .. })
+            if code == "LOOP_GUARD" && step.as_deref() == Some("e")),
+        "{:?}",
+        fx[1]
+    );
+    assert_eq!(
+        d.state.last_run_id, 0,
+        "no run of the failed transition is kept"
+    );
+    assert_eq!((d.state.run.as_ref(), d.state.next_run_at), (None, None));
+}
+
+/// SPEC §13 for any failure at run time: an email, then a wait computed beyond `max_wait`. The
+/// failed transition sends no email; the journey has the wait that woke, closed on `failed`,
+/// and the failure naming the step that could not run.
+#[test]
+fn a_failed_transition_commits_nothing_but_the_failure() {
+    let f = flow_of(
+        "first",
+        json!({}),
+        json!({
+            "first": {"type": "wait", "params": {"duration": "1h"}, "next": {"then": "e"}},
+            "e": {"type": "email", "params": {"template": "x"}, "next": {"then": "long"}},
+            "long": {"type": "wait", "params": {"duration": "$: input.wait_ms"}, "next": {"then": "done"}},
+            "done": {"type": "end"}
+        }),
+    );
+    let mut d = Driver::with_input(
+        f,
+        contact(None, None, Some("a@b.c")),
+        "UTC",
+        json!({"wait_ms": 30 * 86_400_000i64}),
+    );
+    d.ctx.max_wait = Some(nudge::timing::Duration::parse("7d").unwrap());
+    d.apply(Input::Start, "2026-12-04T20:00:00Z");
+    let before = d.state.clone();
+    let fx = d.wake();
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::Dispatch(_))),
+        "{fx:?}"
+    );
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::RunOpened(_))),
+        "{fx:?}"
+    );
+    assert_eq!(fx.len(), 2, "{fx:?}");
+    assert!(matches!(&fx[0], Effect::RunClosed { step, branch, .. }
+        if step == "first" && branch.as_deref() == Some("failed")));
+    assert!(
+        matches!(&fx[1], Effect::Journey(JourneyEntry::Failed { code, step, .. })
+        if code == "WAIT_EXCEEDS_LIMIT" && step.as_deref() == Some("long"))
+    );
+    assert_eq!(d.state.status, Status::Failed);
+    assert_eq!(d.state.last_run_id, before.last_run_id);
+    // What the input itself did is kept: a signal that woke a wait still says so.
+    let f = flow_of(
+        "wf",
+        json!({}),
+        json!({
+            "wf": {"type": "wait_for", "params": {"events": ["reply"], "timeout": "1d"}, "next": {"reply": "e", "timeout": "done"}},
+            "e": {"type": "email", "params": {"template": "x"}, "next": {"then": "long"}},
+            "long": {"type": "wait", "params": {"duration": "$: input.wait_ms"}, "next": {"then": "done"}},
+            "done": {"type": "end"}
+        }),
+    );
+    let mut d = Driver::with_input(
+        f,
+        contact(None, None, Some("a@b.c")),
+        "UTC",
+        json!({"wait_ms": 30 * 86_400_000i64}),
+    );
+    d.ctx.max_wait = Some(nudge::timing::Duration::parse("7d").unwrap());
+    d.apply(Input::Start, "2026-12-04T20:00:00Z");
+    let fx = d.apply(
+        Input::Signal(Signal::reply("r", "email")),
+        "2026-12-04T21:00:00Z",
+    );
+    let kinds: Vec<&str> = fx
+        .iter()
+        .map(|e| nudge::engine::JourneyKind::of(e).as_str())
+        .collect();
+    assert_eq!(kinds, ["signal", "run_closed", "failed"], "{fx:?}");
 }
 
 /// Inputs that cannot apply leave the state unchanged and say why in the journey: an outcome a

@@ -18,7 +18,7 @@
 //!   retries, held and pending dispatches, ListJourney), `engine_api`, `http_edge` (routing by
 //!   content type, timeouts, the connection cap, keep-alive), `signals`
 //!   (by concern: routing, fan-out, SMS, email, webhooks, events, group commit), `planner`,
-//!   `planner_loop`, `store`.
+//!   `planner_loop`, `store`, `contact_changes`, `transitions`.
 //! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`.
 //! - The pure core: `engine_props`, `engine_routing`, `engine_simulate`, `engine_steps`,
 //!   `flow_fixtures`, `flow_props`, `timing_golden`, `timing_phone_cases`, `timing_props`,
@@ -38,6 +38,7 @@ mod api_flows_timing;
 mod cli;
 mod cli_commands;
 mod concurrency;
+mod contact_changes;
 mod crash;
 mod db_unreachable;
 mod delivery;
@@ -58,3 +59,4 @@ mod timing_golden;
 mod timing_phone_cases;
 mod timing_props;
 mod timing_window_props;
+mod transitions;

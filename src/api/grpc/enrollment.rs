@@ -34,6 +34,14 @@ impl From<Enrollment> for pb::Enrollment {
             client_key: e.client_key.unwrap_or_default(),
             created_at: Some(timestamp(e.created_at)),
             updated_at: Some(timestamp(e.updated_at)),
+            woken: e.state.woken.map(|w| pb::Woken {
+                run: w.run as i64,
+                step: w.step,
+                signal_id: w.signal,
+                branch: w.branch,
+                payload: w.payload.payload.map(|p| p.to_string()).unwrap_or_default(),
+                payload_truncated: w.payload.payload_truncated.unwrap_or_default() as i64,
+            }),
         }
     }
 }

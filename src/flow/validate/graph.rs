@@ -1,13 +1,15 @@
 //! The flow as a graph of steps: every `next` target and `start` must name a step
-//! (`UNKNOWN_TARGET`), no cycle may spin without letting time pass (`CYCLE`), and a step that
+//! (`UNKNOWN_TARGET`), no cycle may spin without letting time pass (`CYCLE`), no path may make
+//! one transition enter more than [`LOOP_GUARD`] steps (`TRANSITION_TOO_LONG`), and a step that
 //! `start` cannot reach is a warning (`UNREACHABLE`). The graph algorithms themselves are
 //! [`crate::flow::graph`].
 
 use super::{child, Validator};
 use crate::code::Code;
 use crate::flow::events::Event;
-use crate::flow::graph::{is_cyclic, reachable, strongly_connected};
+use crate::flow::graph::{is_cyclic, longest_run, reachable, strongly_connected};
 use crate::flow::model::{Action, Step, StepKind};
+use crate::flow::LOOP_GUARD;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -127,6 +129,8 @@ impl Validator<'_> {
             );
         }
 
+        self.transition_length(nodes, &adj);
+
         if let Some(s) = start_index {
             let seen = reachable(&adj, s);
             let mut unreached: Vec<&str> = nodes
@@ -144,6 +148,43 @@ impl Validator<'_> {
                 );
             }
         }
+    }
+}
+
+impl Validator<'_> {
+    /// SPEC §13: one transition commits every effect or none, so it must be able to finish. The
+    /// engine stops a call at [`LOOP_GUARD`] entered steps; a path of more steps than that with
+    /// none that lets time pass (a 10,001-step chain of emails) would fail every enrollment
+    /// that walks it, so it is refused here, naming the path.
+    fn transition_length(&mut self, nodes: &[RawNode], adj: &[Vec<usize>]) {
+        let stops: Vec<bool> = nodes.iter().map(|n| n.lets_time_pass).collect();
+        let path = longest_run(adj, &stops);
+        if path.len() <= LOOP_GUARD {
+            return;
+        }
+        let name = |i: usize| format!("`{}`", nodes[i].id);
+        let shown = if path.len() <= 6 {
+            path.iter()
+                .map(|&i| name(i))
+                .collect::<Vec<_>>()
+                .join(" → ")
+        } else {
+            let head: Vec<String> = path[..3].iter().map(|&i| name(i)).collect();
+            let tail: Vec<String> = path[path.len() - 2..].iter().map(|&i| name(i)).collect();
+            format!("{} → … → {}", head.join(" → "), tail.join(" → "))
+        };
+        let first = nodes[path[0]].id;
+        self.error(
+            Code::TransitionTooLong,
+            child("/steps", first),
+            format!(
+                "from step `{first}`, {} steps can run one after another without time passing \
+                 ({shown}), more than the {LOOP_GUARD} one transition may enter: put a `wait`, \
+                 a task, an `approval` or a `wait_for` with a `timeout` in the path, or split the \
+                 flow",
+                path.len()
+            ),
+        );
     }
 }
 
@@ -196,6 +237,7 @@ fn suggest(target: &str, index: &BTreeMap<&str, usize>) -> String {
 mod tests {
     use super::super::tests::{check, end, flow, found, run, Case};
     use super::super::{Severity, ValidateOptions};
+    use crate::flow::LOOP_GUARD;
     use serde_json::{json, Value};
 
     #[test]
@@ -383,6 +425,84 @@ mod tests {
             v.problems[0].message.contains("`a`, `b`"),
             "{}",
             v.problems[0]
+        );
+    }
+
+    /// A chain of `n` emails from `e0`, then an `end`, with `stop` (a step that lets time
+    /// pass) in place of email `at` when given.
+    fn chain(n: usize, stop: Option<(usize, Value)>) -> Value {
+        let mut steps = serde_json::Map::new();
+        for i in 0..n {
+            let next = if i + 1 < n {
+                format!("e{}", i + 1)
+            } else {
+                "done".into()
+            };
+            let step = match &stop {
+                Some((at, s)) if *at == i => {
+                    let mut s = s.clone();
+                    s["next"] = json!({"then": next});
+                    s
+                }
+                _ => json!({"type": "email", "params": {"template": "x"}, "next": {"then": next}}),
+            };
+            steps.insert(format!("e{i}"), step);
+        }
+        steps.insert("done".into(), end());
+        json!({"name": "t", "start": "e0", "steps": steps})
+    }
+
+    #[test]
+    fn transitions_that_cannot_finish() {
+        let wait = json!({"type": "wait", "params": {"duration": "1h"}});
+        let call = json!({"type": "call"});
+        let wait_for =
+            json!({"type": "wait_for", "params": {"events": ["reply"], "timeout": "1d"}});
+        let open_wait_for = json!({"type": "wait_for", "params": {"events": ["reply"]}});
+        let too_long = &[("TRANSITION_TOO_LONG", "/steps/e0")][..];
+        let cases: Vec<Case> = vec![
+            // 9,999 emails and the end: 10,000 steps, exactly what one transition may enter.
+            ("at the guard", chain(LOOP_GUARD - 1, None), &[]),
+            // 10,000 emails and the end: one step too many.
+            ("one over the guard", chain(LOOP_GUARD, None), too_long),
+            ("cut by a wait", chain(LOOP_GUARD, Some((5_000, wait))), &[]),
+            ("cut by a task", chain(LOOP_GUARD, Some((5_000, call))), &[]),
+            (
+                "cut by a wait_for with a timeout",
+                chain(LOOP_GUARD, Some((5_000, wait_for))),
+                &[],
+            ),
+            (
+                "not cut by a wait_for without a timeout",
+                chain(LOOP_GUARD, Some((5_000, open_wait_for))),
+                too_long,
+            ),
+            ("a short flow", chain(3, None), &[]),
+        ];
+        for (name, flow, want) in cases {
+            let v = run(flow);
+            let got: Vec<(String, String)> = found(&v)
+                .into_iter()
+                .filter(|(c, _)| c != "BAD_EVENT" && c != "BAD_SCHEMA")
+                .collect();
+            let want: Vec<(String, String)> = want
+                .iter()
+                .map(|(c, p)| (c.to_string(), p.to_string()))
+                .collect();
+            assert_eq!(got, want, "{name}");
+        }
+        let v = run(chain(LOOP_GUARD, None));
+        let p = &v.problems[0];
+        assert!(
+            p.message.contains("10001 steps")
+                && p.message
+                    .contains("`e0` → `e1` → `e2` → … → `e9999` → `done`"),
+            "the message names the path: {p}"
+        );
+        assert!(
+            p.message.len() < 400,
+            "and stays short: {}",
+            p.message.len()
         );
     }
 

@@ -4,7 +4,7 @@
 use super::Enrollment;
 use crate::clock::to_millis;
 use crate::code::Code;
-use crate::engine::{self, ContactView, Effect, EnrollmentState, FlowRef, Input};
+use crate::engine::{self, Effect, EnrollmentState, FlowRef, Input};
 use crate::runtime::{ctx_for, Core};
 use crate::service::{fields, ServiceError, Violation, Violations};
 use crate::store::contacts::ContactRow;
@@ -61,17 +61,6 @@ impl Lookups {
         self.contacts
             .extend(rows.into_iter().map(|r| (r.id.clone(), r)));
         Ok(())
-    }
-}
-
-fn contact_view(c: &ContactRow) -> ContactView {
-    ContactView {
-        id: c.id.clone(),
-        email: c.email.clone(),
-        phone: c.phone.clone(),
-        tz: c.tz.clone(),
-        opted_out: serde_json::from_str(&c.opted_out).unwrap_or_default(),
-        attributes: serde_json::from_str(&c.attributes).unwrap_or_default(),
     }
 }
 
@@ -243,7 +232,7 @@ async fn prepare(
             id: flow_id.clone(),
             version: version as u32,
         },
-        contact_view(&contact),
+        contact.view(),
         sender.tz.clone(),
         input,
     );

@@ -6,14 +6,15 @@
 //! By concern: `routing` (one signal, one enrollment, SPEC §5.2–§5.3), `fanout` (one signal,
 //! many enrollments; provider ids), `sms` (Twilio), `email` (replies in a thread), `webhooks`
 //! (signatures, the calendar, the CLI's secret), `events` (custom events over HTTP and gRPC),
-//! `group` (group commit). `support` holds their flows and helpers.
+//! `group` (group commit), `payloads` (a custom event's payload in the journey). `support` holds their flows and helpers.
 
-mod support;
+pub mod support;
 
 mod email;
 mod events;
 mod fanout;
 mod group;
+mod payloads;
 mod routing;
 mod sms;
 mod webhooks;
