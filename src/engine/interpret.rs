@@ -129,9 +129,10 @@ impl Failure {
 }
 
 impl From<TimingError> for Failure {
-    /// A timing refusal keeps its own code; the message is its full text (code, text, hint).
+    /// A timing refusal keeps its own code; the message is its text and hint (the code is
+    /// beside it, not repeated in it).
     fn from(e: TimingError) -> Failure {
-        Failure::new(e.code, e.to_string())
+        Failure::new(e.code, e.message())
     }
 }
 

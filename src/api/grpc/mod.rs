@@ -91,6 +91,9 @@ pub async fn router(state: AppState, max_message_bytes: usize) -> anyhow::Result
         tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            // google.rpc's error details, so a reflection client decodes a status's BadRequest
+            // and ErrorInfo instead of showing base64.
+            .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
     };
 
     let mut routes = tonic::service::Routes::new(health_service)
