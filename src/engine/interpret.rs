@@ -227,7 +227,10 @@ impl Machine<'_> {
                 if self.flow.step(&step).is_none() {
                     self.reject(
                         "move_to",
-                        format!("the flow has no step `{step}`; name one of its `steps` keys"),
+                        format!(
+                            "the flow has no step {}; name one of its `steps` keys",
+                            crate::quote::quote(&step)
+                        ),
                     );
                     return;
                 }
@@ -352,7 +355,8 @@ impl Machine<'_> {
                     self.reject(
                         "task_outcome",
                         format!(
-                            "`{outcome}` is not an outcome of this task; use one of {}",
+                            "{} is not an outcome of this task; use one of {}",
+                            crate::quote::quote(&outcome),
                             allowed.join(", ")
                         ),
                     );

@@ -5,7 +5,8 @@
 //! claim's token, so a slow worker whose lease was taken over cannot overwrite the new claim.
 
 use super::ids::{DispatchId, EnrollmentId};
-use super::{ServiceError, Violation};
+use super::fields::{self, Limit};
+use super::{ServiceError, Violation, Violations};
 use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
 use crate::runtime::Core;
@@ -127,6 +128,16 @@ pub async fn ack(
     provider_message_id: &str,
     failure: &str,
 ) -> Result<DispatchStatus, ServiceError> {
+    let mut problems = Violations::default();
+    problems.check(fields::parse_id("id", id.as_str()));
+    problems.check(fields::check_text("lease_token", lease_token, Limit::Id));
+    problems.check(fields::check_text(
+        "provider_message_id",
+        provider_message_id,
+        Limit::ProviderId,
+    ));
+    problems.check(fields::check_text("failure", failure, Limit::Text));
+    problems.finish()?;
     let (status, provider, failure) = match (provider_message_id.trim(), failure.trim()) {
         (p, "") if !p.is_empty() => (DispatchStatus::Sent, Some(p.to_string()), None),
         ("", f) if !f.is_empty() => (DispatchStatus::Failed, None, Some(f.to_string())),

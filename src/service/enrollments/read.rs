@@ -7,7 +7,9 @@ use crate::code::Code;
 use crate::engine::Status;
 use crate::runtime::Core;
 use crate::service::ids::EnrollmentId;
-use crate::service::{next_page_token, ServiceError, Violation};
+use crate::quote::quote;
+use crate::service::fields::{self, Limit};
+use crate::service::{next_page_token, ServiceError, Violation, Violations};
 use crate::store;
 use chrono::{DateTime, Utc};
 
@@ -30,6 +32,7 @@ pub async fn get(
     who: &Principal,
     enrollment_id: &EnrollmentId,
 ) -> Result<Enrollment, ServiceError> {
+    fields::parse_id("id", enrollment_id.as_str()).map_err(invalid)?;
     check_scope(who, enrollment_id)?;
     let row = store::enrollments::get(&core.db, &who.account_id, enrollment_id.as_str())
         .await?
@@ -60,6 +63,20 @@ pub async fn list(
     token: &str,
 ) -> Result<(Vec<Enrollment>, String), ServiceError> {
     let size = page_size(size)?;
+    let mut problems = Violations::default();
+    problems.check(fields::check_text("flow_id", &filter.flow_id, Limit::Name));
+    problems.check(fields::check_text(
+        "contact_id",
+        &filter.contact_id,
+        Limit::Id,
+    ));
+    problems.check(fields::check_text("status", &filter.status, Limit::Name));
+    problems.check(fields::check_text(
+        "page.page_token",
+        token,
+        Limit::PageToken,
+    ));
+    problems.finish()?;
     let status = if filter.status.is_empty() {
         None
     } else {
@@ -68,8 +85,8 @@ pub async fn list(
                 "status",
                 Code::BadSchema,
                 format!(
-                    "`{}` is not a status; use active, paused, completed, exited or failed",
-                    filter.status
+                    "{} is not a status; use active, paused, completed, exited or failed",
+                    quote(&filter.status)
                 ),
             )])
         })?)
@@ -108,7 +125,15 @@ pub async fn journey_page(
     size: i32,
     token: &str,
 ) -> Result<(Vec<Entry>, String), ServiceError> {
-    // Also checks the scope and that the enrollment is the account's.
+    let mut problems = Violations::default();
+    problems.check(fields::parse_id("enrollment_id", enrollment_id.as_str()));
+    problems.check(fields::check_text(
+        "page.page_token",
+        token,
+        Limit::PageToken,
+    ));
+    problems.finish()?;
+    // Also checks the id, the scope and that the enrollment is the account's.
     get(core, who, enrollment_id).await?;
     let size = page_size(size)?;
     let after: i64 = if token.is_empty() {
@@ -118,7 +143,10 @@ pub async fn journey_page(
             ServiceError::Invalid(vec![Violation::new(
                 "page.page_token",
                 Code::BadSchema,
-                format!("`{token}` is not a page token of this journey; pass next_page_token back unchanged"),
+                format!(
+                    "{} is not a page token of this journey; pass next_page_token back unchanged",
+                    quote(token)
+                ),
             )])
         })?
     };
@@ -136,4 +164,8 @@ pub async fn journey_page(
             .collect(),
         next,
     ))
+}
+
+fn invalid(v: Violation) -> ServiceError {
+    ServiceError::Invalid(vec![v])
 }
