@@ -14,7 +14,7 @@ use crate::store;
 use chrono::{DateTime, Utc};
 
 /// One journey entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     /// Its place in the enrollment's journey, from 1.
     pub seq: i64,
@@ -22,8 +22,8 @@ pub struct Entry {
     pub at: DateTime<Utc>,
     /// What happened: the entry's `event`, or the effect's `kind`.
     pub kind: String,
-    /// The whole entry as JSON.
-    pub detail: String,
+    /// The whole entry, a JSON object.
+    pub detail: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The enrollment `enrollment_id` of the caller's account, if its token's scope covers it.
@@ -153,17 +153,28 @@ pub async fn journey_page(
     let mut rows =
         store::enrollments::journey(&core.db, enrollment_id.as_str(), after, size + 1).await?;
     let next = next_page_token(&mut rows, size, |r| r.seq.to_string());
-    Ok((
-        rows.into_iter()
-            .map(|r| Entry {
+    let entries = rows
+        .into_iter()
+        .map(|r| {
+            // The engine writes every entry as a JSON object; anything else is corruption.
+            let detail = match serde_json::from_str(&r.detail) {
+                Ok(serde_json::Value::Object(map)) => map,
+                _ => {
+                    return Err(store::StoreError::Corrupt(format!(
+                        "journey entry {} of enrollment {}: detail is not a JSON object",
+                        r.seq, r.enrollment_id
+                    )))
+                }
+            };
+            Ok(Entry {
                 seq: r.seq,
                 at: from_millis(r.at),
                 kind: r.kind,
-                detail: r.detail,
+                detail,
             })
-            .collect(),
-        next,
-    ))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((entries, next))
 }
 
 fn invalid(v: Violation) -> ServiceError {
