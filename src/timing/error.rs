@@ -38,11 +38,14 @@ impl TimingError {
 
 impl TimingError {
     /// What a person reads beside the code: the text (quoted, at most 200 characters of it),
-    /// where in it, and the hint; the hint alone when nothing was written (a missing zone).
+    /// where in it, and the hint; the hint alone when nothing was written (a missing zone) or
+    /// when the hint quotes the whole text itself (`` `CET` is an abbreviation… ``).
     pub fn message(&self) -> String {
         let text = crate::quote::quote_debug(&self.text);
+        let hint_quotes_it = self.hint.contains(&format!("`{}`", self.text));
         match (self.text.is_empty(), self.position) {
             (true, _) => self.hint.clone(),
+            (false, None) if hint_quotes_it => self.hint.clone(),
             (false, Some(p)) => format!("{text} at position {p}: {}", self.hint),
             (false, None) => format!("{text}: {}", self.hint),
         }

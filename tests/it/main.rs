@@ -36,6 +36,7 @@ mod api_flows_timing;
 mod cli;
 mod cli_commands;
 mod crash;
+mod edge_errors;
 mod engine_api;
 mod engine_props;
 mod engine_routing;
