@@ -735,8 +735,9 @@ async fn grpcurl_decodes_the_bad_request() {
         "Code: InvalidArgument",
         r#""@type":"type.googleapis.com/google.rpc.BadRequest""#,
         r#""field":"contact.phone""#,
-        r#""reason":"BAD_PHONE""#,
+        // The code is the violation's reason (the last field of the violation).
         r#""description":"`2125551234` is not a valid E.164 phone number"#,
+        r#"`+420 601 123 456`","reason":"BAD_PHONE"}]"#,
         r#""@type":"type.googleapis.com/google.rpc.ErrorInfo""#,
     ] {
         assert!(text.contains(want), "missing {want} in:\n{text}");
