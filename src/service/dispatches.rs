@@ -4,8 +4,8 @@
 //! passed without an ack is claimable again (at-least-once delivery). The ack must carry the
 //! claim's token, so a slow worker whose lease was taken over cannot overwrite the new claim.
 
-use super::ids::{DispatchId, EnrollmentId};
 use super::fields::{self, Limit};
+use super::ids::{DispatchId, EnrollmentId};
 use super::{ServiceError, Violation, Violations};
 use crate::clock::{from_millis, to_millis};
 use crate::code::Code;

@@ -215,7 +215,11 @@ mod tests {
         assert_eq!(parse_provider_id("provider_id", None).unwrap(), None);
         let v = parse("a\0b").unwrap_err();
         assert_eq!((v.field.as_str(), v.code), ("provider_id", Code::BadSchema));
-        assert!(v.message.contains("U+0000) at character 2"), "{}", v.message);
+        assert!(
+            v.message.contains("U+0000) at character 2"),
+            "{}",
+            v.message
+        );
         assert!(parse(&"x".repeat(MAX_PROVIDER_ID_LEN + 1)).is_err());
         assert!(parse(&"x".repeat(MAX_PROVIDER_ID_LEN)).is_ok());
     }

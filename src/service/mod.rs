@@ -90,10 +90,7 @@ fn summary(violations: &[Violation]) -> String {
         .collect::<Vec<_>>()
         .join("; ");
     if violations.len() > SUMMARY_SHOWN {
-        text.push_str(&format!(
-            "; and {} more",
-            violations.len() - SUMMARY_SHOWN
-        ));
+        text.push_str(&format!("; and {} more", violations.len() - SUMMARY_SHOWN));
     }
     text
 }

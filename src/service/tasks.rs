@@ -8,9 +8,9 @@
 //! signal input (`signals::route_stored`, with a delivery row per enrollment).
 
 use super::enrollments::{apply_input_storing, check_scope};
+use super::fields::{self, Limit};
 use super::ids::{EnrollmentId, TaskId};
 use super::signals::{route_stored, Source};
-use super::fields::{self, Limit};
 use super::{next_page_token, ServiceError, Violation, Violations};
 use crate::auth::Principal;
 use crate::clock::{from_millis, to_millis};

