@@ -16,7 +16,8 @@
 //! - `engine_support`: helpers of the interpreter tests (`engine_*`).
 //! - End-to-end, through a real server: `api`, `api_flows_timing`, `engine_api`, `signals`
 //!   (by concern: routing, fan-out, SMS, email, webhooks, events, group commit), `planner`,
-//!   `planner_loop`, `store`.
+//!   `planner_loop`, `store`, `edge_errors` (SPEC §13 input limits, bounded statuses, exact
+//!   refusals, error details through a real grpcurl).
 //! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`.
 //! - The pure core: `engine_props`, `engine_routing`, `engine_simulate`, `engine_steps`,
 //!   `flow_fixtures`, `flow_props`, `timing_golden`, `timing_phone_cases`, `timing_props`,
