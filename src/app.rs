@@ -64,8 +64,8 @@ impl App {
                 config.max_message_bytes,
                 config.health_probe_every,
             )
-                .await?
-                .layer(access_log()),
+            .await?
+            .layer(access_log()),
             http: api::http::router(state.clone()).layer(access_log()),
         };
         let listener = TcpListener::bind(config.listen)

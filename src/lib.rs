@@ -25,6 +25,7 @@
 //! - [`inbound`] — the kinds of inbound signal and the events they raise, email thread
 //!   matching, SMS opt-out keywords, webhook signatures (SPEC §5.2, §7).
 //! - [`code`] — the stable problem codes, one spelling each.
+//! - [`quote`] — quoting input in messages, bounded (SPEC §13), so a status always fits.
 //!
 //! Around it:
 //!
@@ -61,6 +62,7 @@ pub mod flow;
 pub mod inbound;
 pub mod planner;
 pub mod proto;
+pub mod quote;
 pub mod routing;
 pub mod runtime;
 pub mod service;

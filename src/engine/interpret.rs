@@ -139,9 +139,10 @@ impl Failure {
 }
 
 impl From<TimingError> for Failure {
-    /// A timing refusal keeps its own code; the message is its full text (code, text, hint).
+    /// A timing refusal keeps its own code; the message is its text and hint (the code is
+    /// beside it, not repeated in it).
     fn from(e: TimingError) -> Failure {
-        Failure::new(e.code, e.to_string())
+        Failure::new(e.code, e.message())
     }
 }
 
@@ -259,7 +260,10 @@ impl<'a> Machine<'a> {
                 if self.flow.step(&step).is_none() {
                     self.reject(
                         "move_to",
-                        format!("the flow has no step `{step}`; name one of its `steps` keys"),
+                        format!(
+                            "the flow has no step {}; name one of its `steps` keys",
+                            crate::quote::quote(&step)
+                        ),
                     );
                     return;
                 }
@@ -392,7 +396,8 @@ impl<'a> Machine<'a> {
                     self.reject(
                         "task_outcome",
                         format!(
-                            "`{outcome}` is not an outcome of this task; use one of {}",
+                            "{} is not an outcome of this task; use one of {}",
+                            crate::quote::quote(&outcome),
                             allowed.join(", ")
                         ),
                     );

@@ -192,7 +192,7 @@ pub struct Timeline {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SimError {
     /// A zone, phone number or `max_wait` in the scenario was refused.
-    #[error("{0}")]
+    #[error("{}", .0.message())]
     Timing(#[from] TimingError),
     /// The flow uses a step type the interpreter does not run yet.
     #[error("the flow cannot be enrolled: {0}")]

@@ -3,6 +3,7 @@
 //! The built-in events are a closed set; a custom event (posted by key, SPEC §5.5) always contains
 //! a `.` (`payment.received`), so a misspelt built-in (`replied`) can never pass for a custom key.
 
+use crate::quote::quote;
 use std::fmt;
 
 /// An event a signal can raise.
@@ -96,12 +97,14 @@ fn parse_custom(text: &str) -> Result<String, String> {
     let ok_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     if let Some(bad) = text.chars().find(|&c| !ok_char(c) && c != '.') {
         return Err(format!(
-            "`{text}`: a custom event key may contain only letters, digits, `_`, `-` and dots, not {bad:?}"
+            "{}: a custom event key may contain only letters, digits, `_`, `-` and dots, not {bad:?}",
+            quote(text)
         ));
     }
     if text.split('.').any(str::is_empty) {
         return Err(format!(
-            "`{text}`: a custom event key is dot-separated words, with no empty part (like `payment.received`)"
+            "{}: a custom event key is dot-separated words, with no empty part (like `payment.received`)",
+            quote(text)
         ));
     }
     Ok(text.to_string())
@@ -117,7 +120,8 @@ fn unknown_hint(text: &str) -> String {
         .map(|(_, b)| format!(" Did you mean `{b}`?"))
         .unwrap_or_default();
     format!(
-        "`{text}` is not an event.{suggestion} Built-in events are {}; a custom event key contains a `.` (like `payment.received`)",
+        "{} is not an event.{suggestion} Built-in events are {}; a custom event key contains a `.` (like `payment.received`)",
+        quote(text),
         BUILT_IN.map(|b| format!("`{b}`")).join(", ")
     )
 }

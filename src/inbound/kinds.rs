@@ -73,7 +73,8 @@ impl SignalKind {
             code: Code::BadSchema,
             text: channel.to_string(),
             message: format!(
-                "`{channel}` is not a reply channel: use `email`, `sms` or `linkedin`{hint}"
+                "{} is not a reply channel: use `email`, `sms` or `linkedin`{hint}",
+                crate::quote::quote(channel)
             ),
         })
     }
@@ -108,8 +109,9 @@ impl SignalKind {
                 code: Code::BadSchema,
                 text: channel.to_string(),
                 message: format!(
-                    "`{channel}` is not a channel one can opt out of: use `email`, `sms`, `call` \
-                     or `linkedin`"
+                    "{} is not a channel one can opt out of: use `email`, `sms`, `call` \
+                     or `linkedin`",
+                    crate::quote::quote(channel)
                 ),
             })
         }

@@ -9,8 +9,9 @@
 //! `dispatch_acked` entry to the enrollment's journey, in the same transaction. A repeat of the
 //! same ack (same lease token, same outcome) answers what the first did and writes nothing.
 
+use super::fields::{self, Limit};
 use super::ids::{DispatchId, EnrollmentId};
-use super::{next_page_token, ServiceError, Violation};
+use super::{next_page_token, ServiceError, Violation, Violations};
 use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
 use crate::engine::{AckOutcome, JourneyEntry, JourneyKind};
@@ -236,6 +237,14 @@ impl Outcome {
             }
             _ => {}
         }
+        let mut problems = Violations::default();
+        problems.check(fields::check_text(
+            "provider_message_id",
+            provider_message_id,
+            Limit::ProviderId,
+        ));
+        problems.check(fields::check_text("failure", failure, Limit::Text));
+        problems.finish()?;
         let retry = retry || at.is_some();
         match (provider_message_id.trim(), failure.trim()) {
             (p, "") if !p.is_empty() && !retry => Ok(Outcome::Sent {
@@ -279,6 +288,10 @@ pub async fn ack(
     lease_token: &str,
     outcome: &Outcome,
 ) -> Result<Acked, ServiceError> {
+    let mut problems = Violations::default();
+    problems.check(fields::parse_id("id", id.as_str()));
+    problems.check(fields::check_text("lease_token", lease_token, Limit::Id));
+    problems.finish()?;
     let now = core.clock.now();
     let mut tx = core.db.begin().await?;
     let result = ack_in(&mut tx, account_id, id, lease_token, outcome, now).await;

@@ -1,64 +1,121 @@
 //! Parsing of the fields the API takes, at the edge, so nothing invalid is stored: ids, email
-//! addresses, phone numbers (E.164), zones and channels.
+//! addresses, phone numbers (E.164), zones and channels, and the length and control-character
+//! limits every text field of the API has (SPEC §13, [`check_text`]).
 
 use super::Violation;
 use crate::code::Code;
+use crate::quote::quote;
 use crate::timing::Zone;
+
+/// What a text field holds, and so its limit (SPEC §13). Every text the API takes is checked
+/// against one of these before anything else looks at it: a NUL reaching PostgreSQL is an
+/// `INTERNAL` error, and a megabyte of name is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// A caller's or nudge's id: 128 characters.
+    Id,
+    /// An email address: 320 characters.
+    Email,
+    /// A name (a flow's, a step's, a calendar's, an outcome, a client key, a phone or a zone
+    /// as written): 200 characters.
+    Name,
+    /// A custom event's key: 200 characters.
+    EventKey,
+    /// A page token: 512 characters.
+    PageToken,
+    /// A provider's id of a signal or a sent message: 512 characters.
+    ProviderId,
+    /// Free text a person wrote (an exit reason, a delivery failure): 1,000 characters, where
+    /// line breaks and tabs are allowed.
+    Text,
+}
+
+impl Limit {
+    /// The most characters a field of this kind takes.
+    pub const fn max_chars(self) -> usize {
+        match self {
+            Limit::Id => MAX_ID_LEN,
+            Limit::Email => 320,
+            Limit::Name | Limit::EventKey => 200,
+            Limit::PageToken | Limit::ProviderId => 512,
+            Limit::Text => 1_000,
+        }
+    }
+}
 
 /// The longest id accepted (ids are the caller's, often a CRM's, so allow room).
 pub const MAX_ID_LEN: usize = 128;
+
+/// Checks `text` against `limit`: at most its characters, and no control character (NUL
+/// included; free text may hold line breaks and tabs). Says which character and how long, and
+/// quotes nothing, so the message stays short whatever was sent.
+pub fn check_text(field: &str, text: &str, limit: Limit) -> Result<(), Violation> {
+    let max = limit.max_chars();
+    let len = text.chars().count();
+    if len > max {
+        return Err(Violation::new(
+            field,
+            Code::BadSchema,
+            format!("{len} characters is too long; at most {max} are allowed"),
+        ));
+    }
+    let allowed = |ch: char| limit == Limit::Text && matches!(ch, '\n' | '\r' | '\t');
+    if let Some((pos, ch)) = text
+        .chars()
+        .enumerate()
+        .find(|&(_, ch)| ch.is_control() && !allowed(ch))
+    {
+        return Err(Violation::new(
+            field,
+            Code::BadSchema,
+            format!(
+                "has a control character (U+{:04X}) at character {}; send plain text",
+                ch as u32,
+                pos + 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// [`check_text`] of an optional field: empty passes.
+pub fn check_optional(field: &str, text: &str, limit: Limit) -> Result<(), Violation> {
+    if text.is_empty() {
+        Ok(())
+    } else {
+        check_text(field, text, limit)
+    }
+}
 
 /// Checks a caller-chosen id: 1 to 128 characters, no whitespace or control characters.
 pub fn parse_id(field: &str, text: &str) -> Result<String, Violation> {
     if text.is_empty() {
         return Err(Violation::new(field, Code::BadSchema, "the id is empty"));
     }
-    if text.len() > MAX_ID_LEN {
+    check_text(field, text, Limit::Id)?;
+    if let Some(pos) = text.find(char::is_whitespace) {
         return Err(Violation::new(
             field,
             Code::BadSchema,
             format!(
-                "the id is {} bytes long; at most {MAX_ID_LEN} are allowed",
-                text.len()
+                "{} has whitespace at byte {pos}; ids are single words such as `crm-4711`",
+                quote(text)
             ),
-        ));
-    }
-    if let Some(pos) = text.find(|ch: char| ch.is_whitespace() || ch.is_control()) {
-        return Err(Violation::new(
-            field,
-            Code::BadSchema,
-            format!("`{text}` contains whitespace or a control character at byte {pos}; ids are single words such as `crm-4711`"),
         ));
     }
     Ok(text.to_string())
 }
 
 /// The longest provider id accepted (a message id with its angle brackets fits easily).
-pub const MAX_PROVIDER_ID_LEN: usize = 512;
+pub const MAX_PROVIDER_ID_LEN: usize = Limit::ProviderId.max_chars();
 
 /// Checks a signal's provider id (what deduplicates it): blank is none; otherwise at most
-/// [`MAX_PROVIDER_ID_LEN`] bytes without control characters.
+/// [`MAX_PROVIDER_ID_LEN`] characters without control characters.
 pub fn parse_provider_id(field: &str, text: Option<String>) -> Result<Option<String>, Violation> {
     let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
         return Ok(None);
     };
-    if text.len() > MAX_PROVIDER_ID_LEN {
-        return Err(Violation::new(
-            field,
-            Code::BadSchema,
-            format!(
-                "the provider id is {} bytes long; at most {MAX_PROVIDER_ID_LEN} are allowed",
-                text.len()
-            ),
-        ));
-    }
-    if let Some(pos) = text.find(char::is_control) {
-        return Err(Violation::new(
-            field,
-            Code::BadSchema,
-            format!("the provider id has a control character at byte {pos}; send the provider's id as text"),
-        ));
-    }
+    check_text(field, &text, Limit::ProviderId)?;
     Ok(Some(text))
 }
 
@@ -66,6 +123,7 @@ pub fn parse_provider_id(field: &str, text: Option<String>) -> Result<Option<Str
 /// Deliverability is the delivery side's business.
 pub fn parse_email(field: &str, text: &str) -> Result<String, Violation> {
     let text = text.trim();
+    check_text(field, text, Limit::Email)?;
     let ok = match text.split_once('@') {
         Some((local, domain)) => {
             !local.is_empty()
@@ -82,7 +140,10 @@ pub fn parse_email(field: &str, text: &str) -> Result<String, Violation> {
         Err(Violation::new(
             field,
             Code::BadSchema,
-            format!("`{text}` is not an email address; write it as `name@example.com`"),
+            format!(
+                "{} is not an email address; write it as `name@example.com`",
+                quote(text)
+            ),
         ))
     }
 }
@@ -90,11 +151,12 @@ pub fn parse_email(field: &str, text: &str) -> Result<String, Violation> {
 /// Parses a phone number and normalizes it to E.164 (SPEC §4). A national number without `+`
 /// and a number that no numbering plan allows (`+1 555 555 5555`) are refused with `BAD_PHONE`.
 pub fn parse_phone(field: &str, text: &str) -> Result<String, Violation> {
+    check_text(field, text, Limit::Name)?;
     let refuse = |hint: &str| {
         Err(Violation::new(
             field,
             Code::BadPhone,
-            format!("`{text}` is not a valid E.164 phone number: {hint}"),
+            format!("{} is not a valid E.164 phone number: {hint}", quote(text)),
         ))
     };
     let trimmed = text.trim();
@@ -115,9 +177,10 @@ pub fn parse_phone(field: &str, text: &str) -> Result<String, Violation> {
 /// Checks a `tz` (SPEC §2.3) and returns its canonical spelling; `BAD_TZ` with the timing
 /// core's reason and hint otherwise.
 pub fn parse_tz(field: &str, text: &str) -> Result<String, Violation> {
+    check_text(field, text, Limit::Name)?;
     Zone::parse(text)
         .map(|zone| zone.name())
-        .map_err(|e| Violation::new(field, e.code, e.to_string()))
+        .map_err(|e| Violation::new(field, e.code, e.message()))
 }
 
 /// The one channel type is the pure core's; re-exported so the service layer names it here too.
@@ -129,7 +192,10 @@ pub fn parse_channel(field: &str, text: &str) -> Result<Channel, Violation> {
         Violation::new(
             field,
             e.code,
-            format!("`{text}` is not a channel; use one of `email`, `sms`, `call`, `linkedin`"),
+            format!(
+                "{} is not a channel; use one of `email`, `sms`, `call`, `linkedin`",
+                quote(text)
+            ),
         )
     })
 }
@@ -172,7 +238,11 @@ mod tests {
         assert_eq!(parse_provider_id("provider_id", None).unwrap(), None);
         let v = parse("a\0b").unwrap_err();
         assert_eq!((v.field.as_str(), v.code), ("provider_id", Code::BadSchema));
-        assert!(v.message.contains("byte 1"), "{}", v.message);
+        assert!(
+            v.message.contains("U+0000) at character 2"),
+            "{}",
+            v.message
+        );
         assert!(parse(&"x".repeat(MAX_PROVIDER_ID_LEN + 1)).is_err());
         assert!(parse(&"x".repeat(MAX_PROVIDER_ID_LEN)).is_ok());
     }

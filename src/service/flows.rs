@@ -4,6 +4,7 @@
 //! validator (`crate::flow`) with the account's `max_wait` (SPEC §5.7). Errors refuse the
 //! definition, warnings are returned beside the stored version.
 
+use super::fields::{self, Limit};
 use super::{next_page_token, ServiceError, Violation, Violations};
 use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
@@ -43,7 +44,7 @@ pub struct Warning {
 /// at the root, so `ValidateFlow` can answer it like any other problem.
 pub fn judge(definition: &str, opts: &ValidateOptions) -> Validation {
     match serde_json::from_str::<Value>(definition) {
-        Ok(value) => flow::validate(&value, opts),
+        Ok(value) => check_name(flow::validate(&value, opts)),
         Err(e) => Validation {
             flow: None,
             problems: vec![Problem {
@@ -58,6 +59,27 @@ pub fn judge(definition: &str, opts: &ValidateOptions) -> Validation {
             }],
         },
     }
+}
+
+/// A flow's name is what versions are grouped by and what callers enroll by: SPEC §13's
+/// limit for names, as a problem at `/name` (so `ValidateFlow` reports it too).
+fn check_name(mut validation: Validation) -> Validation {
+    let Some(flow) = &validation.flow else {
+        return validation;
+    };
+    if let Err(v) = fields::check_text("name", &flow.name, Limit::Name) {
+        validation.problems.insert(
+            0,
+            Problem {
+                severity: Severity::Error,
+                code: v.code,
+                path: "/name".to_string(),
+                message: format!("the flow's name: {}", v.message),
+            },
+        );
+        validation.flow = None;
+    }
+    validation
 }
 
 /// What a definition must satisfy to be stored: no validation error. Returns the flow's name
@@ -174,6 +196,7 @@ pub async fn get(
             "give the flow's id or name",
         ));
     }
+    problems.check(fields::check_text("id", id_or_name, Limit::Name));
     if version < 0 {
         problems.push(Violation::new(
             "version",
@@ -214,6 +237,8 @@ pub async fn list(
         0 => DEFAULT_PAGE_SIZE,
         n => n.min(MAX_PAGE_SIZE),
     };
+    fields::check_text("page.page_token", page_token, Limit::PageToken)
+        .map_err(|v| ServiceError::Invalid(vec![v]))?;
     let after = Some(page_token).filter(|t| !t.is_empty());
     // One extra row tells whether another page follows.
     let mut rows = store::flows::list(db, account_id, after, size + 1).await?;

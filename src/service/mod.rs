@@ -44,7 +44,7 @@ impl Violation {
 pub enum ServiceError {
     #[error("invalid request: {}", summary(.0))]
     Invalid(Vec<Violation>),
-    #[error("{what} `{id}` not found")]
+    #[error("{what} {} not found", crate::quote::quote(.id))]
     NotFound { what: &'static str, id: String },
     /// The request is well-formed but the current state refuses it (a flow the engine cannot
     /// run, resuming an enrollment that is not paused, …).
@@ -81,12 +81,33 @@ impl From<StoreError> for ServiceError {
     }
 }
 
+/// How many violations the one-line summary of [`ServiceError::Invalid`] spells out; the rest
+/// are counted (the gRPC `BadRequest` detail lists them).
+pub const SUMMARY_SHOWN: usize = 3;
+/// The most characters of one violation's field or message the summary shows.
+const SUMMARY_PART_CHARS: usize = 300;
+
+/// `field: message (CODE)` for the first few violations, then how many more: a status message
+/// stays short whatever the request (SPEC §13).
 fn summary(violations: &[Violation]) -> String {
-    violations
+    use crate::quote::truncate;
+    let mut text = violations
         .iter()
-        .map(|v| format!("{} {}: {}", v.field, v.code, v.message))
+        .take(SUMMARY_SHOWN)
+        .map(|v| {
+            format!(
+                "{}: {} ({})",
+                truncate(&v.field, SUMMARY_PART_CHARS),
+                truncate(&v.message, SUMMARY_PART_CHARS),
+                v.code
+            )
+        })
         .collect::<Vec<_>>()
-        .join("; ")
+        .join("; ");
+    if violations.len() > SUMMARY_SHOWN {
+        text.push_str(&format!("; and {} more", violations.len() - SUMMARY_SHOWN));
+    }
+    text
 }
 
 /// Collects violations while checking several fields, so one reply lists every problem.

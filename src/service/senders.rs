@@ -53,6 +53,11 @@ pub async fn upsert(
     let tz = problems
         .check(fields::parse_tz("sender.tz", &input.tz))
         .unwrap_or_default();
+    problems.check(fields::check_text(
+        "sender.calendar",
+        &input.calendar,
+        fields::Limit::Name,
+    ));
     let calendar = Some(input.calendar.trim().to_string()).filter(|c| !c.is_empty());
     problems.finish()?;
 

@@ -8,9 +8,10 @@
 //! signal input (`signals::route_stored`, with a delivery row per enrollment).
 
 use super::enrollments::{apply_input_storing, check_scope};
+use super::fields::{self, Limit};
 use super::ids::{EnrollmentId, TaskId};
 use super::signals::{route_stored, Source};
-use super::{next_page_token, ServiceError, Violation};
+use super::{next_page_token, ServiceError, Violation, Violations};
 use crate::auth::Principal;
 use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
@@ -131,6 +132,19 @@ pub async fn list(
     size: i32,
     token: &str,
 ) -> Result<(Vec<Task>, String), ServiceError> {
+    let mut problems = Violations::default();
+    problems.check(fields::check_text("status", status, Limit::Name));
+    problems.check(fields::check_text(
+        "enrollment_id",
+        enrollment_id,
+        Limit::Id,
+    ));
+    problems.check(fields::check_text(
+        "page.page_token",
+        token,
+        Limit::PageToken,
+    ));
+    problems.finish()?;
     // Empty: the open ones; `all`: any.
     let status = match status {
         "" => Some(TaskStatus::Open),
@@ -139,7 +153,10 @@ pub async fn list(
             ServiceError::Invalid(vec![Violation::new(
                 "status",
                 Code::BadSchema,
-                format!("`{text}` is not a task status; use open, completed, closed or all"),
+                format!(
+                    "{} is not a task status; use open, completed, closed or all",
+                    crate::quote::quote(text)
+                ),
             )])
         })?),
     };
@@ -192,13 +209,17 @@ pub async fn complete(
     task_id: &TaskId,
     outcome: &str,
 ) -> Result<(Task, usize), ServiceError> {
+    let mut problems = Violations::default();
+    problems.check(fields::parse_id("task_id", task_id.as_str()));
     if outcome.trim().is_empty() {
-        return Err(ServiceError::Invalid(vec![Violation::new(
+        problems.push(Violation::new(
             "outcome",
             Code::BadSchema,
             "give the task's outcome, e.g. `connected`, `no_answer`, `accepted`, `replied`",
-        )]));
+        ));
     }
+    problems.check(fields::check_text("outcome", outcome, Limit::Name));
+    problems.finish()?;
     let task = find(core, &who.account_id, task_id).await?;
     check_scope(who, &task.enrollment_id)?;
     let provider_id = format!("task:{}", task.id);

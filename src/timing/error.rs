@@ -36,16 +36,26 @@ impl TimingError {
     }
 }
 
+impl TimingError {
+    /// What a person reads beside the code: the text (quoted, at most 200 characters of it),
+    /// where in it, and the hint; the hint alone when nothing was written (a missing zone) or
+    /// when the hint quotes the whole text itself (`` `CET` is an abbreviation… ``).
+    pub fn message(&self) -> String {
+        let text = crate::quote::quote_debug(&self.text);
+        let hint_quotes_it = self.hint.contains(&format!("`{}`", self.text));
+        match (self.text.is_empty(), self.position) {
+            (true, _) => self.hint.clone(),
+            (false, None) if hint_quotes_it => self.hint.clone(),
+            (false, Some(p)) => format!("{text} at position {p}: {}", self.hint),
+            (false, None) => format!("{text}: {}", self.hint),
+        }
+    }
+}
+
+/// `CODE: message`, for a log line or a CLI answer that has no separate place for the code.
 impl fmt::Display for TimingError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.position {
-            Some(p) => write!(
-                f,
-                "{}: {:?} at position {}: {}",
-                self.code, self.text, p, self.hint
-            ),
-            None => write!(f, "{}: {:?}: {}", self.code, self.text, self.hint),
-        }
+        write!(f, "{}: {}", self.code, self.message())
     }
 }
 

@@ -112,12 +112,7 @@ pub fn answer_line(line: &str) -> (String, bool) {
 
 /// `{"error": {"code", "message"}}` for a refusal.
 pub fn error_answer(err: &TimingError) -> Value {
-    let message = match (err.text.is_empty(), err.position) {
-        (true, _) => err.hint.clone(),
-        (false, Some(p)) => format!("{:?} at position {p}: {}", err.text, err.hint),
-        (false, None) => format!("{:?}: {}", err.text, err.hint),
-    };
-    json!({ "error": { "code": err.code.as_str(), "message": message } })
+    json!({ "error": { "code": err.code.as_str(), "message": err.message() } })
 }
 
 /// SPEC §7: RFC 3339 in UTC with a `Z`, milliseconds only when not zero.

@@ -94,10 +94,7 @@ fn violations(status: &tonic::Status) -> (Vec<(String, String)>, String) {
         .expect("BadRequest details")
         .field_violations
         .into_iter()
-        .map(|v| {
-            let code = v.description.split(':').next().unwrap().to_string();
-            (v.field, code)
-        })
+        .map(|v| (v.field, v.reason))
         .collect();
     let reason = status.get_details_error_info().expect("ErrorInfo").reason;
     (fields, reason)

@@ -203,7 +203,7 @@ async fn sigkill_mid_batch_then_restart_runs_everything_exactly_once() {
         let runs: Vec<serde_json::Value> = entries
             .iter()
             .filter(|j| j.kind == "run_opened")
-            .map(|j| serde_json::from_str(&j.detail).unwrap())
+            .map(crate::common::detail_json)
             .collect();
         let steps: Vec<&str> = runs.iter().map(|r| r["step"].as_str().unwrap()).collect();
         assert_eq!(steps, ["w1", "mail", "w2", "done"], "{}", e.id);
@@ -211,7 +211,7 @@ async fn sigkill_mid_batch_then_restart_runs_everything_exactly_once() {
         assert_eq!(ids, [1, 2, 3, 4]);
         let mut closed: HashMap<u64, usize> = HashMap::new();
         for j in entries.iter().filter(|j| j.kind == "run_closed") {
-            let d: serde_json::Value = serde_json::from_str(&j.detail).unwrap();
+            let d = crate::common::detail_json(j);
             *closed.entry(d["run"].as_u64().unwrap()).or_default() += 1;
         }
         assert!(closed.values().all(|&c| c == 1), "{closed:?}");

@@ -202,7 +202,7 @@ async fn journey(app: &TestApp, c: &mut Clients, id: &str) -> Vec<JourneyEntry> 
 }
 
 fn detail(e: &JourneyEntry) -> serde_json::Value {
-    serde_json::from_str(&e.detail).unwrap()
+    crate::common::detail_json(e)
 }
 
 fn acks(entries: &[JourneyEntry]) -> Vec<serde_json::Value> {

@@ -119,7 +119,7 @@ async fn journey(app: &TestApp, c: &mut Clients, id: &str) -> Vec<JourneyEntry> 
 }
 
 fn detail(e: &JourneyEntry) -> serde_json::Value {
-    serde_json::from_str(&e.detail).unwrap()
+    crate::common::detail_json(e)
 }
 
 /// The steps of the runs opened, in order.

@@ -18,7 +18,8 @@
 //!   retries, held and pending dispatches, ListJourney), `engine_api`, `http_edge` (routing by
 //!   content type, timeouts, the connection cap, keep-alive), `signals`
 //!   (by concern: routing, fan-out, SMS, email, webhooks, events, group commit), `planner`,
-//!   `planner_loop`, `store`, `contact_changes`, `transitions`.
+//!   `planner_loop`, `store`, `contact_changes`, `transitions`, `edge_errors` (SPEC §13 input
+//!   limits, bounded statuses, exact refusals, error details through a real grpcurl).
 //! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`.
 //! - The pure core: `engine_props`, `engine_routing`, `engine_simulate`, `engine_steps`,
 //!   `flow_fixtures`, `flow_props`, `timing_golden`, `timing_phone_cases`, `timing_props`,
@@ -42,6 +43,7 @@ mod contact_changes;
 mod crash;
 mod db_unreachable;
 mod delivery;
+mod edge_errors;
 mod engine_api;
 mod engine_props;
 mod engine_routing;

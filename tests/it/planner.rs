@@ -113,7 +113,7 @@ async fn three_planners_wake_every_run_exactly_once(backend: Backend) {
         let mut opened: HashMap<String, usize> = HashMap::new();
         let mut order = Vec::new();
         for e in entries.iter().filter(|e| e.kind == "run_opened") {
-            let d: serde_json::Value = serde_json::from_str(&e.detail).unwrap();
+            let d = serde_json::Value::Object(e.detail.clone());
             let step = d["step"].as_str().unwrap().to_string();
             *opened.entry(step.clone()).or_default() += 1;
             order.push(step);

@@ -161,7 +161,7 @@ async fn until_completed(state: &AppState, id: &str) -> DateTime<Utc> {
             // Run 1 is the wait; run 2, the end, closes at once.
             let closed: Vec<_> = entries.iter().filter(|e| e.kind == "run_closed").collect();
             assert_eq!(closed.len(), 2, "{entries:?}");
-            assert!(closed[0].detail.contains(r#""run":1"#), "{entries:?}");
+            assert_eq!(closed[0].detail["run"], 1, "{entries:?}");
             return closed[0].at;
         }
         tokio::time::sleep(StdDuration::from_millis(10)).await;

@@ -1,7 +1,7 @@
 //! `nudge.v1.EnrollmentService`: thin adapter over [`crate::service::enrollments`].
 
 use super::auth::principal;
-use super::convert::{opt_timestamp, timestamp};
+use super::convert::{json_to_struct, opt_timestamp, timestamp};
 use crate::api::AppState;
 use crate::engine::Input;
 use crate::proto::v1 as pb;
@@ -52,7 +52,7 @@ impl From<Entry> for pb::JourneyEntry {
             seq: e.seq,
             at: Some(timestamp(e.at)),
             kind: e.kind,
-            detail: e.detail,
+            detail: Some(json_to_struct(e.detail)),
         }
     }
 }

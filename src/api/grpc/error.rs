@@ -1,49 +1,44 @@
 //! The one place errors become gRPC statuses.
 //!
-//! Invalid input becomes `INVALID_ARGUMENT` with a `google.rpc.BadRequest` listing every field
-//! violation (field path, and `CODE: message`) plus a `google.rpc.ErrorInfo` whose reason is the
-//! first SPEC code, so clients can branch on codes without parsing text. Storage failures are
+//! Invalid input becomes `INVALID_ARGUMENT` with a `google.rpc.BadRequest` listing the field
+//! violations (field path, the SPEC code as `reason`, the message as `description`) plus a
+//! `google.rpc.ErrorInfo` whose reason is the first SPEC code, so clients can branch on codes
+//! without parsing text; reflection serves both types' descriptors, so grpcurl decodes them.
+//! Every status is bounded in size (SPEC §13): a client refuses trailers over its header list
+//! limit and would see `RESOURCE_EXHAUSTED` instead of the real code. Storage failures are
 //! logged in full and answered with a generic `INTERNAL` (no SQL leaks to callers).
 
 use crate::auth::AuthError;
-use crate::service::ServiceError;
+use crate::service::{ServiceError, Violation};
 use crate::store::StoreError;
 use std::collections::HashMap;
 use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, StatusExt};
+use tonic_types::{ErrorDetails, FieldViolation, StatusExt};
 
 /// The `ErrorInfo.domain` of nudge's errors.
 pub const ERROR_DOMAIN: &str = "nudge";
 
+/// The most bytes of a status message. It travels twice, percent-encoded in `grpc-message`
+/// and inside `grpc-status-details-bin`, and the whole status must fit the client's header
+/// list limit (16 KiB in tonic/hyper); this and [`DETAILS_BUDGET`] keep it under 8 KiB even
+/// when every character needs three bytes and percent-encoding (SPEC §13).
+pub const MAX_MESSAGE_BYTES: usize = 1_000;
+/// The most bytes the `BadRequest` violations take (before base64); violations past it are
+/// counted in `ErrorInfo.metadata["omitted"]`.
+pub const DETAILS_BUDGET: usize = 2_000;
+/// The most characters of one violation's description (and of its field path).
+const DESCRIPTION_CHARS: usize = 500;
+const FIELD_CHARS: usize = 200;
+
 impl From<ServiceError> for Status {
     fn from(error: ServiceError) -> Status {
         match error {
-            ServiceError::Invalid(violations) => {
-                let mut details = ErrorDetails::new();
-                for v in &violations {
-                    details
-                        .add_bad_request_violation(&v.field, format!("{}: {}", v.code, v.message));
-                }
-                if let Some(first) = violations.first() {
-                    let codes = violations
-                        .iter()
-                        .map(|v| v.code.as_str())
-                        .collect::<Vec<_>>()
-                        .join(",");
-                    details.set_error_info(
-                        first.code.as_str(),
-                        ERROR_DOMAIN,
-                        HashMap::from([("codes".to_string(), codes)]),
-                    );
-                }
-                let message = ServiceError::Invalid(violations).to_string();
-                Status::with_error_details(Code::InvalidArgument, message, details)
-            }
-            ServiceError::NotFound { .. } => Status::not_found(error.to_string()),
-            ServiceError::FailedPrecondition(m) => Status::failed_precondition(m),
-            ServiceError::Conflict(m) => Status::already_exists(m),
-            ServiceError::Forbidden(m) => Status::permission_denied(m),
-            ServiceError::Unavailable(m) => Status::unavailable(m),
+            ServiceError::Invalid(violations) => invalid_status(violations),
+            ServiceError::NotFound { .. } => Status::not_found(bounded(error.to_string())),
+            ServiceError::FailedPrecondition(m) => Status::failed_precondition(bounded(m)),
+            ServiceError::Conflict(m) => Status::already_exists(bounded(m)),
+            ServiceError::Forbidden(m) => Status::permission_denied(bounded(m)),
+            ServiceError::Unavailable(m) => Status::unavailable(bounded(m)),
             ServiceError::Internal(m) => {
                 tracing::error!(error = %m, "internal error");
                 Status::internal("internal error; the server log has the details")
@@ -51,6 +46,60 @@ impl From<ServiceError> for Status {
             ServiceError::Store(e) => store_status(e),
         }
     }
+}
+
+/// `INVALID_ARGUMENT` with a `BadRequest` (each violation: its field, the code as `reason`, the
+/// message as `description`) and an `ErrorInfo` (the first code as `reason`, every distinct
+/// code in `metadata["codes"]`), all within the size bounds above.
+fn invalid_status(violations: Vec<Violation>) -> Status {
+    use crate::quote::truncate;
+    let mut field_violations = Vec::new();
+    let mut used = 0;
+    for v in &violations {
+        let fv = FieldViolation {
+            field: truncate(&v.field, FIELD_CHARS),
+            description: truncate(&v.message, DESCRIPTION_CHARS),
+            reason: v.code.as_str().to_string(),
+            localized_message: None,
+        };
+        // Field tags and lengths: a few bytes per violation besides the text.
+        let size = fv.field.len() + fv.description.len() + fv.reason.len() + 12;
+        if used + size > DETAILS_BUDGET && !field_violations.is_empty() {
+            break;
+        }
+        used += size;
+        field_violations.push(fv);
+    }
+    let omitted = violations.len() - field_violations.len();
+    let mut details = ErrorDetails::with_bad_request(field_violations);
+    if let Some(first) = violations.first() {
+        let mut codes: Vec<&str> = Vec::new();
+        for v in &violations {
+            if !codes.contains(&v.code.as_str()) {
+                codes.push(v.code.as_str());
+            }
+        }
+        let mut metadata = HashMap::from([("codes".to_string(), codes.join(","))]);
+        if omitted > 0 {
+            metadata.insert("omitted".to_string(), omitted.to_string());
+        }
+        details.set_error_info(first.code.as_str(), ERROR_DOMAIN, metadata);
+    }
+    let message = bounded(ServiceError::Invalid(violations).to_string());
+    Status::with_error_details(Code::InvalidArgument, message, details)
+}
+
+/// At most [`MAX_MESSAGE_BYTES`] of `message`, cut on a character boundary.
+fn bounded(mut message: String) -> String {
+    if message.len() > MAX_MESSAGE_BYTES {
+        let mut end = MAX_MESSAGE_BYTES - '…'.len_utf8();
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    message
 }
 
 impl From<AuthError> for Status {

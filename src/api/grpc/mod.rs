@@ -99,6 +99,9 @@ pub async fn router(
         tonic_reflection::server::Builder::configure()
             .register_file_descriptor_set(served.clone())
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            // google.rpc's error details, so a reflection client decodes a status's BadRequest
+            // and ErrorInfo instead of showing base64.
+            .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
     };
 
     let mut routes = tonic::service::Routes::new(health_service)

@@ -143,9 +143,10 @@ fn report_kind(kind: &str, channel: &str) -> Result<SignalKind, Status> {
                 code: crate::code::Code::BadSchema,
                 text: other.to_string(),
                 message: format!(
-                    "`{other}` is not a signal kind: use `reply`, `call_connected`, \
+                    "{} is not a signal kind: use `reply`, `call_connected`, \
                      `connection_accepted`, `meeting_booked` or `opt_out` (a custom event is \
-                     PostEvent)"
+                     PostEvent)",
+                    crate::quote::quote(other)
                 ),
             },
         )),

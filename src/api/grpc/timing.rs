@@ -177,8 +177,8 @@ fn to_json(
                 "channel",
                 Code::BadSchema,
                 format!(
-                    "`{}` is not a channel: use `email` (the default), `sms`, `call` or `linkedin`",
-                    req.channel
+                    "{} is not a channel: use `email` (the default), `sms`, `call` or `linkedin`",
+                    crate::quote::quote(&req.channel)
                 ),
             ));
         }

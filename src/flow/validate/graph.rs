@@ -10,8 +10,12 @@ use crate::flow::events::Event;
 use crate::flow::graph::{is_cyclic, longest_run, reachable, strongly_connected};
 use crate::flow::model::{Action, Step, StepKind};
 use crate::flow::LOOP_GUARD;
+use crate::quote::quote;
 use serde_json::Value;
 use std::collections::BTreeMap;
+
+/// How many steps of a cycle its message names.
+const CYCLE_NAMES_SHOWN: usize = 5;
 
 /// What the graph rules need of a step, read from the raw JSON so that a step with a bad
 /// parameter still takes part.
@@ -115,12 +119,17 @@ impl Validator<'_> {
             if !is_cyclic(&comp, &adj) || comp.iter().any(|&i| nodes[i].lets_time_pass) {
                 continue;
             }
-            let names: Vec<String> = comp.iter().map(|&i| format!("`{}`", nodes[i].id)).collect();
+            // A long cycle is named by its first few steps: the whole list of a 10,000-step
+            // cycle would not fit in a status (SPEC §13).
+            let names: Vec<String> = comp.iter().map(|&i| quote(nodes[i].id)).collect();
             let first = comp.iter().map(|&i| nodes[i].id).min().expect("non-empty");
             let what = if comp.len() == 1 {
-                format!("step `{first}` leads straight back to itself")
+                format!("step {} leads straight back to itself", quote(first))
             } else {
-                format!("steps {} form a cycle", names.join(", "))
+                format!(
+                    "steps {} form a cycle",
+                    crate::quote::list(&names, CYCLE_NAMES_SHOWN)
+                )
             };
             self.error(
                 Code::Cycle,

@@ -162,9 +162,10 @@ impl Validator<'_> {
 
     /// A timing parser's refusal at `path`, with its hint, text and position.
     fn timing(&mut self, path: &str, e: TimingError) {
+        let text = crate::quote::quote_debug(&e.text);
         let at = match e.position {
-            Some(p) => format!(" (in {:?} at position {p})", e.text),
-            None => format!(" (in {:?})", e.text),
+            Some(p) => format!(" (in {text} at position {p})"),
+            None => format!(" (in {text})"),
         };
         self.error(e.code, path, format!("{}{at}", e.hint));
     }

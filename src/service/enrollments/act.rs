@@ -6,8 +6,9 @@ use crate::auth::Principal;
 use crate::code::Code;
 use crate::engine::{Effect, Input, JourneyEntry};
 use crate::runtime::{apply, Core, StepContext};
+use crate::service::fields::{self, Limit};
 use crate::service::ids::EnrollmentId;
-use crate::service::{ServiceError, Violation};
+use crate::service::{ServiceError, Violation, Violations};
 use crate::store::signals::SignalRow;
 use crate::store::{EnrollmentRow, Tx, Writes};
 use chrono::{DateTime, Utc};
@@ -16,10 +17,24 @@ use chrono::{DateTime, Utc};
 fn rejection(effects: &[Effect]) -> Option<String> {
     effects.iter().find_map(|e| match e {
         Effect::Journey(JourneyEntry::Rejected { input, reason }) => {
-            Some(format!("cannot {}: {reason}", input.replace('_', " ")))
+            Some(format!("{}: {reason}", refused_action(input)))
         }
         _ => None,
     })
+}
+
+/// What the caller tried, as the start of a refusal: `task_outcome` is "cannot complete the
+/// task", not "cannot task outcome".
+fn refused_action(input: &str) -> String {
+    match input {
+        "start" => "cannot start the enrollment".into(),
+        "pause" => "cannot pause".into(),
+        "resume" => "cannot resume".into(),
+        "exit" => "cannot exit".into(),
+        "move_to" => "cannot move".into(),
+        "task_outcome" => "cannot complete the task".into(),
+        other => format!("cannot apply `{other}`"),
+    }
 }
 
 /// Applies `input` to one stored enrollment in a transaction (row locked on PostgreSQL) and
@@ -133,16 +148,24 @@ pub async fn act(
     enrollment_id: &EnrollmentId,
     input: Input,
 ) -> Result<Enrollment, ServiceError> {
-    check_scope(who, enrollment_id)?;
-    if let Input::MoveTo { step } = &input {
-        if step.trim().is_empty() {
-            return Err(ServiceError::Invalid(vec![Violation::new(
-                "step",
-                Code::BadSchema,
-                "name the step to move to (a key of the flow's `steps`)",
-            )]));
+    let mut problems = Violations::default();
+    problems.check(fields::parse_id("id", enrollment_id.as_str()));
+    match &input {
+        Input::MoveTo { step } if step.trim().is_empty() => problems.push(Violation::new(
+            "step",
+            Code::BadSchema,
+            "name the step to move to (a key of the flow's `steps`)",
+        )),
+        Input::MoveTo { step } => {
+            problems.check(fields::check_text("step", step, Limit::Name));
         }
+        Input::Exit { reason } => {
+            problems.check(fields::check_text("reason", reason, Limit::Text));
+        }
+        _ => {}
     }
+    problems.finish()?;
+    check_scope(who, enrollment_id)?;
     let (row, _) = apply_input(core, &who.account_id, enrollment_id, input, true).await?;
     Enrollment::from_row(row)
 }

@@ -6,7 +6,8 @@ use crate::clock::to_millis;
 use crate::code::Code;
 use crate::engine::{self, Effect, EnrollmentState, FlowRef, Input};
 use crate::runtime::{ctx_for, Core};
-use crate::service::{fields, ServiceError, Violation, Violations};
+use crate::service::fields::{self, Limit};
+use crate::service::{ServiceError, Violation, Violations};
 use crate::store::contacts::ContactRow;
 use crate::store::{self, EnrollmentRow, StoreError, Tx, Writes};
 use chrono::{DateTime, Utc};
@@ -152,13 +153,22 @@ async fn prepare(
             "versions start at 1 (0 means the latest)",
         ));
     }
-    if item.client_key.len() > 200 {
-        problems.push(Violation::new(
-            "client_key",
-            Code::BadSchema,
-            "the client key is longer than 200 characters; use a shorter idempotency key",
-        ));
-    }
+    problems.check(fields::check_text(
+        "contact_id",
+        &item.contact_id,
+        Limit::Id,
+    ));
+    problems.check(fields::check_text("flow_id", &item.flow_id, Limit::Name));
+    problems.check(fields::check_optional(
+        "sender_id",
+        &item.sender_id,
+        Limit::Id,
+    ));
+    problems.check(fields::check_optional(
+        "client_key",
+        &item.client_key,
+        Limit::Name,
+    ));
     let input: serde_json::Value = if item.input.trim().is_empty() {
         serde_json::json!({})
     } else {

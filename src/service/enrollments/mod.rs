@@ -82,7 +82,8 @@ pub fn check_scope(who: &Principal, enrollment_id: &EnrollmentId) -> Result<(), 
         Scope::Full => Ok(()),
         Scope::Enrollment(own) if enrollment_id == own.as_str() => Ok(()),
         Scope::Enrollment(own) => Err(ServiceError::Forbidden(format!(
-            "this token is scoped to enrollment `{own}`; it cannot act on `{enrollment_id}`"
+            "this token is scoped to enrollment `{own}`; it cannot act on {}",
+            crate::quote::quote(enrollment_id.as_str())
         ))),
     }
 }

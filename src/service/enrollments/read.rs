@@ -6,14 +6,16 @@ use crate::auth::{Principal, Scope};
 use crate::clock::from_millis;
 use crate::code::Code;
 use crate::engine::Status;
+use crate::quote::quote;
 use crate::runtime::Core;
+use crate::service::fields::{self, Limit};
 use crate::service::ids::EnrollmentId;
-use crate::service::{next_page_token, ServiceError, Violation};
+use crate::service::{next_page_token, ServiceError, Violation, Violations};
 use crate::store;
 use chrono::{DateTime, Utc};
 
 /// One journey entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     /// Its place in the enrollment's journey, from 1.
     pub seq: i64,
@@ -21,8 +23,8 @@ pub struct Entry {
     pub at: DateTime<Utc>,
     /// What happened: the entry's `event`, or the effect's `kind`.
     pub kind: String,
-    /// The whole entry as JSON.
-    pub detail: String,
+    /// The whole entry, a JSON object.
+    pub detail: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The enrollment `enrollment_id` of the caller's account, if its token's scope covers it.
@@ -31,6 +33,7 @@ pub async fn get(
     who: &Principal,
     enrollment_id: &EnrollmentId,
 ) -> Result<Enrollment, ServiceError> {
+    fields::parse_id("id", enrollment_id.as_str()).map_err(invalid)?;
     check_scope(who, enrollment_id)?;
     let row = store::enrollments::get(&core.db, &who.account_id, enrollment_id.as_str())
         .await?
@@ -61,6 +64,20 @@ pub async fn list(
     token: &str,
 ) -> Result<(Vec<Enrollment>, String), ServiceError> {
     let size = page_size(size)?;
+    let mut problems = Violations::default();
+    problems.check(fields::check_text("flow_id", &filter.flow_id, Limit::Name));
+    problems.check(fields::check_text(
+        "contact_id",
+        &filter.contact_id,
+        Limit::Id,
+    ));
+    problems.check(fields::check_text("status", &filter.status, Limit::Name));
+    problems.check(fields::check_text(
+        "page.page_token",
+        token,
+        Limit::PageToken,
+    ));
+    problems.finish()?;
     let status = if filter.status.is_empty() {
         None
     } else {
@@ -69,8 +86,8 @@ pub async fn list(
                 "status",
                 Code::BadSchema,
                 format!(
-                    "`{}` is not a status; use active, paused, completed, exited or failed",
-                    filter.status
+                    "{} is not a status; use active, paused, completed, exited or failed",
+                    quote(&filter.status)
                 ),
             )])
         })?)
@@ -109,7 +126,15 @@ pub async fn journey_page(
     size: i32,
     token: &str,
 ) -> Result<(Vec<Entry>, String), ServiceError> {
-    // Also checks the scope and that the enrollment is the account's.
+    let mut problems = Violations::default();
+    problems.check(fields::parse_id("enrollment_id", enrollment_id.as_str()));
+    problems.check(fields::check_text(
+        "page.page_token",
+        token,
+        Limit::PageToken,
+    ));
+    problems.finish()?;
+    // Also checks the id, the scope and that the enrollment is the account's.
     get(core, who, enrollment_id).await?;
     let size = page_size(size)?;
     let after: i64 = if token.is_empty() {
@@ -119,31 +144,54 @@ pub async fn journey_page(
             ServiceError::Invalid(vec![Violation::new(
                 "page.page_token",
                 Code::BadSchema,
-                format!("`{token}` is not a page token of this journey; pass next_page_token back unchanged"),
+                format!(
+                    "{} is not a page token of this journey; pass next_page_token back unchanged",
+                    quote(token)
+                ),
             )])
         })?
     };
     let mut rows =
         store::enrollments::journey(&core.db, enrollment_id.as_str(), after, size + 1).await?;
     let next = next_page_token(&mut rows, size, |r| r.seq.to_string());
-    Ok((
-        rows.into_iter()
-            .map(|r| Entry {
+    let entries = rows
+        .into_iter()
+        .map(|r| {
+            Ok(Entry {
+                detail: entry_detail(r.seq, &r.enrollment_id, &r.detail)?,
                 seq: r.seq,
                 at: from_millis(r.at),
                 kind: r.kind,
-                detail: r.detail,
             })
-            .collect(),
-        next,
-    ))
+        })
+        .collect::<Result<Vec<_>, store::StoreError>>()?;
+    Ok((entries, next))
+}
+
+/// A stored entry's detail. The engine writes every entry as a JSON object; anything else is
+/// corruption.
+fn entry_detail(
+    seq: i64,
+    enrollment_id: &str,
+    text: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, store::StoreError> {
+    match serde_json::from_str(text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        _ => Err(store::StoreError::Corrupt(format!(
+            "journey entry {seq} of enrollment {enrollment_id}: detail is not a JSON object"
+        ))),
+    }
+}
+
+fn invalid(v: Violation) -> ServiceError {
+    ServiceError::Invalid(vec![v])
 }
 
 /// The longest page token accepted (SPEC §13).
 pub const MAX_PAGE_TOKEN_LEN: usize = 512;
 
 /// One entry of a contact's journey: the entry and the enrollment it belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ContactEntry {
     /// The enrollment whose journey it is.
     pub enrollment_id: EnrollmentId,
@@ -205,18 +253,20 @@ pub async fn contact_journey_page(
     });
     Ok((
         rows.into_iter()
-            .map(|r| ContactEntry {
-                enrollment_id: r.enrollment_id.into(),
-                flow_id: r.flow_id,
-                flow_version: r.flow_version,
-                entry: Entry {
-                    seq: r.seq,
-                    at: from_millis(r.at),
-                    kind: r.kind,
-                    detail: r.detail,
-                },
+            .map(|r| {
+                Ok(ContactEntry {
+                    entry: Entry {
+                        detail: entry_detail(r.seq, &r.enrollment_id, &r.detail)?,
+                        seq: r.seq,
+                        at: from_millis(r.at),
+                        kind: r.kind,
+                    },
+                    enrollment_id: r.enrollment_id.into(),
+                    flow_id: r.flow_id,
+                    flow_version: r.flow_version,
+                })
             })
-            .collect(),
+            .collect::<Result<Vec<_>, store::StoreError>>()?,
         next,
     ))
 }

@@ -300,6 +300,7 @@ pub async fn post_event(
     provider_id: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<Receipt, ServiceError> {
+    fields::check_text("key", key, fields::Limit::EventKey).map_err(invalid)?;
     let kind =
         SignalKind::event(key).map_err(|e| invalid(Violation::new("key", e.code, e.message)))?;
     let payload = crate::inbound::kinds::non_null(payload);

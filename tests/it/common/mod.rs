@@ -208,6 +208,17 @@ impl TestApp {
     }
 }
 
+/// A journey entry's `detail` (a `google.protobuf.Struct`) as JSON, to compare with `json!`.
+pub fn detail_json(entry: &nudge::proto::v1::JourneyEntry) -> serde_json::Value {
+    let detail = entry
+        .detail
+        .clone()
+        .expect("every journey entry has a detail");
+    serde_json::Value::Object(
+        nudge::api::grpc::convert::struct_to_json("detail", detail).expect("a JSON object"),
+    )
+}
+
 pub fn with_token<T>(message: T, token: &str) -> tonic::Request<T> {
     let mut request = tonic::Request::new(message);
     request

@@ -172,10 +172,8 @@ pub async fn journey(app: &TestApp, id: &str) -> Vec<(String, Value)> {
             .expect("a journey")
             .into_inner();
         for e in page.entries {
-            out.push((
-                e.kind,
-                serde_json::from_str(&e.detail).expect("JSON detail"),
-            ));
+            let detail = crate::common::detail_json(&e);
+            out.push((e.kind, detail));
         }
         if page.next_page_token.is_empty() {
             return out;
