@@ -244,7 +244,8 @@ async fn virtual_time_survives_a_restart(backend: Backend) {
     };
 
     let port = free_port();
-    let mut first = serve(&url, port);
+    // Killed when dropped, so a failing assertion leaves no server behind.
+    let mut first = KillOnDrop(serve(&url, port));
     connect(port).await;
     let out = nudge(&["token", "create", "--database-url", &url]);
     assert!(out.status.success(), "{out:?}");
@@ -271,14 +272,12 @@ async fn virtual_time_survives_a_restart(backend: Backend) {
         .unwrap();
     assert_eq!(advanced.seconds - started.seconds, ten_days / 1000);
     // Killed, not stopped: nothing may depend on a clean shutdown.
-    first.kill().unwrap();
-    first.wait().unwrap();
+    first.take();
 
     let port = free_port();
-    let mut second = serve(&url, port);
+    let mut second = KillOnDrop(serve(&url, port));
     let restarted = now(port, token.clone()).await;
-    second.kill().unwrap();
-    second.wait().unwrap();
+    second.take();
     // The host's clock has moved on by a few milliseconds since, virtual time by ten days.
     assert_eq!(restarted, advanced, "virtual time after the restart");
 }
@@ -388,4 +387,21 @@ fn serve_max_connections_is_a_positive_flag() {
         String::from_utf8_lossy(&zero.stderr).contains("--max-connections"),
         "{zero:?}"
     );
+}
+
+/// A child process killed (SIGKILL) and reaped when dropped.
+struct KillOnDrop(std::process::Child);
+
+impl KillOnDrop {
+    /// Kills it now.
+    fn take(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        self.take();
+    }
 }
