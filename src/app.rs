@@ -105,6 +105,15 @@ impl App {
         let (stop_tx, stop) = Stop::new();
         let mut background = Vec::new();
         let core = &self.state.core;
+        // A fan-out a crash cut short is finished now, not when its provider retries.
+        let resume = core.clone();
+        background.push(tokio::spawn(async move {
+            match crate::service::signals::resume_unrouted(&resume).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(reached = n, "finished signal fan-outs cut short"),
+                Err(e) => tracing::error!(error = %e, "cannot finish signal fan-outs cut short"),
+            }
+        }));
         if core.clock.as_manual().is_none() {
             let planner = Planner::new(core.clone());
             background.push(tokio::spawn(planner.run(stop.clone())));

@@ -26,7 +26,7 @@ impl Status {
 
 /// What a signal did in one enrollment, without its details (SPEC §5.8): the `effect` of a
 /// delivery row and of the answer to a signal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DeliveryEffect {
     /// It closed the waiting run on a branch.
     Woke,

@@ -481,6 +481,20 @@ pub async fn reach(
     tx.finish(result).await
 }
 
+/// Stored signals whose fan-out was cut short (a crash between chunks), oldest first, but task
+/// outcomes: repeating `CompleteTask` finishes those, without the task's own enrollment.
+pub async fn unrouted(db: &Db, limit: i64) -> Result<Vec<SignalRow>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => signals::table
+        .filter(signals::routed_at.is_null())
+        .filter(signals::source.ne("task"))
+        .order((signals::created_at.asc(), signals::id.asc()))
+        .limit(limit)
+        .select(SignalRow::as_select())
+        .load(c)
+        .await)?)
+}
+
 /// A stored signal by its provider id.
 pub async fn by_provider_id(
     db: &Db,

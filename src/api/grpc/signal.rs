@@ -155,7 +155,18 @@ fn report_kind(kind: &str, channel: &str) -> Result<SignalKind, Status> {
 
 impl From<Receipt> for pb::SignalReceipt {
     fn from(r: Receipt) -> pb::SignalReceipt {
+        use crate::engine::DeliveryEffect as E;
+        let count = |e| r.count(e) as i64;
         pb::SignalReceipt {
+            counts: Some(pb::DeliveryCounts {
+                woke: count(E::Woke),
+                buffered: count(E::Buffered),
+                exited: count(E::Exited),
+                ignored_paused: count(E::IgnoredPaused),
+                unaffected: count(E::None),
+            }),
+            reached: r.reached as i64,
+            truncated: r.deliveries.len() < r.reached,
             signal_id: r.signal_id,
             duplicate: r.duplicate,
             deliveries: r

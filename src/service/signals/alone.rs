@@ -69,11 +69,9 @@ pub(super) async fn receive_alone(
             .map(delivery_from_row)
             .collect::<Result<_, _>>()?;
     }
-    Ok(Received::Done(Receipt {
-        signal_id: row.id,
-        duplicate,
-        deliveries,
-    }))
+    Ok(Received::Done(Receipt::summarize(
+        row.id, duplicate, deliveries,
+    )))
 }
 
 /// Routes a signal stored already (a task outcome's, stored with the outcome) to the enrollments
@@ -89,9 +87,46 @@ pub async fn route_stored(
     Ok(deliver_all(core, row, &reach, now).await?.len())
 }
 
-/// Delivers a stored signal to each of `reach` in turn (the last transaction also marks it
-/// routed; with none to reach it is marked at once); returns what it did where it was not
-/// delivered before.
+/// Finishes every fan-out a crash cut short (signals stored but not marked routed), in chunks
+/// like any other; an enrollment reached before is not reached again. Run at start; safe beside
+/// a replica that is routing the same signal, since each delivery is taken under the
+/// enrollment's lock. Returns how many enrollments it reached.
+pub async fn resume_unrouted(core: &Core) -> Result<usize, ServiceError> {
+    let mut reached = 0;
+    loop {
+        let rows = store::signals::unrouted(&core.db, 100).await?;
+        if rows.is_empty() {
+            return Ok(reached);
+        }
+        for row in &rows {
+            let now = core.clock.now();
+            if let Some(channel) = stored_opt_out(row) {
+                for contact in &row.contact_ids()? {
+                    contacts::opt_out(
+                        core,
+                        &row.account_id,
+                        contact,
+                        std::slice::from_ref(&channel),
+                        now,
+                    )
+                    .await?;
+                }
+            }
+            let reach = store::signals::reach(&core.db, row, None).await?;
+            reached += deliver_all(core, row, &reach, now).await?.len();
+        }
+    }
+}
+
+/// Enrollments one transaction of a fan-out applies a signal to: a signal that reaches many
+/// is applied in chunks of this many, each its own transaction, so no call waits behind one
+/// huge transaction (SPEC §13). The delivery rows make it resumable: a chunk cut short by a
+/// crash is applied again, and only to the enrollments it had not reached.
+pub const FANOUT_CHUNK: usize = 500;
+
+/// Delivers a stored signal to `reach` in chunks of [`FANOUT_CHUNK`] (the last chunk's
+/// transaction also marks it routed; with none to reach it is marked at once); returns what it
+/// did where it was not delivered before.
 async fn deliver_all(
     core: &Core,
     row: &SignalRow,
@@ -99,10 +134,18 @@ async fn deliver_all(
     now: DateTime<Utc>,
 ) -> Result<Vec<Delivery>, ServiceError> {
     let signal = engine_signal(row)?;
+    // Locked in id order, as every other path locks enrollments.
+    let mut reach = reach.to_vec();
+    reach.sort();
     let mut deliveries = Vec::with_capacity(reach.len());
-    for (i, enrollment) in reach.iter().enumerate() {
-        let last = i + 1 == reach.len();
-        deliveries.extend(deliver(core, row, &signal, enrollment, last, now).await?);
+    let chunks: Vec<&[String]> = reach.chunks(FANOUT_CHUNK).collect();
+    for (i, chunk) in chunks.iter().enumerate() {
+        let last = i + 1 == chunks.len();
+        let mut tx = core.db.begin().await?;
+        let applied = deliver_chunk(&mut tx, core, row, &signal, chunk, last, now).await;
+        let (done, wake) = tx.finish(applied).await?;
+        core.announce(wake).await;
+        deliveries.extend(done);
     }
     if reach.is_empty() {
         store::signals::mark_routed(&core.db, &row.id, to_millis(now)).await?;
@@ -110,67 +153,53 @@ async fn deliver_all(
     Ok(deliveries)
 }
 
-/// Applies `signal` to one enrollment in one transaction and returns what it did there; `None`
-/// when the signal already reached it or it has finished meanwhile. With `last`, the same
-/// transaction marks the signal's fan-out complete. Wakes the planner when an earlier timer is
-/// written.
-async fn deliver(
-    core: &Core,
-    row: &SignalRow,
-    signal: &Signal,
-    enrollment_id: &str,
-    last: bool,
-    now: DateTime<Utc>,
-) -> Result<Option<Delivery>, ServiceError> {
-    let mut tx = core.db.begin().await?;
-    let delivered = deliver_in(&mut tx, core, row, signal, enrollment_id, last, now).await;
-    Ok(match tx.finish(delivered).await? {
-        Some((delivery, wake)) => {
-            core.announce(wake).await;
-            Some(delivery)
-        }
-        None => None,
-    })
-}
-
-/// The body of [`deliver`], inside its transaction.
-async fn deliver_in(
+/// Applies `signal` to each of `enrollment_ids` that is live and not reached yet, inside one
+/// transaction: the rows locked, the engine run, the new states, journeys, dispatches, tasks
+/// and delivery rows written together. With `last`, it also marks the fan-out complete.
+async fn deliver_chunk(
     tx: &mut Tx,
     core: &Core,
     row: &SignalRow,
     signal: &Signal,
-    enrollment_id: &str,
+    enrollment_ids: &[String],
     last: bool,
     now: DateTime<Utc>,
-) -> Result<Option<(Delivery, Option<i64>)>, StoreError> {
+) -> Result<(Vec<Delivery>, Option<i64>), StoreError> {
     let now_ms = to_millis(now);
-    let found = tx.lock_enrollment(None, enrollment_id).await?;
     if last {
         tx.mark_routed(&[&row.id], now_ms).await?;
     }
-    let Some(enrollment) = found else {
-        return Ok(None);
-    };
-    if !LIVE.contains(&enrollment.status.as_str()) {
-        return Ok(None);
+    let mut rows = Vec::with_capacity(enrollment_ids.len());
+    for id in enrollment_ids {
+        let Some(enrollment) = tx.lock_enrollment(None, id).await? else {
+            continue;
+        };
+        if LIVE.contains(&enrollment.status.as_str()) && !tx.delivered(&row.id, id).await? {
+            rows.push(enrollment);
+        }
     }
-    if tx.delivered(&row.id, enrollment_id).await? {
-        return Ok(None);
+    if rows.is_empty() {
+        return Ok((Vec::new(), None));
     }
-    let rows = [enrollment];
     let context = StepContext::load(tx, &core.flows, &rows).await?;
-    let [enrollment] = rows;
     let mut writes = Writes::default();
-    let effects = apply(
-        &mut writes,
-        &core.flows,
-        &context,
-        enrollment,
-        Input::Signal(signal.clone()),
-        now,
-    )?;
+    let mut deliveries = Vec::with_capacity(rows.len());
+    let mut delivery_rows = Vec::with_capacity(rows.len());
+    for enrollment in rows {
+        let id = enrollment.id.clone();
+        let effects = apply(
+            &mut writes,
+            &core.flows,
+            &context,
+            enrollment,
+            Input::Signal(signal.clone()),
+            now,
+        )?;
+        let (delivery_row, delivery) = delivered(&row.id, &id, &effects, now_ms);
+        delivery_rows.push(delivery_row);
+        deliveries.push(delivery);
+    }
     tx.write_all(&writes).await?;
-    let (delivery_row, delivery) = delivered(&row.id, enrollment_id, &effects, now_ms);
-    tx.insert_deliveries(&[delivery_row]).await?;
-    Ok(Some((delivery, writes.earliest_wake)))
+    tx.insert_deliveries(&delivery_rows).await?;
+    Ok((deliveries, writes.earliest_wake))
 }

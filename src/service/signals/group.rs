@@ -375,11 +375,11 @@ async fn route_in(
                 } else {
                     s.deliveries.clone()
                 };
-                Outcome::Answer(Received::Done(Receipt {
-                    signal_id: s.row.id.clone(),
+                Outcome::Answer(Received::Done(Receipt::summarize(
+                    s.row.id.clone(),
                     duplicate,
                     deliveries,
-                }))
+                )))
             }
         })
         .collect();

@@ -23,7 +23,7 @@ pub mod lookup;
 mod plan;
 mod router;
 
-pub use alone::route_stored;
+pub use alone::{resume_unrouted, route_stored, FANOUT_CHUNK};
 pub use group::receive_group;
 pub use router::{Router, MAX_GROUP};
 
@@ -38,6 +38,7 @@ use crate::store::signals::SignalRow;
 use crate::store::{self, StoreError};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// How a caller names the contact a signal is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,13 +197,45 @@ pub struct Delivery {
     pub branch: Option<String>,
 }
 
+/// At most this many deliveries are listed in a receipt; the counts cover all (SPEC §13).
+pub const MAX_RECEIPT_DELIVERIES: usize = 100;
+
 /// The answer to a signal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Receipt {
     pub signal_id: String,
     /// True when the provider id was seen before: nothing changed, this is the first result.
     pub duplicate: bool,
+    /// The first [`MAX_RECEIPT_DELIVERIES`], in enrollment id order.
     pub deliveries: Vec<Delivery>,
+    /// How many enrollments it reached, and what it did there by effect.
+    pub reached: usize,
+    pub counts: BTreeMap<DeliveryEffect, usize>,
+}
+
+impl Receipt {
+    /// The receipt of `deliveries`: counted in full, listed up to [`MAX_RECEIPT_DELIVERIES`].
+    pub fn summarize(signal_id: String, duplicate: bool, mut deliveries: Vec<Delivery>) -> Receipt {
+        let mut counts = BTreeMap::new();
+        for d in &deliveries {
+            *counts.entry(d.effect).or_insert(0) += 1;
+        }
+        let reached = deliveries.len();
+        deliveries.sort_by(|a, b| a.enrollment_id.cmp(&b.enrollment_id));
+        deliveries.truncate(MAX_RECEIPT_DELIVERIES);
+        Receipt {
+            signal_id,
+            duplicate,
+            deliveries,
+            reached,
+            counts,
+        }
+    }
+
+    /// How many deliveries had `effect`.
+    pub fn count(&self, effect: DeliveryEffect) -> usize {
+        self.counts.get(&effect).copied().unwrap_or(0)
+    }
 }
 
 /// A received signal, or a webhook signature used before (nothing stored).
@@ -226,6 +259,13 @@ pub async fn receive(
     // No contacts: the group sends it to `receive_alone`, which refuses it.
     if matches!(arrival.kind, SignalKind::OptOut { .. }) {
         // The contact is marked first, outside any group.
+        return alone::receive_alone(router.core(), account_id, arrival, now).await;
+    }
+    // A group applies each signal in its one transaction: one that reaches more than a chunk
+    // is applied alone, in chunks (SPEC §13).
+    let reach =
+        store::enrollments::count_live_of(&router.core().db, account_id, &arrival.contacts).await?;
+    if reach > alone::FANOUT_CHUNK as i64 {
         return alone::receive_alone(router.core(), account_id, arrival, now).await;
     }
     let signal = Pending {
