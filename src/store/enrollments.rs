@@ -395,25 +395,6 @@ impl Tx {
     }
 }
 
-/// How many live enrollments these contacts of the account have (what a signal to them reaches).
-pub async fn count_live_of(
-    db: &Db,
-    account_id: &str,
-    contact_ids: &[String],
-) -> Result<i64, StoreError> {
-    if contact_ids.is_empty() {
-        return Ok(0);
-    }
-    let conn = db.conn().await?;
-    Ok(with_conn!(conn, c => enrollments::table
-        .filter(enrollments::account_id.eq(account_id))
-        .filter(enrollments::contact_id.eq_any(contact_ids))
-        .filter(enrollments::status.eq_any(LIVE))
-        .count()
-        .get_result::<i64>(c)
-        .await)?)
-}
-
 /// The earliest `next_run_at` stored.
 pub async fn next_due(db: &Db) -> Result<Option<DateTime<Utc>>, StoreError> {
     let conn = db.conn().await?;

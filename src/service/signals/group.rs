@@ -12,6 +12,7 @@
 //! - for opt-outs, which update the contact first (rare, and outside this transaction);
 //! - for a repeated provider id whose stored signal is an opt-out cut short by a crash.
 
+use super::alone::FANOUT_CHUNK;
 use super::plan::{plan_group, Plan, Stored};
 use super::{delivery_from_row, stored_opt_out, Arrival, Delivery, Pending, Receipt, Received};
 use crate::clock::to_millis;
@@ -49,12 +50,15 @@ pub async fn receive_group(
     let group: Vec<&Pending> = together.iter().map(|&i| &signals[i]).collect();
     let mut retry: Vec<(usize, bool)> = alone.into_iter().map(|i| (i, true)).collect();
     let routed = if group.is_empty() {
-        Ok((Vec::new(), None))
+        Ok(Some((Vec::new(), None)))
     } else {
         route_together(core, &group).await
     };
     match routed {
-        Ok((outcomes, wake)) => {
+        // A signal of the group reaches more than a chunk: nothing was stored, and each goes
+        // alone, where a big fan-out is applied in chunks (SPEC §13).
+        Ok(None) => retry.extend(together.iter().map(|&i| (i, true))),
+        Ok(Some((outcomes, wake))) => {
             core.announce(wake).await;
             for (&i, outcome) in together.iter().zip(outcomes) {
                 match outcome {
@@ -123,18 +127,25 @@ enum Slot {
 async fn route_together(
     core: &Core,
     jobs: &[&Pending],
-) -> Result<(Vec<Outcome>, Option<i64>), StoreError> {
+) -> Result<Option<(Vec<Outcome>, Option<i64>)>, StoreError> {
     let mut tx = core.db.begin().await?;
-    let routed = route_in(&mut tx, &core.flows, jobs).await;
-    tx.finish(routed).await
+    match route_in(&mut tx, &core.flows, jobs).await {
+        Ok(None) => {
+            tx.rollback().await?;
+            Ok(None)
+        }
+        routed => tx.finish(routed).await,
+    }
 }
 
-/// The body of [`route_together`], inside its transaction.
+/// The body of [`route_together`], inside its transaction; `None` when a signal of the group
+/// reaches more than [`FANOUT_CHUNK`] enrollments (the caller rolls back and routes each
+/// alone).
 async fn route_in(
     tx: &mut Tx,
     flows: &FlowCache,
     jobs: &[&Pending],
-) -> Result<(Vec<Outcome>, Option<i64>), StoreError> {
+) -> Result<Option<(Vec<Outcome>, Option<i64>)>, StoreError> {
     // 1. The contacts of signals addressed by phone; none: refused, nothing stored.
     let mut slots: Vec<Option<Slot>> = jobs.iter().map(|_| None).collect();
     let mut contacts_by_job: Vec<Option<Vec<String>>> = jobs.iter().map(|_| None).collect();
@@ -307,6 +318,18 @@ async fn route_in(
         }
     }
 
+    // A fan-out bigger than a chunk is not applied in the group's one transaction.
+    for s in stored.iter().filter(|s| s.route) {
+        let contacts = s.row.contact_ids()?;
+        let reach = rows
+            .iter()
+            .filter(|r| r.account_id == s.row.account_id && contacts.contains(&r.contact_id))
+            .count();
+        if reach > FANOUT_CHUNK {
+            return Ok(None);
+        }
+    }
+
     // 4. and 5.: what each signal reaches and what it does there, in memory.
     let resumed: Vec<&str> = stored
         .iter()
@@ -383,7 +406,7 @@ async fn route_in(
             }
         })
         .collect();
-    Ok((outcomes, wake))
+    Ok(Some((outcomes, wake)))
 }
 
 /// The row a new signal is stored as.

@@ -261,13 +261,6 @@ pub async fn receive(
         // The contact is marked first, outside any group.
         return alone::receive_alone(router.core(), account_id, arrival, now).await;
     }
-    // A group applies each signal in its one transaction: one that reaches more than a chunk
-    // is applied alone, in chunks (SPEC §13).
-    let reach =
-        store::enrollments::count_live_of(&router.core().db, account_id, &arrival.contacts).await?;
-    if reach > alone::FANOUT_CHUNK as i64 {
-        return alone::receive_alone(router.core(), account_id, arrival, now).await;
-    }
     let signal = Pending {
         account_id: account_id.to_string(),
         arrival,
