@@ -179,18 +179,30 @@ async fn at_the_connection_cap_healthz_still_answers() {
     assert_eq!((status, text.as_str()), (0, ""));
     drop(flood);
 
-    // Eight requests in flight (their bodies still coming), then one more connection.
+    // Eight requests in flight (their bodies still coming), then one more connection. Each is
+    // known to be in flight once the server asks for its body (`100 Continue`): a condition to
+    // wait on, not a sleep.
     let mut busy = Vec::new();
     for _ in 0..8 {
         let mut s = TcpStream::connect(app.addr).await.unwrap();
         s.write_all(
-            b"POST /webhooks/email HTTP/1.1\r\nHost: nudge.test\r\nContent-Length: 100\r\n\r\n{",
+            b"POST /webhooks/email HTTP/1.1\r\nHost: nudge.test\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n",
         )
         .await
         .unwrap();
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 256];
+        while !String::from_utf8_lossy(&seen).contains("100 Continue") {
+            let n = tokio::time::timeout(HANG, s.read(&mut buf))
+                .await
+                .expect("the server asks for the body")
+                .unwrap();
+            assert!(n > 0, "closed before asking for the body: {seen:?}");
+            seen.extend_from_slice(&buf[..n]);
+        }
+        s.write_all(b"{").await.unwrap();
         busy.push(s);
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
     let started = Instant::now();
     let (status, text) = raw(&app, &request("GET", "/healthz", "", "")).await;
     assert_eq!((status, text.as_str()), (0, ""), "refused at the cap");
