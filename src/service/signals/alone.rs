@@ -47,18 +47,7 @@ pub(super) async fn receive_alone(
     let mut deliveries = Vec::new();
     if row.routed_at.is_none() {
         // The stored row is the truth for a duplicate: its id, kind and contacts.
-        if let Some(channel) = stored_opt_out(&row) {
-            for contact in &row.contact_ids()? {
-                contacts::opt_out(
-                    core,
-                    account_id,
-                    contact,
-                    std::slice::from_ref(&channel),
-                    now,
-                )
-                .await?;
-            }
-        }
+        opt_out_contacts(core, &row, now).await?;
         deliveries = deliver_all(core, &row, &reach, now).await?;
     }
     if duplicate {
@@ -87,6 +76,28 @@ pub async fn route_stored(
     Ok(deliver_all(core, row, &reach, now).await?.len())
 }
 
+/// When the stored signal is an opt-out, marks each of its contacts opted out of its channel
+/// (before its fan-out, so no enrollment sends on it meanwhile).
+async fn opt_out_contacts(
+    core: &Core,
+    row: &SignalRow,
+    now: DateTime<Utc>,
+) -> Result<(), ServiceError> {
+    if let Some(channel) = stored_opt_out(row) {
+        for contact in &row.contact_ids()? {
+            contacts::opt_out(
+                core,
+                &row.account_id,
+                contact,
+                std::slice::from_ref(&channel),
+                now,
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
 /// Finishes every fan-out a crash cut short (signals stored but not marked routed), in chunks
 /// like any other; an enrollment reached before is not reached again. Run at start; safe beside
 /// a replica that is routing the same signal, since each delivery is taken under the
@@ -100,18 +111,7 @@ pub async fn resume_unrouted(core: &Core) -> Result<usize, ServiceError> {
         }
         for row in &rows {
             let now = core.clock.now();
-            if let Some(channel) = stored_opt_out(row) {
-                for contact in &row.contact_ids()? {
-                    contacts::opt_out(
-                        core,
-                        &row.account_id,
-                        contact,
-                        std::slice::from_ref(&channel),
-                        now,
-                    )
-                    .await?;
-                }
-            }
+            opt_out_contacts(core, row, now).await?;
             let reach = store::signals::reach(&core.db, row, None).await?;
             reached += deliver_all(core, row, &reach, now).await?.len();
         }

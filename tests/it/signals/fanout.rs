@@ -121,7 +121,7 @@ async fn a_duplicate_provider_id_changes_nothing(backend: Backend) {
 /// `ann` and `bob` (a shared address) and the retry names only `ann`: the stored contacts are
 /// the truth, so `bob`'s enrollment is reached too (a group reads it in a second query).
 async fn an_interrupted_fan_out_is_finished_by_the_retry(backend: Backend) {
-    use nudge::store::signals::{insert, Inserted, SignalRow};
+    use nudge::store::signals::{insert, Inserted};
     let app = spawn_app(backend).await;
     let routing = create_flow(&app, ROUTING_FLOW).await;
     let two = create_flow(&app, TWO_WAITS_FLOW).await;
@@ -130,20 +130,7 @@ async fn an_interrupted_fan_out_is_finished_by_the_retry(backend: Backend) {
     let a1 = enroll(&app, "ann", &routing).await;
     let a2 = enroll(&app, "ann", &two).await;
     let b1 = enroll(&app, "bob", &routing).await;
-    let row = SignalRow {
-        id: "sg_interrupted".into(),
-        account_id: "default".into(),
-        contact_id: "ann".into(),
-        source: "api".into(),
-        provider_id: Some("p-crash".into()),
-        raises: r#"["reply","reply:email"]"#.into(),
-        payload: "{}".into(),
-        created_at: app.clock_now().timestamp_millis(),
-        kind: "reply".into(),
-        channel: Some("email".into()),
-        contact_ids: r#"["ann","bob"]"#.into(),
-        routed_at: None,
-    };
+    let row = stored_reply(&app, "sg_interrupted", "p-crash", r#"["ann","bob"]"#);
     let Inserted::New { reach, .. } = insert(&app.state.core.db, &row, None).await.unwrap() else {
         panic!("a new signal")
     };
@@ -245,25 +232,12 @@ async fn a_signal_to_many_enrollments_is_applied_in_chunks_with_a_summary(backen
 /// A signal stored but never routed (the server died right after storing it) is finished when
 /// a server starts, without waiting for the provider to retry; each enrollment once.
 async fn a_fan_out_cut_short_is_finished_at_start(backend: Backend) {
-    use nudge::store::signals::{insert, Inserted, SignalRow};
+    use nudge::store::signals::{insert, Inserted};
     let app = spawn_app(backend).await;
     let routing = create_flow(&app, ROUTING_FLOW).await;
     contact(&app, "ann", "ann@example.com", "").await;
     let a1 = enroll(&app, "ann", &routing).await;
-    let row = SignalRow {
-        id: "sg_cut".into(),
-        account_id: "default".into(),
-        contact_id: "ann".into(),
-        source: "api".into(),
-        provider_id: Some("p-cut".into()),
-        raises: r#"["reply","reply:email"]"#.into(),
-        payload: "{}".into(),
-        created_at: app.clock_now().timestamp_millis(),
-        kind: "reply".into(),
-        channel: Some("email".into()),
-        contact_ids: r#"["ann"]"#.into(),
-        routed_at: None,
-    };
+    let row = stored_reply(&app, "sg_cut", "p-cut", r#"["ann"]"#);
     let Inserted::New { .. } = insert(&app.state.core.db, &row, None).await.unwrap() else {
         panic!("a new signal")
     };
@@ -422,5 +396,29 @@ async fn set_state(db: &nudge::store::Db, id: &str, state: &str) {
             let mut c = pool.get().await.unwrap();
             update.execute(&mut *c).await.unwrap();
         }
+    }
+}
+
+/// An email reply from `ann` as the store holds it before its fan-out (`routed_at` unset),
+/// addressed to `contact_ids` (JSON): what a crash right after storing it leaves.
+fn stored_reply(
+    app: &crate::common::TestApp,
+    id: &str,
+    provider_id: &str,
+    contact_ids: &str,
+) -> nudge::store::signals::SignalRow {
+    nudge::store::signals::SignalRow {
+        id: id.into(),
+        account_id: "default".into(),
+        contact_id: "ann".into(),
+        source: "api".into(),
+        provider_id: Some(provider_id.into()),
+        raises: r#"["reply","reply:email"]"#.into(),
+        payload: "{}".into(),
+        created_at: app.clock_now().timestamp_millis(),
+        kind: "reply".into(),
+        channel: Some("email".into()),
+        contact_ids: contact_ids.into(),
+        routed_at: None,
     }
 }
