@@ -371,7 +371,23 @@ async fn open_postgres(url: String) -> diesel::ConnectionResult<AsyncPgConnectio
 /// Opens an SQLite connection with the settings nudge relies on: WAL (readers never block the
 /// writer), a busy timeout (a writer waits instead of failing), and enforced foreign keys.
 async fn open_sqlite(path: String) -> diesel::ConnectionResult<SqliteConn> {
-    let mut conn = SqliteConn::establish(&path).await?;
+    // Opening and switching to WAL can meet a lock another process holds (a replica starting at
+    // the same time) and answer SQLITE_BUSY without consulting the busy timeout: wait for the
+    // lock (up to about 5 s) instead of failing, as migrating does.
+    let mut attempt = 0;
+    loop {
+        match open_sqlite_once(&path).await {
+            Err(e) if attempt < 50 && e.to_string().contains("database is locked") => {
+                attempt += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            opened => return opened,
+        }
+    }
+}
+
+async fn open_sqlite_once(path: &str) -> diesel::ConnectionResult<SqliteConn> {
+    let mut conn = SqliteConn::establish(path).await?;
     // The busy timeout first: switching to WAL takes a lock another process may hold (a
     // replica starting at the same time), and waits for it only with a timeout set.
     conn.batch_execute(&format!(
