@@ -129,3 +129,24 @@ impl super::Tx {
             .await)?)
     }
 }
+
+/// Creates an account with no sender (tests and tools that need a second tenant); an existing
+/// id is left as it is.
+pub async fn create(db: &Db, id: &str, name: &str, now_ms: i64) -> Result<(), StoreError> {
+    let account = Account {
+        id: id.to_string(),
+        name: name.to_string(),
+        max_wait: None,
+        webhook_secret: random_secret(),
+        default_sender_id: None,
+        created_at: now_ms,
+    };
+    let conn = db.conn().await?;
+    with_conn!(conn, c => diesel::insert_into(accounts::table)
+        .values(&account)
+        .on_conflict(accounts::id)
+        .do_nothing()
+        .execute(c)
+        .await)?;
+    Ok(())
+}
