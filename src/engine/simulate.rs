@@ -39,6 +39,9 @@ pub struct ScenarioContact {
     /// Without one, an `email` step is skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
+    /// ISO 3166-1 alpha-2: the `contact` holiday calendar (SPEC §11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
 }
 
 /// What a script entry does.
@@ -307,6 +310,7 @@ fn contact_view(c: &ScenarioContact) -> Result<ContactView, SimError> {
         email: c.email.clone(),
         phone,
         tz: c.tz.clone(),
+        country: c.country.clone(),
         opted_out: Default::default(),
         attributes: Default::default(),
     })

@@ -68,6 +68,9 @@ pub struct ContactView {
     /// The contact's set zone (a SPEC §2.3 `tz`), when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
+    /// The contact's country (ISO 3166-1 alpha-2), for the `contact` holiday calendar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
     /// Channels the contact opted out of (`email`, `sms`): no more sends there (SPEC §5.2).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub opted_out: BTreeSet<String>,

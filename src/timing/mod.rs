@@ -3,6 +3,7 @@
 //! - [`error`] — the one error type: code, offending text, position, hint.
 //! - [`zone`] — `tz` slots and the wall-clock ↔ instant rules of DST.
 //! - [`holidays`] — `settings.holidays`, the local dates business days skip.
+//! - [`holiday_calendars`] — the shipped public holiday calendars by place (SPEC §11).
 //! - [`calendar`] — systemd `OnCalendar` patterns and their next match in a zone.
 //! - [`channel`] — [`Channel`]: email, SMS, call, LinkedIn; the one channel type of the crate.
 //! - [`business_days`] — Monday–Friday stepping that skips holidays (`bd`, `+Nbd`).
@@ -18,6 +19,7 @@ pub mod calendar;
 pub mod channel;
 pub mod duration;
 pub mod error;
+pub mod holiday_calendars;
 pub mod holidays;
 pub mod phone;
 pub mod question;
@@ -30,7 +32,7 @@ pub use calendar::CalendarPattern;
 pub use channel::Channel;
 pub use duration::Duration;
 pub use error::TimingError;
-pub use holidays::Holidays;
+pub use holidays::{ContactCalendar, Holidays};
 pub use phone::{phone_zones, PhoneZones};
 pub use until::Until;
 pub use window::{

@@ -96,6 +96,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 tz: tz.map(String::from),
                 phone: phone.map(String::from),
                 email: Some("a@example.com".into()),
+                country: None,
             },
             sender_tz: sender.into(),
             input: json!({}),
