@@ -125,6 +125,10 @@ pub struct Scenario {
     /// The account's plan limit (SPEC §5.7), e.g. `"7d"`; none when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_wait: Option<serde_json::Value>,
+    /// The account's quiet-hours setting (SPEC §11), `{"policy": "us_states"}`; federal when
+    /// absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_hours: Option<crate::timing::QuietHours>,
     /// The enrollment id the jitter seed is drawn from ([`SIM_ENROLLMENT_ID`] when absent). With
     /// a real enrollment's id and `seed` 0, the simulation draws exactly that enrollment's
     /// jitter (SPEC §2.7: "so `Simulate` and reality agree").
@@ -245,6 +249,7 @@ pub fn simulate(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> 
     let ctx = Ctx {
         max_wait,
         seed: scenario.seed,
+        quiet_hours: scenario.quiet_hours.clone().unwrap_or_default(),
     };
     let mut sim = Sim {
         state: EnrollmentState::new(

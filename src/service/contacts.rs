@@ -156,7 +156,7 @@ async fn tell_enrollments(
     if rows.is_empty() {
         return Ok(None);
     }
-    let context = StepContext::load(tx, &core.flows, &rows).await?;
+    let context = StepContext::load(tx, &core.flows, &rows, &core.quiet_hours).await?;
     let mut writes = Writes::default();
     for row in rows {
         apply(

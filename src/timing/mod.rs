@@ -10,6 +10,7 @@
 //! - [`duration`] — the duration grammar and its calendar-then-fixed arithmetic in a zone.
 //! - [`until`] — the four `until` forms and their resolution to an instant.
 //! - [`phone`] — E.164 numbers and their candidate zones (SPEC §4).
+//! - [`quiet`] — quiet-hours policies: the federal floor and the US state table (SPEC §11).
 //! - [`window`] — send windows, the SMS window, jitter and the zone rule (SPEC §2.3, §3).
 
 #![warn(missing_docs)]
@@ -23,6 +24,7 @@ pub mod holiday_calendars;
 pub mod holidays;
 pub mod phone;
 pub mod question;
+pub mod quiet;
 pub mod until;
 pub mod window;
 pub mod zone;
@@ -34,9 +36,10 @@ pub use duration::Duration;
 pub use error::TimingError;
 pub use holidays::{ContactCalendar, Holidays};
 pub use phone::{phone_zones, PhoneZones};
+pub use quiet::{PlaceRule, QuietHours, QuietHoursPolicy, QuietProblem, RuleRow};
 pub use until::Until;
 pub use window::{
-    is_open, next_opening, resolve_zones, schedule, Recipient, ResolvedZones, SendWindow,
-    WindowZone,
+    explain_opening, is_open, next_opening, resolve_zones, resolve_zones_with, schedule, Opening,
+    Recipient, ResolvedZones, SendWindow, WaitReason, WindowZone,
 };
 pub use zone::Zone;

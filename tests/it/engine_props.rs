@@ -103,6 +103,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             seed,
             script,
             max_wait: None,
+            quiet_hours: None,
             enrollment_id: None,
         })
 }
@@ -144,7 +145,11 @@ proptest! {
         let f = loop_flow();
         let steps = ["sms", "wf", "call", "li", "done", "nowhere"];
         let mut state = EnrollmentState::new("p", FlowRef::default(), contact(Some("America/New_York"), Some("+12125551234"), None), "UTC", json!({}));
-        let ctx = Ctx { max_wait: None, seed: 1 };
+        let ctx = Ctx {
+            max_wait: None,
+            seed: 1,
+            ..Ctx::default()
+        };
         let mut now = start();
         let (s, _) = step(&state, &f, Input::Start, now, &ctx);
         state = s;
