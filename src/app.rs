@@ -47,7 +47,8 @@ impl App {
         tracing::info!(database = %config.database_url, applied, "migrations applied");
         let db = Db::connect_within(&config.database_url, config.database_connect_timeout).await?;
         restore_virtual_time(&db, clock.as_ref()).await?;
-        let core = Core::new(db, clock);
+        let mut core = Core::new(db, clock);
+        core.quiet_hours = std::sync::Arc::new(config.quiet_hours.clone());
         let state = AppState {
             signals: Router::start(core.clone()),
             core,

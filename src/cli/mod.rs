@@ -1,6 +1,7 @@
 //! The command line: one binary, one file per subcommand.
 
 pub mod healthcheck;
+pub mod holidays;
 pub mod link_secret;
 pub mod migrate;
 pub mod serve;
@@ -53,6 +54,8 @@ pub enum Command {
     Timing(timing::TimingArgs),
     /// Run a flow through a scenario in virtual time, in memory.
     Simulate(simulate::SimulateArgs),
+    /// Print a shipped holiday calendar's days of a year: `nudge holidays US 2027`.
+    Holidays(holidays::HolidaysArgs),
 }
 
 /// `--database-url`, shared by every subcommand that opens the database.
@@ -104,6 +107,7 @@ impl Cli {
             Command::Validate(args) => validate::run(args).await,
             Command::Timing(args) => timing::run(args).await,
             Command::Simulate(args) => simulate::run(args).await,
+            Command::Holidays(args) => holidays::run(args).await,
             Command::WebhookSecret(cmd) => webhooks::secret(cmd).await,
             Command::TwilioToken(cmd) => webhooks::twilio(cmd).await,
             Command::LinkSecret(cmd) => link_secret::run(cmd).await,

@@ -5,7 +5,7 @@
 use crate::code::Code;
 use crate::engine::state::Run;
 use crate::routing::Dropped;
-use crate::timing::Channel;
+use crate::timing::{Channel, WaitReason};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -231,6 +231,12 @@ pub enum JourneyEntry {
         step: String,
         /// The next opening, when the gate tries again.
         to: DateTime<Utc>,
+        /// Why: `send_window`, `holiday` or `quiet_hours` (SPEC §3, §11).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<WaitReason>,
+        /// The quiet-hours place rule that decided (`US-FL`), when one did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule: Option<String>,
     },
     /// The step cannot be planned: `ZONE_UNKNOWN` or `NO_OPENING`. Nothing is sent; the run
     /// stays open until the contact changes or an operator acts.

@@ -37,10 +37,11 @@ use crate::flow::model::{
 use crate::flow::Flow;
 use crate::routing::{decide, BufferedSignal, Dropped, Route, Waiting};
 use crate::timing::{
-    is_open, next_opening, resolve_zones, schedule, Channel, Duration, Recipient, ResolvedZones,
-    TimingError, Zone,
+    explain_opening, is_open, phone_zones, resolve_zones_with, schedule, Channel, ContactCalendar,
+    Duration, Holidays, QuietHours, Recipient, ResolvedZones, TimingError, Zone,
 };
 use chrono::{DateTime, Utc};
+use std::borrow::Cow;
 
 /// At most this many steps are entered in one call. Validation refuses cycles that spin without
 /// time passing and paths longer than this with no step that lets time pass
@@ -58,6 +59,8 @@ pub struct Ctx {
     pub max_wait: Option<Duration>,
     /// Mixed into every jitter seed: a simulation's `seed`, 0 in production.
     pub seed: u64,
+    /// The account's quiet-hours policy for SMS and calls (SPEC §11); federal by default.
+    pub quiet_hours: QuietHours,
 }
 
 /// Refuses a flow that uses a step type the interpreter does not run yet (`approval`, `fetch`,
@@ -538,6 +541,13 @@ impl<'a> Machine<'a> {
             task: None,
             pending_outcome: None,
             hold: None,
+            wait_reason: None,
+            rule: None,
+            contact_holidays: match self.holidays().1 {
+                ContactCalendar::NotAsked => None,
+                ContactCalendar::Country(code) => Some(code.to_string()),
+                ContactCalendar::None(why) => Some(format!("none: {why}")),
+            },
         };
         match &step.action {
             Action::End(p) => {
@@ -662,22 +672,21 @@ impl<'a> Machine<'a> {
             None
         };
         let seed = jitter_seed(&self.st.id, run.id, self.ctx.seed);
+        let (holidays, _) = self.holidays();
+        let window = self.flow.settings.send_window.as_ref();
         let planned = self.zones(channel).and_then(|zones| {
-            schedule(
-                self.now,
-                self.flow.settings.send_window.as_ref(),
-                &zones,
-                channel,
-                &self.flow.settings.holidays,
-                jitter,
-                seed,
-            )
-            .map_err(Failure::from)
+            let at = schedule(self.now, window, &zones, channel, &holidays, jitter, seed)
+                .map_err(Failure::from)?;
+            // What held the step past its entry, for the journey (the jitter is not a reason).
+            let why = explain_opening(self.now, window, &zones, channel, &holidays).ok();
+            Ok((at, why))
         });
         match planned {
-            Ok(t) => {
+            Ok((t, why)) => {
                 run.scheduled = Some(t);
                 run.hold = None;
+                run.wait_reason = why.as_ref().and_then(|o| o.reason);
+                run.rule = why.and_then(|o| o.rule);
             }
             Err(f) => {
                 run.hold = Some(Hold {
@@ -748,7 +757,8 @@ impl<'a> Machine<'a> {
     fn gate(&mut self, run: &Run, kind: StepKind) -> bool {
         let channel = channel_of(kind);
         let window = self.flow.settings.send_window.as_ref();
-        let holidays = &self.flow.settings.holidays;
+        let (holidays, _) = self.holidays();
+        let holidays: &Holidays = &holidays;
         let zones = match self.zones(channel) {
             Ok(z) => z,
             Err(f) => {
@@ -759,18 +769,20 @@ impl<'a> Machine<'a> {
         if is_open(self.now, window, &zones, channel, holidays) {
             return true;
         }
-        match next_opening(self.now, window, &zones, channel, holidays) {
+        match explain_opening(self.now, window, &zones, channel, holidays) {
             // An opening at or before now means the window is open after all (both answers
             // come from the same window arithmetic); going now beats deferring in a loop.
-            Ok(t) if t <= self.now => true,
-            Ok(t) => {
+            Ok(o) if o.at <= self.now => true,
+            Ok(o) => {
                 if let Some(r) = self.st.run.as_mut() {
-                    r.deferred_to = Some(t);
+                    r.deferred_to = Some(o.at);
                 }
                 self.journey(JourneyEntry::Deferred {
                     run: run.id,
                     step: run.step.clone(),
-                    to: t,
+                    to: o.at,
+                    reason: o.reason,
+                    rule: o.rule,
                 });
                 false
             }
@@ -961,16 +973,33 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// SPEC §2.3/§4: the zones a step of `channel` uses.
+    /// SPEC §2.3/§4/§11: the zones a step of `channel` uses, and the account's quiet-hours
+    /// place rule for SMS and calls.
     fn zones(&self, channel: Channel) -> Result<ResolvedZones, Failure> {
         let sender = self.sender_zone()?;
-        resolve_zones(
+        resolve_zones_with(
             self.flow.settings.send_window.as_ref(),
             &self.recipient(),
             &sender,
             channel,
+            &self.ctx.quiet_hours,
         )
         .map_err(Failure::from)
+    }
+
+    /// SPEC §11: the flow's holidays for this contact, `contact` resolved to the contact's
+    /// `country`, else its phone number's region; and what `contact` became.
+    fn holidays(&self) -> (Cow<'_, Holidays>, ContactCalendar) {
+        let holidays = &self.flow.settings.holidays;
+        if !holidays.wants_contact() {
+            return (Cow::Borrowed(holidays), ContactCalendar::NotAsked);
+        }
+        let c = &self.st.contact;
+        let country: Option<String> = c.country.clone().or_else(|| {
+            let phone = c.phone.as_deref()?;
+            Some(phone_zones(phone).ok()?.region?.to_string())
+        });
+        holidays.for_contact(country.as_deref())
     }
 
     /// The zone of a `wait` or a timeout without `tz` (SPEC §2.3; the phone-inferred zone
@@ -986,7 +1015,8 @@ impl<'a> Machine<'a> {
             Some(z) => *z,
             None => self.arithmetic_zone()?,
         };
-        let holidays = &self.flow.settings.holidays;
+        let (holidays, _) = self.holidays();
+        let holidays: &Holidays = &holidays;
         let contact = self.expr_contact();
         let expr_failure = |e: crate::flow::expr::ExprError| {
             Failure::new(Code::ExprType, format!("{e}; check the enrollment input"))
@@ -1027,11 +1057,7 @@ impl<'a> Machine<'a> {
         match &self.ctx.max_wait {
             Some(limit) => {
                 let zone = self.arithmetic_zone()?;
-                Ok(Some(limit.add_to(
-                    from,
-                    &zone,
-                    &self.flow.settings.holidays,
-                )))
+                Ok(Some(limit.add_to(from, &zone, &self.holidays().0)))
             }
             None => Ok(None),
         }

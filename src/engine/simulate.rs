@@ -39,6 +39,9 @@ pub struct ScenarioContact {
     /// Without one, an `email` step is skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
+    /// ISO 3166-1 alpha-2: the `contact` holiday calendar (SPEC §11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
 }
 
 /// What a script entry does.
@@ -122,6 +125,10 @@ pub struct Scenario {
     /// The account's plan limit (SPEC §5.7), e.g. `"7d"`; none when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_wait: Option<serde_json::Value>,
+    /// The account's quiet-hours setting (SPEC §11), `{"policy": "us_states"}`; federal when
+    /// absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_hours: Option<crate::timing::QuietHours>,
     /// The enrollment id the jitter seed is drawn from ([`SIM_ENROLLMENT_ID`] when absent). With
     /// a real enrollment's id and `seed` 0, the simulation draws exactly that enrollment's
     /// jitter (SPEC §2.7: "so `Simulate` and reality agree").
@@ -242,6 +249,7 @@ pub fn simulate(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> 
     let ctx = Ctx {
         max_wait,
         seed: scenario.seed,
+        quiet_hours: scenario.quiet_hours.clone().unwrap_or_default(),
     };
     let mut sim = Sim {
         state: EnrollmentState::new(
@@ -307,6 +315,7 @@ fn contact_view(c: &ScenarioContact) -> Result<ContactView, SimError> {
         email: c.email.clone(),
         phone,
         tz: c.tz.clone(),
+        country: c.country.clone(),
         opted_out: Default::default(),
         attributes: Default::default(),
     })

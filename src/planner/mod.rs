@@ -76,7 +76,7 @@ impl Planner {
     async fn wake_due(&self, tx: &mut Tx, now: DateTime<Utc>) -> Result<usize, StoreError> {
         let rows = tx.claim_due(to_millis(now), self.batch as i64).await?;
         let flows = &self.core.flows;
-        let context = StepContext::load(tx, flows, &rows).await?;
+        let context = StepContext::load(tx, flows, &rows, &self.core.quiet_hours).await?;
         let mut writes = Writes::default();
         let processed = rows.len();
         for row in rows {

@@ -35,6 +35,7 @@ diesel::table! {
         opted_out -> Text,
         created_at -> BigInt,
         updated_at -> BigInt,
+        country -> Nullable<Text>,
     }
 }
 

@@ -246,7 +246,7 @@ async fn prepare(
         sender.tz.clone(),
         input,
     );
-    let ctx = ctx_for(look.max_wait.as_deref());
+    let ctx = ctx_for(look.max_wait.as_deref(), &core.quiet_hours);
     let (after, effects) = engine::step(&before, &flow, Input::Start, now, &ctx);
     let now_ms = to_millis(now);
     let row = EnrollmentRow {
