@@ -354,12 +354,19 @@ fn outreach(
             arithmetic: *z,
             window: None,
             sms: vec![*z],
+            place: zones.place.clone(),
         };
         if !is_open(now, None, &one, channel, &Holidays::none()) {
             e.reason = Some(WaitReason::QuietHours);
             e.zone = Some(z.name());
+            // A place rule (SPEC §11) is named: it, not the federal hours, may be what is closed.
+            let rule = zones
+                .place
+                .as_ref()
+                .map(|p| format!(" (quiet hours rule {})", p.rule))
+                .unwrap_or_default();
             e.sentence = format!(
-                "SMS window closed in {z} until {}; {what} then.",
+                "SMS window closed in {z}{rule} until {}; {what} then.",
                 local_time(target, z)
             );
             return e;
