@@ -405,7 +405,7 @@ mod tests {
             (
                 "while away, exit_on exits",
                 Waiting::Away(None),
-                &v(&["reply"]),
+                &listed,
                 &reply,
                 None,
                 OooAction::PauseUntilReturn,
