@@ -266,6 +266,10 @@ const RETURN_CUES: &[&str] = &[
     "available again on",
     "available from",
     "back from",
+    // "will not return until X": X is the first day back (Lotus Notes' standard text).
+    "not return until",
+    "not be back until",
+    "not be returning until",
     // German
     "zurück am",
     "zurück ab",

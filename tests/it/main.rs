@@ -52,6 +52,7 @@ mod engine_steps;
 mod flow_fixtures;
 mod flow_props;
 mod http_edge;
+mod inbox_corpus;
 mod planner;
 mod planner_loop;
 mod replicas;
