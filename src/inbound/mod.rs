@@ -9,6 +9,7 @@
 //! - [`classify`] — reply, auto-reply, out-of-office, bounce or unsubscribe (SPEC §10).
 //! - [`return_date`] — an out-of-office's return date, in nine languages.
 //! - [`signing`] — `X-Nudge-Signature` (HMAC-SHA256, 5-minute window) and `X-Twilio-Signature`.
+//! - [`link`] — signed, expiring link tokens for the approval and unsubscribe pages.
 //!
 //! Storing a signal and fanning it out to every enrollment of the contact is
 //! [`crate::service::signals`]; what it does to each enrollment is [`crate::routing`].
@@ -17,6 +18,7 @@
 
 pub mod classify;
 pub mod kinds;
+pub mod link;
 pub mod mail;
 mod names;
 pub mod payload;
