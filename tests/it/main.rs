@@ -55,6 +55,7 @@ mod flow_fixtures;
 mod flow_props;
 mod http_edge;
 mod inbox_corpus;
+mod inbox_simulate;
 mod planner;
 mod planner_loop;
 mod replicas;

@@ -19,4 +19,5 @@ mod inbox;
 mod payloads;
 mod routing;
 mod sms;
+mod unsubscribe;
 mod webhooks;
