@@ -49,10 +49,19 @@ impl App {
         restore_virtual_time(&db, clock.as_ref()).await?;
         let mut core = Core::new(db, clock);
         core.quiet_hours = std::sync::Arc::new(config.quiet_hours.clone());
+        // Bound first: without a public URL, links point at the address actually bound.
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("binding {}", config.listen))?;
+        let link_base = match &config.public_url {
+            Some(url) => url.trim_end_matches('/').to_string(),
+            None => format!("http://{}", listener.local_addr()?),
+        };
         let state = AppState {
             signals: Router::start(core.clone()),
             core,
             public_url: config.public_url.clone(),
+            link_base,
             webhook_keys: Default::default(),
         };
         bootstrap(&state.core, config.announce_first_token).await?;
@@ -69,9 +78,6 @@ impl App {
             .layer(access_log()),
             http: api::http::router(state.clone()).layer(access_log()),
         };
-        let listener = TcpListener::bind(config.listen)
-            .await
-            .with_context(|| format!("binding {}", config.listen))?;
         let listen_url = match &config.database_url {
             crate::config::DatabaseUrl::Postgres(url) => Some(url.clone()),
             crate::config::DatabaseUrl::Sqlite(_) => None,

@@ -19,8 +19,22 @@ pub struct AppState {
     /// The public base URL webhook providers call (`--public-url`); Twilio signs the URL it
     /// called. `None`: rebuilt from the request's headers.
     pub public_url: Option<String>,
+    /// Where links nudge hands out point (the unsubscribe link of every email dispatch): the
+    /// public URL, or `http://` and the address the server listens on when none is set.
+    pub link_base: String,
     /// Webhook keys read recently, so a burst of webhooks does not read the account each time.
     pub webhook_keys: crate::api::http::webhooks::KeyCache,
+}
+
+/// A path as logged: the signed token of a link page (`/unsubscribe/{token}`,
+/// `/approvals/{token}`) is a bearer credential and never reaches a log line.
+pub fn redact(path: &str) -> String {
+    for page in ["/unsubscribe/", "/approvals/"] {
+        if path.starts_with(page) {
+            return format!("{page}…");
+        }
+    }
+    path.to_string()
 }
 
 /// One log line per request: path, HTTP status, the gRPC status when it is in the headers (a
@@ -32,7 +46,7 @@ pub async fn access_log(
 ) -> axum::response::Response {
     let started = std::time::Instant::now();
     let method = request.method().clone();
-    let path = request.uri().path().to_string();
+    let path = redact(request.uri().path());
     let response = next.run(request).await;
     let grpc_status = response
         .headers()

@@ -173,6 +173,17 @@ pub enum SignalEffect {
     },
     /// The enrollment was paused.
     IgnoredPaused,
+    /// Journal-only (SPEC §10): an automatic answer while away, an SMS `HELP`, a delayed
+    /// delivery, an opt-in.
+    Noted {
+        /// What it was.
+        what: String,
+    },
+    /// An out-of-office notice paused the enrollment until `until`.
+    Paused {
+        /// When it resumes by itself.
+        until: DateTime<Utc>,
+    },
     /// It ended the enrollment (`exit_on` or opt-out).
     Exited {
         /// `opt_out:<channel>` or `exit_on:<event>`, as on the enrollment.
@@ -189,10 +200,26 @@ pub enum JourneyEntry {
         /// The flow's `start` step, entered next.
         step: String,
     },
-    /// An operator paused it.
-    Paused,
-    /// An operator resumed it.
-    Resumed,
+    /// An operator paused it, or an out-of-office notice did (`reason` `OUT_OF_OFFICE`, with
+    /// `until`, SPEC §10).
+    Paused {
+        /// Why, when not an operator: `OUT_OF_OFFICE`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<PauseReason>,
+        /// When it resumes by itself.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        until: Option<DateTime<Utc>>,
+        /// How `until` was found (`returns 2027-01-05`, or why the default pause applies).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// An operator resumed it, or the out-of-office pause ended (`reason` `OUT_OF_OFFICE`: by
+    /// itself at its `until`, or early, by a person's signal).
+    Resumed {
+        /// Which pause ended, when not an operator's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<PauseReason>,
+    },
     /// An operator moved it to another step.
     Moved {
         /// The step it was in, if any.
@@ -321,6 +348,14 @@ pub enum JourneyEntry {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         gave_up: bool,
     },
+}
+
+/// Why an enrollment was paused other than by an operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PauseReason {
+    /// An out-of-office notice (SPEC §10).
+    #[serde(rename = "OUT_OF_OFFICE")]
+    OutOfOffice,
 }
 
 /// What an `AckDispatch` said about one attempt.

@@ -22,6 +22,9 @@ pub struct Signal {
     /// A custom event's payload; `{}` when none (a null never means anything but a timeout).
     #[serde(default)]
     pub payload: serde_json::Value,
+    /// What an inbox signal is (an auto-reply, an out-of-office, a bounce, …), SPEC §10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inbox: Option<crate::routing::Inbox>,
 }
 
 impl Signal {
@@ -42,6 +45,7 @@ impl Signal {
             raises: Vec::new(),
             opt_out: Some(channel.to_string()),
             payload: serde_json::json!({}),
+            inbox: None,
         }
     }
 
@@ -52,7 +56,14 @@ impl Signal {
             raises: events.iter().map(|e| e.to_string()).collect(),
             opt_out: None,
             payload: serde_json::json!({}),
+            inbox: None,
         }
+    }
+
+    /// This signal, with what it is in the inbox.
+    pub fn with_inbox(mut self, inbox: Option<crate::routing::Inbox>) -> Signal {
+        self.inbox = inbox;
+        self
     }
 }
 

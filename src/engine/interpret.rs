@@ -24,18 +24,19 @@
 
 use crate::code::Code;
 use crate::engine::effect::{
-    message_id, Dispatch, Effect, JourneyEntry, RecordedPayload, SignalEffect, Task, Woken,
+    message_id, Dispatch, Effect, JourneyEntry, PauseReason, RecordedPayload, SignalEffect, Task,
+    Woken,
 };
 use crate::engine::input::{Input, Signal};
 use crate::engine::seed::jitter_seed;
-use crate::engine::state::{EnrollmentState, Hold, Run, Status, TaskPhase};
+use crate::engine::state::{Away, EnrollmentState, Hold, Run, Status, TaskPhase};
 use crate::flow::expr::{eval_instant, eval_millis, ContactView as ExprContact};
 use crate::flow::model::{
     Action, Deadline, DurationSlot, Step, StepKind, Target, UntilSlot, OUTCOME_ACCEPTED,
     OUTCOME_REPLIED,
 };
 use crate::flow::Flow;
-use crate::routing::{decide, BufferedSignal, Dropped, Route, Waiting};
+use crate::routing::{route, BufferedSignal, Dropped, Inbox, Route, Waiting};
 use crate::timing::{
     explain_opening, is_open, phone_zones, resolve_zones_with, schedule, Channel, ContactCalendar,
     Duration, Holidays, QuietHours, Recipient, ResolvedZones, TimingError, Zone,
@@ -118,6 +119,8 @@ pub fn step(
     }
     m.st.next_run_at = match (&m.st.status, &m.st.run) {
         (Status::Active, Some(run)) => run.wake_at(),
+        // An out-of-office pause resumes by itself: its end is the planner's timer.
+        (Status::Paused, _) => m.st.away.as_ref().map(|a| a.until),
         _ => None,
     };
     (m.st, m.fx)
@@ -235,15 +238,26 @@ impl<'a> Machine<'a> {
                 });
                 self.pending = Some(start);
             }
-            Input::Wake => {}
+            Input::Wake => {
+                let back = self.st.away.as_ref().is_some_and(|a| a.until <= self.now);
+                if self.st.status == Status::Paused && back {
+                    self.end_away();
+                }
+            }
             Input::Signal(s) => self.signal(s),
             Input::TaskOutcome { run, outcome } => self.task_outcome(run, outcome),
             Input::Pause => {
-                if self.st.status == Status::Paused {
+                if self.st.status == Status::Paused && self.st.away.is_none() {
                     self.reject("pause", "the enrollment is already paused");
                 } else {
+                    // An operator's pause replaces an out-of-office one: it ends only by Resume.
+                    self.st.away = None;
                     self.st.status = Status::Paused;
-                    self.journey(JourneyEntry::Paused);
+                    self.journey(JourneyEntry::Paused {
+                        reason: None,
+                        until: None,
+                        note: None,
+                    });
                 }
             }
             Input::Resume => {
@@ -251,8 +265,9 @@ impl<'a> Machine<'a> {
                     self.reject("resume", "the enrollment is not paused");
                     return;
                 }
+                self.st.away = None;
                 self.st.status = Status::Active;
-                self.journey(JourneyEntry::Resumed);
+                self.journey(JourneyEntry::Resumed { reason: None });
                 let pending = self.st.run.as_mut().and_then(|r| r.pending_outcome.take());
                 if let Some(outcome) = pending {
                     self.apply_outcome(outcome);
@@ -295,17 +310,30 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// SPEC §5.3, in order, for this enrollment.
+    /// SPEC §5.3 (and §10 for inbox signals), in order, for this enrollment.
     fn signal(&mut self, s: Signal) {
         if let Some(channel) = &s.opt_out {
             self.st.contact.opted_out.insert(channel.clone());
         }
+        match &s.inbox {
+            Some(Inbox::OptIn { channel }) => {
+                self.st.contact.opted_out.remove(channel);
+            }
+            // A hard bounce blocks email to the address (SPEC §10).
+            Some(Inbox::HardBounce) => {
+                self.st.contact.opted_out.insert("email".to_string());
+            }
+            _ => {}
+        }
         let route = {
-            let waiting = match (&self.st.status, &self.st.run) {
+            let listed = match &self.st.run {
+                Some(run) if run.step_type == StepKind::WaitFor => Some(run.events.as_slice()),
+                _ => None,
+            };
+            let waiting = match (&self.st.status, listed) {
+                (Status::Paused, l) if self.st.away.is_some() => Waiting::Away(l),
                 (Status::Paused, _) => Waiting::Paused,
-                (_, Some(run)) if run.step_type == StepKind::WaitFor => {
-                    Waiting::ForEvents(&run.events)
-                }
+                (_, Some(l)) => Waiting::ForEvents(l),
                 _ => Waiting::NotWaiting,
             };
             let exit_on: Vec<String> = self
@@ -315,9 +343,29 @@ impl<'a> Machine<'a> {
                 .iter()
                 .map(|e| e.as_str().to_string())
                 .collect();
-            decide(waiting, &exit_on, &s.raises, s.opt_out.as_deref())
+            route(
+                waiting,
+                &exit_on,
+                &s.raises,
+                s.opt_out.as_deref(),
+                s.inbox.as_ref(),
+                self.flow.settings.out_of_office.action,
+            )
         };
+        self.apply_route(route, s);
+    }
+
+    fn apply_route(&mut self, route: Route, s: Signal) {
         match route {
+            Route::Return(inner) => {
+                self.end_away();
+                self.apply_route(*inner, s);
+            }
+            Route::Noted(what) => self.journey(JourneyEntry::Signal {
+                signal: s.id,
+                effect: SignalEffect::Noted { what },
+            }),
+            Route::PauseAway => self.pause_away(&s),
             Route::IgnoredPaused => self.journey(JourneyEntry::Signal {
                 signal: s.id,
                 effect: SignalEffect::IgnoredPaused,
@@ -370,6 +418,73 @@ impl<'a> Machine<'a> {
                 }
             }
         }
+    }
+
+    /// The out-of-office pause ends (its `until` came, or a person's signal arrived): the
+    /// enrollment is active again, and a target that passed meanwhile fires now (SPEC §2.6).
+    fn end_away(&mut self) {
+        self.st.away = None;
+        self.st.status = Status::Active;
+        self.journey(JourneyEntry::Resumed {
+            reason: Some(PauseReason::OutOfOffice),
+        });
+    }
+
+    /// SPEC §10: paused until the return date's start in the contact's zone plus `extra` (or
+    /// `default_pause` without a usable date), both from the message's arrival, never past
+    /// `max_pause`.
+    fn pause_away(&mut self, s: &Signal) {
+        let settings = &self.flow.settings.out_of_office;
+        let holidays = &self.flow.settings.holidays;
+        let zone = match self.arithmetic_zone() {
+            Ok(z) => z,
+            Err(_) => crate::timing::Zone::parse("UTC").expect("UTC parses"),
+        };
+        let (return_date, note) = match &s.inbox {
+            Some(Inbox::OutOfOffice { return_date, note }) => (*return_date, note.clone()),
+            _ => (None, None),
+        };
+        let latest = settings.max_pause.add_to(self.now, &zone, holidays);
+        let default = || settings.default_pause.add_to(self.now, &zone, holidays);
+        let (mut until, mut note) = match return_date {
+            Some(day) => {
+                let start = zone.to_instant(day.and_hms_opt(0, 0, 0).expect("midnight exists"));
+                let back = settings.extra.add_to(start, &zone, holidays);
+                if back <= self.now {
+                    (
+                        default(),
+                        format!("the return date {day} has passed; default_pause applies"),
+                    )
+                } else {
+                    (back, format!("returns {day}; extra added"))
+                }
+            }
+            None => (
+                default(),
+                match note {
+                    Some(n) => format!("{n}; default_pause applies"),
+                    None => "no return date stated; default_pause applies".to_string(),
+                },
+            ),
+        };
+        if until > latest {
+            until = latest;
+            note.push_str("; capped at max_pause");
+        }
+        self.journey(JourneyEntry::Signal {
+            signal: s.id.clone(),
+            effect: SignalEffect::Paused { until },
+        });
+        self.st.status = Status::Paused;
+        self.st.away = Some(Away {
+            until,
+            signal: s.id.clone(),
+        });
+        self.journey(JourneyEntry::Paused {
+            reason: Some(PauseReason::OutOfOffice),
+            until: Some(until),
+            note: Some(note),
+        });
     }
 
     fn task_outcome(&mut self, run_id: u64, outcome: String) {

@@ -32,12 +32,12 @@ pub mod simulate;
 pub mod state;
 
 pub use effect::{
-    message_id, parse_message_id, AckOutcome, Dispatch, Effect, JourneyEntry, RecordedPayload,
-    SignalEffect, Task, Woken, MAX_RECORDED_PAYLOAD,
+    message_id, parse_message_id, AckOutcome, Dispatch, Effect, JourneyEntry, PauseReason,
+    RecordedPayload, SignalEffect, Task, Woken, MAX_RECORDED_PAYLOAD,
 };
 pub use explain::{explain, Explanation, WaitReason};
 pub use input::{Input, Signal};
 pub use interpret::{enrollable, step, Ctx};
 pub use names::{DeliveryEffect, JourneyKind};
 pub use simulate::{render_table, simulate, Scenario, SimError, Timeline};
-pub use state::{ContactView, EnrollmentState, FlowRef, Run, Status};
+pub use state::{Away, ContactView, EnrollmentState, FlowRef, Run, Status};

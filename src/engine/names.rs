@@ -40,19 +40,25 @@ pub enum DeliveryEffect {
     IgnoredPaused,
     /// It ended the enrollment.
     Exited,
+    /// Journal-only (an automatic answer while away, `HELP`, a delayed delivery, an opt-in).
+    Noted,
+    /// An out-of-office notice paused the enrollment.
+    Paused,
     /// It reached an enrollment that had finished meanwhile: nothing happened.
     None,
 }
 
 impl DeliveryEffect {
     /// Every effect.
-    pub const ALL: [DeliveryEffect; 7] = [
+    pub const ALL: [DeliveryEffect; 9] = [
         DeliveryEffect::Woke,
         DeliveryEffect::Buffered,
         DeliveryEffect::Consumed,
         DeliveryEffect::Expired,
         DeliveryEffect::IgnoredPaused,
         DeliveryEffect::Exited,
+        DeliveryEffect::Noted,
+        DeliveryEffect::Paused,
         DeliveryEffect::None,
     ];
 
@@ -65,6 +71,8 @@ impl DeliveryEffect {
             DeliveryEffect::Expired => "expired",
             DeliveryEffect::IgnoredPaused => "ignored_paused",
             DeliveryEffect::Exited => "exited",
+            DeliveryEffect::Noted => "noted",
+            DeliveryEffect::Paused => "paused",
             DeliveryEffect::None => "none",
         }
     }
@@ -98,6 +106,8 @@ impl DeliveryEffect {
             SignalEffect::Expired { .. } => (DeliveryEffect::Expired, None),
             SignalEffect::IgnoredPaused => (DeliveryEffect::IgnoredPaused, None),
             SignalEffect::Exited { .. } => (DeliveryEffect::Exited, None),
+            SignalEffect::Noted { .. } => (DeliveryEffect::Noted, None),
+            SignalEffect::Paused { .. } => (DeliveryEffect::Paused, None),
         }
     }
 }
@@ -168,8 +178,8 @@ impl JourneyKind {
             Effect::RaiseSignal { .. } => JourneyKind::RaiseSignal,
             Effect::Journey(entry) => match entry {
                 JourneyEntry::Enrolled { .. } => JourneyKind::Enrolled,
-                JourneyEntry::Paused => JourneyKind::Paused,
-                JourneyEntry::Resumed => JourneyKind::Resumed,
+                JourneyEntry::Paused { .. } => JourneyKind::Paused,
+                JourneyEntry::Resumed { .. } => JourneyKind::Resumed,
                 JourneyEntry::Moved { .. } => JourneyKind::Moved,
                 JourneyEntry::Exited { .. } => JourneyKind::Exited,
                 JourneyEntry::Completed { .. } => JourneyKind::Completed,
@@ -238,8 +248,12 @@ mod tests {
     #[test]
     fn journey_kind_is_the_serialized_tag() {
         let examples = vec![
-            Effect::Journey(JourneyEntry::Paused),
-            Effect::Journey(JourneyEntry::Resumed),
+            Effect::Journey(JourneyEntry::Paused {
+                reason: None,
+                until: None,
+                note: None,
+            }),
+            Effect::Journey(JourneyEntry::Resumed { reason: None }),
             Effect::Journey(JourneyEntry::Enrolled { step: "a".into() }),
             Effect::Journey(JourneyEntry::Exited { reason: "r".into() }),
             Effect::Journey(JourneyEntry::Completed { outcome: None }),

@@ -80,6 +80,31 @@ pub enum Action {
         /// The outcome reported.
         outcome: String,
     },
+    /// An inbound email in the enrollment's thread, classified as SPEC §10 says: a reply, an
+    /// auto-reply, an out-of-office with its return date, a bounce, an unsubscribe.
+    Email {
+        /// Header name → value (`Auto-Submitted`, `Subject`, `Date`, …).
+        #[serde(default)]
+        headers: serde_json::Map<String, serde_json::Value>,
+        /// The subject (or a `Subject` header).
+        #[serde(default)]
+        subject: Option<String>,
+        /// The body text.
+        #[serde(default)]
+        text: Option<String>,
+    },
+    /// A bounce reported by the provider: `hard`, `soft` (three in 7 days count as hard) or
+    /// `delayed`.
+    Bounce {
+        /// `hard`, `soft` or `delayed`.
+        #[serde(rename = "type")]
+        bounce: crate::inbound::classify::BounceType,
+    },
+    /// The contact changes (zone, phone, email), as `UpsertContact` would.
+    Contact {
+        /// The new contact.
+        contact: ScenarioContact,
+    },
     /// An operator pauses the enrollment.
     Pause,
     /// An operator resumes it.
@@ -267,6 +292,7 @@ pub fn simulate(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> 
         ),
         runs: Vec::new(),
         by_run: BTreeMap::new(),
+        soft_bounces: Vec::new(),
     };
     sim.apply(flow, Input::Start, scenario.start, &ctx, None);
     let mut next_entry = 0;
@@ -290,7 +316,7 @@ pub fn simulate(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> 
             if e.at > scenario.horizon {
                 return Ok(sim.timeline());
             }
-            let input = sim.input_for(*index, &e.action);
+            let input = sim.input_for(*index, &e.action, e.at)?;
             sim.apply(flow, input, e.at, &ctx, Some(*index));
             next_entry += 1;
         }
@@ -325,12 +351,56 @@ struct Sim {
     state: EnrollmentState,
     runs: Vec<RunRecord>,
     by_run: BTreeMap<u64, usize>,
+    /// When soft bounces arrived: the third within 7 days counts as hard (SPEC §10).
+    soft_bounces: Vec<DateTime<Utc>>,
 }
 
 impl Sim {
-    fn input_for(&self, index: usize, action: &Action) -> Input {
+    fn input_for(
+        &mut self,
+        index: usize,
+        action: &Action,
+        at: DateTime<Utc>,
+    ) -> Result<Input, SimError> {
         let id = index.to_string();
-        match action {
+        Ok(match action {
+            Action::Email {
+                headers,
+                subject,
+                text,
+            } => {
+                let headers = headers
+                    .iter()
+                    .map(|(k, v)| {
+                        let v = match v {
+                            serde_json::Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect();
+                let mail = crate::inbound::mail::Mail::from_parts(
+                    headers,
+                    None,
+                    None,
+                    subject.clone(),
+                    text.clone(),
+                );
+                let class = crate::inbound::classify::classify(&mail, at.date_naive());
+                let kind = crate::inbound::SignalKind::of_mail(&class);
+                let kind = self.count_bounce(kind, at);
+                Input::Signal(kind.to_engine(&id, serde_json::json!({})))
+            }
+            Action::Bounce { bounce } => {
+                let kind =
+                    self.count_bounce(crate::inbound::SignalKind::Bounce { bounce: *bounce }, at);
+                Input::Signal(kind.to_engine(&id, serde_json::json!({})))
+            }
+            Action::Contact { contact } => {
+                let mut view = contact_view(contact)?;
+                view.opted_out = self.state.contact.opted_out.clone();
+                Input::ContactChanged(view)
+            }
             Action::Reply { channel } => Input::Signal(Signal::reply(id, channel)),
             Action::CallConnected => Input::Signal(Signal::call_connected(id)),
             Action::ConnectionAccepted => {
@@ -347,6 +417,7 @@ impl Sim {
                 } else {
                     payload.clone()
                 },
+                inbox: None,
             }),
             Action::TaskOutcome { step, outcome } => {
                 // The task of that step, if it is the current run; run 0 never exists, so an
@@ -362,7 +433,29 @@ impl Sim {
             }
             Action::Pause => Input::Pause,
             Action::Resume => Input::Resume,
+        })
+    }
+
+    /// A soft bounce that is the third within 7 days is a hard one (SPEC §10).
+    fn count_bounce(
+        &mut self,
+        kind: crate::inbound::SignalKind,
+        at: DateTime<Utc>,
+    ) -> crate::inbound::SignalKind {
+        use crate::inbound::classify::BounceType;
+        if let crate::inbound::SignalKind::Bounce {
+            bounce: BounceType::Soft,
+        } = kind
+        {
+            self.soft_bounces.push(at);
+            let bounce = crate::inbound::classify::effective_bounce(
+                BounceType::Soft,
+                &self.soft_bounces,
+                at,
+            );
+            return crate::inbound::SignalKind::Bounce { bounce };
         }
+        kind
     }
 
     /// Applies one input; `entry` is the index of the script entry it came from, so that a

@@ -202,6 +202,19 @@ pub struct EnrollmentState {
     /// completed with (SPEC §5.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub woken: Option<crate::engine::effect::Woken>,
+    /// Set while `paused` by an out-of-office notice (SPEC §10): it resumes by itself at
+    /// `until` (the planner's `next_run_at`, a row, not a process timer) and still listens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub away: Option<Away>,
+}
+
+/// An out-of-office pause.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Away {
+    /// When it resumes by itself.
+    pub until: DateTime<Utc>,
+    /// The out-of-office signal that paused it.
+    pub signal: String,
 }
 
 impl EnrollmentState {
@@ -227,6 +240,7 @@ impl EnrollmentState {
             outcome: None,
             reason: None,
             woken: None,
+            away: None,
         }
     }
 }

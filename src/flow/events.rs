@@ -23,12 +23,20 @@ pub enum Event {
     ConnectionAccepted,
     /// A meeting with the contact on the sender's calendar, or one reported.
     MeetingBooked,
+    /// An automatic answer (SPEC §10): never a `reply`.
+    AutoReply,
+    /// An out-of-office notice (it is an `auto_reply` too).
+    OutOfOffice,
+    /// A delivery failure of nudge's email (hard or soft).
+    Bounced,
+    /// A meeting on the sender's calendar with the contact was cancelled.
+    MeetingCancelled,
     /// A custom event key (contains a `.`), posted with `PostEvent` / `POST /events/{key}`.
     Custom(String),
 }
 
 /// The built-in event names, in the order docs list them.
-pub const BUILT_IN: [&str; 7] = [
+pub const BUILT_IN: [&str; 11] = [
     "reply",
     "reply:email",
     "reply:sms",
@@ -36,6 +44,10 @@ pub const BUILT_IN: [&str; 7] = [
     "call_connected",
     "connection_accepted",
     "meeting_booked",
+    "auto_reply",
+    "out_of_office",
+    "bounced",
+    "meeting_cancelled",
 ];
 
 impl Event {
@@ -49,6 +61,10 @@ impl Event {
             "call_connected" => Event::CallConnected,
             "connection_accepted" => Event::ConnectionAccepted,
             "meeting_booked" => Event::MeetingBooked,
+            "auto_reply" => Event::AutoReply,
+            "out_of_office" => Event::OutOfOffice,
+            "bounced" => Event::Bounced,
+            "meeting_cancelled" => Event::MeetingCancelled,
             _ if text.contains('.') => return parse_custom(text).map(Event::Custom),
             _ => return Err(unknown_hint(text)),
         })
@@ -64,19 +80,26 @@ impl Event {
             Event::CallConnected => "call_connected",
             Event::ConnectionAccepted => "connection_accepted",
             Event::MeetingBooked => "meeting_booked",
+            Event::AutoReply => "auto_reply",
+            Event::OutOfOffice => "out_of_office",
+            Event::Bounced => "bounced",
+            Event::MeetingCancelled => "meeting_cancelled",
             Event::Custom(key) => key,
         }
     }
 
     /// True when every signal that raises this event also raises one in `exit_on`, so the
     /// enrollment always exits before a `wait_for` could wake on it (SPEC §5.3: exits come
-    /// before waking). `reply:<channel>` and `call_connected` always come with `reply`.
+    /// before waking). `reply:<channel>` and `call_connected` always come with `reply`;
+    /// `out_of_office` always comes with `auto_reply`.
     pub fn always_exits(&self, exit_on: &[Event]) -> bool {
         let with_reply = matches!(
             self,
             Event::ReplyEmail | Event::ReplySms | Event::ReplyLinkedin | Event::CallConnected
         );
-        exit_on.contains(self) || (with_reply && exit_on.contains(&Event::Reply))
+        exit_on.contains(self)
+            || (with_reply && exit_on.contains(&Event::Reply))
+            || (*self == Event::OutOfOffice && exit_on.contains(&Event::AutoReply))
     }
 
     /// True for a custom key.

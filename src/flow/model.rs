@@ -73,6 +73,35 @@ pub struct Settings {
     pub exit_on: Vec<Event>,
     /// Dates business days skip and send windows treat as closed. Empty when absent.
     pub holidays: Holidays,
+    /// What an out-of-office notice does (SPEC §10).
+    pub out_of_office: OutOfOffice,
+}
+
+/// `settings.out_of_office` (SPEC §10): pause until the return date plus `extra` (or
+/// `default_pause` without a date), counted from the message's arrival, never past `max_pause`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutOfOffice {
+    /// `pause_until_return` (default), `ignore` or `exit`.
+    pub action: crate::routing::OooAction,
+    /// Added to the start of the return date in the contact's zone (default `1bd`: not the
+    /// first hour back, when the inbox is fullest).
+    pub extra: Duration,
+    /// The pause when no usable date is stated (default `7d`).
+    pub default_pause: Duration,
+    /// The longest pause, from the message's arrival (default `30d`).
+    pub max_pause: Duration,
+}
+
+impl Default for OutOfOffice {
+    fn default() -> Self {
+        let d = |t: &str| Duration::parse(t).expect("a valid default duration");
+        OutOfOffice {
+            action: crate::routing::OooAction::default(),
+            extra: d("1bd"),
+            default_pause: d("7d"),
+            max_pause: d("30d"),
+        }
+    }
 }
 
 /// The type of an `input` field (SPEC §1 "Settings", §2.5).

@@ -7,6 +7,8 @@
 use crate::code::Code;
 use crate::engine::Signal;
 use crate::flow::events::Event;
+use crate::inbound::classify::BounceType;
+use crate::routing::Inbox;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -40,6 +42,34 @@ pub enum SignalKind {
     /// An unsubscribe or SMS `STOP`: exits every enrollment, blocks the channel.
     OptOut {
         /// The channel the contact leaves: one of [`OPT_OUT_CHANNELS`].
+        channel: String,
+    },
+    /// An automatic answer to nudge's email (SPEC §10): raises `auto_reply`, never `reply`.
+    AutoReply,
+    /// An out-of-office notice: raises `out_of_office` and `auto_reply`.
+    OutOfOffice {
+        /// The first day back, when the text says.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        return_date: Option<chrono::NaiveDate>,
+        /// Why no date is used, for the journey.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// A delivery failure of nudge's email: hard and soft raise `bounced`, a delay nothing.
+    Bounce {
+        /// Hard (exits, blocks the address), soft, or delayed (journal-only).
+        bounce: BounceType,
+    },
+    /// A meeting on the sender's calendar with the contact was cancelled.
+    MeetingCancelled,
+    /// SMS `START`, `UNSTOP`, `YES`: ends the opt-out of `channel` (nothing is re-enrolled).
+    OptIn {
+        /// The channel opted back into.
+        channel: String,
+    },
+    /// SMS `HELP`, `INFO`: journal-only.
+    Help {
+        /// The channel it came on.
         channel: String,
     },
 }
@@ -126,14 +156,26 @@ impl SignalKind {
             SignalKind::MeetingBooked => "meeting_booked",
             SignalKind::Event { .. } => "event",
             SignalKind::OptOut { .. } => "opt_out",
+            SignalKind::AutoReply => "auto_reply",
+            SignalKind::OutOfOffice { .. } => "out_of_office",
+            SignalKind::Bounce { .. } => "bounce",
+            SignalKind::MeetingCancelled => "meeting_cancelled",
+            SignalKind::OptIn { .. } => "opt_in",
+            SignalKind::Help { .. } => "help",
         }
     }
 
     /// The channel of a reply or an opt-out (a connected call is on `call`).
     pub fn channel(&self) -> Option<&str> {
         match self {
-            SignalKind::Reply { channel } | SignalKind::OptOut { channel } => Some(channel),
+            SignalKind::Reply { channel }
+            | SignalKind::OptOut { channel }
+            | SignalKind::OptIn { channel }
+            | SignalKind::Help { channel } => Some(channel),
             SignalKind::CallConnected => Some("call"),
+            SignalKind::AutoReply | SignalKind::OutOfOffice { .. } | SignalKind::Bounce { .. } => {
+                Some("email")
+            }
             _ => None,
         }
     }
@@ -147,7 +189,79 @@ impl SignalKind {
             SignalKind::MeetingBooked => vec!["meeting_booked".into()],
             SignalKind::Event { key } => vec![key.clone()],
             SignalKind::OptOut { .. } => Vec::new(),
+            SignalKind::AutoReply => vec!["auto_reply".into()],
+            SignalKind::OutOfOffice { .. } => vec!["out_of_office".into(), "auto_reply".into()],
+            SignalKind::Bounce {
+                bounce: BounceType::Hard | BounceType::Soft,
+            } => vec!["bounced".into()],
+            SignalKind::Bounce {
+                bounce: BounceType::Delayed,
+            } => Vec::new(),
+            SignalKind::MeetingCancelled => vec!["meeting_cancelled".into()],
+            SignalKind::OptIn { .. } | SignalKind::Help { .. } => Vec::new(),
         }
+    }
+
+    /// What an inbox signal is for routing (SPEC §10); `None` for an ordinary signal.
+    pub fn inbox(&self) -> Option<Inbox> {
+        match self {
+            SignalKind::AutoReply => Some(Inbox::AutoReply),
+            SignalKind::OutOfOffice { return_date, note } => Some(Inbox::OutOfOffice {
+                return_date: *return_date,
+                note: note.clone(),
+            }),
+            SignalKind::Bounce { bounce } => Some(match bounce {
+                BounceType::Hard => Inbox::HardBounce,
+                BounceType::Soft => Inbox::SoftBounce,
+                BounceType::Delayed => Inbox::Noted {
+                    what: "a delayed delivery (still being retried)".into(),
+                },
+            }),
+            SignalKind::OptIn { channel } => Some(Inbox::OptIn {
+                channel: channel.clone(),
+            }),
+            SignalKind::Help { channel } => Some(Inbox::Noted {
+                what: format!("a {channel} HELP/INFO request"),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The signal an inbound email of class `class` is (SPEC §10).
+    pub fn of_mail(class: &crate::inbound::classify::MailClass) -> SignalKind {
+        use crate::inbound::classify::MailClass;
+        use crate::inbound::return_date::ReturnDate;
+        match class {
+            MailClass::Reply => SignalKind::Reply {
+                channel: "email".into(),
+            },
+            MailClass::AutoReply => SignalKind::AutoReply,
+            MailClass::OutOfOffice(found) => {
+                let (return_date, note) = match found {
+                    ReturnDate::On(d) => (Some(*d), None),
+                    ReturnDate::Unusable(why) => (None, Some(why.clone())),
+                    ReturnDate::NotStated => (None, None),
+                };
+                SignalKind::OutOfOffice { return_date, note }
+            }
+            MailClass::Bounce { bounce, .. } => SignalKind::Bounce { bounce: *bounce },
+            MailClass::Unsubscribe => SignalKind::OptOut {
+                channel: "email".into(),
+            },
+        }
+    }
+
+    /// True for a signal that changes the contact before it is routed (an opt-out, a hard
+    /// bounce, an opt-in): it takes the one-signal path, like an opt-out always has.
+    pub fn marks_contact(&self) -> bool {
+        matches!(
+            self,
+            SignalKind::OptOut { .. }
+                | SignalKind::OptIn { .. }
+                | SignalKind::Bounce {
+                    bounce: BounceType::Hard
+                }
+        )
     }
 
     /// The opt-out channel, when it is one.
@@ -166,6 +280,7 @@ impl SignalKind {
             raises: self.raises(),
             opt_out: self.opt_out_channel().map(str::to_string),
             payload: non_null(payload),
+            inbox: self.inbox(),
         }
     }
 }

@@ -4,7 +4,10 @@
 //! - [`kinds`] — [`SignalKind`]: every way a signal arrives, and the events it raises.
 //! - [`payload`] — a custom event's payload: JSON up to 64 KiB, empty or `null` is `{}`.
 //! - [`thread`] — candidate `Message-ID`s from `In-Reply-To` / `References`.
-//! - [`sms`] — the SMS opt-out keywords (`STOP`, …).
+//! - [`sms`] — the SMS keywords (`STOP`, `START`, `HELP`, …).
+//! - [`mail`] — an inbound email from JSON or raw MIME (`mail-parser`), DSN fields included.
+//! - [`classify`] — reply, auto-reply, out-of-office, bounce or unsubscribe (SPEC §10).
+//! - [`return_date`] — an out-of-office's return date, in nine languages.
 //! - [`signing`] — `X-Nudge-Signature` (HMAC-SHA256, 5-minute window) and `X-Twilio-Signature`.
 //! - [`link`] — signed, expiring link tokens for the approval and unsubscribe pages.
 //!
@@ -13,10 +16,13 @@
 
 #![warn(missing_docs)]
 
+pub mod classify;
 pub mod kinds;
 pub mod link;
+pub mod mail;
 mod names;
 pub mod payload;
+pub mod return_date;
 pub mod signing;
 pub mod sms;
 pub mod thread;

@@ -13,9 +13,57 @@ pub fn is_opt_out(body: &str) -> bool {
         .any(|k| k.eq_ignore_ascii_case(body))
 }
 
+/// The bodies that end an SMS opt-out (SPEC §10; the CTIA/Twilio opt-in keywords).
+pub const OPT_IN_KEYWORDS: [&str; 3] = ["START", "UNSTOP", "YES"];
+/// The bodies that ask for help: journal-only (the carrier or Twilio answers them).
+pub const HELP_KEYWORDS: [&str; 2] = ["HELP", "INFO"];
+
+/// What an inbound SMS body is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keyword {
+    /// `STOP` and the others: an opt-out.
+    OptOut,
+    /// `START`, `UNSTOP`, `YES`: the opt-out ends.
+    OptIn,
+    /// `HELP`, `INFO`: journal-only.
+    Help,
+}
+
+/// The keyword `body` is (the whole body, trimmed, any case), if any; anything else is a reply.
+pub fn keyword(body: &str) -> Option<Keyword> {
+    let body = body.trim();
+    let is = |list: &[&str]| list.iter().any(|k| k.eq_ignore_ascii_case(body));
+    if is(&OPT_OUT_KEYWORDS) {
+        Some(Keyword::OptOut)
+    } else if is(&OPT_IN_KEYWORDS) {
+        Some(Keyword::OptIn)
+    } else if is(&HELP_KEYWORDS) {
+        Some(Keyword::Help)
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn opt_in_and_help() {
+        for (body, want) in [
+            ("START", Some(Keyword::OptIn)),
+            (" unstop ", Some(Keyword::OptIn)),
+            ("Yes", Some(Keyword::OptIn)),
+            ("HELP", Some(Keyword::Help)),
+            ("info\n", Some(Keyword::Help)),
+            ("stop", Some(Keyword::OptOut)),
+            ("yes please", None),
+            ("help me with the invoice", None),
+            ("", None),
+        ] {
+            assert_eq!(keyword(body), want, "{body:?}");
+        }
+    }
 
     #[test]
     fn keywords() {

@@ -1,13 +1,17 @@
 //! The four rules of SPEC §5.3, applied in order to one enrollment a signal reaches.
 
+use crate::routing::inbox::{Inbox, OooAction};
 use crate::routing::precedence::pick;
 use serde::{Deserialize, Serialize};
 
 /// What the enrollment is doing when the signal arrives, as far as routing cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Waiting<'a> {
-    /// Paused: signals neither wake nor buffer (rule 1).
+    /// Paused by an operator: signals neither wake nor buffer (rule 1).
     Paused,
+    /// Paused by an out-of-office notice (SPEC §10): it still listens. Its current run's
+    /// listed events when it is a `wait_for`.
+    Away(Option<&'a [String]>),
     /// Active and its current run is a `wait_for` listing these events (rule 3).
     ForEvents(&'a [String]),
     /// Active but not in a `wait_for` (a `wait`, an outreach step, a task, a held step): a signal
@@ -29,6 +33,10 @@ pub enum ExitCause {
         /// The `exit_on` event, as the flow spells it.
         event: String,
     },
+    /// A hard bounce (SPEC §10).
+    Bounced,
+    /// An out-of-office with `settings.out_of_office.action` = `exit`.
+    OutOfOffice,
 }
 
 impl ExitCause {
@@ -37,6 +45,8 @@ impl ExitCause {
         match self {
             ExitCause::OptOut { channel } => format!("opt_out:{channel}"),
             ExitCause::ExitOn { event } => format!("exit_on:{event}"),
+            ExitCause::Bounced => "BOUNCED".to_string(),
+            ExitCause::OutOfOffice => "OUT_OF_OFFICE".to_string(),
         }
     }
 }
@@ -55,10 +65,17 @@ pub enum Route {
     },
     /// Rule 4: kept for a later `wait_for`.
     Buffer,
+    /// Journal-only: an automatic answer while away, an SMS `HELP`, a delayed delivery, an
+    /// opt-in. The text says what it was.
+    Noted(String),
+    /// An out-of-office: pause until the return (SPEC §10).
+    PauseAway,
+    /// A person's signal while away: the out-of-office pause ends, then this route applies.
+    Return(Box<Route>),
 }
 
-/// Decides what a signal does to one enrollment. `raises` are the events the signal raises,
-/// `opt_out` the channel when it is an opt-out.
+/// Decides what an ordinary signal does to one enrollment. `raises` are the events the signal
+/// raises, `opt_out` the channel when it is an opt-out. See [`route`] for inbox signals.
 ///
 /// An opt-out exits even a paused enrollment: SPEC §5.2 says it "exits every enrollment of the
 /// contact", and a paused enrollment that ignored a `STOP` would send again on resume, which is
@@ -70,25 +87,88 @@ pub fn decide(
     raises: &[String],
     opt_out: Option<&str>,
 ) -> Route {
+    route(
+        waiting,
+        exit_on,
+        raises,
+        opt_out,
+        None,
+        OooAction::default(),
+    )
+}
+
+/// [`decide`] for any signal, inbox ones included (SPEC §10):
+///
+/// - a hard bounce exits like an opt-out (`BOUNCED`), even a paused enrollment;
+/// - an opt-in (`START`) and a journal-only signal are only noted;
+/// - while **away** (an out-of-office pause) an automatic signal is only noted; any other one
+///   exits when `exit_on` says so, and otherwise ends the pause and routes as usual;
+/// - an out-of-office that no `exit_on` or listed event takes does what `action` says: pause,
+///   exit (`OUT_OF_OFFICE`), or nothing special (buffered).
+pub fn route(
+    waiting: Waiting<'_>,
+    exit_on: &[String],
+    raises: &[String],
+    opt_out: Option<&str>,
+    inbox: Option<&Inbox>,
+    action: OooAction,
+) -> Route {
     if let Some(channel) = opt_out {
         return Route::Exit(ExitCause::OptOut {
             channel: channel.to_string(),
         });
     }
-    if waiting == Waiting::Paused {
-        return Route::IgnoredPaused;
+    match inbox {
+        Some(Inbox::HardBounce) => return Route::Exit(ExitCause::Bounced),
+        Some(Inbox::OptIn { channel }) => {
+            return Route::Noted(format!("the contact opted back into {channel}"))
+        }
+        Some(Inbox::Noted { what }) => return Route::Noted(what.clone()),
+        _ => {}
     }
+    let listed = match waiting {
+        Waiting::Paused => return Route::IgnoredPaused,
+        Waiting::Away(listed) => {
+            if inbox.is_some_and(Inbox::is_automatic) {
+                return Route::Noted("an automatic answer while out of office".into());
+            }
+            if let Some(event) = raises.iter().find(|r| exit_on.contains(r)) {
+                return Route::Exit(ExitCause::ExitOn {
+                    event: event.clone(),
+                });
+            }
+            return Route::Return(Box::new(active(listed, exit_on, raises, inbox, action)));
+        }
+        Waiting::ForEvents(listed) => Some(listed),
+        Waiting::NotWaiting => None,
+    };
+    active(listed, exit_on, raises, inbox, action)
+}
+
+/// Rules 2–4 for an enrollment that is not paused.
+fn active(
+    listed: Option<&[String]>,
+    exit_on: &[String],
+    raises: &[String],
+    inbox: Option<&Inbox>,
+    action: OooAction,
+) -> Route {
     if let Some(event) = raises.iter().find(|r| exit_on.contains(r)) {
         return Route::Exit(ExitCause::ExitOn {
             event: event.clone(),
         });
     }
-    if let Waiting::ForEvents(listed) = waiting {
-        if let Some(event) = pick(listed, raises) {
-            return Route::Wake {
-                event: event.to_string(),
-            };
-        }
+    if let Some(event) = listed.and_then(|l| pick(l, raises)) {
+        return Route::Wake {
+            event: event.to_string(),
+        };
+    }
+    if let Some(Inbox::OutOfOffice { .. }) = inbox {
+        return match action {
+            OooAction::PauseUntilReturn => Route::PauseAway,
+            OooAction::Exit => Route::Exit(ExitCause::OutOfOffice),
+            OooAction::Ignore => Route::Buffer,
+        };
     }
     Route::Buffer
 }
@@ -193,7 +273,194 @@ mod tests {
     }
 
     #[test]
+    fn inbox_rules() {
+        let reply = v(&["reply", "reply:email"]);
+        let ooo = v(&["out_of_office", "auto_reply"]);
+        let auto = v(&["auto_reply"]);
+        let bounced = v(&["bounced"]);
+        let listed = v(&["reply"]);
+        let lists_ooo = v(&["out_of_office", "reply"]);
+        let away_inbox = Inbox::OutOfOffice {
+            return_date: None,
+            note: None,
+        };
+        let exit_on_ooo = v(&["out_of_office"]);
+        let none: Vec<String> = Vec::new();
+        type InboxCase<'a> = (
+            &'a str,
+            Waiting<'a>,
+            &'a [String],
+            &'a [String],
+            Option<Inbox>,
+            OooAction,
+            Route,
+        );
+        let buffered = Route::Buffer;
+        let cases: Vec<InboxCase> = vec![
+            (
+                "an out-of-office pauses by default",
+                Waiting::ForEvents(&listed),
+                &none,
+                &ooo,
+                Some(away_inbox.clone()),
+                OooAction::PauseUntilReturn,
+                Route::PauseAway,
+            ),
+            (
+                "action exit",
+                Waiting::NotWaiting,
+                &none,
+                &ooo,
+                Some(away_inbox.clone()),
+                OooAction::Exit,
+                Route::Exit(ExitCause::OutOfOffice),
+            ),
+            (
+                "action ignore buffers",
+                Waiting::ForEvents(&listed),
+                &none,
+                &ooo,
+                Some(away_inbox.clone()),
+                OooAction::Ignore,
+                buffered.clone(),
+            ),
+            (
+                "a wait listing out_of_office takes it",
+                Waiting::ForEvents(&lists_ooo),
+                &none,
+                &ooo,
+                Some(away_inbox.clone()),
+                OooAction::PauseUntilReturn,
+                Route::Wake {
+                    event: "out_of_office".into(),
+                },
+            ),
+            (
+                "exit_on out_of_office exits first",
+                Waiting::ForEvents(&lists_ooo),
+                &exit_on_ooo,
+                &ooo,
+                Some(away_inbox.clone()),
+                OooAction::PauseUntilReturn,
+                Route::Exit(ExitCause::ExitOn {
+                    event: "out_of_office".into(),
+                }),
+            ),
+            (
+                "an auto-reply never wakes a reply wait",
+                Waiting::ForEvents(&listed),
+                &none,
+                &auto,
+                Some(Inbox::AutoReply),
+                OooAction::PauseUntilReturn,
+                buffered.clone(),
+            ),
+            (
+                "a hard bounce exits even a paused enrollment",
+                Waiting::Paused,
+                &none,
+                &bounced,
+                Some(Inbox::HardBounce),
+                OooAction::PauseUntilReturn,
+                Route::Exit(ExitCause::Bounced),
+            ),
+            (
+                "a soft bounce buffers",
+                Waiting::NotWaiting,
+                &none,
+                &bounced,
+                Some(Inbox::SoftBounce),
+                OooAction::PauseUntilReturn,
+                buffered.clone(),
+            ),
+            (
+                "while away, another auto-reply is only noted",
+                Waiting::Away(Some(&listed)),
+                &none,
+                &ooo,
+                Some(away_inbox.clone()),
+                OooAction::PauseUntilReturn,
+                Route::Noted("an automatic answer while out of office".into()),
+            ),
+            (
+                "while away, a reply returns and wakes",
+                Waiting::Away(Some(&listed)),
+                &none,
+                &reply,
+                None,
+                OooAction::PauseUntilReturn,
+                Route::Return(Box::new(Route::Wake {
+                    event: "reply".into(),
+                })),
+            ),
+            (
+                "while away, a reply with no wait returns and buffers",
+                Waiting::Away(None),
+                &none,
+                &reply,
+                None,
+                OooAction::PauseUntilReturn,
+                Route::Return(Box::new(Route::Buffer)),
+            ),
+            (
+                "while away, exit_on exits",
+                Waiting::Away(None),
+                &listed,
+                &reply,
+                None,
+                OooAction::PauseUntilReturn,
+                Route::Exit(ExitCause::ExitOn {
+                    event: "reply".into(),
+                }),
+            ),
+            (
+                "an operator's pause ignores an out-of-office",
+                Waiting::Paused,
+                &none,
+                &ooo,
+                Some(away_inbox.clone()),
+                OooAction::PauseUntilReturn,
+                Route::IgnoredPaused,
+            ),
+            (
+                "an opt-in is noted",
+                Waiting::ForEvents(&listed),
+                &none,
+                &none,
+                Some(Inbox::OptIn {
+                    channel: "sms".into(),
+                }),
+                OooAction::PauseUntilReturn,
+                Route::Noted("the contact opted back into sms".into()),
+            ),
+        ];
+        for (name, w, exit_on, raises, inbox, action, want) in cases {
+            assert_eq!(
+                route(w, exit_on, raises, None, inbox.as_ref(), action),
+                want,
+                "{name}"
+            );
+        }
+        // An opt-out while away exits.
+        assert_eq!(
+            route(
+                Waiting::Away(None),
+                &none,
+                &none,
+                Some("email"),
+                None,
+                OooAction::PauseUntilReturn
+            ),
+            Route::Exit(ExitCause::OptOut {
+                channel: "email".into()
+            })
+        );
+    }
+
+    #[test]
     fn exit_reasons() {
+        assert_eq!(ExitCause::Bounced.reason(), "BOUNCED");
+        assert_eq!(ExitCause::OutOfOffice.reason(), "OUT_OF_OFFICE");
         assert_eq!(
             ExitCause::OptOut {
                 channel: "sms".into()

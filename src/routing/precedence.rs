@@ -20,9 +20,13 @@ pub fn pick<'a>(listed: &'a [String], raises: &[String]) -> Option<&'a str> {
         .map(|(_, event)| event.as_str())
 }
 
-/// 0 for a specific event (`reply:<channel>`, `call_connected`, any other), 1 for bare `reply`.
+/// The generic automatic event that `out_of_office` beats.
+pub const AUTO_REPLY: &str = "auto_reply";
+
+/// 0 for a specific event (`reply:<channel>`, `call_connected`, `out_of_office`, any other), 1
+/// for the generic `reply` and `auto_reply`.
 fn rank(event: &str) -> u8 {
-    u8::from(event == REPLY)
+    u8::from(event == REPLY || event == AUTO_REPLY)
 }
 
 #[cfg(test)]
@@ -79,6 +83,17 @@ mod tests {
                 Some("meeting_booked"),
             ),
             (&["payment.42"], &["payment.43"], None),
+            // an out-of-office when both auto_reply and out_of_office are listed
+            (
+                &["auto_reply", "out_of_office"],
+                &["out_of_office", "auto_reply"],
+                Some("out_of_office"),
+            ),
+            (
+                &["auto_reply", "reply"],
+                &["out_of_office", "auto_reply"],
+                Some("auto_reply"),
+            ),
             (&[], &["reply"], None),
         ];
         for (listed, raises, want) in cases {

@@ -212,7 +212,7 @@ pub async fn opt_out(
     // channel, and its running enrollments learn of them in the same transaction (an SMS
     // already planned is then skipped, not sent).
     let mut tx = db.begin().await?;
-    let result = opt_out_in(&mut tx, core, account_id, id, &parsed, now).await;
+    let result = opt_out_in(&mut tx, core, account_id, id, &parsed, true, now).await;
     match tx.finish(result).await? {
         Some((row, wake)) => {
             core.announce(wake).await;
@@ -222,21 +222,46 @@ pub async fn opt_out(
     }
 }
 
-/// The body of [`opt_out`], inside its transaction: the stored row and the earliest wake-up,
-/// or `None` when there is no such contact.
+/// Ends the contact's opt-out of `channel` (SMS `START`, SPEC §10): nothing is re-enrolled,
+/// its running enrollments may send on the channel again. `NotFound` without such a contact.
+pub async fn opt_in(
+    core: &Core,
+    account_id: &str,
+    id: &str,
+    channel: Channel,
+    now: DateTime<Utc>,
+) -> Result<(), ServiceError> {
+    let mut tx = core.db.begin().await?;
+    let result = opt_out_in(&mut tx, core, account_id, id, &[channel], false, now).await;
+    match tx.finish(result).await? {
+        Some((_, wake)) => {
+            core.announce(wake).await;
+            Ok(())
+        }
+        None => Err(not_found(id)),
+    }
+}
+
+/// The body of [`opt_out`] (`add`) and [`opt_in`], inside its transaction: the stored row and
+/// the earliest wake-up, or `None` when there is no such contact.
 async fn opt_out_in(
     tx: &mut Tx,
     core: &Core,
     account_id: &str,
     id: &str,
     channels: &[Channel],
+    add: bool,
     now: DateTime<Utc>,
 ) -> Result<Option<(ContactRow, Option<i64>)>, StoreError> {
     let Some(current) = tx.lock_contact(account_id, id).await? else {
         return Ok(None);
     };
     let mut all = from_row(current.clone())?.opted_out;
-    all.extend(channels.iter().copied());
+    if add {
+        all.extend(channels.iter().copied());
+    } else {
+        all.retain(|c| !channels.contains(c));
+    }
     all.sort();
     all.dedup();
     let json = channels_json(&all);

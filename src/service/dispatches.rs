@@ -83,6 +83,11 @@ pub struct Dispatch {
     pub lease_token: Option<String>,
     /// When the lease lapses.
     pub lease_until: Option<DateTime<Utc>>,
+    /// Email: the `List-Unsubscribe` header value, `<{public_url}/unsubscribe/{token}>` (RFC
+    /// 8058), filled by [`super::unsubscribe::attach`].
+    pub list_unsubscribe: Option<String>,
+    /// Email: `List-Unsubscribe=One-Click`, the `List-Unsubscribe-Post` header value.
+    pub list_unsubscribe_post: Option<String>,
 }
 
 impl Dispatch {
@@ -111,6 +116,8 @@ impl Dispatch {
             attempts: d.attempts,
             lease_token: d.lease_owner,
             lease_until: d.lease_until.map(from_millis),
+            list_unsubscribe: None,
+            list_unsubscribe_post: None,
         })
     }
 

@@ -14,6 +14,7 @@ pub mod senders;
 pub mod signals;
 pub mod simulate;
 pub mod tasks;
+pub mod unsubscribe;
 
 use crate::code::Code;
 use crate::store::StoreError;

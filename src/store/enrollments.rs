@@ -417,6 +417,24 @@ pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Option<Enrollmen
         .optional())?)
 }
 
+/// The contact of each of these enrollments (of `account_id`), as (enrollment, contact).
+pub async fn contacts_of(
+    db: &Db,
+    account_id: &str,
+    ids: &[String],
+) -> Result<Vec<(String, String)>, StoreError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => enrollments::table
+        .filter(enrollments::account_id.eq(account_id))
+        .filter(enrollments::id.eq_any(ids))
+        .select((enrollments::id, enrollments::contact_id))
+        .load(c)
+        .await)?)
+}
+
 /// Filters of [`list`]; `None` means any.
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter<'a> {

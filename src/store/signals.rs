@@ -450,7 +450,7 @@ async fn insert_in(
     if !inserted.is_empty() {
         let reach = tx.reach(row, None).await?;
         let mut row = row.clone();
-        if reach.is_empty() && !row.is_opt_out() {
+        if reach.is_empty() && !row.is_opt_out() && !row.is_inbox() {
             tx.mark_routed(&[&row.id], row.created_at).await?;
             row.routed_at = Some(row.created_at);
         }
@@ -495,6 +495,28 @@ pub async fn unrouted(db: &Db, limit: i64) -> Result<Vec<SignalRow>, StoreError>
         .await)?)
 }
 
+/// The signals of `kind` addressed first to one of `contact_ids` since `since_ms`: what the
+/// three-soft-bounces rule counts (SPEC §10).
+pub async fn recent_of_kind(
+    db: &Db,
+    account_id: &str,
+    contact_ids: &[String],
+    kind: &str,
+    since_ms: i64,
+) -> Result<Vec<SignalRow>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => signals::table
+        .filter(signals::account_id.eq(account_id))
+        .filter(signals::contact_id.eq_any(contact_ids))
+        .filter(signals::kind.eq(kind))
+        .filter(signals::created_at.gt(since_ms))
+        .order((signals::created_at.asc(), signals::id.asc()))
+        .limit(100)
+        .select(SignalRow::as_select())
+        .load(c)
+        .await)?)
+}
+
 /// A stored signal by its provider id.
 pub async fn by_provider_id(
     db: &Db,
@@ -516,6 +538,16 @@ pub async fn mark_routed(db: &Db, signal_id: &str, at: i64) -> Result<(), StoreE
     let conn = db.conn().await?;
     with_conn!(conn, c => diesel::update(signals::table.find(signal_id))
         .set(signals::routed_at.eq(Some(at)))
+        .execute(c)
+        .await)?;
+    Ok(())
+}
+
+/// Replaces a stored signal's payload (a moved calendar event updates its booking).
+pub async fn set_payload(db: &Db, signal_id: &str, payload: &str) -> Result<(), StoreError> {
+    let conn = db.conn().await?;
+    with_conn!(conn, c => diesel::update(signals::table.find(signal_id))
+        .set(signals::payload.eq(payload))
         .execute(c)
         .await)?;
     Ok(())
@@ -664,5 +696,10 @@ impl SignalRow {
     /// An opt-out: its contacts are marked opted out of its channel before it is routed.
     pub fn is_opt_out(&self) -> bool {
         self.kind == crate::inbound::SignalKind::OPT_OUT
+    }
+
+    /// An inbox signal (SPEC §10): its payload carries its class under `inbox`.
+    pub fn is_inbox(&self) -> bool {
+        crate::inbound::SignalKind::INBOX.contains(&self.kind.as_str())
     }
 }

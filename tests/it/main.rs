@@ -54,6 +54,8 @@ mod explain_api;
 mod flow_fixtures;
 mod flow_props;
 mod http_edge;
+mod inbox_corpus;
+mod inbox_simulate;
 mod planner;
 mod planner_loop;
 mod replicas;

@@ -8,6 +8,7 @@ use crate::proto::v1::ack_dispatch_request::RetryWhen;
 use crate::proto::v1::dispatch_service_server::DispatchService;
 use crate::service::dispatches::{self, Dispatch, Outcome, RetryAt};
 use crate::service::ids::DispatchId;
+use crate::service::unsubscribe;
 use crate::service::{ServiceError, Violation};
 use chrono::DateTime;
 use tonic::{Request, Response, Status};
@@ -39,6 +40,8 @@ impl From<Dispatch> for pb::Dispatch {
             failure: d.failure.unwrap_or_default(),
             provider_message_id: d.provider_message_id.unwrap_or_default(),
             created_at: Some(timestamp(d.created_at)),
+            list_unsubscribe: d.list_unsubscribe.unwrap_or_default(),
+            list_unsubscribe_post: d.list_unsubscribe_post.unwrap_or_default(),
         }
     }
 }
@@ -68,12 +71,19 @@ impl DispatchService for DispatchApi {
     ) -> Result<Response<pb::ClaimDispatchesResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
-        let rows = dispatches::claim(
+        let mut rows = dispatches::claim(
             &self.state.core,
             &who.account_id,
             r.lease_ms,
             r.max_count,
             &r.channels,
+        )
+        .await?;
+        unsubscribe::attach(
+            &self.state.core,
+            &who.account_id,
+            &self.state.link_base,
+            &mut rows,
         )
         .await?;
         Ok(Response::new(pb::ClaimDispatchesResponse {
@@ -114,7 +124,15 @@ impl DispatchService for DispatchApi {
     ) -> Result<Response<pb::GetDispatchResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
-        let d = dispatches::get(&self.state.core, &who.account_id, &DispatchId::from(r.id)).await?;
+        let mut d =
+            dispatches::get(&self.state.core, &who.account_id, &DispatchId::from(r.id)).await?;
+        unsubscribe::attach(
+            &self.state.core,
+            &who.account_id,
+            &self.state.link_base,
+            std::slice::from_mut(&mut d),
+        )
+        .await?;
         Ok(Response::new(pb::GetDispatchResponse {
             dispatch: Some(d.into()),
         }))
@@ -127,13 +145,20 @@ impl DispatchService for DispatchApi {
         let who = principal(&request)?;
         let r = request.into_inner();
         let page = r.page.unwrap_or_default();
-        let (list, next_page_token) = dispatches::list(
+        let (mut list, next_page_token) = dispatches::list(
             &self.state.core,
             &who.account_id,
             &r.enrollment_id,
             &r.status,
             page.page_size,
             &page.page_token,
+        )
+        .await?;
+        unsubscribe::attach(
+            &self.state.core,
+            &who.account_id,
+            &self.state.link_base,
+            &mut list,
         )
         .await?;
         Ok(Response::new(pb::ListDispatchesResponse {

@@ -82,7 +82,7 @@ impl SignalService for SignalApi {
     ) -> Result<Response<pb::SignalReceipt>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
-        let kind = report_kind(&r.kind, &r.channel)?;
+        let kind = report_kind(&r.kind, &r.channel, &r.r#type)?;
         let now = self.state.core.clock.now();
         let provider_id = Some(r.provider_id).filter(|p| !p.is_empty());
         let receipt = signals::report(
@@ -125,7 +125,7 @@ impl SignalService for SignalApi {
 }
 
 /// The kind of a reported signal; a bad kind or channel is `INVALID_ARGUMENT` with a hint.
-fn report_kind(kind: &str, channel: &str) -> Result<SignalKind, Status> {
+fn report_kind(kind: &str, channel: &str, bounce: &str) -> Result<SignalKind, Status> {
     let refuse = |field: &str, e: crate::inbound::KindError| {
         Status::from(crate::service::ServiceError::Invalid(vec![
             crate::service::Violation::new(field, e.code, e.message),
@@ -137,6 +137,22 @@ fn report_kind(kind: &str, channel: &str) -> Result<SignalKind, Status> {
         "call_connected" => Ok(SignalKind::CallConnected),
         "connection_accepted" => Ok(SignalKind::ConnectionAccepted),
         "meeting_booked" => Ok(SignalKind::MeetingBooked),
+        "meeting_cancelled" => Ok(SignalKind::MeetingCancelled),
+        "bounce" => match crate::inbound::classify::BounceType::parse(bounce) {
+            Some(bounce) => Ok(SignalKind::Bounce { bounce }),
+            None => Err(refuse(
+                "type",
+                crate::inbound::KindError {
+                    code: crate::code::Code::BadSchema,
+                    text: bounce.to_string(),
+                    message: format!(
+                        "{} is not a bounce type: use `hard` (5.x.x: the address takes no mail), \
+                         `soft` (4.x.x) or `delayed`",
+                        crate::quote::quote(bounce)
+                    ),
+                },
+            )),
+        },
         other => Err(refuse(
             "kind",
             crate::inbound::KindError {
@@ -144,8 +160,8 @@ fn report_kind(kind: &str, channel: &str) -> Result<SignalKind, Status> {
                 text: other.to_string(),
                 message: format!(
                     "{} is not a signal kind: use `reply`, `call_connected`, \
-                     `connection_accepted`, `meeting_booked` or `opt_out` (a custom event is \
-                     PostEvent)",
+                     `connection_accepted`, `meeting_booked`, `meeting_cancelled`, `opt_out` \
+                     or `bounce` (a custom event is PostEvent)",
                     crate::quote::quote(other)
                 ),
             },
@@ -164,6 +180,8 @@ impl From<Receipt> for pb::SignalReceipt {
                 exited: count(E::Exited),
                 ignored_paused: count(E::IgnoredPaused),
                 unaffected: count(E::None),
+                noted: count(E::Noted),
+                paused: count(E::Paused),
             }),
             reached: r.reached as i64,
             truncated: r.deliveries.len() < r.reached,

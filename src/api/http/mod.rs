@@ -4,6 +4,7 @@
 
 pub mod error;
 pub mod events;
+pub mod unsubscribe;
 pub mod webhooks;
 
 use super::AppState;
@@ -22,6 +23,10 @@ pub fn router(state: AppState) -> Router {
         .route("/webhooks/email", post(webhooks::email))
         .route("/webhooks/sms/twilio", post(webhooks::twilio))
         .route("/webhooks/calendar", post(webhooks::calendar))
+        .route(
+            "/unsubscribe/{token}",
+            get(unsubscribe::show).post(unsubscribe::post),
+        )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
@@ -29,7 +34,8 @@ pub fn router(state: AppState) -> Router {
 
 /// What the HTTP side serves, for the 404 and 405 answers.
 const PATHS: &str = "GET /healthz, POST /events/{key}, POST /webhooks/email, \
-                     POST /webhooks/sms/twilio, POST /webhooks/calendar";
+                     POST /webhooks/sms/twilio, POST /webhooks/calendar, \
+                     GET and POST /unsubscribe/{token}";
 
 /// A path nudge does not serve: 404, so a mistyped webhook URL fails at the provider instead
 /// of being taken (gRPC requests never come here: see [`crate::api::serve`]).

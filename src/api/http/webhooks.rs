@@ -21,8 +21,9 @@ use super::error::HttpError;
 use super::{check_id, read_body, receipt_json};
 use crate::api::AppState;
 use crate::clock::{Clock, SystemClock};
+use crate::inbound::mail::{self, Mail};
 use crate::inbound::signing::{self, SignatureError};
-use crate::inbound::{sms, thread, SignalKind};
+use crate::inbound::{classify, sms, SignalKind};
 use crate::service::fields::parse_phone;
 use crate::service::signals::{self, Arrival, Receipt, Received, Replay};
 use crate::service::signals::{lookup, Source};
@@ -186,9 +187,37 @@ pub struct InboundEmail {
     pub subject: Option<String>,
     #[serde(default)]
     pub text: Option<String>,
+    /// The raw MIME message (RFC 5322), as a provider that forwards raw mail has it; when set,
+    /// the other fields are read from it instead.
+    #[serde(default)]
+    pub raw: Option<String>,
 }
 
 impl InboundEmail {
+    /// The mail these fields describe (or the raw message they carry).
+    fn into_mail(self) -> Result<Mail, HttpError> {
+        if let Some(raw) = &self.raw {
+            return parse_raw_mail(raw.as_bytes());
+        }
+        let headers = self
+            .headers
+            .keys()
+            .filter_map(|k| self.header(k).map(|v| (k.clone(), v)))
+            .collect();
+        let to = match &self.to {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => Some(other.to_string()),
+            None => None,
+        };
+        Ok(Mail::from_parts(
+            headers,
+            self.from,
+            to,
+            self.subject,
+            self.text,
+        ))
+    }
+
     /// A header's value, its name in any case.
     fn header(&self, name: &str) -> Option<String> {
         let value = self
@@ -208,16 +237,27 @@ impl InboundEmail {
             _ => None,
         }
     }
+}
 
-    /// An email whose subject or whole text is `unsubscribe` opts out of email (what a
-    /// `List-Unsubscribe: <mailto:…?subject=unsubscribe>` click sends).
-    fn is_unsubscribe(&self) -> bool {
-        let says = |t: &Option<String>| {
-            t.as_deref()
-                .is_some_and(|t| t.trim().eq_ignore_ascii_case("unsubscribe"))
-        };
-        says(&self.subject) || says(&self.text)
+/// A raw MIME message as a [`Mail`]; 422 when it does not parse, or when text nudge would
+/// store holds a NUL character.
+fn parse_raw_mail(bytes: &[u8]) -> Result<Mail, HttpError> {
+    let mail = mail::parse_raw(bytes).map_err(|e| HttpError::unprocessable(e.to_string()))?;
+    let fields = [
+        ("From", mail.from.as_deref()),
+        ("To", mail.to.as_deref()),
+        ("Subject", mail.subject.as_deref()),
+        ("Message-ID", mail.header("Message-ID")),
+    ];
+    if let Some((name, _)) = fields
+        .iter()
+        .find(|(_, v)| v.is_some_and(|v| v.contains('\0')))
+    {
+        return Err(HttpError::unprocessable(format!(
+            "the raw message's `{name}` contains a NUL character, which no stored text may hold"
+        )));
     }
+    Ok(mail)
 }
 
 /// `POST /webhooks/email`: a reply in a thread nudge started raises `reply`, `reply:email`.
@@ -236,11 +276,16 @@ pub async fn email(
         verify_nudge(secret, &headers, &body, now)
     })
     .await?;
-    let mail: InboundEmail = parse_json(&body)?;
-    let candidates = thread::candidates(
-        mail.header("In-Reply-To").as_deref(),
-        mail.header("References").as_deref(),
-    );
+    let raw = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.trim().to_ascii_lowercase().starts_with("message/rfc822"));
+    let mail = if raw {
+        parse_raw_mail(&body)?
+    } else {
+        parse_json::<InboundEmail>(&body)?.into_mail()?
+    };
+    let candidates = mail.thread_candidates();
     let Some((contact, thread_id)) =
         lookup::thread_contact(&state.core, account, &candidates).await?
     else {
@@ -252,33 +297,44 @@ pub async fn email(
             StatusCode::ACCEPTED,
             Json(json!({
                 "status": "ignored",
-                "reason": "no In-Reply-To or References id is a Message-ID nudge assigned",
+                "reason": "no In-Reply-To or References id (nor a bounced message's Message-ID) \
+                           is a Message-ID nudge assigned",
             })),
         )
             .into_response());
     };
-    let kind = if mail.is_unsubscribe() {
-        SignalKind::OptOut {
-            channel: "email".into(),
+    let arrived = state.core.clock.now();
+    let class = classify::classify(&mail, arrived.date_naive());
+    let contacts = vec![contact];
+    let kind = signals::count_bounce(
+        &state.core,
+        account,
+        &contacts,
+        SignalKind::of_mail(&class),
+        arrived,
+    )
+    .await?;
+    let message_id = mail.header("Message-ID").map(str::to_string);
+    let mut payload = json!({
+        "from": mail.from,
+        "to": mail.to,
+        "subject": mail.subject,
+        "message_id": message_id,
+        "thread": thread_id,
+        "class": class.name(),
+    });
+    if let classify::MailClass::Bounce { status, note, .. } = &class {
+        payload["status"] = json!(status);
+        if let Some(note) = note {
+            payload["note"] = json!(note);
         }
-    } else {
-        SignalKind::Reply {
-            channel: "email".into(),
-        }
-    };
-    let message_id = mail.header("Message-ID");
+    }
     let arrival = Arrival {
-        contacts: vec![contact],
+        contacts,
         kind,
         source: Source::Email,
         provider_id: message_id.as_ref().map(|m| format!("email:{}", m.trim())),
-        payload: json!({
-            "from": mail.from,
-            "to": mail.to,
-            "subject": mail.subject,
-            "message_id": message_id,
-            "thread": thread_id,
-        }),
+        payload,
         replay: Some(replay),
     };
     let receipt =
@@ -368,14 +424,12 @@ pub async fn twilio(
     })?;
     let from = parse_phone("From", from).map_err(|v| HttpError::unprocessable(v.message))?;
     let text = param("Body").unwrap_or("");
-    let kind = if sms::is_opt_out(text) {
-        SignalKind::OptOut {
-            channel: "sms".into(),
-        }
-    } else {
-        SignalKind::Reply {
-            channel: "sms".into(),
-        }
+    let channel = "sms".to_string();
+    let kind = match sms::keyword(text) {
+        Some(sms::Keyword::OptOut) => SignalKind::OptOut { channel },
+        Some(sms::Keyword::OptIn) => SignalKind::OptIn { channel },
+        Some(sms::Keyword::Help) => SignalKind::Help { channel },
+        None => SignalKind::Reply { channel },
     };
     let sid = param("MessageSid").or_else(|| param("SmsSid"));
     let arrival = Arrival {
@@ -409,6 +463,9 @@ pub struct CalendarEvent {
     pub attendees: Vec<Person>,
     /// RFC 3339.
     pub start: chrono::DateTime<chrono::FixedOffset>,
+    /// `confirmed` (default) or `cancelled` (Google Calendar's and iCalendar's `STATUS`).
+    #[serde(default)]
+    pub status: Option<String>,
 }
 
 /// An address, alone or as `{"email": …}`.
@@ -468,17 +525,56 @@ pub async fn calendar(
             "no attendee of the event is a contact (matched by email)",
         ));
     }
+    let cancelled = match event
+        .status
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        None | Some("confirmed") | Some("tentative") => false,
+        Some("cancelled") | Some("canceled") => true,
+        Some(other) => {
+            return Err(HttpError::unprocessable(format!(
+                "`status` {} is not an event status: use `confirmed` or `cancelled`",
+                crate::quote::quote(other)
+            )))
+        }
+    };
+    let payload = json!({
+        "event_id": event.id,
+        "organizer": organizer,
+        "sender_id": sender,
+        "start": event.start.to_rfc3339(),
+    });
+    let (kind, provider_id) = if cancelled {
+        (
+            SignalKind::MeetingCancelled,
+            format!("calendar:{}:cancelled", event.id),
+        )
+    } else {
+        (SignalKind::MeetingBooked, format!("calendar:{}", event.id))
+    };
+    // A moved event (same id, another start) updates the booking and raises nothing new.
+    if !cancelled {
+        if let Some(booked) =
+            crate::store::signals::by_provider_id(&state.core.db, account, &provider_id).await?
+        {
+            if booked.payload != payload.to_string() {
+                crate::store::signals::set_payload(
+                    &state.core.db,
+                    &booked.id,
+                    &payload.to_string(),
+                )
+                .await?;
+            }
+        }
+    }
     let arrival = Arrival {
         contacts,
-        kind: SignalKind::MeetingBooked,
+        kind,
         source: Source::Calendar,
-        provider_id: Some(format!("calendar:{}", event.id)),
-        payload: json!({
-            "event_id": event.id,
-            "organizer": organizer,
-            "sender_id": sender,
-            "start": event.start.to_rfc3339(),
-        }),
+        provider_id: Some(provider_id),
+        payload,
         replay: Some(replay),
     };
     let receipt =

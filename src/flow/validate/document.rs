@@ -5,12 +5,19 @@ use super::graph::{raw_node, RawNode};
 use super::{child, describe, Validator};
 use crate::code::Code;
 use crate::flow::events::Event;
-use crate::flow::model::{FieldType, Flow, Holidays, InputSchema, Settings};
+use crate::flow::model::{FieldType, Flow, Holidays, InputSchema, OutOfOffice, Settings};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 const TOP_FIELDS: &[&str] = &["name", "start", "settings", "input", "steps"];
-const SETTINGS_FIELDS: &[&str] = &["send_window", "jitter", "exit_on", "holidays"];
+const SETTINGS_FIELDS: &[&str] = &[
+    "send_window",
+    "jitter",
+    "exit_on",
+    "holidays",
+    "out_of_office",
+];
+const OOO_FIELDS: &[&str] = &["action", "extra", "default_pause", "max_pause"];
 
 impl Validator<'_> {
     pub(super) fn flow(&mut self, json: &Value) -> Option<Flow> {
@@ -188,12 +195,77 @@ impl Validator<'_> {
                 }
             },
         };
+        let out_of_office = match s.get("out_of_office") {
+            None => OutOfOffice::default(),
+            Some(v) => match self.out_of_office(v) {
+                Some(o) => o,
+                None => {
+                    ok = false;
+                    OutOfOffice::default()
+                }
+            },
+        };
         ok.then_some(Settings {
             send_window,
             jitter,
             exit_on,
             holidays,
+            out_of_office,
         })
+    }
+
+    /// `settings.out_of_office`: an action and three literal durations.
+    fn out_of_office(&mut self, v: &Value) -> Option<OutOfOffice> {
+        let path = "/settings/out_of_office";
+        let Some(obj) = v.as_object() else {
+            self.wrong_type(
+                path,
+                "an object such as `{\"action\": \"pause_until_return\", \"extra\": \"1bd\"}`",
+                v,
+            );
+            return None;
+        };
+        self.unknown_fields(obj, path, OOO_FIELDS);
+        let mut out = OutOfOffice::default();
+        let mut ok = true;
+        if let Some(a) = obj.get("action") {
+            match a.as_str().and_then(crate::routing::OooAction::parse) {
+                Some(action) => out.action = action,
+                None => {
+                    self.error(
+                        Code::BadSchema,
+                        child(path, "action"),
+                        format!(
+                            "{} is not an out-of-office action: use `pause_until_return`, \
+                             `ignore` or `exit`",
+                            describe(a)
+                        ),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        for (name, slot) in [
+            ("extra", &mut out.extra),
+            ("default_pause", &mut out.default_pause),
+            ("max_pause", &mut out.max_pause),
+        ] {
+            let Some(v) = obj.get(name) else { continue };
+            let p = child(path, name);
+            if !(v.is_string() || v.is_number()) {
+                self.wrong_type(&p, "a duration such as `\"1bd\"` or `\"7d\"`", v);
+                ok = false;
+                continue;
+            }
+            match crate::timing::Duration::from_json(v) {
+                Ok(d) => *slot = d,
+                Err(e) => {
+                    self.timing(&p, e);
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(out)
     }
 
     fn holidays(&mut self, v: &Value) -> Option<Holidays> {

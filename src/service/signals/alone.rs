@@ -5,7 +5,7 @@
 //! answers with the first result, and if the first fan-out was cut short (a crash) the second
 //! one finishes it.
 
-use super::{delivered, delivery_from_row, engine_signal, group, stored_opt_out};
+use super::{delivered, delivery_from_row, engine_signal, group};
 use super::{Arrival, Delivery, Receipt, Received};
 use crate::clock::to_millis;
 use crate::engine::{Input, Signal};
@@ -83,8 +83,11 @@ async fn opt_out_contacts(
     row: &SignalRow,
     now: DateTime<Utc>,
 ) -> Result<(), ServiceError> {
-    if let Some(channel) = stored_opt_out(row) {
-        for contact in &row.contact_ids()? {
+    let Some((add, channel)) = super::contact_mark(row) else {
+        return Ok(());
+    };
+    for contact in &row.contact_ids()? {
+        if add {
             contacts::opt_out(
                 core,
                 &row.account_id,
@@ -93,6 +96,10 @@ async fn opt_out_contacts(
                 now,
             )
             .await?;
+        } else {
+            let parsed = crate::service::fields::parse_channel("channel", &channel)
+                .map_err(|v| ServiceError::Invalid(vec![v]))?;
+            contacts::opt_in(core, &row.account_id, contact, parsed, now).await?;
         }
     }
     Ok(())

@@ -14,9 +14,8 @@
 
 use super::alone::FANOUT_CHUNK;
 use super::plan::{plan_group, Plan, Stored};
-use super::{delivery_from_row, stored_opt_out, Arrival, Delivery, Pending, Receipt, Received};
+use super::{delivery_from_row, Arrival, Delivery, Pending, Receipt, Received};
 use crate::clock::to_millis;
-use crate::inbound::SignalKind;
 use crate::runtime::{Core, FlowCache, StepContext};
 use crate::service::ServiceError;
 use crate::store::signals::{SignalRow, REPLAY_MEMORY_MS};
@@ -44,8 +43,7 @@ pub async fn receive_group(
     // Opt-outs update the contact first: the one-signal path does that.
     let (alone, together): (Vec<usize>, Vec<usize>) = (0..signals.len()).partition(|&i| {
         let s = &signals[i];
-        (s.phone.is_none() && s.arrival.contacts.is_empty())
-            || matches!(s.arrival.kind, SignalKind::OptOut { .. })
+        (s.phone.is_none() && s.arrival.contacts.is_empty()) || s.arrival.kind.marks_contact()
     });
     let group: Vec<&Pending> = together.iter().map(|&i| &signals[i]).collect();
     let mut retry: Vec<(usize, bool)> = alone.into_iter().map(|i| (i, true)).collect();
@@ -294,7 +292,7 @@ async fn route_in(
             s.row = existing.clone();
             s.new = false;
             s.route = s.row.routed_at.is_none();
-            s.alone = s.route && stored_opt_out(&s.row).is_some();
+            s.alone = s.route && super::contact_mark(&s.row).is_some();
             if s.alone {
                 s.route = false;
             }
@@ -411,6 +409,19 @@ async fn route_in(
 }
 
 /// The row a new signal is stored as.
+/// The payload stored: what the arrival carried, with an inbox signal's class under
+/// [`super::INBOX_KEY`].
+fn stored_payload(arrival: &Arrival) -> serde_json::Value {
+    let mut payload = arrival.payload.clone();
+    if let (Some(inbox), Some(map)) = (arrival.kind.inbox(), payload.as_object_mut()) {
+        map.insert(
+            super::INBOX_KEY.to_string(),
+            serde_json::to_value(inbox).expect("an inbox class serializes"),
+        );
+    }
+    payload
+}
+
 pub(super) fn new_row(account_id: &str, arrival: &Arrival, now: DateTime<Utc>) -> SignalRow {
     SignalRow {
         id: store::new_id("sg"),
@@ -421,7 +432,7 @@ pub(super) fn new_row(account_id: &str, arrival: &Arrival, now: DateTime<Utc>) -
         source: arrival.source.as_str().to_string(),
         provider_id: arrival.provider_id.clone(),
         raises: serde_json::to_string(&arrival.kind.raises()).expect("strings serialize"),
-        payload: arrival.payload.to_string(),
+        payload: stored_payload(arrival).to_string(),
         created_at: to_millis(now),
         kind: arrival.kind.name().to_string(),
         channel: arrival.kind.channel().map(str::to_string),

@@ -257,7 +257,7 @@ pub async fn receive(
     now: DateTime<Utc>,
 ) -> Result<Received, ServiceError> {
     // No contacts: the group sends it to `receive_alone`, which refuses it.
-    if matches!(arrival.kind, SignalKind::OptOut { .. }) {
+    if arrival.kind.marks_contact() {
         // The contact is marked first, outside any group.
         return alone::receive_alone(router.core(), account_id, arrival, now).await;
     }
@@ -273,6 +273,44 @@ pub async fn receive(
     }
 }
 
+/// A soft bounce that is the contact's third within 7 days is received as a hard one (SPEC
+/// §10); any other kind is unchanged.
+pub async fn count_bounce(
+    core: &Core,
+    account_id: &str,
+    contacts: &[String],
+    kind: SignalKind,
+    now: DateTime<Utc>,
+) -> Result<SignalKind, ServiceError> {
+    use crate::inbound::classify::{effective_bounce, BounceType, SOFT_BOUNCE_DAYS};
+    if kind
+        != (SignalKind::Bounce {
+            bounce: BounceType::Soft,
+        })
+    {
+        return Ok(kind);
+    }
+    let since = now - chrono::Duration::days(SOFT_BOUNCE_DAYS);
+    let rows = store::signals::recent_of_kind(
+        &core.db,
+        account_id,
+        contacts,
+        "bounce",
+        crate::clock::to_millis(since),
+    )
+    .await?;
+    let mut soft_at: Vec<DateTime<Utc>> = Vec::new();
+    for row in &rows {
+        if engine_signal(row)?.inbox == Some(crate::routing::Inbox::SoftBounce) {
+            soft_at.push(crate::clock::from_millis(row.created_at));
+        }
+    }
+    soft_at.push(now);
+    Ok(SignalKind::Bounce {
+        bounce: effective_bounce(BounceType::Soft, &soft_at, now),
+    })
+}
+
 /// [`receive`] for a signal from a phone number (E.164): its contacts are the contacts with that
 /// number, found in the signal's group (`NotFound` when there are none, and nothing is stored).
 pub async fn receive_from_phone(
@@ -282,7 +320,7 @@ pub async fn receive_from_phone(
     mut arrival: Arrival,
     now: DateTime<Utc>,
 ) -> Result<Received, ServiceError> {
-    if !matches!(arrival.kind, SignalKind::OptOut { .. }) {
+    if !arrival.kind.marks_contact() {
         let signal = Pending {
             account_id: account_id.to_string(),
             arrival,
@@ -310,6 +348,7 @@ pub async fn report(
 ) -> Result<Receipt, ServiceError> {
     let reference = ContactRef::parse("contact", contact).map_err(invalid)?;
     let contacts = find_contacts(router.core(), account_id, &reference).await?;
+    let kind = count_bounce(router.core(), account_id, &contacts, kind, now).await?;
     let arrival = Arrival {
         contacts,
         kind,
@@ -393,12 +432,42 @@ fn engine_signal(row: &SignalRow) -> Result<Signal, StoreError> {
     let corrupt = |what: &str| StoreError::Corrupt(format!("signal {}: {what}", row.id));
     let raises: Vec<String> = serde_json::from_str(&row.raises).map_err(|_| corrupt("raises"))?;
     let payload: Value = serde_json::from_str(&row.payload).map_err(|_| corrupt("payload"))?;
+    let inbox = match payload.get(INBOX_KEY) {
+        Some(v) if row.is_inbox() => Some(
+            serde_json::from_value::<crate::routing::Inbox>(v.clone())
+                .map_err(|_| corrupt("inbox"))?,
+        ),
+        _ => None,
+    };
     Ok(Signal {
         id: row.id.clone(),
         raises,
         opt_out: stored_opt_out(row),
         payload: crate::inbound::kinds::non_null(payload),
+        inbox,
     })
+}
+
+/// The payload key an inbox signal's class is stored under (SPEC §10): the stored signal is
+/// the truth the engine routes from, on every path (group, alone, resumed after a crash).
+pub const INBOX_KEY: &str = "inbox";
+
+/// How a stored signal changes its contacts before it is routed: an opt-out (or a hard
+/// bounce: email to the address is blocked) adds the channel to `opted_out`, an opt-in removes
+/// it.
+fn contact_mark(row: &SignalRow) -> Option<(bool, String)> {
+    if let Some(channel) = stored_opt_out(row) {
+        return Some((true, channel));
+    }
+    let payload: Value = serde_json::from_str(&row.payload).ok()?;
+    if !row.is_inbox() {
+        return None;
+    }
+    match serde_json::from_value::<crate::routing::Inbox>(payload.get(INBOX_KEY)?.clone()).ok()? {
+        crate::routing::Inbox::HardBounce => Some((true, "email".into())),
+        crate::routing::Inbox::OptIn { channel } => Some((false, channel)),
+        _ => None,
+    }
 }
 
 /// What the signal `signal_id` did in `enrollment_id`, read from the effects of the step that

@@ -64,6 +64,7 @@ async fn one_signal_reaches_every_enrollment_of_the_contact(backend: Backend) {
             kind: "reply".into(),
             channel: "email".into(),
             provider_id: String::new(),
+            ..Default::default()
         }))
         .await
         .unwrap_err();
@@ -83,6 +84,7 @@ async fn one_signal_reaches_every_enrollment_of_the_contact(backend: Backend) {
                 kind: kind.into(),
                 channel: channel.into(),
                 provider_id: String::new(),
+                ..Default::default()
             }))
             .await
             .unwrap_err();
@@ -328,6 +330,7 @@ async fn a_failed_chunk_keeps_the_chunks_before_it_and_resumes(backend: Backend)
             kind: "reply".into(),
             channel: "email".into(),
             provider_id: "chunky".into(),
+            ..Default::default()
         }))
         .await
         .unwrap_err();

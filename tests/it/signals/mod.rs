@@ -6,7 +6,8 @@
 //! By concern: `routing` (one signal, one enrollment, SPEC §5.2–§5.3), `fanout` (one signal,
 //! many enrollments; provider ids), `sms` (Twilio), `email` (replies in a thread), `webhooks`
 //! (signatures, the calendar, the CLI's secret), `events` (custom events over HTTP and gRPC),
-//! `group` (group commit), `payloads` (a custom event's payload in the journey). `support` holds their flows and helpers.
+//! `group` (group commit), `payloads` (a custom event's payload in the journey), `inbox` (auto-replies, out-of-office
+//! pauses, bounces, SMS START/HELP, cancelled meetings: SPEC §10). `support` holds their flows and helpers.
 
 pub mod support;
 
@@ -14,7 +15,9 @@ mod email;
 mod events;
 mod fanout;
 mod group;
+mod inbox;
 mod payloads;
 mod routing;
 mod sms;
+mod unsubscribe;
 mod webhooks;

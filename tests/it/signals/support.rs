@@ -215,6 +215,7 @@ pub async fn report(
             kind: kind.into(),
             channel: channel.into(),
             provider_id: provider_id.into(),
+            ..Default::default()
         }))
         .await
         .unwrap_or_else(|e| panic!("{kind}/{channel}: {e:?}"))
