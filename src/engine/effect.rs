@@ -5,7 +5,7 @@
 use crate::code::Code;
 use crate::engine::state::Run;
 use crate::routing::Dropped;
-use crate::timing::{Channel, WaitReason};
+use crate::timing::{Channel, ClosedBy};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -233,7 +233,7 @@ pub enum JourneyEntry {
         to: DateTime<Utc>,
         /// Why: `send_window`, `holiday` or `quiet_hours` (SPEC §3, §11).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        reason: Option<WaitReason>,
+        reason: Option<ClosedBy>,
         /// The quiet-hours place rule that decided (`US-FL`), when one did.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rule: Option<String>,

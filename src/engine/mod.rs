@@ -12,6 +12,7 @@
 //! - [`effect`] — [`Effect`], [`JourneyEntry`], [`Dispatch`], [`Task`]: what to write or send.
 //! - [`interpret`] — [`step`], [`enrollable`], [`Ctx`].
 //! - [`mod@simulate`] — [`simulate()`], [`Scenario`], [`Timeline`], [`render_table`].
+//! - [`explain`] — [`explain()`], [`WaitReason`]: why an enrollment is where it is (SPEC §12).
 //! - [`seed`] — the stable jitter seed of a run.
 //! - [`instant`] — how answers write instants.
 //! - [`names`] — the closed sets of names it is stored under: [`DeliveryEffect`], [`JourneyKind`].
@@ -21,6 +22,7 @@
 #![warn(missing_docs)]
 
 pub mod effect;
+pub mod explain;
 pub mod input;
 pub mod instant;
 pub mod interpret;
@@ -33,6 +35,7 @@ pub use effect::{
     message_id, parse_message_id, AckOutcome, Dispatch, Effect, JourneyEntry, RecordedPayload,
     SignalEffect, Task, Woken, MAX_RECORDED_PAYLOAD,
 };
+pub use explain::{explain, Explanation, WaitReason};
 pub use input::{Input, Signal};
 pub use interpret::{enrollable, step, Ctx};
 pub use names::{DeliveryEffect, JourneyKind};

@@ -6,7 +6,7 @@
 use crate::code::Code;
 use crate::flow::StepKind;
 use crate::routing::SignalBuffer;
-use crate::timing::WaitReason;
+use crate::timing::ClosedBy;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -137,7 +137,7 @@ pub struct Run {
     pub hold: Option<Hold>,
     /// Why `scheduled` is later than `entered`: `send_window`, `holiday`, `quiet_hours`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wait_reason: Option<WaitReason>,
+    pub wait_reason: Option<ClosedBy>,
     /// The quiet-hours place rule that decided `scheduled` (`US-FL`), when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,

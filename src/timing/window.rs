@@ -271,25 +271,26 @@ pub struct ResolvedZones {
     pub no_number: bool,
 }
 
-/// Why a step waits past the instant it asked for (the journey's and Explain's wait reasons).
+/// What kept a step past the instant it asked for: the window part of Explain's
+/// [`crate::engine::WaitReason`], recorded on the run and in the journey.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum WaitReason {
+pub enum ClosedBy {
     /// The send window is closed (outside its hours or days).
-    SendWindow,
+    Window,
     /// The send window is closed for a holiday.
     Holiday,
     /// Quiet hours: the federal 08:00–21:00, or a place rule (then named).
     QuietHours,
 }
 
-impl WaitReason {
-    /// The wire spelling: `send_window`, `holiday`, `quiet_hours`.
+impl ClosedBy {
+    /// The wire spelling, as Explain's reasons spell them (SPEC §12): `window`, `holiday`, `quiet_hours`.
     pub fn as_str(self) -> &'static str {
         match self {
-            WaitReason::SendWindow => "send_window",
-            WaitReason::Holiday => "holiday",
-            WaitReason::QuietHours => "quiet_hours",
+            ClosedBy::Window => "window",
+            ClosedBy::Holiday => "holiday",
+            ClosedBy::QuietHours => "quiet_hours",
         }
     }
 }
@@ -300,7 +301,7 @@ pub struct Opening {
     /// The earliest instant at or after the asked one when the step may go.
     pub at: DateTime<Utc>,
     /// Why it is later than asked; `None` when it is not.
-    pub reason: Option<WaitReason>,
+    pub reason: Option<ClosedBy>,
     /// The place rule that decided (`US-FL`), when one did.
     pub rule: Option<String>,
 }
@@ -660,14 +661,14 @@ pub fn explain_opening(
         ..send_only
     };
     if let Some(rule) = zones.place.as_ref().filter(|_| at > without(federal_only)) {
-        out.reason = Some(WaitReason::QuietHours);
+        out.reason = Some(ClosedBy::QuietHours);
         out.rule = Some(rule.rule.clone());
     } else if channel.has_quiet_hours() && at > without(send_only) {
-        out.reason = Some(WaitReason::QuietHours);
+        out.reason = Some(ClosedBy::QuietHours);
     } else if at > without(no_holidays) {
-        out.reason = Some(WaitReason::Holiday);
+        out.reason = Some(ClosedBy::Holiday);
     } else {
-        out.reason = Some(WaitReason::SendWindow);
+        out.reason = Some(ClosedBy::Window);
     }
     Ok(out)
 }
