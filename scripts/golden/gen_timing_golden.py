@@ -918,7 +918,8 @@ def brute_next_opening(now: datetime, window, channel, contact, sender_tz, holid
         if channel == "sms" and sms_only is None:
             return {"error": {"code": "ZONE_UNKNOWN"}}
         return {"error": {"code": "NO_OPENING"}}
-    zones = ([wz] if wz else []) + list(sms)
+    # Each zone once (SPEC §7): a London window for a London number is one zone.
+    zones = list(dict.fromkeys(([wz] if wz else []) + list(sms)))
     return {"at": fmt_instant(found), "zones": zones}
 
 

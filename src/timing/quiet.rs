@@ -371,8 +371,8 @@ mod tests {
             assert!(!row.source.is_empty(), "{} has no source", row.rule);
             // Never looser than the federal floor.
             for (from, to) in rule.hours.iter().flatten() {
-                assert!(from.format("%H:%M").to_string() >= "08:00".to_string());
-                assert!(to.format("%H:%M").to_string() <= "21:00".to_string());
+                assert!(*from >= NaiveTime::from_hms_opt(8, 0, 0).unwrap());
+                assert!(*to <= NaiveTime::from_hms_opt(21, 0, 0).unwrap());
             }
         }
         assert_eq!(shipped().len(), rows.len());

@@ -266,6 +266,9 @@ pub struct ResolvedZones {
     /// The quiet-hours policy's place rule for the number (`US-FL`), applied in every zone of
     /// `sms` on top of the federal 08:00–21:00 (SPEC §11).
     pub place: Option<Arc<PlaceRule>>,
+    /// A call to a contact with neither a phone number nor a zone: nobody is dialled by
+    /// nudge, so there are no quiet hours to keep (an SMS without a zone is held instead).
+    pub no_number: bool,
 }
 
 /// What kept a step past the instant it asked for: the window part of Explain's
@@ -340,6 +343,7 @@ pub fn resolve_zones_with(
         _ => Vec::new(),
     };
     let place = phone.as_ref().and_then(|p| quiet.place_rule(&p.e164));
+    let no_number = channel == Channel::Call && recipient.tz.is_none() && phone.is_none();
     let contact = match (recipient.tz, quiet_hours, sms.as_slice()) {
         (Some(tz), _, _) => Some(tz),
         (None, true, [only]) => Some(*only),
@@ -355,6 +359,7 @@ pub fn resolve_zones_with(
         window: window.map(|_| arithmetic),
         sms,
         place,
+        no_number,
     })
 }
 
@@ -478,7 +483,7 @@ fn windows<'a>(
             Kind::Send,
         ));
     }
-    if channel.has_quiet_hours() {
+    if channel.has_quiet_hours() && !(channel == Channel::Call && zones.no_number) {
         if zones.sms.is_empty() {
             let what = if channel == Channel::Call {
                 "call"
@@ -953,6 +958,7 @@ mod tests {
                 }),
                 sms: sms.iter().map(|z| zone(z)).collect(),
                 place: None,
+                no_number: false,
             };
             let h = Holidays::parse(holidays).unwrap();
             let got = next_opening(at(t), w.as_ref(), &zones, channel, &h);
@@ -1038,6 +1044,7 @@ mod tests {
                 .map(|z| zone(z))
                 .collect(),
             place: None,
+            no_number: false,
         };
         let err = next_opening(
             at("2026-06-01T00:00:00Z"),
@@ -1121,8 +1128,19 @@ mod tests {
                 Some(ny),
                 vec![ny],
             ),
-            (None, &set, Channel::Call, ny, None, vec![]),
-            // Inferred from the phone for SMS only; an email step uses the sender's zone.
+            // Calls have quiet hours too (SPEC §11), in the same zones as SMS.
+            (None, &set, Channel::Call, ny, None, vec![ny]),
+            (None, &phone_only, Channel::Call, denver, None, vec![denver]),
+            (
+                Some(&contact_win),
+                &au_mobile,
+                Channel::Call,
+                prague,
+                Some(prague),
+                au.clone(),
+            ),
+            // Inferred from the phone for SMS and calls only; an email step uses the sender's
+            // zone.
             (
                 Some(&contact_win),
                 &phone_only,
@@ -1182,6 +1200,7 @@ mod tests {
                     window: window_zone,
                     sms,
                     place: None,
+                    no_number: false,
                 },
                 "case {i}"
             );
@@ -1306,6 +1325,7 @@ mod tests {
             window: Some(zone("Europe/Prague")),
             sms: vec![],
             place: None,
+            no_number: false,
         };
         let h = Holidays::none();
         let jitter = Duration::parse("20m").unwrap();

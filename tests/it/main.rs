@@ -63,6 +63,7 @@ mod signals;
 mod store;
 mod timing_golden;
 mod timing_phone_cases;
+mod timing_places;
 mod timing_props;
 mod timing_window_props;
 mod transitions;

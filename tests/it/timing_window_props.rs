@@ -104,6 +104,7 @@ fn setup() -> impl Strategy<Value = Setup> {
                     window: wz,
                     sms: if sms { sms_zones } else { vec![] },
                     place: None,
+                    no_number: false,
                 },
                 channel,
                 holidays: Holidays::parse(&dates).unwrap(),
