@@ -355,6 +355,7 @@ fn outreach(
             window: None,
             sms: vec![*z],
             place: zones.place.clone(),
+            no_number: zones.no_number,
         };
         if !is_open(now, None, &one, channel, &Holidays::none()) {
             e.reason = Some(WaitReason::QuietHours);
