@@ -34,6 +34,7 @@ use crate::flow::model::{
     Action, Deadline, DurationSlot, Step, StepKind, Target, UntilSlot, OUTCOME_ACCEPTED,
     OUTCOME_REPLIED,
 };
+use crate::capacity::{domain_of, Book, Caps, Entry as CapEntry};
 use crate::flow::Flow;
 use crate::routing::{decide, BufferedSignal, Dropped, Route, Waiting};
 use crate::timing::{
@@ -92,7 +93,34 @@ fn is_unsupported(kind: StepKind) -> bool {
     )
 }
 
+/// What the interpreter knows of the sender's capacity (SPEC §9) when a step would go.
+#[derive(Debug, Clone, Copy)]
+pub enum CapacityView<'a> {
+    /// The sender has no caps: nothing is checked or reserved.
+    Unlimited,
+    /// The sender has these caps, but this writer holds no ledger (enroll, a signal, an
+    /// operator): a capped step that would go now is handed to the planner instead (its
+    /// `next_run_at` becomes now), which reserves under the sender's lock. No journey entry:
+    /// nothing was deferred.
+    HandOff(&'a Caps),
+    /// The sender's caps and ledger, read under its lock: a step that fits reserves its slot
+    /// (on the dispatch or task), one that does not is deferred to the earliest instant at
+    /// which it fits and every window is open.
+    Ledger(&'a Book),
+}
+
+impl CapacityView<'_> {
+    fn caps(&self) -> Option<&Caps> {
+        match self {
+            CapacityView::Unlimited => None,
+            CapacityView::HandOff(c) => Some(c),
+            CapacityView::Ledger(b) => Some(&b.caps),
+        }
+    }
+}
+
 /// Applies `input` at `now` and returns the new state and what to write or send, in order.
+/// The sender has no caps; [`step_with`] says what it has.
 pub fn step(
     state: &EnrollmentState,
     flow: &Flow,
@@ -100,7 +128,19 @@ pub fn step(
     now: DateTime<Utc>,
     ctx: &Ctx,
 ) -> (EnrollmentState, Vec<Effect>) {
-    let mut m = Machine::new(state, flow, ctx, now);
+    step_with(state, flow, input, now, ctx, CapacityView::Unlimited)
+}
+
+/// [`step`] with the sender's capacity (SPEC §9).
+pub fn step_with(
+    state: &EnrollmentState,
+    flow: &Flow,
+    input: Input,
+    now: DateTime<Utc>,
+    ctx: &Ctx,
+    cap: CapacityView<'_>,
+) -> (EnrollmentState, Vec<Effect>) {
+    let mut m = Machine::new(state, flow, ctx, now, cap);
     m.expire_buffer();
     m.handle(input.clone());
     m.drive();
@@ -108,7 +148,7 @@ pub fn step(
         // SPEC §13: a transition commits every effect or none. What the input itself did (a
         // signal closing its wait, an operator's move) is replayed; every step entered after it
         // is dropped with its dispatches and tasks, and the enrollment fails where it stood.
-        m = Machine::new(state, flow, ctx, now);
+        m = Machine::new(state, flow, ctx, now, cap);
         m.expire_buffer();
         m.handle(input);
         m.record_failure(failure);
@@ -159,6 +199,12 @@ struct Machine<'a> {
     failure: Option<Failure>,
     /// The step being entered or fired, named by a failure.
     current: Option<String>,
+    /// The sender's capacity.
+    cap: CapacityView<'a>,
+    /// The next step entered comes from an operator's `MoveTo`.
+    moved: bool,
+    /// A capped step was handed to the planner: it is due now, but not in this call.
+    handed_off: bool,
 }
 
 impl<'a> Machine<'a> {
@@ -167,6 +213,7 @@ impl<'a> Machine<'a> {
         flow: &'a Flow,
         ctx: &'a Ctx,
         now: DateTime<Utc>,
+        cap: CapacityView<'a>,
     ) -> Machine<'a> {
         Machine {
             st: state.clone(),
@@ -177,6 +224,9 @@ impl<'a> Machine<'a> {
             pending: None,
             failure: None,
             current: None,
+            cap,
+            moved: false,
+            handed_off: false,
         }
     }
 
@@ -273,6 +323,7 @@ impl<'a> Machine<'a> {
                     from,
                     to: step.clone(),
                 });
+                self.moved = true;
                 self.pending = Some(step);
             }
             Input::Complete { outcome } => {
@@ -484,7 +535,7 @@ impl<'a> Machine<'a> {
                 self.enter(step);
                 continue;
             }
-            if self.st.status != Status::Active {
+            if self.st.status != Status::Active || self.handed_off {
                 return;
             }
             let due = self
@@ -538,6 +589,8 @@ impl<'a> Machine<'a> {
             task: None,
             pending_outcome: None,
             hold: None,
+            moved: std::mem::take(&mut self.moved),
+            deferred_reason: None,
         };
         match &step.action {
             Action::End(p) => {
@@ -766,11 +819,13 @@ impl<'a> Machine<'a> {
             Ok(t) => {
                 if let Some(r) = self.st.run.as_mut() {
                     r.deferred_to = Some(t);
+                    r.deferred_reason = None;
                 }
                 self.journey(JourneyEntry::Deferred {
                     run: run.id,
                     step: run.step.clone(),
                     to: t,
+                    reason: None,
                 });
                 false
             }
@@ -790,6 +845,82 @@ impl<'a> Machine<'a> {
             r.hold = Some(h.clone());
         }
         self.record_hold(run.id, &run.step, kind, &h);
+    }
+
+    /// SPEC §9 at execution, once the windows are open: `Some(slot)` when the step may go now
+    /// (`slot` is the ledger entry to reserve, `None` when the channel has no caps); `None`
+    /// when it was deferred (to the earliest instant at which it fits every cap and every
+    /// window is open, with a `deferred` entry naming the cap) or handed to the planner.
+    fn capacity(
+        &mut self,
+        run: &Run,
+        kind: StepKind,
+        domain: Option<String>,
+    ) -> Option<Option<CapEntry>> {
+        let channel = channel_of(kind);
+        let Some(caps) = self.cap.caps().and_then(|c| c.of(channel)) else {
+            return Some(None);
+        };
+        let book = match self.cap {
+            CapacityView::Ledger(book) => book,
+            _ => {
+                // Only the planner reserves: go again at once, there.
+                if let Some(r) = self.st.run.as_mut() {
+                    r.deferred_to = Some(self.now);
+                }
+                self.handed_off = true;
+                return None;
+            }
+        };
+        let window = self.flow.settings.send_window.as_ref();
+        let holidays = &self.flow.settings.holidays;
+        let zones = match self.zones(channel) {
+            Ok(z) => z,
+            Err(f) => {
+                self.hold_current(run, kind, f);
+                return None;
+            }
+        };
+        let mut t = self.now;
+        let mut reason = None;
+        // Alternate the caps and the windows until both agree; each turn moves `t` forward.
+        for _ in 0..64 {
+            let (fit, why) = book.earliest_fit(channel, domain.as_deref(), t);
+            reason = reason.or(why);
+            t = fit;
+            if is_open(t, window, &zones, channel, holidays) {
+                break;
+            }
+            match next_opening(t, window, &zones, channel, holidays) {
+                Ok(open) if open <= t => break,
+                Ok(open) => t = open,
+                Err(e) => {
+                    self.hold_current(run, kind, Failure::from(e));
+                    return None;
+                }
+            }
+        }
+        if t <= self.now {
+            let seed = jitter_seed(&self.st.id, run.id, self.ctx.seed);
+            let gap = chrono::Duration::milliseconds(caps.gap_after(seed) as i64);
+            return Some(Some(CapEntry {
+                channel,
+                at: self.now,
+                domain,
+                gap_until: self.now + gap,
+            }));
+        }
+        if let Some(r) = self.st.run.as_mut() {
+            r.deferred_to = Some(t);
+            r.deferred_reason = reason;
+        }
+        self.journey(JourneyEntry::Deferred {
+            run: run.id,
+            step: run.step.clone(),
+            to: t,
+            reason,
+        });
+        None
     }
 
     fn send(&mut self, run: &Run, kind: StepKind) {
@@ -812,7 +943,16 @@ impl<'a> Machine<'a> {
             _ => self.st.contact.phone.clone(),
         }
         .unwrap_or_default();
+        let domain = match kind {
+            StepKind::Email => domain_of(&recipient),
+            _ => None,
+        };
+        let reservation = match self.capacity(run, kind, domain) {
+            Some(r) => r,
+            None => return,
+        };
         let message_id = (kind == StepKind::Email).then(|| message_id(&self.st.id, run.id));
+        self.st.sent.insert(channel);
         self.fx.push(Effect::Dispatch(Dispatch {
             idempotency_key: self.key(run.id),
             run: run.id,
@@ -823,6 +963,7 @@ impl<'a> Machine<'a> {
             input: self.st.input.clone(),
             channel_params,
             message_id,
+            reservation,
         }));
         self.take_branch("then", None);
     }
@@ -831,6 +972,10 @@ impl<'a> Machine<'a> {
         let Some(step) = self.flow.step(&run.step) else {
             return;
         };
+        let Some(reservation) = self.capacity(run, run.step_type, None) else {
+            return;
+        };
+        self.st.sent.insert(channel_of(run.step_type));
         let due_by = match step.timeout() {
             Some(d) => match self.deadline(d, self.now) {
                 Ok(t) => Some(t.max(self.now)),
@@ -850,6 +995,7 @@ impl<'a> Machine<'a> {
             params,
             input: self.st.input.clone(),
             due_by,
+            reservation,
         }));
         if let Some(r) = self.st.run.as_mut() {
             r.task = Some(TaskPhase::Open);

@@ -131,6 +131,12 @@ pub struct Run {
     /// Set when the step is held (`ZONE_UNKNOWN`, `NO_OPENING`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<Hold>,
+    /// Entered by an operator's `MoveTo`: first in line when capacity is short (SPEC §9).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub moved: bool,
+    /// Why the last execution-time deferral happened, when a cap held the step (SPEC §9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred_reason: Option<crate::capacity::CapReason>,
 }
 
 impl Run {
@@ -188,6 +194,10 @@ pub struct EnrollmentState {
     /// completed with (SPEC §5.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub woken: Option<crate::engine::effect::Woken>,
+    /// The channels this enrollment has sent on (or created a task on): a step on one of them
+    /// is a follow-up, ahead of first touches when capacity is short (SPEC §9).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub sent: BTreeSet<crate::timing::Channel>,
 }
 
 impl EnrollmentState {
@@ -213,6 +223,7 @@ impl EnrollmentState {
             outcome: None,
             reason: None,
             woken: None,
+            sent: BTreeSet::new(),
         }
     }
 }

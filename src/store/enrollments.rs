@@ -140,6 +140,8 @@ pub struct Writes {
     pub raised: Vec<(String, Vec<String>)>,
     /// The earliest `next_run_at` written, to wake the planner early.
     pub earliest_wake: Option<i64>,
+    /// Capacity slots reserved by these dispatches and tasks (SPEC §9), written with them.
+    pub ledger: Vec<super::capacity::LedgerRow>,
 }
 
 /// The effect's kind and its JSON, as the journey stores them.
@@ -187,7 +189,16 @@ impl Writes {
                 detail,
             });
             match effect {
-                Effect::Dispatch(d) => self.dispatches.push(DispatchRow {
+                Effect::Dispatch(d) => {
+                    if let Some(e) = &d.reservation {
+                        self.ledger.push(super::capacity::LedgerRow::of(
+                            &d.idempotency_key,
+                            &row.account_id,
+                            &row.sender_id,
+                            e,
+                        ));
+                    }
+                    self.dispatches.push(DispatchRow {
                     id: super::new_id("dp"),
                     account_id: row.account_id.clone(),
                     enrollment_id: row.id.clone(),
@@ -212,7 +223,8 @@ impl Writes {
                     created_at: now_ms,
                     due_at: now_ms,
                     hold_code: None,
-                }),
+                    })
+                }
                 Effect::DispatchHeld {
                     idempotency_key,
                     run,
@@ -248,7 +260,16 @@ impl Writes {
                     due_at: now_ms,
                     hold_code: Some(code.as_str().to_string()),
                 }),
-                Effect::TaskCreated(t) => self.tasks.push(TaskRow {
+                Effect::TaskCreated(t) => {
+                    if let Some(e) = &t.reservation {
+                        self.ledger.push(super::capacity::LedgerRow::of(
+                            &t.idempotency_key,
+                            &row.account_id,
+                            &row.sender_id,
+                            e,
+                        ));
+                    }
+                    self.tasks.push(TaskRow {
                     id: super::new_id("tk"),
                     account_id: row.account_id.clone(),
                     enrollment_id: row.id.clone(),
@@ -261,7 +282,8 @@ impl Writes {
                     due_by: t.due_by.map(to_millis),
                     created_at: now_ms,
                     completed_at: None,
-                }),
+                    })
+                }
                 Effect::RunClosed { run, .. } if Some(*run) == open_task => {
                     self.closed_tasks.push(TaskClosure {
                         enrollment_id: row.id.clone(),

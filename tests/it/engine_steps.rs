@@ -483,7 +483,8 @@ fn deferral_at_execution() {
     assert!(d.journey().contains(&JourneyEntry::Deferred {
         run: 1,
         step: "o".into(),
-        to: t("2026-12-08T00:00:00Z")
+        to: t("2026-12-08T00:00:00Z"),
+        reason: None,
     }));
     assert!(!d.effects.iter().any(|e| matches!(e, Effect::Dispatch(_))));
     assert_eq!(
