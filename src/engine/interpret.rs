@@ -1213,7 +1213,7 @@ impl<'a> Machine<'a> {
 /// The channel an outreach step or task goes out on: which windows apply, what its dispatch
 /// says, which opt-out blocks it. Only outreach steps and tasks are planned, so the fallback
 /// arm is `email` itself.
-fn channel_of(kind: StepKind) -> Channel {
+pub fn channel_of(kind: StepKind) -> Channel {
     match kind {
         StepKind::Sms => Channel::Sms,
         StepKind::Call => Channel::Call,

@@ -34,7 +34,7 @@ pub use effect::{
     SignalEffect, Task, Woken, MAX_RECORDED_PAYLOAD,
 };
 pub use input::{Input, Signal};
-pub use interpret::{enrollable, step, step_with, CapacityView, Ctx};
+pub use interpret::{channel_of, enrollable, step, step_with, CapacityView, Ctx};
 pub use names::{DeliveryEffect, JourneyKind};
 pub use simulate::{render_table, simulate, Scenario, SimError, Timeline};
 pub use state::{ContactView, EnrollmentState, FlowRef, Run, Status};

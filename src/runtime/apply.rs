@@ -188,6 +188,12 @@ pub fn apply(
                                 book.reserve(slot.clone());
                             }
                         }
+                        if let Some(queued) = queued_slot(&out.0, &out.1, caps) {
+                            // A step deferred for capacity keeps its place in this batch: the
+                            // next one deferred computes the slot after it, so waiters wake one
+                            // slot each, in priority order, not all at the first free slot.
+                            book.reserve(queued);
+                        }
                         out
                     }
                     None => engine::step_with(&before, &flow, input, now, &ctx, CapacityView::HandOff(caps)),
@@ -201,6 +207,44 @@ pub fn apply(
     };
     writes.add_step(row, &before, &after, &effects, now, outcome.as_deref());
     Ok(effects)
+}
+
+/// The slot a step deferred for capacity in this call will take when it wakes (in-memory only,
+/// never stored): its deferral instant on its channel, to its domain.
+fn queued_slot(
+    after: &EnrollmentState,
+    effects: &[Effect],
+    caps: &Caps,
+) -> Option<crate::capacity::Entry> {
+    let deferred = effects.iter().any(|e| {
+        matches!(
+            e,
+            Effect::Journey(JourneyEntry::Deferred {
+                reason: Some(_),
+                ..
+            })
+        )
+    });
+    let run = after.run.as_ref()?;
+    let at = run.deferred_to?;
+    if !deferred || run.deferred_reason.is_none() {
+        return None;
+    }
+    let channel = engine::channel_of(run.step_type);
+    let gap = caps.of(channel).map_or(0, |c| c.min_gap_ms) as i64;
+    Some(crate::capacity::Entry {
+        channel,
+        at,
+        domain: match channel {
+            crate::timing::Channel::Email => after
+                .contact
+                .email
+                .as_deref()
+                .and_then(crate::capacity::domain_of),
+            _ => None,
+        },
+        gap_until: at + chrono::Duration::milliseconds(gap),
+    })
 }
 
 fn flow_unavailable(before: &EnrollmentState, message: String) -> (EnrollmentState, Vec<Effect>) {
