@@ -97,7 +97,8 @@ impl Ramp {
     /// The instant ramp day `n` begins.
     fn day_start(&self, n: i64, zone: &Zone) -> DateTime<Utc> {
         if self.every.is_fixed() {
-            self.start_instant(zone) + chrono::Duration::milliseconds(n * self.every.fixed_ms as i64)
+            self.start_instant(zone)
+                + chrono::Duration::milliseconds(n * self.every.fixed_ms as i64)
         } else {
             let days = i64::from(self.every.days) + 7 * i64::from(self.every.weeks);
             let date = self.from + chrono::Duration::days(n * days);
@@ -144,7 +145,8 @@ impl ChannelCaps {
             return self.min_gap_ms;
         }
         // A different stream from the step jitter drawn from the same run seed.
-        let extra = ChaCha8Rng::seed_from_u64(seed ^ 0x6761_705f_6a69_7474).gen_range(0..=self.gap_jitter_ms);
+        let extra = ChaCha8Rng::seed_from_u64(seed ^ 0x6761_705f_6a69_7474)
+            .gen_range(0..=self.gap_jitter_ms);
         self.min_gap_ms + extra
     }
 }
@@ -381,7 +383,10 @@ fn ramp(v: &serde_json::Value, path: &str, problems: &mut Vec<CapProblem>) -> Op
                     message: e.message(),
                 }),
             },
-            "from" => match v.as_str().and_then(|s| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()) {
+            "from" => match v
+                .as_str()
+                .and_then(|s| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok())
+            {
                 Some(d) => from = Some(d),
                 None => problems.push(CapProblem {
                     path: here,
@@ -467,9 +472,18 @@ impl Book {
 
     /// The first cap a send on `channel` to `domain` at `t` would break, or `None` when it fits.
     /// Checked in the order weekly, daily, domain, gap: the reason named is the widest window.
-    pub fn blocked(&self, channel: Channel, domain: Option<&str>, t: DateTime<Utc>) -> Option<CapReason> {
+    pub fn blocked(
+        &self,
+        channel: Channel,
+        domain: Option<&str>,
+        t: DateTime<Utc>,
+    ) -> Option<CapReason> {
         let caps = self.caps.of(channel)?;
-        let mine: Vec<&Entry> = self.entries.iter().filter(|e| e.channel == channel).collect();
+        let mine: Vec<&Entry> = self
+            .entries
+            .iter()
+            .filter(|e| e.channel == channel)
+            .collect();
         if let Some(w) = caps.weekly {
             if !window_fits(&mine, t, WEEK_MS, |_| Some(u64::from(w))) {
                 return Some(CapReason::CapWeekly);
@@ -529,7 +543,10 @@ impl Book {
             candidates.push(e.at + chrono::Duration::milliseconds(DAY_MS));
             candidates.push(e.at + chrono::Duration::milliseconds(WEEK_MS));
             candidates.push(e.gap_until);
-            candidates.push(e.gap_until.max(e.at + chrono::Duration::milliseconds(caps.min_gap_ms as i64)));
+            candidates.push(
+                e.gap_until
+                    .max(e.at + chrono::Duration::milliseconds(caps.min_gap_ms as i64)),
+            );
         }
         if let Some(r) = &caps.ramp {
             let n = r.day(t, &self.zone);
@@ -551,7 +568,10 @@ impl Book {
         // Only a cap that never opens again could get here (it cannot: every send leaves its
         // windows); try again a week on rather than loop.
         let last = candidates.last().copied().unwrap_or(t);
-        (last.max(t) + chrono::Duration::milliseconds(WEEK_MS), Some(reason))
+        (
+            last.max(t) + chrono::Duration::milliseconds(WEEK_MS),
+            Some(reason),
+        )
     }
 }
 

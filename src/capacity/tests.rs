@@ -30,18 +30,33 @@ fn rolling_day_frees_exactly_24h_after_the_first_send() {
     let mut b = book(serde_json::json!({"email": {"daily": 50}}), "UTC");
     let first = t("2026-12-07T09:00:00Z");
     for i in 0..50 {
-        send(&mut b, Channel::Email, first + chrono::Duration::minutes(i), None);
+        send(
+            &mut b,
+            Channel::Email,
+            first + chrono::Duration::minutes(i),
+            None,
+        );
     }
     let now = first + chrono::Duration::hours(2);
-    assert_eq!(b.blocked(Channel::Email, None, now), Some(CapReason::CapDaily));
+    assert_eq!(
+        b.blocked(Channel::Email, None, now),
+        Some(CapReason::CapDaily)
+    );
     assert_eq!(
         b.earliest_fit(Channel::Email, None, now),
-        (first + chrono::Duration::hours(24), Some(CapReason::CapDaily))
+        (
+            first + chrono::Duration::hours(24),
+            Some(CapReason::CapDaily)
+        )
     );
     // The window edge: 1 ms before is still inside (u − 24 h, u].
     let edge = first + chrono::Duration::hours(24);
     assert_eq!(
-        b.blocked(Channel::Email, None, edge - chrono::Duration::milliseconds(1)),
+        b.blocked(
+            Channel::Email,
+            None,
+            edge - chrono::Duration::milliseconds(1)
+        ),
         Some(CapReason::CapDaily)
     );
     assert_eq!(b.blocked(Channel::Email, None, edge), None);
@@ -121,7 +136,10 @@ fn table_of_caps() {
             name: "ramp day 0 (start 2) full: fits at the next local midnight when day 1 allows 3",
             caps: serde_json::json!({"email": {"daily": 50, "ramp": {"start": 2, "step": 1, "every": "1d", "from": "2026-12-01"}}}),
             tz: "Europe/Prague",
-            sends: vec![("2026-12-01T08:00:00Z", None), ("2026-12-01T09:00:00Z", None)],
+            sends: vec![
+                ("2026-12-01T08:00:00Z", None),
+                ("2026-12-01T09:00:00Z", None),
+            ],
             at: "2026-12-01T10:00:00Z",
             domain: None,
             // 2026-12-02 00:00 in Prague (UTC+1).
@@ -131,7 +149,10 @@ fn table_of_caps() {
             name: "ramp capped by daily: day 5 would allow 7, daily 2 holds",
             caps: serde_json::json!({"email": {"daily": 2, "ramp": {"start": 2, "step": 1, "every": "1d", "from": "2026-12-01"}}}),
             tz: "UTC",
-            sends: vec![("2026-12-06T08:00:00Z", None), ("2026-12-06T09:00:00Z", None)],
+            sends: vec![
+                ("2026-12-06T08:00:00Z", None),
+                ("2026-12-06T09:00:00Z", None),
+            ],
             at: "2026-12-06T10:00:00Z",
             domain: None,
             want: ("2026-12-07T08:00:00Z", Some(CapReason::CapDaily)),
@@ -141,7 +162,10 @@ fn table_of_caps() {
             caps: serde_json::json!({"call": {"ramp": {"start": 1, "step": 1, "every": "1d", "from": "2026-10-31"}}}),
             tz: "America/New_York",
             // Day 1 (Nov 1, EDT→EST) allows 2; both used.
-            sends: vec![("2026-11-01T05:00:00Z", None), ("2026-11-01T06:00:00Z", None)],
+            sends: vec![
+                ("2026-11-01T05:00:00Z", None),
+                ("2026-11-01T06:00:00Z", None),
+            ],
             at: "2026-11-01T12:00:00Z",
             domain: None,
             // Day 2 begins at Nov 2 00:00 EST = 05:00Z, 25 h after day 1 began (04:00Z).
@@ -177,7 +201,9 @@ fn table_of_caps() {
 
 #[test]
 fn ramp_cap_per_day() {
-    let c = caps(serde_json::json!({"email": {"daily": 20, "ramp": {"start": 10, "step": 5, "every": "1d", "from": "2026-12-01"}}}));
+    let c = caps(
+        serde_json::json!({"email": {"daily": 20, "ramp": {"start": 10, "step": 5, "every": "1d", "from": "2026-12-01"}}}),
+    );
     let e = c.email.unwrap();
     let z = Zone::parse("Europe/Prague").unwrap();
     for (at, want) in [
@@ -190,7 +216,9 @@ fn ramp_cap_per_day() {
     ] {
         assert_eq!(e.daily_at(t(at), &z), Some(want), "{at}");
     }
-    let hourly = caps(serde_json::json!({"sms": {"ramp": {"start": 1, "step": 2, "every": "12h", "from": "2026-12-01"}}}));
+    let hourly = caps(
+        serde_json::json!({"sms": {"ramp": {"start": 1, "step": 2, "every": "12h", "from": "2026-12-01"}}}),
+    );
     let s = hourly.sms.unwrap();
     let utc = Zone::parse("UTC").unwrap();
     assert_eq!(s.daily_at(t("2026-12-01T11:59:59Z"), &utc), Some(1));
@@ -204,23 +232,50 @@ fn gap_jitter_is_seeded_and_bounded() {
     let draws: Vec<u64> = (0..200).map(|s| e.gap_after(s)).collect();
     assert!(draws.iter().all(|d| (120_000..=300_000).contains(d)));
     assert_eq!(e.gap_after(7), e.gap_after(7));
-    assert!(draws.iter().any(|d| *d != draws[0]), "the jitter varies by seed");
+    assert!(
+        draws.iter().any(|d| *d != draws[0]),
+        "the jitter varies by seed"
+    );
 }
 
 #[test]
 fn bad_caps_are_refused_with_the_field() {
     let cases = [
         (serde_json::json!({"email": {"daily": 0}}), "/email/daily"),
-        (serde_json::json!({"email": {"weekly": -3}}), "/email/weekly"),
-        (serde_json::json!({"email": {"min_gap": "1d"}}), "/email/min_gap"),
-        (serde_json::json!({"email": {"gap_jitter": "2bd"}}), "/email/gap_jitter"),
-        (serde_json::json!({"email": {"ramp": {"start": 5, "step": 1, "every": "30m", "from": "2026-12-01"}}}), "/email/ramp/every"),
-        (serde_json::json!({"email": {"ramp": {"start": 0, "step": 1, "every": "1d", "from": "2026-12-01"}}}), "/email/ramp/start"),
-        (serde_json::json!({"email": {"ramp": {"start": 5, "every": "1d"}}}), "/email/ramp/from"),
-        (serde_json::json!({"sms": {"domain_daily": 5}}), "/sms/domain_daily"),
+        (
+            serde_json::json!({"email": {"weekly": -3}}),
+            "/email/weekly",
+        ),
+        (
+            serde_json::json!({"email": {"min_gap": "1d"}}),
+            "/email/min_gap",
+        ),
+        (
+            serde_json::json!({"email": {"gap_jitter": "2bd"}}),
+            "/email/gap_jitter",
+        ),
+        (
+            serde_json::json!({"email": {"ramp": {"start": 5, "step": 1, "every": "30m", "from": "2026-12-01"}}}),
+            "/email/ramp/every",
+        ),
+        (
+            serde_json::json!({"email": {"ramp": {"start": 0, "step": 1, "every": "1d", "from": "2026-12-01"}}}),
+            "/email/ramp/start",
+        ),
+        (
+            serde_json::json!({"email": {"ramp": {"start": 5, "every": "1d"}}}),
+            "/email/ramp/from",
+        ),
+        (
+            serde_json::json!({"sms": {"domain_daily": 5}}),
+            "/sms/domain_daily",
+        ),
         (serde_json::json!({"fax": {"daily": 5}}), "/fax"),
         (serde_json::json!({"email": {"dayly": 5}}), "/email/dayly"),
-        (serde_json::json!({"email": {"daily": "50"}}), "/email/daily"),
+        (
+            serde_json::json!({"email": {"daily": "50"}}),
+            "/email/daily",
+        ),
     ];
     for (doc, path) in cases {
         let problems = Caps::parse(&doc).expect_err(&doc.to_string());
@@ -282,9 +337,13 @@ fn reference_fits(
             return false;
         }
     }
-    sends
-        .iter()
-        .all(|(s, _, gap_until)| if *s <= at { at >= *gap_until } else { *s >= at + c.min_gap_ms as i64 })
+    sends.iter().all(|(s, _, gap_until)| {
+        if *s <= at {
+            at >= *gap_until
+        } else {
+            *s >= at + c.min_gap_ms as i64
+        }
+    })
 }
 
 proptest! {

@@ -22,6 +22,7 @@
 //!   ([`Effect::RaiseSignal`]); in this enrollment it takes its own branch, except that an
 //!   event in `exit_on` exits (rule 2 applies to the enrollment the outcome came from too).
 
+use crate::capacity::{domain_of, Book, Caps, Entry as CapEntry};
 use crate::code::Code;
 use crate::engine::effect::{
     message_id, Dispatch, Effect, JourneyEntry, RecordedPayload, SignalEffect, Task, Woken,
@@ -34,7 +35,6 @@ use crate::flow::model::{
     Action, Deadline, DurationSlot, Step, StepKind, Target, UntilSlot, OUTCOME_ACCEPTED,
     OUTCOME_REPLIED,
 };
-use crate::capacity::{domain_of, Book, Caps, Entry as CapEntry};
 use crate::flow::Flow;
 use crate::routing::{decide, BufferedSignal, Dropped, Route, Waiting};
 use crate::timing::{

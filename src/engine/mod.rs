@@ -12,6 +12,8 @@
 //! - [`effect`] — [`Effect`], [`JourneyEntry`], [`Dispatch`], [`Task`]: what to write or send.
 //! - [`interpret`] — [`step`], [`enrollable`], [`Ctx`].
 //! - [`mod@simulate`] — [`simulate()`], [`Scenario`], [`Timeline`], [`render_table`].
+//! - [`campaign`] — a campaign simulated under one sender's capacity (SPEC §7, §9), and the
+//!   priority order capacity is given in.
 //! - [`seed`] — the stable jitter seed of a run.
 //! - [`instant`] — how answers write instants.
 //! - [`names`] — the closed sets of names it is stored under: [`DeliveryEffect`], [`JourneyKind`].
@@ -20,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+pub mod campaign;
 pub mod effect;
 pub mod input;
 pub mod instant;
@@ -36,5 +39,5 @@ pub use effect::{
 pub use input::{Input, Signal};
 pub use interpret::{channel_of, enrollable, step, step_with, CapacityView, Ctx};
 pub use names::{DeliveryEffect, JourneyKind};
-pub use simulate::{render_table, simulate, Scenario, SimError, Timeline};
+pub use simulate::{render_table, simulate, simulate_any, Answer, Scenario, SimError, Timeline};
 pub use state::{ContactView, EnrollmentState, FlowRef, Run, Status};

@@ -91,7 +91,6 @@ impl Planner {
         tx.write_all(&writes).await?;
         Ok(processed)
     }
-
 }
 
 /// SPEC §9's order for the rows of capped senders (the others go first, in claim order: they
@@ -104,44 +103,11 @@ fn sort_by_priority(rows: &mut [store::EnrollmentRow], context: &StepContext) {
             return (0u8, 0u8, i64::MIN, String::new());
         }
         let (class, due) = match row.engine_state() {
-            Ok(state) => priority(&state),
+            Ok(state) => crate::engine::campaign::priority(&state),
             Err(_) => (2, i64::MAX),
         };
         (1, class, due, row.id.clone())
     });
-}
-
-/// The priority class and due instant (ms) of an enrollment's current step.
-pub fn priority(state: &crate::engine::EnrollmentState) -> (u8, i64) {
-    let Some(run) = &state.run else {
-        return (2, state.next_run_at.map_or(i64::MAX, to_millis));
-    };
-    let due = run
-        .scheduled
-        .or(state.next_run_at)
-        .map_or(i64::MAX, to_millis);
-    let channel = crate::timing::Channel::ALL
-        .into_iter()
-        .find(|c| c.as_str() == channel_name(run.step_type));
-    let class = if run.moved {
-        0
-    } else if channel.is_some_and(|c| state.sent.contains(&c)) {
-        1
-    } else {
-        2
-    };
-    (class, due)
-}
-
-fn channel_name(kind: crate::flow::StepKind) -> &'static str {
-    use crate::flow::StepKind;
-    match kind {
-        StepKind::Email => "email",
-        StepKind::Sms => "sms",
-        StepKind::Call => "call",
-        StepKind::LinkedinConnect | StepKind::LinkedinMessage => "linkedin",
-        _ => "",
-    }
 }
 
 impl Planner {

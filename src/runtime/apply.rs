@@ -7,14 +7,14 @@
 //! [`Tx::write_all`](crate::store::Tx::write_all).
 
 use super::flows::{FlowCache, FlowKey};
+use crate::capacity::{Book, Caps};
 use crate::code::Code;
+use crate::engine::CapacityView;
 use crate::engine::{self, Ctx, Effect, EnrollmentState, Input, JourneyEntry, Status};
+use crate::store::capacity::SenderKey;
 use crate::store::{EnrollmentRow, StoreError, Tx, Writes};
 use crate::timing::Duration;
 use chrono::{DateTime, Utc};
-use crate::capacity::{Book, Caps};
-use crate::engine::CapacityView;
-use crate::store::capacity::SenderKey;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -175,8 +175,14 @@ pub fn apply(
                 let mut books = books.lock().expect("the ledger lock is never poisoned");
                 match books.get_mut(&sender) {
                     Some(book) => {
-                        let out =
-                            engine::step_with(&before, &flow, input, now, &ctx, CapacityView::Ledger(book));
+                        let out = engine::step_with(
+                            &before,
+                            &flow,
+                            input,
+                            now,
+                            &ctx,
+                            CapacityView::Ledger(book),
+                        );
                         // The next enrollment of this sender in the batch sees this one's slot.
                         for e in &out.1 {
                             let slot = match e {
@@ -188,7 +194,7 @@ pub fn apply(
                                 book.reserve(slot.clone());
                             }
                         }
-                        if let Some(queued) = queued_slot(&out.0, &out.1, caps) {
+                        if let Some(queued) = engine::campaign::queued_slot(&out.0, &out.1, caps) {
                             // A step deferred for capacity keeps its place in this batch: the
                             // next one deferred computes the slot after it, so waiters wake one
                             // slot each, in priority order, not all at the first free slot.
@@ -196,55 +202,29 @@ pub fn apply(
                         }
                         out
                     }
-                    None => engine::step_with(&before, &flow, input, now, &ctx, CapacityView::HandOff(caps)),
+                    None => engine::step_with(
+                        &before,
+                        &flow,
+                        input,
+                        now,
+                        &ctx,
+                        CapacityView::HandOff(caps),
+                    ),
                 }
             }
-            (None, Some(caps)) => {
-                engine::step_with(&before, &flow, input, now, &ctx, CapacityView::HandOff(caps))
-            }
+            (None, Some(caps)) => engine::step_with(
+                &before,
+                &flow,
+                input,
+                now,
+                &ctx,
+                CapacityView::HandOff(caps),
+            ),
         },
         Err(message) => flow_unavailable(&before, message),
     };
     writes.add_step(row, &before, &after, &effects, now, outcome.as_deref());
     Ok(effects)
-}
-
-/// The slot a step deferred for capacity in this call will take when it wakes (in-memory only,
-/// never stored): its deferral instant on its channel, to its domain.
-fn queued_slot(
-    after: &EnrollmentState,
-    effects: &[Effect],
-    caps: &Caps,
-) -> Option<crate::capacity::Entry> {
-    let deferred = effects.iter().any(|e| {
-        matches!(
-            e,
-            Effect::Journey(JourneyEntry::Deferred {
-                reason: Some(_),
-                ..
-            })
-        )
-    });
-    let run = after.run.as_ref()?;
-    let at = run.deferred_to?;
-    if !deferred || run.deferred_reason.is_none() {
-        return None;
-    }
-    let channel = engine::channel_of(run.step_type);
-    let gap = caps.of(channel).map_or(0, |c| c.min_gap_ms) as i64;
-    Some(crate::capacity::Entry {
-        channel,
-        at,
-        domain: match channel {
-            crate::timing::Channel::Email => after
-                .contact
-                .email
-                .as_deref()
-                .and_then(crate::capacity::domain_of),
-            _ => None,
-        },
-        gap_until: at + chrono::Duration::milliseconds(gap),
-    })
 }
 
 fn flow_unavailable(before: &EnrollmentState, message: String) -> (EnrollmentState, Vec<Effect>) {

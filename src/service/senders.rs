@@ -3,8 +3,8 @@
 use super::fields;
 use super::{ServiceError, Violation, Violations};
 use crate::capacity::Caps;
-use crate::code::Code;
 use crate::clock::{from_millis, to_millis};
+use crate::code::Code;
 use crate::runtime::Core;
 use crate::store::{self, senders::SenderRow};
 use chrono::{DateTime, Utc};
@@ -138,7 +138,10 @@ fn from_row(row: SenderRow, default_id: Option<&str>) -> Sender {
         email: row.email,
         tz: row.tz,
         calendar: row.calendar,
-        caps: row.caps.as_deref().and_then(|c| serde_json::from_str(c).ok()),
+        caps: row
+            .caps
+            .as_deref()
+            .and_then(|c| serde_json::from_str(c).ok()),
         created_at: from_millis(row.created_at),
         updated_at: from_millis(row.updated_at),
     }

@@ -199,30 +199,30 @@ impl Writes {
                         ));
                     }
                     self.dispatches.push(DispatchRow {
-                    id: super::new_id("dp"),
-                    account_id: row.account_id.clone(),
-                    enrollment_id: row.id.clone(),
-                    run: d.run as i64,
-                    step: d.step.clone(),
-                    idempotency_key: d.idempotency_key.clone(),
-                    channel: d.channel.to_string(),
-                    recipient: d.recipient.clone(),
-                    template: d.template.clone(),
-                    input: d.input.to_string(),
-                    channel_params: d
-                        .channel_params
-                        .as_ref()
-                        .map(|p| serde_json::Value::Object(p.clone()).to_string()),
-                    message_id: d.message_id.clone(),
-                    status: DispatchStatus::Pending.as_str().into(),
-                    lease_owner: None,
-                    lease_until: None,
-                    attempts: 0,
-                    provider_message_id: None,
-                    failure: None,
-                    created_at: now_ms,
-                    due_at: now_ms,
-                    hold_code: None,
+                        id: super::new_id("dp"),
+                        account_id: row.account_id.clone(),
+                        enrollment_id: row.id.clone(),
+                        run: d.run as i64,
+                        step: d.step.clone(),
+                        idempotency_key: d.idempotency_key.clone(),
+                        channel: d.channel.to_string(),
+                        recipient: d.recipient.clone(),
+                        template: d.template.clone(),
+                        input: d.input.to_string(),
+                        channel_params: d
+                            .channel_params
+                            .as_ref()
+                            .map(|p| serde_json::Value::Object(p.clone()).to_string()),
+                        message_id: d.message_id.clone(),
+                        status: DispatchStatus::Pending.as_str().into(),
+                        lease_owner: None,
+                        lease_until: None,
+                        attempts: 0,
+                        provider_message_id: None,
+                        failure: None,
+                        created_at: now_ms,
+                        due_at: now_ms,
+                        hold_code: None,
                     })
                 }
                 Effect::DispatchHeld {
@@ -270,18 +270,18 @@ impl Writes {
                         ));
                     }
                     self.tasks.push(TaskRow {
-                    id: super::new_id("tk"),
-                    account_id: row.account_id.clone(),
-                    enrollment_id: row.id.clone(),
-                    run: t.run as i64,
-                    kind: t.step_type.clone(),
-                    step: t.step.clone(),
-                    status: TaskStatus::Open.as_str().into(),
-                    outcome: None,
-                    params: t.params.to_string(),
-                    due_by: t.due_by.map(to_millis),
-                    created_at: now_ms,
-                    completed_at: None,
+                        id: super::new_id("tk"),
+                        account_id: row.account_id.clone(),
+                        enrollment_id: row.id.clone(),
+                        run: t.run as i64,
+                        kind: t.step_type.clone(),
+                        step: t.step.clone(),
+                        status: TaskStatus::Open.as_str().into(),
+                        outcome: None,
+                        params: t.params.to_string(),
+                        due_by: t.due_by.map(to_millis),
+                        created_at: now_ms,
+                        completed_at: None,
                     })
                 }
                 Effect::RunClosed { run, .. } if Some(*run) == open_task => {

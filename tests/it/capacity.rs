@@ -165,7 +165,9 @@ async fn caps_are_stored_and_bad_caps_refused_with_the_field(backend: Backend) {
         weekly: Some(100),
         ..Default::default()
     });
-    let stored = upsert_sender(&app, "rep", Some(caps.clone())).await.unwrap();
+    let stored = upsert_sender(&app, "rep", Some(caps.clone()))
+        .await
+        .unwrap();
     assert_eq!(stored.caps.as_ref(), Some(&caps));
 
     let bad: Vec<(SenderCaps, &str)> = vec![
@@ -296,7 +298,10 @@ async fn a_failed_ack_gives_the_slot_back(backend: Backend) {
     let second = enroll(&app, &[1], "rep").await;
     advance(&app, t0 + Duration::minutes(5)).await;
     assert!(
-        dispatches(&app).await.iter().any(|(e, _, _)| e == &second[0]),
+        dispatches(&app)
+            .await
+            .iter()
+            .any(|(e, _, _)| e == &second[0]),
         "the failed dispatch's slot was given back"
     );
     assert!(deferrals(&app, &second[0]).await.is_empty());
@@ -347,9 +352,17 @@ async fn moved_first_then_follow_ups_then_first_touches(backend: Backend) {
         .map(|(e, s, _)| (e, s))
         .collect();
     assert_eq!(at_24.len(), 2, "{at_24:?}");
-    assert_eq!(at_24.get(&cd[1]).map(String::as_str), Some("e1"), "moved first");
+    assert_eq!(
+        at_24.get(&cd[1]).map(String::as_str),
+        Some("e1"),
+        "moved first"
+    );
     let follow = if ab[0] < ab[1] { &ab[0] } else { &ab[1] };
-    assert_eq!(at_24.get(follow).map(String::as_str), Some("e2"), "then a follow-up");
+    assert_eq!(
+        at_24.get(follow).map(String::as_str),
+        Some("e2"),
+        "then a follow-up"
+    );
     assert!(!at_24.contains_key(&cd[0]), "the first touch waits");
     // Each waiter wakes at its own computed slot. At t0 + 48 h the other follow-up and D's
     // follow-up (D sent at t0 + 24 h) take both slots; C, the first touch, goes a day later.
@@ -365,7 +378,11 @@ async fn moved_first_then_follow_ups_then_first_touches(backend: Backend) {
     let c = when(&cd[0], "e1").expect("the first touch sent");
     assert_eq!(b, t0 + Duration::hours(48));
     assert_eq!(when(&cd[1], "e2"), Some(t0 + Duration::hours(48)));
-    assert_eq!(c, t0 + Duration::hours(72), "first touch after every follow-up");
+    assert_eq!(
+        c,
+        t0 + Duration::hours(72),
+        "first touch after every follow-up"
+    );
 }
 
 mod replicas {
@@ -441,7 +458,10 @@ mod replicas {
             for r in runs {
                 r.await.unwrap();
             }
-            match nudge::store::enrollments::next_due(&app.state.core.db).await.unwrap() {
+            match nudge::store::enrollments::next_due(&app.state.core.db)
+                .await
+                .unwrap()
+            {
                 Some(due) if due <= end => {
                     now = due.max(now);
                     app.clock.set(now);
@@ -470,8 +490,112 @@ mod replicas {
                     .iter()
                     .filter(|u| **u > *t - Duration::hours(24))
                     .count();
-                assert!(in_window <= CAP, "sender {s}: {in_window} in the 24 h before {t}");
+                assert!(
+                    in_window <= CAP,
+                    "sender {s}: {in_window} in the 24 h before {t}"
+                );
             }
         }
     }
+}
+
+mod campaign {
+    //! SPEC §7's campaign simulation: the whole campaign under one sender's caps, per
+    //! enrollment with its deferrals, and the same send instants as the real planner.
+    use super::*;
+    use nudge::engine::campaign::simulate_campaign;
+    use nudge::engine::simulate::Scenario;
+    use nudge::proto::v1::timing_service_client::TimingServiceClient;
+
+    fn scenario(contacts: usize) -> serde_json::Value {
+        serde_json::json!({
+            "start": "2026-12-04T20:00:00Z",
+            "horizon": "2026-12-20T00:00:00Z",
+            "sender": {"tz": "UTC", "caps": {"email": {"daily": 3, "min_gap": "10m"}}},
+            "contacts": (0..contacts).map(|i| serde_json::json!({
+                "id": format!("c{i}"), "tz": "UTC", "email": format!("p{i}@d{}.example", i % 7)
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    fn flow() -> nudge::flow::Flow {
+        crate::engine_support::flow(serde_json::from_str(FLOW).unwrap())
+    }
+
+    /// Every email send instant of the simulation, sorted.
+    fn simulated_sends(c: &nudge::engine::campaign::Campaign) -> Vec<DateTime<Utc>> {
+        let mut out: Vec<DateTime<Utc>> = c
+            .enrollments
+            .iter()
+            .flat_map(|e| e.runs.iter())
+            .filter(|r| r.step_type == "email" && r.branch.as_deref() == Some("then"))
+            .filter_map(|r| r.closed)
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_campaign_answers_per_enrollment_with_its_deferrals() {
+        let s: Scenario = serde_json::from_value(scenario(8)).unwrap();
+        let c = simulate_campaign(&flow(), &s).unwrap();
+        assert_eq!(c.enrollments.len(), 8);
+        assert_eq!(c.enrollments[3].contact, "c3");
+        let sends = simulated_sends(&c);
+        assert_eq!(sends.len(), 16, "two emails each");
+        for (i, t) in sends.iter().enumerate() {
+            let day = sends[..=i]
+                .iter()
+                .filter(|u| **u > *t - Duration::hours(24))
+                .count();
+            assert!(day <= 3, "{day} in the 24 h before {t}");
+            if i > 0 {
+                assert!(*t - sends[i - 1] >= Duration::minutes(10), "gap at {t}");
+            }
+        }
+        let deferred: Vec<&str> = c
+            .enrollments
+            .iter()
+            .flat_map(|e| e.runs.iter())
+            .flat_map(|r| r.deferrals.iter())
+            .filter_map(|d| d.reason.map(|r| r.as_str()))
+            .collect();
+        assert!(deferred.contains(&"CAP_DAILY"), "{deferred:?}");
+        assert!(deferred.contains(&"CAP_GAP"), "{deferred:?}");
+        let json = serde_json::to_value(&c).unwrap();
+        assert!(json["enrollments"][7]["runs"][0]["deferrals"][0]["reason"].is_string());
+        assert_eq!(c.per_day.values().sum::<usize>(), 16);
+        let table = nudge::engine::campaign::render_campaign(&c);
+        assert!(table.contains("day  sends"), "{table}");
+    }
+
+    async fn simulate_and_reality_agree(backend: Backend) {
+        let app = spawn_app(backend).await;
+        setup(&app, 8, FLOW).await;
+        let mut caps = daily(3);
+        caps.email.as_mut().unwrap().min_gap = "10m".into();
+        upsert_sender(&app, "rep", Some(caps)).await.unwrap();
+        enroll(&app, &(0..8).collect::<Vec<_>>(), "rep").await;
+        let end = DateTime::parse_from_rfc3339("2026-12-20T00:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        advance(&app, end).await;
+        let mut real: Vec<DateTime<Utc>> =
+            dispatches(&app).await.into_iter().map(|d| d.2).collect();
+        real.sort();
+
+        // The same campaign through TimingService.Simulate.
+        let answer = TimingServiceClient::new(app.channel().await)
+            .simulate(app.authed(SimulateRequest {
+                flow: Some(simulate_request::Flow::Definition(FLOW.into())),
+                scenario: scenario(8).to_string(),
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        let c: nudge::engine::campaign::Campaign = serde_json::from_str(&answer.timeline).unwrap();
+        assert_eq!(simulated_sends(&c), real, "simulate and reality agree");
+    }
+
+    backend_tests!(simulate_and_reality_agree);
 }

@@ -115,7 +115,12 @@ pub fn caps_doc(c: pb::SenderCaps) -> serde_json::Value {
 fn caps_proto(doc: &serde_json::Value) -> pb::SenderCaps {
     let ch = |name: &str| -> Option<pb::ChannelCaps> {
         let m = doc.get(name)?;
-        let text = |k: &str| m.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+        let text = |k: &str| {
+            m.get(k)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
         Some(pb::ChannelCaps {
             daily: m.get("daily").and_then(|v| v.as_i64()),
             weekly: m.get("weekly").and_then(|v| v.as_i64()),
@@ -125,8 +130,16 @@ fn caps_proto(doc: &serde_json::Value) -> pb::SenderCaps {
             ramp: m.get("ramp").map(|r| pb::Ramp {
                 start: r.get("start").and_then(|v| v.as_i64()).unwrap_or_default(),
                 step: r.get("step").and_then(|v| v.as_i64()).unwrap_or_default(),
-                every: r.get("every").and_then(|v| v.as_str()).unwrap_or_default().into(),
-                from: r.get("from").and_then(|v| v.as_str()).unwrap_or_default().into(),
+                every: r
+                    .get("every")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .into(),
+                from: r
+                    .get("from")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .into(),
             }),
         })
     };
