@@ -206,6 +206,7 @@ async fn setup(state: &AppState, n: usize) -> anyhow::Result<Vec<String>> {
             email: None,
             phone: Some(phone.clone()),
             tz: Some("America/New_York".into()),
+            country: None,
             attributes: "{}".into(),
             opted_out: "[]".into(),
             created_at: to_millis(now),

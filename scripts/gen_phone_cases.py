@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generate fixtures/timing/phone_cases.jsonl: phone numbers with the answers of an independent
-oracle, the Python `phonenumbers` package (pinned: phonenumbers==9.0.33, Apache-2.0,
-libphonenumber data; the same metadata release as the Rust `phonenumber` crate 0.3.10+9.0.33).
+oracle, the Python `phonenumbers` package (pinned: phonenumbers==9.0.43, Apache-2.0,
+libphonenumber data; newer than the Rust `phonenumber` crate 0.3.10+9.0.33 that validates: the
+cases it generates must still agree, which `tests/it/timing_phone_cases.rs` checks).
 
 Each line: {"input": text, "valid": bool, "e164": "+..." | null, "zones": [...], "type": "..."}
 - `valid` is `phonenumbers.parse(text, None)` succeeding and `is_valid_number` being true;
@@ -11,7 +12,7 @@ Each line: {"input": text, "valid": bool, "e164": "+..." | null, "zones": [...],
 
 Numbers come from `example_number_for_type` for each region and type, then from varying their
 digits with a fixed seed (kept only when valid), plus hand-picked multi-zone, odd-zone and invalid
-numbers. Usage: pip install phonenumbers==9.0.33 && python3 scripts/gen_phone_cases.py
+numbers. Usage: pip install phonenumbers==9.0.43 && python3 scripts/gen_phone_cases.py
 """
 
 import json
@@ -27,7 +28,7 @@ import phonenumbers
 from phonenumbers import PhoneNumberFormat, PhoneNumberType
 from phonenumbers import timezone as pntz
 
-PINNED = "9.0.33"
+PINNED = "9.0.43"
 TYPE_NAMES = {v: k for k, v in vars(PhoneNumberType).items() if k.isupper() and isinstance(v, int)}
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "timing", "phone_cases.jsonl")
 

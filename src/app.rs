@@ -47,7 +47,8 @@ impl App {
         tracing::info!(database = %config.database_url, applied, "migrations applied");
         let db = Db::connect_within(&config.database_url, config.database_connect_timeout).await?;
         restore_virtual_time(&db, clock.as_ref()).await?;
-        let core = Core::new(db, clock);
+        let mut core = Core::new(db, clock);
+        core.quiet_hours = std::sync::Arc::new(config.quiet_hours.clone());
         let state = AppState {
             signals: Router::start(core.clone()),
             core,
@@ -158,6 +159,7 @@ async fn restore_virtual_time(db: &Db, clock: &dyn Clock) -> anyhow::Result<()> 
 async fn bootstrap(core: &Core, announce: bool) -> anyhow::Result<()> {
     let now_ms = to_millis(core.clock.now());
     let (account, created) = accounts::ensure_default(&core.db, now_ms).await?;
+    crate::store::link_secret::ensure(&core.db, now_ms).await?;
     if created && announce {
         let token = auth::create_token(&core.db, &account.id, &Scope::Full, now_ms).await?;
         tracing::info!(

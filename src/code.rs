@@ -42,11 +42,12 @@ pub enum Code {
     UnsupportedStep,
     /// The planner could not load or parse the flow version an enrollment runs.
     FlowUnavailable,
+    ContactHolidays,
 }
 
 impl Code {
     /// Every code, in declaration order: what the spelling test walks.
-    pub const ALL: [Code; 24] = [
+    pub const ALL: [Code; 25] = [
         Code::BadSchema,
         Code::UnknownTarget,
         Code::BadEvent,
@@ -71,6 +72,7 @@ impl Code {
         Code::LoopGuard,
         Code::UnsupportedStep,
         Code::FlowUnavailable,
+        Code::ContactHolidays,
     ];
 
     /// The wire spelling, e.g. `BAD_TZ`.
@@ -100,6 +102,7 @@ impl Code {
             Code::LoopGuard => "LOOP_GUARD",
             Code::UnsupportedStep => "UNSUPPORTED_STEP",
             Code::FlowUnavailable => "FLOW_UNAVAILABLE",
+            Code::ContactHolidays => "CONTACT_HOLIDAYS",
         }
     }
 }
@@ -171,7 +174,8 @@ mod tests {
             | Code::TransitionTooLong
             | Code::LoopGuard
             | Code::UnsupportedStep
-            | Code::FlowUnavailable => code,
+            | Code::FlowUnavailable
+            | Code::ContactHolidays => code,
         };
         assert!(Code::ALL.into_iter().map(listed).eq(Code::ALL));
     }

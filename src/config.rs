@@ -93,6 +93,8 @@ pub struct Config {
     pub database_connect_timeout: std::time::Duration,
     /// How often gRPC health probes the database, answering `NOT_SERVING` while it fails.
     pub health_probe_every: std::time::Duration,
+    /// The quiet-hours policy for SMS and calls (`--quiet-hours`; SPEC §11).
+    pub quiet_hours: crate::timing::QuietHours,
 }
 
 impl Config {
@@ -107,6 +109,7 @@ impl Config {
             limits: ConnLimits::default(),
             database_connect_timeout: crate::store::DEFAULT_CONNECT_TIMEOUT,
             health_probe_every: DEFAULT_HEALTH_PROBE_EVERY,
+            quiet_hours: Default::default(),
         }
     }
 }

@@ -319,6 +319,7 @@ async fn insert_contacts(state: &AppState, n: usize, now: DateTime<Utc>) -> anyh
             email: Some(format!("c{i}@example.com")),
             phone: None,
             tz: Some("UTC".into()),
+            country: None,
             attributes: "{}".into(),
             opted_out: "[]".into(),
             created_at: to_millis(now),

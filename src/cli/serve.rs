@@ -32,6 +32,11 @@ pub struct ServeArgs {
     /// Seconds between gRPC health's database probes (`SELECT 1`; NOT_SERVING while it fails).
     #[arg(long, env = "NUDGE_HEALTH_PROBE_EVERY", default_value_t = 5)]
     pub health_probe_every: u64,
+    /// Quiet hours for SMS and calls: `federal` (08:00–21:00 in every zone of the number) or
+    /// `us_states` (also the stricter US state rules, by area code; docs/timing.md).
+    #[arg(long, env = "NUDGE_QUIET_HOURS", default_value = "federal",
+          value_parser = |s: &str| s.parse::<crate::timing::QuietHoursPolicy>().map_err(|e| e.message()))]
+    pub quiet_hours: crate::timing::QuietHoursPolicy,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -40,6 +45,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.limits.max_connections = args.max_connections as usize;
     config.database_connect_timeout = Duration::from_secs(args.database_connect_timeout);
     config.health_probe_every = Duration::from_secs(args.health_probe_every.max(1));
+    config.quiet_hours = crate::timing::QuietHours::policy(args.quiet_hours);
     tracing::info!(?config, "starting");
     let app = App::build(config).await?;
     app.run(shutdown_signal()).await?;

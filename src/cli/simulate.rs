@@ -127,6 +127,7 @@ fn scenario(args: &SimulateArgs) -> anyhow::Result<Scenario> {
                 seed: 0,
                 script: Vec::new(),
                 max_wait: None,
+                quiet_hours: None,
                 enrollment_id: None,
                 sender: None,
                 contacts: None,

@@ -54,6 +54,9 @@ pub struct CampaignContact {
     /// As a scenario's `contact`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
+    /// As a scenario's `contact` (its holiday calendar, SPEC §11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
     /// When it is enrolled; the scenario's `start` when absent.
     #[serde(
         default,
@@ -117,10 +120,7 @@ pub fn queued_slot(after: &EnrollmentState, effects: &[Effect], caps: &Caps) -> 
     let deferred = effects.iter().any(|e| {
         matches!(
             e,
-            Effect::Journey(JourneyEntry::Deferred {
-                reason: Some(_),
-                ..
-            })
+            Effect::Journey(JourneyEntry::Deferred { cap: Some(_), .. })
         )
     });
     let run = after.run.as_ref()?;
@@ -185,6 +185,7 @@ pub fn simulate_campaign(flow: &Flow, scenario: &Scenario) -> Result<Campaign, S
     let ctx = Ctx {
         max_wait,
         seed: scenario.seed,
+        quiet_hours: scenario.quiet_hours.clone().unwrap_or_default(),
     };
     let mut ids = std::collections::HashSet::new();
     let mut sims = Vec::with_capacity(contacts.len());
@@ -199,6 +200,7 @@ pub fn simulate_campaign(flow: &Flow, scenario: &Scenario) -> Result<Campaign, S
             tz: c.tz.clone(),
             phone: c.phone.clone(),
             email: c.email.clone(),
+            country: c.country.clone(),
         })?;
         view.id = c.id.clone();
         sims.push(Sim {

@@ -5,7 +5,7 @@
 use crate::code::Code;
 use crate::engine::state::Run;
 use crate::routing::Dropped;
-use crate::timing::Channel;
+use crate::timing::{Channel, ClosedBy};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -239,10 +239,16 @@ pub enum JourneyEntry {
         step: String,
         /// The next opening, when the gate tries again.
         to: DateTime<Utc>,
-        /// A capacity deferral: the cap that held it (`CAP_DAILY`, …). Absent when only a
-        /// window did.
+        /// Why: `send_window`, `holiday` or `quiet_hours` (SPEC §3, §11).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        reason: Option<crate::capacity::CapReason>,
+        reason: Option<ClosedBy>,
+        /// The quiet-hours place rule that decided (`US-FL`), when one did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule: Option<String>,
+        /// A capacity deferral: the cap that held it (`CAP_DAILY`, …, SPEC §9). Absent when
+        /// only a window did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cap: Option<crate::capacity::CapReason>,
     },
     /// The step cannot be planned: `ZONE_UNKNOWN` or `NO_OPENING`. Nothing is sent; the run
     /// stays open until the contact changes or an operator acts.

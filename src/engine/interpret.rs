@@ -38,10 +38,11 @@ use crate::flow::model::{
 use crate::flow::Flow;
 use crate::routing::{decide, BufferedSignal, Dropped, Route, Waiting};
 use crate::timing::{
-    is_open, next_opening, resolve_zones, schedule, Channel, Duration, Recipient, ResolvedZones,
-    TimingError, Zone,
+    explain_opening, is_open, phone_zones, resolve_zones_with, schedule, Channel, ContactCalendar,
+    Duration, Holidays, QuietHours, Recipient, ResolvedZones, TimingError, Zone,
 };
 use chrono::{DateTime, Utc};
+use std::borrow::Cow;
 
 /// At most this many steps are entered in one call. Validation refuses cycles that spin without
 /// time passing and paths longer than this with no step that lets time pass
@@ -59,6 +60,8 @@ pub struct Ctx {
     pub max_wait: Option<Duration>,
     /// Mixed into every jitter seed: a simulation's `seed`, 0 in production.
     pub seed: u64,
+    /// The account's quiet-hours policy for SMS and calls (SPEC §11); federal by default.
+    pub quiet_hours: QuietHours,
 }
 
 /// Refuses a flow that uses a step type the interpreter does not run yet (`approval`, `fetch`,
@@ -591,6 +594,13 @@ impl<'a> Machine<'a> {
             hold: None,
             moved: std::mem::take(&mut self.moved),
             deferred_reason: None,
+            wait_reason: None,
+            rule: None,
+            contact_holidays: match self.holidays().1 {
+                ContactCalendar::NotAsked => None,
+                ContactCalendar::Country(code) => Some(code.to_string()),
+                ContactCalendar::None(why) => Some(format!("none: {why}")),
+            },
         };
         match &step.action {
             Action::End(p) => {
@@ -715,22 +725,21 @@ impl<'a> Machine<'a> {
             None
         };
         let seed = jitter_seed(&self.st.id, run.id, self.ctx.seed);
+        let (holidays, _) = self.holidays();
+        let window = self.flow.settings.send_window.as_ref();
         let planned = self.zones(channel).and_then(|zones| {
-            schedule(
-                self.now,
-                self.flow.settings.send_window.as_ref(),
-                &zones,
-                channel,
-                &self.flow.settings.holidays,
-                jitter,
-                seed,
-            )
-            .map_err(Failure::from)
+            let at = schedule(self.now, window, &zones, channel, &holidays, jitter, seed)
+                .map_err(Failure::from)?;
+            // What held the step past its entry, for the journey (the jitter is not a reason).
+            let why = explain_opening(self.now, window, &zones, channel, &holidays).ok();
+            Ok((at, why))
         });
         match planned {
-            Ok(t) => {
+            Ok((t, why)) => {
                 run.scheduled = Some(t);
                 run.hold = None;
+                run.wait_reason = why.as_ref().and_then(|o| o.reason);
+                run.rule = why.and_then(|o| o.rule);
             }
             Err(f) => {
                 run.hold = Some(Hold {
@@ -801,7 +810,8 @@ impl<'a> Machine<'a> {
     fn gate(&mut self, run: &Run, kind: StepKind) -> bool {
         let channel = channel_of(kind);
         let window = self.flow.settings.send_window.as_ref();
-        let holidays = &self.flow.settings.holidays;
+        let (holidays, _) = self.holidays();
+        let holidays: &Holidays = &holidays;
         let zones = match self.zones(channel) {
             Ok(z) => z,
             Err(f) => {
@@ -812,20 +822,22 @@ impl<'a> Machine<'a> {
         if is_open(self.now, window, &zones, channel, holidays) {
             return true;
         }
-        match next_opening(self.now, window, &zones, channel, holidays) {
+        match explain_opening(self.now, window, &zones, channel, holidays) {
             // An opening at or before now means the window is open after all (both answers
             // come from the same window arithmetic); going now beats deferring in a loop.
-            Ok(t) if t <= self.now => true,
-            Ok(t) => {
+            Ok(o) if o.at <= self.now => true,
+            Ok(o) => {
                 if let Some(r) = self.st.run.as_mut() {
-                    r.deferred_to = Some(t);
+                    r.deferred_to = Some(o.at);
                     r.deferred_reason = None;
                 }
                 self.journey(JourneyEntry::Deferred {
                     run: run.id,
                     step: run.step.clone(),
-                    to: t,
-                    reason: None,
+                    to: o.at,
+                    reason: o.reason,
+                    rule: o.rule,
+                    cap: None,
                 });
                 false
             }
@@ -873,7 +885,8 @@ impl<'a> Machine<'a> {
             }
         };
         let window = self.flow.settings.send_window.as_ref();
-        let holidays = &self.flow.settings.holidays;
+        let (holidays, _) = self.holidays();
+        let holidays: &Holidays = &holidays;
         let zones = match self.zones(channel) {
             Ok(z) => z,
             Err(f) => {
@@ -882,18 +895,24 @@ impl<'a> Machine<'a> {
             }
         };
         let mut t = self.now;
-        let mut reason = None;
-        // Alternate the caps and the windows until both agree; each turn moves `t` forward.
+        let mut cap = None;
+        let (mut closed_by, mut rule) = (None, None);
+        // Alternate the caps and the windows (the timing core's, holidays and quiet hours
+        // included) until both agree; each turn moves `t` forward.
         for _ in 0..64 {
             let (fit, why) = book.earliest_fit(channel, domain.as_deref(), t);
-            reason = reason.or(why);
+            cap = cap.or(why);
             t = fit;
             if is_open(t, window, &zones, channel, holidays) {
                 break;
             }
-            match next_opening(t, window, &zones, channel, holidays) {
-                Ok(open) if open <= t => break,
-                Ok(open) => t = open,
+            match explain_opening(t, window, &zones, channel, holidays) {
+                Ok(o) if o.at <= t => break,
+                Ok(o) => {
+                    t = o.at;
+                    closed_by = o.reason;
+                    rule = o.rule;
+                }
                 Err(e) => {
                     self.hold_current(run, kind, Failure::from(e));
                     return None;
@@ -912,13 +931,15 @@ impl<'a> Machine<'a> {
         }
         if let Some(r) = self.st.run.as_mut() {
             r.deferred_to = Some(t);
-            r.deferred_reason = reason;
+            r.deferred_reason = cap;
         }
         self.journey(JourneyEntry::Deferred {
             run: run.id,
             step: run.step.clone(),
             to: t,
-            reason,
+            reason: closed_by,
+            rule,
+            cap,
         });
         None
     }
@@ -1107,16 +1128,33 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// SPEC §2.3/§4: the zones a step of `channel` uses.
+    /// SPEC §2.3/§4/§11: the zones a step of `channel` uses, and the account's quiet-hours
+    /// place rule for SMS and calls.
     fn zones(&self, channel: Channel) -> Result<ResolvedZones, Failure> {
         let sender = self.sender_zone()?;
-        resolve_zones(
+        resolve_zones_with(
             self.flow.settings.send_window.as_ref(),
             &self.recipient(),
             &sender,
             channel,
+            &self.ctx.quiet_hours,
         )
         .map_err(Failure::from)
+    }
+
+    /// SPEC §11: the flow's holidays for this contact, `contact` resolved to the contact's
+    /// `country`, else its phone number's region; and what `contact` became.
+    fn holidays(&self) -> (Cow<'_, Holidays>, ContactCalendar) {
+        let holidays = &self.flow.settings.holidays;
+        if !holidays.wants_contact() {
+            return (Cow::Borrowed(holidays), ContactCalendar::NotAsked);
+        }
+        let c = &self.st.contact;
+        let country: Option<String> = c.country.clone().or_else(|| {
+            let phone = c.phone.as_deref()?;
+            Some(phone_zones(phone).ok()?.region?.to_string())
+        });
+        holidays.for_contact(country.as_deref())
     }
 
     /// The zone of a `wait` or a timeout without `tz` (SPEC §2.3; the phone-inferred zone
@@ -1132,7 +1170,8 @@ impl<'a> Machine<'a> {
             Some(z) => *z,
             None => self.arithmetic_zone()?,
         };
-        let holidays = &self.flow.settings.holidays;
+        let (holidays, _) = self.holidays();
+        let holidays: &Holidays = &holidays;
         let contact = self.expr_contact();
         let expr_failure = |e: crate::flow::expr::ExprError| {
             Failure::new(Code::ExprType, format!("{e}; check the enrollment input"))
@@ -1173,11 +1212,7 @@ impl<'a> Machine<'a> {
         match &self.ctx.max_wait {
             Some(limit) => {
                 let zone = self.arithmetic_zone()?;
-                Ok(Some(limit.add_to(
-                    from,
-                    &zone,
-                    &self.flow.settings.holidays,
-                )))
+                Ok(Some(limit.add_to(from, &zone, &self.holidays().0)))
             }
             None => Ok(None),
         }

@@ -14,6 +14,7 @@
 //! - [`mod@simulate`] — [`simulate()`], [`Scenario`], [`Timeline`], [`render_table`].
 //! - [`campaign`] — a campaign simulated under one sender's capacity (SPEC §7, §9), and the
 //!   priority order capacity is given in.
+//! - [`explain`] — [`explain()`], [`WaitReason`]: why an enrollment is where it is (SPEC §12).
 //! - [`seed`] — the stable jitter seed of a run.
 //! - [`instant`] — how answers write instants.
 //! - [`names`] — the closed sets of names it is stored under: [`DeliveryEffect`], [`JourneyKind`].
@@ -24,6 +25,7 @@
 
 pub mod campaign;
 pub mod effect;
+pub mod explain;
 pub mod input;
 pub mod instant;
 pub mod interpret;
@@ -36,6 +38,7 @@ pub use effect::{
     message_id, parse_message_id, AckOutcome, Dispatch, Effect, JourneyEntry, RecordedPayload,
     SignalEffect, Task, Woken, MAX_RECORDED_PAYLOAD,
 };
+pub use explain::{explain, Explanation, WaitReason};
 pub use input::{Input, Signal};
 pub use interpret::{channel_of, enrollable, step, step_with, CapacityView, Ctx};
 pub use names::{DeliveryEffect, JourneyKind};

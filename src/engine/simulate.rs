@@ -39,6 +39,9 @@ pub struct ScenarioContact {
     /// Without one, an `email` step is skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
+    /// ISO 3166-1 alpha-2: the `contact` holiday calendar (SPEC §11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
 }
 
 /// What a script entry does.
@@ -125,6 +128,10 @@ pub struct Scenario {
     /// The account's plan limit (SPEC §5.7), e.g. `"7d"`; none when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_wait: Option<serde_json::Value>,
+    /// The account's quiet-hours setting (SPEC §11), `{"policy": "us_states"}`; federal when
+    /// absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_hours: Option<crate::timing::QuietHours>,
     /// The enrollment id the jitter seed is drawn from ([`SIM_ENROLLMENT_ID`] when absent). With
     /// a real enrollment's id and `seed` 0, the simulation draws exactly that enrollment's
     /// jitter (SPEC §2.7: "so `Simulate` and reality agree").
@@ -198,9 +205,20 @@ pub struct Deferral {
     /// Where it was deferred to.
     #[serde(with = "instant::required")]
     pub to: DateTime<Utc>,
-    /// The cap that held it (`CAP_DAILY`, …); absent when a window did.
+    /// Why: the cap that held it (`CAP_DAILY`, …), else the window (`send_window`,
+    /// `holiday`, `quiet_hours`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<crate::capacity::CapReason>,
+    pub reason: Option<DeferralReason>,
+}
+
+/// Why a simulated step was deferred: a cap, or a closed window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DeferralReason {
+    /// A sender's cap (SPEC §9).
+    Cap(crate::capacity::CapReason),
+    /// A window, a holiday or quiet hours (SPEC §3, §11).
+    Window(crate::timing::ClosedBy),
 }
 
 /// SPEC §7's answer.
@@ -295,6 +313,7 @@ fn single(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> {
     let ctx = Ctx {
         max_wait,
         seed: scenario.seed,
+        quiet_hours: scenario.quiet_hours.clone().unwrap_or_default(),
     };
     let mut sim = Sim {
         state: EnrollmentState::new(
@@ -360,6 +379,7 @@ pub(super) fn contact_view(c: &ScenarioContact) -> Result<ContactView, SimError>
         email: c.email.clone(),
         phone,
         tz: c.tz.clone(),
+        country: c.country.clone(),
         opted_out: Default::default(),
         attributes: Default::default(),
     })
@@ -455,9 +475,16 @@ impl Sim {
                     });
                 }
                 Effect::Journey(crate::engine::JourneyEntry::Deferred {
-                    run, to, reason, ..
+                    run,
+                    to,
+                    reason,
+                    cap,
+                    ..
                 }) => {
                     if let Some(&i) = self.by_run.get(&run) {
+                        let reason = cap
+                            .map(DeferralReason::Cap)
+                            .or(reason.map(DeferralReason::Window));
                         self.runs[i].deferrals.push(Deferral {
                             at: now,
                             to,

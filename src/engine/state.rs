@@ -6,6 +6,7 @@
 use crate::code::Code;
 use crate::flow::StepKind;
 use crate::routing::SignalBuffer;
+use crate::timing::ClosedBy;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -68,6 +69,9 @@ pub struct ContactView {
     /// The contact's set zone (a SPEC §2.3 `tz`), when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
+    /// The contact's country (ISO 3166-1 alpha-2), for the `contact` holiday calendar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
     /// Channels the contact opted out of (`email`, `sms`): no more sends there (SPEC §5.2).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub opted_out: BTreeSet<String>,
@@ -137,6 +141,16 @@ pub struct Run {
     /// Why the last execution-time deferral happened, when a cap held the step (SPEC §9).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred_reason: Option<crate::capacity::CapReason>,
+    /// Why `scheduled` is later than `entered`: `send_window`, `holiday`, `quiet_hours`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_reason: Option<ClosedBy>,
+    /// The quiet-hours place rule that decided `scheduled` (`US-FL`), when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// What the flow's `contact` holidays were for this contact: its country (`DE`), or why
+    /// there were none (SPEC §11). Absent when the flow does not list `contact`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact_holidays: Option<String>,
 }
 
 impl Run {

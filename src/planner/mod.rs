@@ -76,7 +76,7 @@ impl Planner {
     async fn wake_due(&self, tx: &mut Tx, now: DateTime<Utc>) -> Result<usize, StoreError> {
         let mut rows = tx.claim_due(to_millis(now), self.batch as i64).await?;
         let flows = &self.core.flows;
-        let mut context = StepContext::load(tx, flows, &rows).await?;
+        let mut context = StepContext::load(tx, flows, &rows, &self.core.quiet_hours).await?;
         if context.has_caps() {
             // SPEC §9: lock the capped senders and read their ledgers, then step their
             // enrollments in priority order, so a short capacity goes to the right steps.

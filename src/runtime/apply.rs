@@ -13,7 +13,7 @@ use crate::engine::CapacityView;
 use crate::engine::{self, Ctx, Effect, EnrollmentState, Input, JourneyEntry, Status};
 use crate::store::capacity::SenderKey;
 use crate::store::{EnrollmentRow, StoreError, Tx, Writes};
-use crate::timing::Duration;
+use crate::timing::{Duration, QuietHours};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -29,11 +29,16 @@ fn sender_keys(rows: &[EnrollmentRow]) -> Vec<SenderKey> {
     keys
 }
 
-/// The engine's context from an account's stored `max_wait`.
-pub fn ctx_for(max_wait: Option<&str>) -> Ctx {
+/// The engine's context from an account's stored `max_wait`, and the quiet-hours policy SMS
+/// and calls are timed under (SPEC §11). This is the one place execution obtains that policy:
+/// today the server's `--quiet-hours` flag (`NUDGE_QUIET_HOURS`, federal by default, held in
+/// [`Core::quiet_hours`](super::Core)); the account's `quiet_hours` setting takes over here
+/// when accounts carry it.
+pub fn ctx_for(max_wait: Option<&str>, server_quiet_hours: &QuietHours) -> Ctx {
     Ctx {
         max_wait: max_wait.and_then(|t| Duration::parse(t).ok()),
         seed: 0,
+        quiet_hours: server_quiet_hours.clone(),
     }
 }
 
@@ -56,12 +61,13 @@ impl StepContext {
         tx: &mut Tx,
         flows: &FlowCache,
         rows: &[EnrollmentRow],
+        quiet_hours: &QuietHours,
     ) -> Result<StepContext, StoreError> {
         let mut accounts: Vec<&str> = rows.iter().map(|r| r.account_id.as_str()).collect();
         accounts.sort();
         accounts.dedup();
         let settings = tx.account_settings(&accounts).await?;
-        Self::load_with_settings(tx, flows, rows, settings).await
+        Self::load_with_settings(tx, flows, rows, settings, quiet_hours).await
     }
 
     /// [`StepContext::load`] with the accounts' settings read already (the signal group reads
@@ -71,11 +77,12 @@ impl StepContext {
         flows: &FlowCache,
         rows: &[EnrollmentRow],
         settings: Vec<(String, Option<String>)>,
+        quiet_hours: &QuietHours,
     ) -> Result<StepContext, StoreError> {
         let keys = sender_keys(rows);
         Ok(StepContext {
             definitions: Self::definitions(tx, flows, rows).await?,
-            ctx: Self::ctx_by_account(settings),
+            ctx: Self::ctx_by_account(settings, quiet_hours),
             caps: tx
                 .sender_caps(&keys)
                 .await?
@@ -134,10 +141,13 @@ impl StepContext {
             .collect())
     }
 
-    fn ctx_by_account(settings: Vec<(String, Option<String>)>) -> HashMap<String, Ctx> {
+    fn ctx_by_account(
+        settings: Vec<(String, Option<String>)>,
+        quiet_hours: &QuietHours,
+    ) -> HashMap<String, Ctx> {
         settings
             .into_iter()
-            .map(|(id, max_wait)| (id, ctx_for(max_wait.as_deref())))
+            .map(|(id, max_wait)| (id, ctx_for(max_wait.as_deref(), quiet_hours)))
             .collect()
     }
 

@@ -34,6 +34,9 @@ pub struct Core {
     pub flows: FlowCache,
     /// This process's planner wake-up, rung by every writer of an earlier timer.
     pub wakeup: Wakeup,
+    /// The server's quiet-hours policy (`--quiet-hours`), under which SMS and calls are timed
+    /// ([`ctx_for`] is where it is applied).
+    pub quiet_hours: std::sync::Arc<crate::timing::QuietHours>,
 }
 
 impl Core {
@@ -44,6 +47,7 @@ impl Core {
             clock,
             flows: FlowCache::default(),
             wakeup: Wakeup::default(),
+            quiet_hours: Default::default(),
         }
     }
 }

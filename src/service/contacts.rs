@@ -22,6 +22,8 @@ pub struct ContactInput {
     pub email: String,
     pub phone: String,
     pub tz: String,
+    /// ISO 3166-1 alpha-2 (`DE`); empty when unknown.
+    pub country: String,
     pub attributes: Map<String, Value>,
 }
 
@@ -33,6 +35,7 @@ pub struct Contact {
     /// E.164.
     pub phone: Option<String>,
     pub tz: Option<String>,
+    pub country: Option<String>,
     pub attributes: Map<String, Value>,
     /// Sorted.
     pub opted_out: Vec<Channel>,
@@ -68,6 +71,9 @@ pub async fn upsert(
     let tz = optional(&input.tz, |t| {
         problems.check(fields::parse_tz("contact.tz", t))
     });
+    let country = optional(&input.country, |t| {
+        problems.check(fields::parse_country("contact.country", t))
+    });
     problems.finish()?;
 
     let now_ms = to_millis(now);
@@ -77,6 +83,7 @@ pub async fn upsert(
         email,
         phone,
         tz,
+        country,
         attributes: Value::Object(input.attributes).to_string(),
         opted_out: "[]".to_string(),
         created_at: now_ms,
@@ -149,7 +156,7 @@ async fn tell_enrollments(
     if rows.is_empty() {
         return Ok(None);
     }
-    let context = StepContext::load(tx, &core.flows, &rows).await?;
+    let context = StepContext::load(tx, &core.flows, &rows, &core.quiet_hours).await?;
     let mut writes = Writes::default();
     for row in rows {
         apply(
@@ -290,6 +297,7 @@ fn from_row(row: ContactRow) -> Result<Contact, StoreError> {
         email: row.email,
         phone: row.phone,
         tz: row.tz,
+        country: row.country,
         attributes,
         opted_out,
         created_at: from_millis(row.created_at),

@@ -183,6 +183,25 @@ pub fn parse_tz(field: &str, text: &str) -> Result<String, Violation> {
         .map_err(|e| Violation::new(field, e.code, e.message()))
 }
 
+/// Checks a contact's country: an ISO 3166-1 alpha-2 code, upper case (`DE`), for the `contact`
+/// holiday calendar (SPEC §11).
+pub fn parse_country(field: &str, text: &str) -> Result<String, Violation> {
+    if crate::timing::holiday_calendars::is_country(text) {
+        return Ok(text.to_string());
+    }
+    let upper = text.to_ascii_uppercase();
+    let hint = if upper != text && crate::timing::holiday_calendars::is_country(&upper) {
+        format!("write it in upper case: `{upper}`")
+    } else {
+        "give an ISO 3166-1 alpha-2 country code such as `DE`, `US` or `GB` (a subdivision such as `DE-BY` is a holiday calendar, not a country)".to_string()
+    };
+    Err(Violation::new(
+        field,
+        Code::BadSchema,
+        format!("`{text}` is not a country: {hint}"),
+    ))
+}
+
 /// The one channel type is the pure core's; re-exported so the service layer names it here too.
 pub use crate::timing::Channel;
 

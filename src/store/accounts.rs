@@ -94,7 +94,7 @@ pub async fn set_default_sender(
 }
 
 /// 32 random bytes, hex: the webhook signing secret.
-fn random_secret() -> String {
+pub(crate) fn random_secret() -> String {
     use rand::RngCore;
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
@@ -128,4 +128,25 @@ impl super::Tx {
             .load(c)
             .await)?)
     }
+}
+
+/// Creates an account with no sender (tests and tools that need a second tenant); an existing
+/// id is left as it is.
+pub async fn create(db: &Db, id: &str, name: &str, now_ms: i64) -> Result<(), StoreError> {
+    let account = Account {
+        id: id.to_string(),
+        name: name.to_string(),
+        max_wait: None,
+        webhook_secret: random_secret(),
+        default_sender_id: None,
+        created_at: now_ms,
+    };
+    let conn = db.conn().await?;
+    with_conn!(conn, c => diesel::insert_into(accounts::table)
+        .values(&account)
+        .on_conflict(accounts::id)
+        .do_nothing()
+        .execute(c)
+        .await)?;
+    Ok(())
 }

@@ -15,6 +15,8 @@ pub struct ContactRow {
     /// E.164.
     pub phone: Option<String>,
     pub tz: Option<String>,
+    /// ISO 3166-1 alpha-2, for the `contact` holiday calendar (SPEC §11).
+    pub country: Option<String>,
     /// A JSON object.
     pub attributes: String,
     /// A sorted JSON array of channel names.
@@ -31,6 +33,7 @@ impl ContactRow {
             email: self.email.clone(),
             phone: self.phone.clone(),
             tz: self.tz.clone(),
+            country: self.country.clone(),
             opted_out: serde_json::from_str(&self.opted_out).unwrap_or_default(),
             attributes: serde_json::from_str(&self.attributes).unwrap_or_default(),
         }
@@ -44,6 +47,7 @@ impl ContactRow {
         self.email == other.email
             && self.phone == other.phone
             && self.tz == other.tz
+            && self.country == other.country
             && attributes(self) == attributes(other)
     }
 }
@@ -105,6 +109,7 @@ impl Tx {
                 contacts::email.eq(&row.email),
                 contacts::phone.eq(&row.phone),
                 contacts::tz.eq(&row.tz),
+                contacts::country.eq(&row.country),
                 contacts::attributes.eq(&row.attributes),
                 contacts::updated_at.eq(row.updated_at),
             ))

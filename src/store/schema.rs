@@ -35,6 +35,7 @@ diesel::table! {
         opted_out -> Text,
         created_at -> BigInt,
         updated_at -> BigInt,
+        country -> Nullable<Text>,
     }
 }
 
@@ -190,6 +191,14 @@ diesel::table! {
 }
 
 diesel::table! {
+    link_secret (id) {
+        id -> Integer,
+        secret -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
     virtual_clock (id) {
         id -> Integer,
         now_ms -> BigInt,
@@ -214,5 +223,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     signals,
     signal_deliveries,
     webhook_replays,
+    link_secret,
     virtual_clock,
 );

@@ -35,6 +35,12 @@ impl Channel {
         Channel::Sms,
     ];
 
+    /// Whether quiet hours (08:00–21:00 in every candidate zone, and the policy's place rules)
+    /// apply: SMS and calls, since telephone solicitation rules cover both (SPEC §11).
+    pub fn has_quiet_hours(self) -> bool {
+        matches!(self, Channel::Sms | Channel::Call)
+    }
+
     /// The wire spelling (`email`, …); the same as its serde spelling.
     pub fn as_str(self) -> &'static str {
         match self {

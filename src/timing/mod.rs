@@ -3,12 +3,14 @@
 //! - [`error`] — the one error type: code, offending text, position, hint.
 //! - [`zone`] — `tz` slots and the wall-clock ↔ instant rules of DST.
 //! - [`holidays`] — `settings.holidays`, the local dates business days skip.
+//! - [`holiday_calendars`] — the shipped public holiday calendars by place (SPEC §11).
 //! - [`calendar`] — systemd `OnCalendar` patterns and their next match in a zone.
 //! - [`channel`] — [`Channel`]: email, SMS, call, LinkedIn; the one channel type of the crate.
 //! - [`business_days`] — Monday–Friday stepping that skips holidays (`bd`, `+Nbd`).
 //! - [`duration`] — the duration grammar and its calendar-then-fixed arithmetic in a zone.
 //! - [`until`] — the four `until` forms and their resolution to an instant.
 //! - [`phone`] — E.164 numbers and their candidate zones (SPEC §4).
+//! - [`quiet`] — quiet-hours policies: the federal floor and the US state table (SPEC §11).
 //! - [`window`] — send windows, the SMS window, jitter and the zone rule (SPEC §2.3, §3).
 
 #![warn(missing_docs)]
@@ -18,9 +20,11 @@ pub mod calendar;
 pub mod channel;
 pub mod duration;
 pub mod error;
+pub mod holiday_calendars;
 pub mod holidays;
 pub mod phone;
 pub mod question;
+pub mod quiet;
 pub mod until;
 pub mod window;
 pub mod zone;
@@ -30,11 +34,12 @@ pub use calendar::CalendarPattern;
 pub use channel::Channel;
 pub use duration::Duration;
 pub use error::TimingError;
-pub use holidays::Holidays;
+pub use holidays::{ContactCalendar, Holidays};
 pub use phone::{phone_zones, PhoneZones};
+pub use quiet::{PlaceRule, QuietHours, QuietHoursPolicy, QuietProblem, RuleRow};
 pub use until::Until;
 pub use window::{
-    is_open, next_opening, resolve_zones, schedule, Recipient, ResolvedZones, SendWindow,
-    WindowZone,
+    explain_opening, is_open, next_opening, resolve_zones, resolve_zones_with, schedule, ClosedBy,
+    Opening, Recipient, ResolvedZones, SendWindow, WindowZone,
 };
 pub use zone::Zone;

@@ -30,6 +30,10 @@ pub struct PhoneZones {
     /// The candidate zones, in the data's order; empty when the number maps to no zone
     /// (`+800 …`). One zone is an inferred contact zone; several are all enforced for SMS.
     pub zones: Vec<Zone>,
+    /// The region the number belongs to (ISO 3166-1 alpha-2, `US`, `DE`), as libphonenumber
+    /// decides it; `None` for non-geographical codes (`+800`). The `contact` holiday calendar
+    /// falls back to it (SPEC §11).
+    pub region: Option<&'static str>,
 }
 
 /// Parses `text` as an international number and answers its E.164 form and candidate zones.
@@ -78,15 +82,15 @@ pub fn phone_zones(text: &str) -> Result<PhoneZones, TimingError> {
     let cc = number.code().value();
     let national = number.national().to_string();
     let typed = match number_type(cc, &national) {
-        Some(kind) => Some((kind, national)),
+        Some(found) => Some((found, national)),
         // The crate strips a national prefix libphonenumber keeps when the number is valid as
         // written (`+7 800 …`, `+7 861 …`: Russia's prefix is 8); fall back to the digits as
         // written after the calling code.
         None => digits_after_code(trimmed, cc)
             .filter(|raw| *raw != national)
-            .and_then(|raw| number_type(cc, &raw).map(|kind| (kind, raw))),
+            .and_then(|raw| number_type(cc, &raw).map(|found| (found, raw))),
     };
-    let Some((kind, national)) = typed else {
+    let Some(((kind, region), national)) = typed else {
         return bad(
             None,
             format!(
@@ -109,7 +113,13 @@ pub fn phone_zones(text: &str) -> Result<PhoneZones, TimingError> {
     let zones = set
         .map(|id| table.sets[id as usize].clone())
         .unwrap_or_default();
-    Ok(PhoneZones { e164, zones })
+    let region =
+        (region.len() == 2 && region.bytes().all(|b| b.is_ascii_uppercase())).then_some(region);
+    Ok(PhoneZones {
+        e164,
+        zones,
+        region,
+    })
 }
 
 /// The ASCII digits of `text` after the calling code `cc`, as written (no prefix stripped).
@@ -124,7 +134,7 @@ fn digits_after_code(text: &str, cc: u16) -> Option<String> {
 /// The crate's own `is_valid`/`number_type` accept a pattern matching only a prefix of the
 /// number (so `+4990012345673`, one digit too many, passed) and drop leading zeros when choosing
 /// a type; libphonenumber matches whole numbers, so this does too.
-fn number_type(cc: u16, national: &str) -> Option<Type> {
+fn number_type(cc: u16, national: &str) -> Option<(Type, &'static str)> {
     let regions = DATABASE.region(&cc)?;
     let meta = if regions.len() == 1 && regions[0] == "001" {
         DATABASE.by_code(&cc)?.into_iter().next()?
@@ -139,7 +149,7 @@ fn number_type(cc: u16, national: &str) -> Option<Type> {
             chosen.then_some(meta)
         })?
     };
-    type_in(meta, national)
+    type_in(meta, national).map(|kind| (kind, meta.id()))
 }
 
 /// libphonenumber's `getNumberTypeHelper`: the first descriptor that matches the whole number.

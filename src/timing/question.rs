@@ -14,18 +14,23 @@
 use crate::code::Code;
 use crate::timing::channel::Channel;
 use crate::timing::error::TimingError;
+use crate::timing::holiday_calendars::is_country;
 use crate::timing::holidays::Holidays;
 use crate::timing::phone::phone_zones;
-use crate::timing::window::{next_opening, resolve_zones, Recipient, SendWindow};
+use crate::timing::quiet::QuietHours;
+use crate::timing::window::{explain_opening, resolve_zones_with, Recipient, SendWindow};
 use crate::timing::{Duration, Until, Zone};
 use chrono::{DateTime, SubsecRound, Timelike, Utc};
 use serde_json::{json, Map, Value};
 
 /// The four questions and the extra fields each one takes (SPEC §7 table).
 const QUESTIONS: [(&str, &[&str]); 4] = [
-    ("duration", &["tz", "holidays"]),
-    ("until", &["tz", "holidays"]),
-    ("window", &["channel", "contact", "sender_tz", "holidays"]),
+    ("duration", &["tz", "holidays", "contact"]),
+    ("until", &["tz", "holidays", "contact"]),
+    (
+        "window",
+        &["channel", "contact", "sender_tz", "holidays", "quiet_hours"],
+    ),
     ("phone", &[]),
 ];
 
@@ -51,12 +56,23 @@ pub fn answer(request: &Value) -> Result<Value, TimingError> {
             ));
         }
     }
-    let holidays = holidays(obj)?;
+    let (recipient, country) = contact(obj)?;
+    let listed = holidays(obj)?;
+    // SPEC §11: `contact` is the contact's `country`, else its phone number's region.
+    let country = match (country, &recipient.phone) {
+        (Some(c), _) => Some(c),
+        (None, Some(phone)) if listed.wants_contact() => {
+            phone_zones(phone)?.region.map(str::to_string)
+        }
+        _ => None,
+    };
+    let holidays = listed.for_contact(country.as_deref()).0;
+    let holidays: &Holidays = &holidays;
     match question {
         "duration" => {
             let zone = zone_field(obj, "tz")?.unwrap_or(Zone::Utc);
             let duration = Duration::from_json(&obj["duration"])?;
-            Ok(json!({ "at": format_instant(duration.add_to(now, &zone, &holidays)) }))
+            Ok(json!({ "at": format_instant(duration.add_to(now, &zone, holidays)) }))
         }
         "until" => {
             let zone = zone_field(obj, "tz")?.unwrap_or(Zone::Utc);
@@ -68,14 +84,14 @@ pub fn answer(request: &Value) -> Result<Value, TimingError> {
                     "`until` is a string: an RFC 3339 instant, a wall clock `2026-09-01 08:00`, `+2d 08:00`, or a calendar pattern such as `mon 09:00`",
                 )
             })?;
-            let at = Until::parse(text)?.resolve(now, &zone, &holidays);
+            let at = Until::parse(text)?.resolve(now, &zone, holidays);
             let mut out = json!({ "at": format_instant(at) });
             if at < now {
                 out["past"] = Value::Bool(true);
             }
             Ok(out)
         }
-        "window" => answer_window(obj, now, &holidays),
+        "window" => answer_window(obj, now, holidays, &recipient),
         _ => {
             let text = obj["phone"].as_str().ok_or_else(|| {
                 TimingError::new(
@@ -128,6 +144,7 @@ fn answer_window(
     obj: &Map<String, Value>,
     now: DateTime<Utc>,
     holidays: &Holidays,
+    recipient: &Recipient,
 ) -> Result<Value, TimingError> {
     let window = match &obj["window"] {
         Value::Null => None,
@@ -145,49 +162,89 @@ fn answer_window(
             }
         },
     };
-    let recipient = match obj.get("contact") {
-        None | Some(Value::Null) => Recipient {
-            tz: None,
-            phone: None,
-        },
-        Some(Value::Object(c)) => {
-            if let Some(k) = c.keys().find(|k| *k != "tz" && *k != "phone") {
-                return Err(schema(k, "`contact` takes `tz` and `phone`"));
-            }
-            let phone = match c.get("phone") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(v) => {
-                    return Err(TimingError::new(
-                        Code::BadPhone,
-                        v.to_string(),
-                        None,
-                        "`contact.phone` is a string in E.164 form, such as \"+13035551234\"",
-                    ))
-                }
-            };
-            Recipient {
-                tz: zone_field(c, "tz")?,
-                phone,
-            }
+    let quiet = match obj.get("quiet_hours") {
+        None | Some(Value::Null) => QuietHours::federal(),
+        Some(Value::String(name)) => QuietHours::policy(name.parse()?),
+        Some(v @ Value::Object(_)) => QuietHours::from_json(v).map_err(|problems| {
+            let first = &problems[0];
+            schema(
+                &v.to_string(),
+                &format!("`quiet_hours{}`: {}", first.path, first.message),
+            )
+        })?,
+        Some(v) => return Err(schema(
+            &v.to_string(),
+            "`quiet_hours` is `federal`, `us_states`, or {\"policy\": ..., \"overrides\": [...]}",
+        )),
+    };
+    let sender = zone_field(obj, "sender_tz")?.unwrap_or(Zone::Utc);
+    let zones = resolve_zones_with(window.as_ref(), recipient, &sender, channel, &quiet)?;
+    let opening = explain_opening(now, window.as_ref(), &zones, channel, holidays)?;
+    // The zones whose windows applied: the send window's, then the quiet-hours recipient
+    // zones; each once (a London window for a London number is one zone).
+    let mut names: Vec<String> = Vec::new();
+    let applied = window.is_some().then_some(zones.window).flatten();
+    for zone in applied.iter().chain(&zones.sms) {
+        let name = zone.name();
+        if !names.contains(&name) {
+            names.push(name);
         }
+    }
+    let mut out = json!({ "at": format_instant(opening.at), "zones": names });
+    if let Some(rule) = opening.rule {
+        out["rule"] = Value::String(rule);
+    }
+    Ok(out)
+}
+
+/// The request's `contact`: `tz`, `phone` and `country` (ISO 3166-1 alpha-2, for the
+/// `contact` holiday calendar).
+fn contact(obj: &Map<String, Value>) -> Result<(Recipient, Option<String>), TimingError> {
+    let c = match obj.get("contact") {
+        None | Some(Value::Null) => return Ok((Recipient::default(), None)),
+        Some(Value::Object(c)) => c,
         Some(v) => {
             return Err(schema(
                 &v.to_string(),
-                "`contact` is an object such as {\"tz\": \"America/New_York\", \"phone\": \"+12125551234\"}",
+                "`contact` is an object such as {\"tz\": \"America/New_York\", \"phone\": \"+12125551234\", \"country\": \"US\"}",
             ))
         }
     };
-    let sender = zone_field(obj, "sender_tz")?.unwrap_or(Zone::Utc);
-    let zones = resolve_zones(window.as_ref(), &recipient, &sender, channel)?;
-    let at = next_opening(now, window.as_ref(), &zones, channel, holidays)?;
-    // The zones whose windows applied: the send window's, then the SMS recipient zones.
-    let mut names: Vec<String> = Vec::new();
-    if window.is_some() {
-        names.extend(zones.window.iter().map(Zone::name));
+    if let Some(k) = c
+        .keys()
+        .find(|k| !["tz", "phone", "country"].contains(&k.as_str()))
+    {
+        return Err(schema(k, "`contact` takes `tz`, `phone` and `country`"));
     }
-    names.extend(zones.sms.iter().map(Zone::name));
-    Ok(json!({ "at": format_instant(at), "zones": names }))
+    let phone = match c.get("phone") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(v) => {
+            return Err(TimingError::new(
+                Code::BadPhone,
+                v.to_string(),
+                None,
+                "`contact.phone` is a string in E.164 form, such as \"+13035551234\"",
+            ))
+        }
+    };
+    let country = match c.get("country") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if is_country(s) => Some(s.clone()),
+        Some(v) => {
+            return Err(schema(
+                &v.to_string(),
+                "`contact.country` is an ISO 3166-1 alpha-2 code in upper case, such as \"DE\"",
+            ))
+        }
+    };
+    Ok((
+        Recipient {
+            tz: zone_field(c, "tz")?,
+            phone,
+        },
+        country,
+    ))
 }
 
 fn parse_now(obj: &Map<String, Value>) -> Result<DateTime<Utc>, TimingError> {
@@ -257,7 +314,7 @@ fn holidays(obj: &Map<String, Value>) -> Result<Holidays, TimingError> {
                     v.as_str().map(str::to_owned).ok_or_else(|| {
                         schema(
                             &v.to_string(),
-                            "each holiday is a date string \"YYYY-MM-DD\"",
+                            "each holiday is a string: a date \"YYYY-MM-DD\" or a calendar such as \"US\", \"DE-BY\", \"contact\"",
                         )
                     })
                 })
@@ -266,7 +323,7 @@ fn holidays(obj: &Map<String, Value>) -> Result<Holidays, TimingError> {
         }
         Some(v) => Err(schema(
             &v.to_string(),
-            "`holidays` is a list of dates such as [\"2026-12-24\", \"2026-12-25\"]",
+            "`holidays` is a list of dates and calendars such as [\"2026-12-24\", \"US\", \"contact\"]",
         )),
     }
 }

@@ -15,11 +15,14 @@ use crate::timing::duration::Duration;
 use crate::timing::error::TimingError;
 use crate::timing::holidays::Holidays;
 use crate::timing::phone::phone_zones;
+use crate::timing::quiet::{PlaceRule, QuietHours};
 use crate::timing::zone::Zone;
-use chrono::{DateTime, Datelike, NaiveDate, NaiveTime, Utc};
+use chrono::{DateTime, Datelike, NaiveTime, Utc};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 use std::cell::Cell;
+use std::sync::Arc;
 
 /// The channel decides whether the SMS window applies; named here too, where the windows are.
 pub use crate::timing::channel::Channel;
@@ -166,11 +169,6 @@ impl SendWindow {
         })
     }
 
-    /// Whether the window is open on local date `d` (a listed weekday that is not a holiday).
-    fn opens_on(&self, d: NaiveDate, h: &Holidays) -> bool {
-        self.days[d.weekday().num_days_from_monday() as usize] && !h.contains(d)
-    }
-
     /// `mon,tue 09:00–17:00`, for hints.
     fn describe(&self) -> String {
         let days: Vec<&str> = WEEKDAYS
@@ -261,9 +259,48 @@ pub struct ResolvedZones {
     pub arithmetic: Zone,
     /// The zone the send window is read in; `None` without a send window.
     pub window: Option<Zone>,
-    /// SMS only: every zone the SMS window applies in. Empty for other channels; empty for an
-    /// SMS means the recipient's zone is unknown (`ZONE_UNKNOWN` at [`next_opening`]).
+    /// SMS and calls ([`Channel::has_quiet_hours`]): every zone quiet hours apply in. Empty for
+    /// other channels; empty for an SMS or call means the recipient's zone is unknown
+    /// (`ZONE_UNKNOWN` at [`next_opening`]).
     pub sms: Vec<Zone>,
+    /// The quiet-hours policy's place rule for the number (`US-FL`), applied in every zone of
+    /// `sms` on top of the federal 08:00–21:00 (SPEC §11).
+    pub place: Option<Arc<PlaceRule>>,
+}
+
+/// What kept a step past the instant it asked for: the window part of Explain's
+/// [`crate::engine::WaitReason`], recorded on the run and in the journey.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClosedBy {
+    /// The send window is closed (outside its hours or days).
+    Window,
+    /// The send window is closed for a holiday.
+    Holiday,
+    /// Quiet hours: the federal 08:00–21:00, or a place rule (then named).
+    QuietHours,
+}
+
+impl ClosedBy {
+    /// The wire spelling, as Explain's reasons spell them (SPEC §12): `window`, `holiday`, `quiet_hours`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClosedBy::Window => "window",
+            ClosedBy::Holiday => "holiday",
+            ClosedBy::QuietHours => "quiet_hours",
+        }
+    }
+}
+
+/// An opening and what decided it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opening {
+    /// The earliest instant at or after the asked one when the step may go.
+    pub at: DateTime<Utc>,
+    /// Why it is later than asked; `None` when it is not.
+    pub reason: Option<ClosedBy>,
+    /// The place rule that decided (`US-FL`), when one did.
+    pub rule: Option<String>,
 }
 
 /// Decides which zones a step uses (SPEC §2.3, §3, §4).
@@ -279,14 +316,33 @@ pub fn resolve_zones(
     sender: &Zone,
     channel: Channel,
 ) -> Result<ResolvedZones, TimingError> {
-    let sms = match (channel, recipient.tz, &recipient.phone) {
-        (Channel::Sms, Some(tz), _) => vec![tz],
-        (Channel::Sms, None, Some(phone)) => phone_zones(phone)?.zones,
+    resolve_zones_with(window, recipient, sender, channel, &QuietHours::federal())
+}
+
+/// [`resolve_zones`] under a quiet-hours policy: SMS and calls also get the policy's place rule
+/// for the number (SPEC §11). Calls read the phone as SMS do: quiet hours apply in every
+/// candidate zone, and a single candidate is the contact's inferred zone.
+pub fn resolve_zones_with(
+    window: Option<&SendWindow>,
+    recipient: &Recipient,
+    sender: &Zone,
+    channel: Channel,
+    quiet: &QuietHours,
+) -> Result<ResolvedZones, TimingError> {
+    let quiet_hours = channel.has_quiet_hours();
+    let phone = match (quiet_hours, &recipient.phone) {
+        (true, Some(phone)) => Some(phone_zones(phone)?),
+        _ => None,
+    };
+    let sms = match (quiet_hours, recipient.tz, &phone) {
+        (true, Some(tz), _) => vec![tz],
+        (true, None, Some(found)) => found.zones.clone(),
         _ => Vec::new(),
     };
-    let contact = match (recipient.tz, channel, sms.as_slice()) {
+    let place = phone.as_ref().and_then(|p| quiet.place_rule(&p.e164));
+    let contact = match (recipient.tz, quiet_hours, sms.as_slice()) {
         (Some(tz), _, _) => Some(tz),
-        (None, Channel::Sms, [only]) => Some(*only),
+        (None, true, [only]) => Some(*only),
         _ => None,
     };
     let arithmetic = match window.map(|w| w.zone) {
@@ -298,19 +354,32 @@ pub fn resolve_zones(
         arithmetic,
         window: window.map(|_| arithmetic),
         sms,
+        place,
     })
 }
 
 /// A found interval: `(asked at, start, end)`.
 type Found = (DateTime<Utc>, DateTime<Utc>, DateTime<Utc>);
 
-/// One daily window in one zone: the send window or the SMS window in one recipient zone.
+/// Which rule a daily window stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The flow's send window.
+    Send,
+    /// The federal quiet hours, 08:00–21:00, in one recipient zone.
+    Federal,
+    /// A place rule (`US-FL`) in one recipient zone.
+    Place,
+}
+
+/// One daily window in one zone: the send window, or a quiet-hours rule in one recipient zone.
 struct Daily<'a> {
     zone: Zone,
-    from: NaiveTime,
-    to: NaiveTime,
-    /// The send window (for its days and holidays); `None` for the SMS window (every day).
-    send: Option<(&'a SendWindow, &'a Holidays)>,
+    /// Open hours per weekday (Monday first); `None` is a closed day.
+    hours: [Option<(NaiveTime, NaiveTime)>; 7],
+    /// Dates it is closed on: the send window's holidays, a place rule's no-call days.
+    closed: Option<&'a Holidays>,
+    kind: Kind,
     /// The last interval found, `(asked at, start, end)`: the search asks again and again at
     /// later instants, and until `end` the answer comes from the same interval.
     last: Cell<Option<Found>>,
@@ -319,17 +388,21 @@ struct Daily<'a> {
 impl<'a> Daily<'a> {
     fn new(
         zone: Zone,
-        from: NaiveTime,
-        to: NaiveTime,
-        send: Option<(&'a SendWindow, &'a Holidays)>,
+        hours: [Option<(NaiveTime, NaiveTime)>; 7],
+        closed: Option<&'a Holidays>,
+        kind: Kind,
     ) -> Self {
         Daily {
             zone,
-            from,
-            to,
-            send,
+            hours,
+            closed,
+            kind,
             last: Cell::new(None),
         }
+    }
+
+    fn every_day(zone: Zone, from: NaiveTime, to: NaiveTime, kind: Kind) -> Self {
+        Daily::new(zone, [Some((from, to)); 7], None, kind)
     }
 
     /// The earliest instant at or after `c`, and not after `limit`, inside this window.
@@ -349,9 +422,11 @@ impl<'a> Daily<'a> {
         let days = (limit - c).num_days().max(0) + 3;
         let mut day = self.zone.to_local(c).date().pred_opt()?;
         for _ in 0..=days {
-            if self.send.is_none_or(|(w, h)| w.opens_on(day, h)) {
-                let start = self.zone.to_instant(day.and_time(self.from));
-                let end = self.zone.to_instant(day.and_time(self.to));
+            let hours = self.hours[day.weekday().num_days_from_monday() as usize];
+            if let Some((from, to)) = hours.filter(|_| self.closed.is_none_or(|h| !h.contains(day)))
+            {
+                let start = self.zone.to_instant(day.and_time(from));
+                let end = self.zone.to_instant(day.and_time(to));
                 if start < end && end > c {
                     self.last.set(Some((c, start, end)));
                     return within(start.max(c));
@@ -367,35 +442,69 @@ impl<'a> Daily<'a> {
     }
 }
 
-/// The windows that apply: the send window (if any) and, for SMS, one SMS window per zone.
-/// `Err(ZONE_UNKNOWN)` for an SMS without a recipient zone.
+/// Which of the rules that apply to take into a search (all of them but when explaining).
+#[derive(Debug, Clone, Copy)]
+struct Parts {
+    send: bool,
+    holidays: bool,
+    federal: bool,
+    place: bool,
+}
+
+const ALL_PARTS: Parts = Parts {
+    send: true,
+    holidays: true,
+    federal: true,
+    place: true,
+};
+
+/// The windows that apply: the send window (if any) and, for SMS and calls, the quiet-hours
+/// windows in every recipient zone (federal, and the place rule's). `Err(ZONE_UNKNOWN)` for an
+/// SMS or call without a recipient zone.
 fn windows<'a>(
     window: Option<&'a SendWindow>,
-    zones: &ResolvedZones,
+    zones: &'a ResolvedZones,
     channel: Channel,
     h: &'a Holidays,
+    parts: Parts,
 ) -> Result<Vec<Daily<'a>>, TimingError> {
-    let mut all = Vec::with_capacity(1 + zones.sms.len());
-    if let Some(w) = window {
+    let mut all = Vec::with_capacity(1 + 2 * zones.sms.len());
+    if let Some(w) = window.filter(|_| parts.send) {
+        let hours = std::array::from_fn(|i| w.days[i].then_some((w.from, w.to)));
         all.push(Daily::new(
             zones.window.unwrap_or(zones.arithmetic),
-            w.from,
-            w.to,
-            Some((w, h)),
+            hours,
+            parts.holidays.then_some(h),
+            Kind::Send,
         ));
     }
-    if channel == Channel::Sms {
+    if channel.has_quiet_hours() {
         if zones.sms.is_empty() {
+            let what = if channel == Channel::Call {
+                "call"
+            } else {
+                "SMS"
+            };
             return Err(TimingError::new(
                 Code::ZoneUnknown,
                 "",
                 None,
-                "the SMS recipient has no zone (no `tz`, and the phone number maps to none), so quiet hours cannot be checked: set the contact's `tz`",
+                format!("the {what} recipient has no zone (no `tz`, and the phone number maps to none), so quiet hours cannot be checked: set the contact's `tz`"),
             ));
         }
         for zone in &zones.sms {
-            if !all.iter().any(|d| d.send.is_none() && d.zone == *zone) {
-                all.push(Daily::new(*zone, SMS_FROM, SMS_TO, None));
+            if parts.federal
+                && !all
+                    .iter()
+                    .any(|d| d.kind == Kind::Federal && d.zone == *zone)
+            {
+                all.push(Daily::every_day(*zone, SMS_FROM, SMS_TO, Kind::Federal));
+            }
+            if let Some(rule) = zones.place.as_deref().filter(|_| parts.place) {
+                if !all.iter().any(|d| d.kind == Kind::Place && d.zone == *zone) {
+                    let closed = (!rule.no_call.is_empty()).then_some(&rule.no_call);
+                    all.push(Daily::new(*zone, rule.hours, closed, Kind::Place));
+                }
             }
         }
     }
@@ -434,7 +543,7 @@ pub fn next_opening(
     channel: Channel,
     h: &Holidays,
 ) -> Result<DateTime<Utc>, TimingError> {
-    let all = windows(window, zones, channel, h)?;
+    let all = windows(window, zones, channel, h, ALL_PARTS)?;
     let limit = t + chrono::Duration::days(SEARCH_DAYS);
     if let Some(open) = search(t, &all, limit) {
         return Ok(open);
@@ -445,13 +554,13 @@ pub fn next_opening(
         .map(Zone::name)
         .collect::<Vec<_>>()
         .join(", ");
-    let sms_only: Vec<Daily<'_>> = all.into_iter().filter(|d| d.send.is_none()).collect();
+    let sms_only: Vec<Daily<'_>> = all.into_iter().filter(|d| d.kind != Kind::Send).collect();
     if sms_only.len() > 1 && search(t, &sms_only, limit).is_none() {
         return Err(TimingError::new(
             Code::ZoneUnknown,
             sms_names,
             None,
-            "the phone number maps to zones so far apart that 08:00–21:00 is never open in all of them at once, so quiet hours cannot be kept: set the contact's `tz`",
+            "the phone number maps to zones so far apart that its quiet hours are never open in all of them at once, so they cannot be kept: set the contact's `tz`",
         ));
     }
     let send = window.map(|w| {
@@ -461,8 +570,14 @@ pub fn next_opening(
             zones.window.unwrap_or(zones.arithmetic)
         )
     });
-    let sms =
-        (channel == Channel::Sms).then(|| format!("the SMS window (08:00–21:00 in {sms_names})"));
+    let rule = zones
+        .place
+        .as_ref()
+        .map(|r| format!(" and {}", r.rule))
+        .unwrap_or_default();
+    let sms = channel
+        .has_quiet_hours()
+        .then(|| format!("quiet hours (08:00–21:00{rule} in {sms_names})"));
     let fix = match window.map(|w| w.zone) {
         Some(WindowZone::Contact) | None => "widen the send window or list more days",
         Some(_) => {
@@ -495,7 +610,62 @@ pub fn is_open(
     channel: Channel,
     h: &Holidays,
 ) -> bool {
-    windows(window, zones, channel, h).is_ok_and(|all| all.iter().all(|w| w.contains(t)))
+    windows(window, zones, channel, h, ALL_PARTS).is_ok_and(|all| all.iter().all(|w| w.contains(t)))
+}
+
+/// [`next_opening`], and what decided it (for the journey, Explain and `nudge timing`): a
+/// place rule (named) when the answer is later than under the federal rule alone; quiet hours
+/// when later than under the send window alone; a holiday when later than the send window
+/// without holidays; else the send window. `reason` is `None` when the step may go at `t`.
+pub fn explain_opening(
+    t: DateTime<Utc>,
+    window: Option<&SendWindow>,
+    zones: &ResolvedZones,
+    channel: Channel,
+    h: &Holidays,
+) -> Result<Opening, TimingError> {
+    let at = next_opening(t, window, zones, channel, h)?;
+    let mut out = Opening {
+        at,
+        reason: None,
+        rule: None,
+    };
+    if at <= t {
+        return Ok(out);
+    }
+    let limit = t + chrono::Duration::days(SEARCH_DAYS);
+    // Each subset has fewer rules than the whole, so it opens no later; `at` when it never
+    // opens cannot happen, and is the safe answer if it did.
+    let without = |parts: Parts| -> DateTime<Utc> {
+        windows(window, zones, channel, h, parts)
+            .ok()
+            .and_then(|w| search(t, &w, limit))
+            .unwrap_or(at)
+    };
+    let federal_only = Parts {
+        place: false,
+        ..ALL_PARTS
+    };
+    let send_only = Parts {
+        federal: false,
+        place: false,
+        ..ALL_PARTS
+    };
+    let no_holidays = Parts {
+        holidays: false,
+        ..send_only
+    };
+    if let Some(rule) = zones.place.as_ref().filter(|_| at > without(federal_only)) {
+        out.reason = Some(ClosedBy::QuietHours);
+        out.rule = Some(rule.rule.clone());
+    } else if channel.has_quiet_hours() && at > without(send_only) {
+        out.reason = Some(ClosedBy::QuietHours);
+    } else if at > without(no_holidays) {
+        out.reason = Some(ClosedBy::Holiday);
+    } else {
+        out.reason = Some(ClosedBy::Window);
+    }
+    Ok(out)
 }
 
 /// The instant an outreach step is scheduled for (SPEC §3): `t0` = [`next_opening`] of `entry`,
@@ -782,6 +952,7 @@ mod tests {
                     _ => unreachable!("cases use explicit zones"),
                 }),
                 sms: sms.iter().map(|z| zone(z)).collect(),
+                place: None,
             };
             let h = Holidays::parse(holidays).unwrap();
             let got = next_opening(at(t), w.as_ref(), &zones, channel, &h);
@@ -866,6 +1037,7 @@ mod tests {
                 .iter()
                 .map(|z| zone(z))
                 .collect(),
+            place: None,
         };
         let err = next_opening(
             at("2026-06-01T00:00:00Z"),
@@ -1008,7 +1180,8 @@ mod tests {
                 ResolvedZones {
                     arithmetic,
                     window: window_zone,
-                    sms
+                    sms,
+                    place: None,
                 },
                 "case {i}"
             );
@@ -1132,6 +1305,7 @@ mod tests {
             arithmetic: zone("Europe/Prague"),
             window: Some(zone("Europe/Prague")),
             sms: vec![],
+            place: None,
         };
         let h = Holidays::none();
         let jitter = Duration::parse("20m").unwrap();

@@ -248,7 +248,7 @@ async fn the_step_over_the_daily_cap_goes_exactly_24h_after_the_first(backend: B
     assert!(!sent.iter().any(|(e, _, _)| e == &ids[5]));
     let d = deferrals(&app, &ids[5]).await;
     assert_eq!(d.len(), 1, "{d:?}");
-    assert_eq!(d[0]["reason"], "CAP_DAILY");
+    assert_eq!(d[0]["cap"], "CAP_DAILY");
     // Exactly 24 h after the first send (2026-12-04T20:00:00Z).
     assert_eq!(d[0]["to"], "2026-12-05T20:00:00Z");
     let row = nudge::store::enrollments::get(&app.state.core.db, DEFAULT_ACCOUNT_ID, &ids[5])
@@ -310,7 +310,7 @@ async fn a_failed_ack_gives_the_slot_back(backend: Backend) {
     advance(&app, t0 + Duration::minutes(5)).await;
     let d = deferrals(&app, &third[0]).await;
     assert_eq!(d.len(), 1);
-    assert_eq!(d[0]["reason"], "CAP_DAILY");
+    assert_eq!(d[0]["cap"], "CAP_DAILY");
 }
 
 async fn moved_first_then_follow_ups_then_first_touches(backend: Backend) {
@@ -558,7 +558,10 @@ mod campaign {
             .iter()
             .flat_map(|e| e.runs.iter())
             .flat_map(|r| r.deferrals.iter())
-            .filter_map(|d| d.reason.map(|r| r.as_str()))
+            .filter_map(|d| match d.reason {
+                Some(nudge::engine::simulate::DeferralReason::Cap(c)) => Some(c.as_str()),
+                _ => None,
+            })
             .collect();
         assert!(deferred.contains(&"CAP_DAILY"), "{deferred:?}");
         assert!(deferred.contains(&"CAP_GAP"), "{deferred:?}");

@@ -97,12 +97,14 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 tz: tz.map(String::from),
                 phone: phone.map(String::from),
                 email: Some("a@example.com".into()),
+                country: None,
             },
             sender_tz: sender.into(),
             input: json!({}),
             seed,
             script,
             max_wait: None,
+            quiet_hours: None,
             enrollment_id: None,
             sender: None,
             contacts: None,
@@ -146,7 +148,11 @@ proptest! {
         let f = loop_flow();
         let steps = ["sms", "wf", "call", "li", "done", "nowhere"];
         let mut state = EnrollmentState::new("p", FlowRef::default(), contact(Some("America/New_York"), Some("+12125551234"), None), "UTC", json!({}));
-        let ctx = Ctx { max_wait: None, seed: 1 };
+        let ctx = Ctx {
+            max_wait: None,
+            seed: 1,
+            ..Ctx::default()
+        };
         let mut now = start();
         let (s, _) = step(&state, &f, Input::Start, now, &ctx);
         state = s;

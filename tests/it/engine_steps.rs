@@ -484,7 +484,9 @@ fn deferral_at_execution() {
         run: 1,
         step: "o".into(),
         to: t("2026-12-08T00:00:00Z"),
-        reason: None,
+        reason: Some(nudge::timing::ClosedBy::Window),
+        rule: None,
+        cap: None,
     }));
     assert!(!d.effects.iter().any(|e| matches!(e, Effect::Dispatch(_))));
     assert_eq!(

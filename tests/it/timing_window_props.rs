@@ -103,6 +103,7 @@ fn setup() -> impl Strategy<Value = Setup> {
                     arithmetic: wz.unwrap_or(Zone::Utc),
                     window: wz,
                     sms: if sms { sms_zones } else { vec![] },
+                    place: None,
                 },
                 channel,
                 holidays: Holidays::parse(&dates).unwrap(),

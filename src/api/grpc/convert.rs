@@ -39,6 +39,7 @@ pub fn contact_input(contact: Option<pb::Contact>) -> Result<ContactInput, Servi
         email: contact.email,
         phone: contact.phone,
         tz: contact.tz,
+        country: contact.country,
         attributes,
     })
 }
@@ -50,6 +51,7 @@ impl From<Contact> for pb::Contact {
             email: c.email.unwrap_or_default(),
             phone: c.phone.unwrap_or_default(),
             tz: c.tz.unwrap_or_default(),
+            country: c.country.unwrap_or_default(),
             attributes: Some(json_to_struct(c.attributes)),
             opted_out: c
                 .opted_out

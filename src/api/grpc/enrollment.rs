@@ -3,7 +3,7 @@
 use super::auth::principal;
 use super::convert::{json_to_struct, opt_timestamp, timestamp};
 use crate::api::AppState;
-use crate::engine::Input;
+use crate::engine::{Input, WaitReason};
 use crate::proto::v1 as pb;
 use crate::proto::v1::enrollment_service_server::EnrollmentService;
 use crate::service::enrollments::{self, EnrollInput, Enrollment, Entry, ListFilter};
@@ -289,5 +289,42 @@ impl EnrollmentService for EnrollmentApi {
                 .collect(),
             next_page_token,
         }))
+    }
+
+    async fn explain(
+        &self,
+        request: Request<pb::ExplainRequest>,
+    ) -> Result<Response<pb::ExplainResponse>, Status> {
+        let who = principal(&request)?;
+        let id = EnrollmentId::from(request.into_inner().id);
+        let (e, x) = enrollments::explain(&self.state.core, &who, &id).await?;
+        Ok(Response::new(pb::ExplainResponse {
+            enrollment_id: e.id.into_string(),
+            status: e.status.as_str().to_string(),
+            reason: x.reason.map_or(pb::WaitReason::Unspecified, wait_reason) as i32,
+            step: x.step.unwrap_or_default(),
+            run: x.run.unwrap_or_default() as i64,
+            until: opt_timestamp(x.until),
+            zone: x.zone.unwrap_or_default(),
+            events: x.events,
+            code: x.code.map(|c| c.as_str().to_string()).unwrap_or_default(),
+            sentence: x.sentence,
+        }))
+    }
+}
+
+/// The wire enum of the engine's reason (one list, [`WaitReason::ALL`]).
+pub fn wait_reason(r: WaitReason) -> pb::WaitReason {
+    match r {
+        WaitReason::Timer => pb::WaitReason::Timer,
+        WaitReason::Signal => pb::WaitReason::Signal,
+        WaitReason::Window => pb::WaitReason::Window,
+        WaitReason::QuietHours => pb::WaitReason::QuietHours,
+        WaitReason::Holiday => pb::WaitReason::Holiday,
+        WaitReason::Cap => pb::WaitReason::Cap,
+        WaitReason::Held => pb::WaitReason::Held,
+        WaitReason::Approval => pb::WaitReason::Approval,
+        WaitReason::Fetch => pb::WaitReason::Fetch,
+        WaitReason::Paused => pb::WaitReason::Paused,
     }
 }

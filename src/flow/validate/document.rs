@@ -199,7 +199,11 @@ impl Validator<'_> {
     fn holidays(&mut self, v: &Value) -> Option<Holidays> {
         let path = "/settings/holidays";
         let Some(items) = v.as_array() else {
-            self.wrong_type(path, "a list of dates `YYYY-MM-DD`", v);
+            self.wrong_type(
+                path,
+                "a list of dates `YYYY-MM-DD` and calendars (`US`, `DE-BY`, `contact`)",
+                v,
+            );
             return None;
         };
         let mut dates = Vec::new();
@@ -216,13 +220,27 @@ impl Validator<'_> {
                     }
                 },
                 None => {
-                    self.wrong_type(&p, "a date `YYYY-MM-DD`", item);
+                    self.wrong_type(&p, "a date `YYYY-MM-DD` or a calendar such as `US`", item);
                     ok = false;
                 }
             }
         }
         if !ok {
             return None;
+        }
+        if let Some(i) = dates
+            .iter()
+            .position(|d| *d == crate::timing::holidays::CONTACT)
+        {
+            // Whether a contact has a country or a phone is only known at run time; say now
+            // what happens to one that has neither.
+            self.warning(
+                Code::ContactHolidays,
+                child(path, &i.to_string()),
+                "`contact` takes the contact's `country`, else its phone number's region; a contact \
+                 with neither gets no holidays of its own (the journey says so): set `country` on \
+                 such contacts, or list a calendar such as `US` as well",
+            );
         }
         match Holidays::parse(&dates) {
             Ok(h) => Some(h),

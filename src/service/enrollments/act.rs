@@ -114,7 +114,7 @@ impl Step<'_> {
                 id: self.enrollment_id.to_string(),
             })?;
         let rows = [row];
-        let context = StepContext::load(tx, &core.flows, &rows).await?;
+        let context = StepContext::load(tx, &core.flows, &rows, &core.quiet_hours).await?;
         let [row] = rows;
         let mut writes = Writes::default();
         let effects = apply(

@@ -246,7 +246,7 @@ async fn prepare(
         sender.tz.clone(),
         input,
     );
-    let ctx = ctx_for(look.max_wait.as_deref());
+    let ctx = ctx_for(look.max_wait.as_deref(), &core.quiet_hours);
     // A capped sender's first step never reserves here: it is handed to the planner, which
     // reserves under the sender's lock (SPEC §9).
     let caps = sender

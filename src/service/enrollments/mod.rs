@@ -10,10 +10,12 @@
 
 mod act;
 mod enroll;
+mod explain;
 mod read;
 
 pub use act::{act, apply_input, apply_input_storing};
 pub use enroll::{batch_enroll, enroll, BatchResult, EnrollInput, MAX_BATCH};
+pub use explain::{explain, flow_of};
 pub use read::{
     contact_journey_page, get, journey_page, list, ContactEntry, Entry, ListFilter,
     MAX_PAGE_TOKEN_LEN,

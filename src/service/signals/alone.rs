@@ -181,7 +181,7 @@ async fn deliver_chunk(
     if rows.is_empty() {
         return Ok((Vec::new(), None));
     }
-    let context = StepContext::load(tx, &core.flows, &rows).await?;
+    let context = StepContext::load(tx, &core.flows, &rows, &core.quiet_hours).await?;
     let mut writes = Writes::default();
     let mut deliveries = Vec::with_capacity(rows.len());
     let mut delivery_rows = Vec::with_capacity(rows.len());

@@ -129,7 +129,7 @@ async fn route_together(
     jobs: &[&Pending],
 ) -> Result<Option<(Vec<Outcome>, Option<i64>)>, StoreError> {
     let mut tx = core.db.begin().await?;
-    match route_in(&mut tx, &core.flows, jobs).await {
+    match route_in(&mut tx, &core.flows, &core.quiet_hours, jobs).await {
         Ok(None) => {
             tx.rollback().await?;
             Ok(None)
@@ -144,6 +144,7 @@ async fn route_together(
 async fn route_in(
     tx: &mut Tx,
     flows: &FlowCache,
+    quiet_hours: &crate::timing::QuietHours,
     jobs: &[&Pending],
 ) -> Result<Option<(Vec<Outcome>, Option<i64>)>, StoreError> {
     // 1. The contacts of signals addressed by phone; none: refused, nothing stored.
@@ -337,7 +338,7 @@ async fn route_in(
         .map(|s| s.row.id.as_str())
         .collect();
     let seen = tx.delivered_pairs(&resumed).await?;
-    let context = StepContext::load_with_settings(tx, flows, &rows, settings).await?;
+    let context = StepContext::load_with_settings(tx, flows, &rows, settings, quiet_hours).await?;
     let Plan {
         writes,
         delivery_rows,

@@ -1,0 +1,268 @@
+//! `Explain` as a pure function (SPEC §12): one case per wait reason, the states made by the
+//! interpreter itself. Expected instants are worked out by hand (New York is UTC−5 in
+//! December, Denver UTC−7), not copied from this code's output.
+
+use crate::engine_support::*;
+use nudge::code::Code;
+use nudge::engine::{explain, Input, WaitReason};
+use serde_json::json;
+
+const WEEKDAYS: [&str; 5] = ["mon", "tue", "wed", "thu", "fri"];
+
+fn window(extra: serde_json::Value) -> serde_json::Value {
+    let mut s =
+        json!({"send_window": {"days": WEEKDAYS, "from": "09:00", "to": "17:00", "tz": "contact"}});
+    if let (Some(s), Some(e)) = (s.as_object_mut(), extra.as_object()) {
+        s.extend(e.clone());
+    }
+    s
+}
+
+fn email_then_end() -> serde_json::Value {
+    json!({"e": {"type": "email", "params": {"template": "t1"}, "next": {"then": "done"}},
+           "done": {"type": "end"}})
+}
+
+#[test]
+fn timer_names_the_wake_time_and_zone() {
+    let f = flow_of(
+        "w",
+        json!({}),
+        json!({"w": {"type": "wait", "params": {"duration": "2d"}, "next": {"then": "done"}},
+               "done": {"type": "end"}}),
+    );
+    let mut d = Driver::new(f, contact(Some("America/New_York"), None, None), "UTC");
+    d.apply(Input::Start, "2026-12-04T20:00:00Z");
+    let e = explain(&d.state, &d.flow, t("2026-12-05T00:00:00Z"));
+    assert_eq!(e.reason, Some(WaitReason::Timer));
+    assert_eq!(e.until, Some(t("2026-12-06T20:00:00Z")));
+    assert_eq!(e.zone.as_deref(), Some("America/New_York"));
+    assert_eq!(e.step.as_deref(), Some("w"));
+    assert_eq!(
+        e.sentence,
+        "Waiting at step `w` until 2026-12-06 15:00 (America/New_York)."
+    );
+}
+
+#[test]
+fn signal_names_the_events_and_the_timeout() {
+    let f = flow_of(
+        "wf",
+        json!({}),
+        json!({"wf": {"type": "wait_for", "params": {"events": ["reply", "meeting_booked"], "timeout": {"for": "3d"}},
+                      "next": {"reply": "done", "meeting_booked": "done", "timeout": "done"}},
+               "done": {"type": "end"}}),
+    );
+    let mut d = Driver::new(f, contact(Some("America/New_York"), None, None), "UTC");
+    d.apply(Input::Start, "2026-12-04T20:00:00Z");
+    let e = explain(&d.state, &d.flow, t("2026-12-05T00:00:00Z"));
+    assert_eq!(e.reason, Some(WaitReason::Signal));
+    assert_eq!(e.events, vec!["reply", "meeting_booked"]);
+    assert_eq!(e.until, Some(t("2026-12-07T20:00:00Z")));
+    assert!(
+        e.sentence.contains("for reply or meeting_booked")
+            && e.sentence.contains("2026-12-07 15:00 (America/New_York)"),
+        "{}",
+        e.sentence
+    );
+}
+
+#[test]
+fn window_closed_on_a_saturday() {
+    // Sat 10:00 in New York: the window opens Mon 09:00 = 14:00Z.
+    let f = flow_of("e", window(json!({})), email_then_end());
+    let mut d = Driver::new(
+        f,
+        contact(Some("America/New_York"), None, Some("a@example.com")),
+        "UTC",
+    );
+    d.apply(Input::Start, "2026-12-05T15:00:00Z");
+    let e = explain(&d.state, &d.flow, t("2026-12-05T15:00:00Z"));
+    assert_eq!(e.reason, Some(WaitReason::Window));
+    assert_eq!(e.until, Some(t("2026-12-07T14:00:00Z")));
+    assert_eq!(e.zone.as_deref(), Some("America/New_York"));
+    assert_eq!(
+        e.sentence,
+        "Send window closed in America/New_York until 2026-12-07 09:00; the email of step `e` goes then."
+    );
+}
+
+#[test]
+fn quiet_hours_in_the_phone_zone() {
+    // +1 303 is Denver: 21:30 there on Thursday; the SMS window opens Fri 08:00 = 15:00Z.
+    let f = flow_of(
+        "s",
+        json!({}),
+        json!({"s": {"type": "sms", "params": {"template": "t1"}, "next": {"then": "done"}},
+               "done": {"type": "end"}}),
+    );
+    let mut d = Driver::new(
+        f,
+        contact(None, Some("+13035551234"), None),
+        "Europe/Prague",
+    );
+    d.apply(Input::Start, "2026-12-04T04:30:00Z");
+    let e = explain(&d.state, &d.flow, t("2026-12-04T04:30:00Z"));
+    assert_eq!(e.reason, Some(WaitReason::QuietHours));
+    assert_eq!(e.until, Some(t("2026-12-04T15:00:00Z")));
+    assert_eq!(e.zone.as_deref(), Some("America/Denver"));
+    assert_eq!(
+        e.sentence,
+        "SMS window closed in America/Denver until 08:00 on Fri 2026-12-04; the sms of step `s` goes then."
+    );
+}
+
+#[test]
+fn holiday_closes_the_window() {
+    // Fri 2026-12-25 10:00 in New York is inside 09:00–17:00 but a listed holiday: Mon 09:00.
+    let f = flow_of(
+        "e",
+        window(json!({"holidays": ["2026-12-25"]})),
+        email_then_end(),
+    );
+    let mut d = Driver::new(
+        f,
+        contact(Some("America/New_York"), None, Some("a@example.com")),
+        "UTC",
+    );
+    d.apply(Input::Start, "2026-12-25T15:00:00Z");
+    let e = explain(&d.state, &d.flow, t("2026-12-25T15:00:00Z"));
+    assert_eq!(e.reason, Some(WaitReason::Holiday));
+    assert_eq!(e.until, Some(t("2026-12-28T14:00:00Z")));
+    assert_eq!(e.zone.as_deref(), Some("America/New_York"));
+    assert!(
+        e.sentence.contains("holiday (2026-12-25)"),
+        "{}",
+        e.sentence
+    );
+    // The same instant a week earlier is an open weekday: nothing waits.
+    let mut plain = Driver::new(
+        flow_of("e", window(json!({})), email_then_end()),
+        contact(Some("America/New_York"), None, Some("a@example.com")),
+        "UTC",
+    );
+    plain.apply(Input::Start, "2026-12-24T15:00:00Z");
+    assert_eq!(plain.state.run, None, "an open window sends at once");
+}
+
+/// A valid number with no zone (+800 international freephone) and no set zone: ZONE_UNKNOWN.
+#[test]
+fn held_when_the_zone_is_unknown() {
+    let f = flow_of(
+        "s",
+        json!({}),
+        json!({"s": {"type": "sms", "params": {"template": "t1"}, "next": {"then": "done"}},
+               "done": {"type": "end"}}),
+    );
+    let mut d = Driver::new(f, contact(None, Some("+80012345678"), None), "UTC");
+    d.apply(Input::Start, "2026-12-04T15:00:00Z");
+    let e = explain(&d.state, &d.flow, t("2026-12-04T15:00:00Z"));
+    assert_eq!(e.reason, Some(WaitReason::Held));
+    assert_eq!(e.code, Some(Code::ZoneUnknown));
+    assert_eq!(e.until, None);
+    assert!(
+        e.sentence.starts_with("Step `s` is held (ZONE_UNKNOWN)"),
+        "{}",
+        e.sentence
+    );
+}
+
+#[test]
+fn paused_wins_over_the_timer() {
+    let f = flow_of(
+        "w",
+        json!({}),
+        json!({"w": {"type": "wait", "params": {"duration": "2d"}, "next": {"then": "done"}},
+               "done": {"type": "end"}}),
+    );
+    let mut d = Driver::new(f, contact(Some("America/New_York"), None, None), "UTC");
+    d.apply(Input::Start, "2026-12-04T20:00:00Z");
+    d.apply(Input::Pause, "2026-12-04T21:00:00Z");
+    let e = explain(&d.state, &d.flow, t("2026-12-04T22:00:00Z"));
+    assert_eq!(e.reason, Some(WaitReason::Paused));
+    assert_eq!(e.until, Some(t("2026-12-06T20:00:00Z")));
+    assert!(
+        e.sentence.starts_with("Paused by an operator at step `w`"),
+        "{}",
+        e.sentence
+    );
+    d.apply(Input::Resume, "2026-12-04T23:00:00Z");
+    let e = explain(&d.state, &d.flow, t("2026-12-04T23:00:00Z"));
+    assert_eq!(e.reason, Some(WaitReason::Timer));
+}
+
+#[test]
+fn jitter_inside_an_open_window_is_a_timer() {
+    let f = flow_of("e", json!({"jitter": "20m"}), email_then_end());
+    let mut d = Driver::new(
+        f,
+        contact(Some("America/New_York"), None, Some("a@example.com")),
+        "UTC",
+    );
+    d.apply(Input::Start, "2026-12-04T15:00:00Z");
+    let scheduled = d.run().scheduled.expect("scheduled");
+    assert!(
+        scheduled > t("2026-12-04T15:00:00Z"),
+        "a seeded jitter of 0 would not wait"
+    );
+    let e = explain(&d.state, &d.flow, t("2026-12-04T15:00:00Z"));
+    assert_eq!(e.reason, Some(WaitReason::Timer));
+    assert_eq!(e.until, Some(scheduled));
+    assert!(e.sentence.contains("jitter"), "{}", e.sentence);
+}
+
+#[test]
+fn an_open_task_waits_for_its_outcome() {
+    let f = flow_of(
+        "c",
+        json!({}),
+        json!({"c": {"type": "call", "params": {"timeout": {"for": "1d"}}, "next": {"then": "done", "timeout": "done"}},
+               "done": {"type": "end"}}),
+    );
+    let mut d = Driver::new(
+        f,
+        contact(Some("America/New_York"), Some("+12125551234"), None),
+        "UTC",
+    );
+    d.apply(Input::Start, "2026-12-04T15:00:00Z");
+    let e = explain(&d.state, &d.flow, t("2026-12-04T16:00:00Z"));
+    assert_eq!(e.reason, Some(WaitReason::Signal));
+    assert_eq!(e.until, Some(t("2026-12-05T15:00:00Z")));
+}
+
+#[test]
+fn a_finished_enrollment_waits_for_nothing() {
+    let f = flow_of(
+        "done",
+        json!({}),
+        json!({"done": {"type": "end", "params": {"outcome": "won"}}}),
+    );
+    let mut d = Driver::new(f, contact(None, None, None), "UTC");
+    d.apply(Input::Start, "2026-12-04T15:00:00Z");
+    let e = explain(&d.state, &d.flow, t("2026-12-04T15:00:00Z"));
+    assert_eq!(e.reason, None);
+    assert_eq!(
+        e.sentence,
+        "Completed with outcome `won`; it waits for nothing."
+    );
+}
+
+#[test]
+fn every_reason_has_its_spec_spelling() {
+    let names: Vec<&str> = WaitReason::ALL.iter().map(|r| r.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "timer",
+            "signal",
+            "window",
+            "quiet_hours",
+            "holiday",
+            "cap",
+            "held",
+            "approval",
+            "fetch",
+            "paused"
+        ]
+    );
+}
