@@ -24,6 +24,7 @@
 //!   signal buffer (SPEC §5.3).
 //! - [`inbound`] — the kinds of inbound signal and the events they raise, email thread
 //!   matching, SMS opt-out keywords, webhook signatures (SPEC §5.2, §7).
+//! - [`capacity`] — a sender's caps per channel and when one more send fits them (SPEC §9).
 //! - [`code`] — the stable problem codes, one spelling each.
 //! - [`quote`] — quoting input in messages, bounded (SPEC §13), so a status always fits.
 //!
@@ -53,6 +54,7 @@
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod capacity;
 pub mod cli;
 pub mod clock;
 pub mod code;

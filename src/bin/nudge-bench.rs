@@ -6,6 +6,11 @@
 //!   on PostgreSQL `LISTEN/NOTIFY`) while timers are created at `--rate` per second for `--secs`
 //!   seconds (every 10 ms a `BatchEnroll` into `wait 2s → end`); the latency of a wake is the
 //!   time its batch ran (the journey's `run_closed` entry) minus the wait's due time.
+//! - `--mode caps`: the planner's due-step rate without and with sending capacity (SPEC §9),
+//!   in the same run on the same database: `--n` enrollments spread over `--senders` senders
+//!   without caps, all due at once; then as many over as many senders whose email `daily` cap
+//!   is two thirds of their share, so a third of the steps are deferred (each deferral is a
+//!   processed step too: it computes the slot and writes the deferral).
 //! - `--mode memory`: RSS while `BatchEnroll` stores `--n` enrollments that wait 30 days (every
 //!   100,000), then while the planner loop works through `--rounds` rounds of `--due`
 //!   enrollments due a second after they are enrolled.
@@ -15,6 +20,7 @@
 //! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --n 100000 [--callers 1] [--batch 1000] [--workers 4]
 //! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode wake-latency --rate 1000 --secs 10
 //! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode memory --n 1000000
+//! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode caps --n 30000 --senders 1000
 //! ```
 //! Use an empty database for each run: the bench migrates it and enrolls into the default
 //! account.
@@ -123,7 +129,8 @@ async fn main() -> anyhow::Result<()> {
         "throughput" => throughput(url).await,
         "wake-latency" => wake_latency(url).await,
         "memory" => memory(url).await,
-        other => anyhow::bail!("unknown --mode {other}: throughput, wake-latency or memory"),
+        "caps" => caps(url).await,
+        other => anyhow::bail!("unknown --mode {other}: throughput, wake-latency, memory or caps"),
     }
 }
 
@@ -203,6 +210,102 @@ async fn throughput(url: DatabaseUrl) -> anyhow::Result<()> {
     if let Some(rss) = rss_kib() {
         println!("{url}: RSS after the run {} MiB", rss / 1024);
     }
+    Ok(())
+}
+
+/// `--mode caps`: uncapped then capped due-step throughput, same run, same database.
+async fn caps(url: DatabaseUrl) -> anyhow::Result<()> {
+    use nudge::service::senders::{self, SenderInput};
+    let n: usize = num("--n", 30_000)?;
+    let senders_n: usize = num("--senders", 1_000)?;
+    let mut config = Config::new("127.0.0.1:0".parse()?, url.clone(), ClockKind::Manual);
+    config.announce_first_token = false;
+    let clock = Arc::new(ManualClock::new(SystemClock.now()));
+    let app = App::build_with_clock(config, clock.clone()).await?;
+    let state = app.state().clone();
+    let start = clock.now();
+    flows::create(&state.core, DEFAULT_ACCOUNT_ID, FLOW, start).await?;
+    insert_contacts(&state, n, start).await?;
+    let share = n.div_ceil(senders_n);
+    let cap = (share * 2).div_ceil(3).max(1);
+    for i in 0..senders_n {
+        for (prefix, caps) in [
+            ("free", None),
+            ("capped", Some(serde_json::json!({"email": {"daily": cap}}))),
+        ] {
+            senders::upsert(
+                &state.core,
+                DEFAULT_ACCOUNT_ID,
+                SenderInput {
+                    id: format!("{prefix}{i}"),
+                    tz: "UTC".into(),
+                    caps,
+                    ..Default::default()
+                },
+                false,
+                start,
+            )
+            .await?;
+        }
+    }
+    let mut planner = Planner::new(state.core.clone());
+    if let Some(batch) = arg("--batch") {
+        planner.batch = batch.parse()?;
+    }
+    if let Some(workers) = arg("--workers") {
+        planner.workers = workers.parse()?;
+    }
+    let mut rates = Vec::new();
+    let mut at = start;
+    for prefix in ["free", "capped"] {
+        clock.set(at);
+        for chunk_start in (0..n).step_by(enrollments::MAX_BATCH) {
+            let items = (chunk_start..(chunk_start + enrollments::MAX_BATCH).min(n))
+                .map(|i| EnrollInput {
+                    contact_id: format!("c{i}"),
+                    flow_id: "bench".into(),
+                    sender_id: format!("{prefix}{}", i % senders_n),
+                    allow_duplicate: true,
+                    ..Default::default()
+                })
+                .collect();
+            let results = enrollments::batch_enroll(&state.core, DEFAULT_ACCOUNT_ID, items).await?;
+            anyhow::ensure!(results.iter().all(|r| r.is_ok()), "an enrollment failed");
+        }
+        let due = at + Duration::hours(1);
+        clock.set(due);
+        let started = Instant::now();
+        let woken = planner.drain(due).await?;
+        let secs = started.elapsed().as_secs_f64();
+        let sent = on_db!(&state.core.db, c => journey::table
+            .filter(journey::kind.eq("dispatch"))
+            .filter(journey::at.eq(to_millis(due)))
+            .count()
+            .get_result::<i64>(c)
+            .await?);
+        let deferred = on_db!(&state.core.db, c => journey::table
+            .filter(journey::kind.eq("deferred"))
+            .filter(journey::at.eq(to_millis(due)))
+            .count()
+            .get_result::<i64>(c)
+            .await?);
+        let rate = woken as f64 / secs;
+        println!(
+            "{url}: {prefix}: planner woke {woken} due enrollments over {senders_n} senders in {secs:.2} s = {rate:.0} steps/s ({sent} sent, {deferred} deferred; daily cap {}, batch {}, workers {})",
+            if prefix == "capped" { cap.to_string() } else { "none".into() },
+            planner.batch,
+            planner.workers
+        );
+        rates.push(rate);
+        // Finish the first round (their second wait) before the next one, unmeasured.
+        at = due + Duration::hours(2);
+        clock.set(at);
+        planner.drain(at).await?;
+    }
+    println!(
+        "{url}: with caps {:.0} % of the throughput without",
+        100.0 * rates[1] / rates[0]
+    );
     Ok(())
 }
 

@@ -7,8 +7,9 @@
 //! is required, the horizon defaults to one year after it, and there is no script. Output: a
 //! readable table, or with `--json` exactly SPEC §7's answer as one line.
 
+use crate::engine::campaign::render_campaign;
 use crate::engine::instant;
-use crate::engine::simulate::{render_table, simulate, Scenario, ScenarioContact};
+use crate::engine::simulate::{render_table, simulate_any, Answer, Scenario, ScenarioContact};
 use crate::flow::{report, Severity, ValidateOptions};
 use crate::service::flows::judge;
 use crate::service::simulate::parse_scenario;
@@ -91,15 +92,15 @@ pub async fn run(args: SimulateArgs) -> anyhow::Result<()> {
             problems.len()
         );
     }
-    let timeline = tokio::task::spawn_blocking(move || simulate(&flow, &scenario))
+    let answer = tokio::task::spawn_blocking(move || simulate_any(&flow, &scenario))
         .await
         .context("the simulation stopped")?
         .map_err(|e| anyhow!("{}: {e}", e.code()))?;
     let mut out = std::io::stdout().lock();
-    if args.json {
-        writeln!(out, "{}", serde_json::to_string(&timeline)?)?;
-    } else {
-        write!(out, "{}", render_table(&timeline))?;
+    match (&answer, args.json) {
+        (_, true) => writeln!(out, "{}", serde_json::to_string(&answer)?)?,
+        (Answer::Single(timeline), false) => write!(out, "{}", render_table(timeline))?,
+        (Answer::Campaign(campaign), false) => write!(out, "{}", render_campaign(campaign))?,
     }
     out.flush()?;
     Ok(())
@@ -128,6 +129,8 @@ fn scenario(args: &SimulateArgs) -> anyhow::Result<Scenario> {
                 max_wait: None,
                 quiet_hours: None,
                 enrollment_id: None,
+                sender: None,
+                contacts: None,
             }
         }
     };

@@ -35,6 +35,10 @@ pub struct Dispatch {
     /// to the thread by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
+    /// The capacity slot this send took (SPEC §9), when its sender has caps on the channel: the
+    /// store writes it to the ledger in the same transaction as the dispatch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation: Option<crate::capacity::Entry>,
 }
 
 /// The `Message-ID` nudge assigns to the email of run `run` of enrollment `enrollment`:
@@ -75,6 +79,9 @@ pub struct Task {
     /// When the task times out, if it has a timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due_by: Option<DateTime<Utc>>,
+    /// The capacity slot this task took (SPEC §9: tasks count when created).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation: Option<crate::capacity::Entry>,
 }
 
 /// The most of a signal's payload a journey entry (or an enrollment's [`Woken`]) records, in
@@ -250,7 +257,8 @@ pub enum JourneyEntry {
         /// What happened and what to fix.
         message: String,
     },
-    /// The gate found the window closed at execution (§3 step 4).
+    /// The gate found the window closed at execution (§3 step 4), or the sender's capacity
+    /// full (§9).
     Deferred {
         /// The run deferred.
         run: u64,
@@ -264,6 +272,10 @@ pub enum JourneyEntry {
         /// The quiet-hours place rule that decided (`US-FL`), when one did.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rule: Option<String>,
+        /// A capacity deferral: the cap that held it (`CAP_DAILY`, …, SPEC §9). Absent when
+        /// only a window did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cap: Option<crate::capacity::CapReason>,
     },
     /// The step cannot be planned: `ZONE_UNKNOWN` or `NO_OPENING`. Nothing is sent; the run
     /// stays open until the contact changes or an operator acts.

@@ -22,6 +22,7 @@
 //!   ([`Effect::RaiseSignal`]); in this enrollment it takes its own branch, except that an
 //!   event in `exit_on` exits (rule 2 applies to the enrollment the outcome came from too).
 
+use crate::capacity::{domain_of, Book, Caps, Entry as CapEntry};
 use crate::code::Code;
 use crate::engine::effect::{
     message_id, Dispatch, Effect, JourneyEntry, PauseReason, RecordedPayload, SignalEffect, Task,
@@ -96,7 +97,34 @@ fn is_unsupported(kind: StepKind) -> bool {
     )
 }
 
+/// What the interpreter knows of the sender's capacity (SPEC §9) when a step would go.
+#[derive(Debug, Clone, Copy)]
+pub enum CapacityView<'a> {
+    /// The sender has no caps: nothing is checked or reserved.
+    Unlimited,
+    /// The sender has these caps, but this writer holds no ledger (enroll, a signal, an
+    /// operator): a capped step that would go now is handed to the planner instead (its
+    /// `next_run_at` becomes now), which reserves under the sender's lock. No journey entry:
+    /// nothing was deferred.
+    HandOff(&'a Caps),
+    /// The sender's caps and ledger, read under its lock: a step that fits reserves its slot
+    /// (on the dispatch or task), one that does not is deferred to the earliest instant at
+    /// which it fits and every window is open.
+    Ledger(&'a Book),
+}
+
+impl CapacityView<'_> {
+    fn caps(&self) -> Option<&Caps> {
+        match self {
+            CapacityView::Unlimited => None,
+            CapacityView::HandOff(c) => Some(c),
+            CapacityView::Ledger(b) => Some(&b.caps),
+        }
+    }
+}
+
 /// Applies `input` at `now` and returns the new state and what to write or send, in order.
+/// The sender has no caps; [`step_with`] says what it has.
 pub fn step(
     state: &EnrollmentState,
     flow: &Flow,
@@ -104,7 +132,19 @@ pub fn step(
     now: DateTime<Utc>,
     ctx: &Ctx,
 ) -> (EnrollmentState, Vec<Effect>) {
-    let mut m = Machine::new(state, flow, ctx, now);
+    step_with(state, flow, input, now, ctx, CapacityView::Unlimited)
+}
+
+/// [`step`] with the sender's capacity (SPEC §9).
+pub fn step_with(
+    state: &EnrollmentState,
+    flow: &Flow,
+    input: Input,
+    now: DateTime<Utc>,
+    ctx: &Ctx,
+    cap: CapacityView<'_>,
+) -> (EnrollmentState, Vec<Effect>) {
+    let mut m = Machine::new(state, flow, ctx, now, cap);
     m.expire_buffer();
     m.handle(input.clone());
     m.drive();
@@ -112,7 +152,7 @@ pub fn step(
         // SPEC §13: a transition commits every effect or none. What the input itself did (a
         // signal closing its wait, an operator's move) is replayed; every step entered after it
         // is dropped with its dispatches and tasks, and the enrollment fails where it stood.
-        m = Machine::new(state, flow, ctx, now);
+        m = Machine::new(state, flow, ctx, now, cap);
         m.expire_buffer();
         m.handle(input);
         m.record_failure(failure);
@@ -165,6 +205,12 @@ struct Machine<'a> {
     failure: Option<Failure>,
     /// The step being entered or fired, named by a failure.
     current: Option<String>,
+    /// The sender's capacity.
+    cap: CapacityView<'a>,
+    /// The next step entered comes from an operator's `MoveTo`.
+    moved: bool,
+    /// A capped step was handed to the planner: it is due now, but not in this call.
+    handed_off: bool,
 }
 
 impl<'a> Machine<'a> {
@@ -173,6 +219,7 @@ impl<'a> Machine<'a> {
         flow: &'a Flow,
         ctx: &'a Ctx,
         now: DateTime<Utc>,
+        cap: CapacityView<'a>,
     ) -> Machine<'a> {
         Machine {
             st: state.clone(),
@@ -183,6 +230,9 @@ impl<'a> Machine<'a> {
             pending: None,
             failure: None,
             current: None,
+            cap,
+            moved: false,
+            handed_off: false,
         }
     }
 
@@ -291,6 +341,7 @@ impl<'a> Machine<'a> {
                     from,
                     to: step.clone(),
                 });
+                self.moved = true;
                 self.pending = Some(step);
             }
             Input::Complete { outcome } => {
@@ -602,7 +653,7 @@ impl<'a> Machine<'a> {
                 self.enter(step);
                 continue;
             }
-            if self.st.status != Status::Active {
+            if self.st.status != Status::Active || self.handed_off {
                 return;
             }
             let due = self
@@ -656,6 +707,8 @@ impl<'a> Machine<'a> {
             task: None,
             pending_outcome: None,
             hold: None,
+            moved: std::mem::take(&mut self.moved),
+            deferred_reason: None,
             wait_reason: None,
             rule: None,
             contact_holidays: match self.holidays().1 {
@@ -891,6 +944,7 @@ impl<'a> Machine<'a> {
             Ok(o) => {
                 if let Some(r) = self.st.run.as_mut() {
                     r.deferred_to = Some(o.at);
+                    r.deferred_reason = None;
                 }
                 self.journey(JourneyEntry::Deferred {
                     run: run.id,
@@ -898,6 +952,7 @@ impl<'a> Machine<'a> {
                     to: o.at,
                     reason: o.reason,
                     rule: o.rule,
+                    cap: None,
                 });
                 false
             }
@@ -917,6 +972,91 @@ impl<'a> Machine<'a> {
             r.hold = Some(h.clone());
         }
         self.record_hold(run.id, &run.step, kind, &h);
+    }
+
+    /// SPEC §9 at execution, once the windows are open: `Some(slot)` when the step may go now
+    /// (`slot` is the ledger entry to reserve, `None` when the channel has no caps); `None`
+    /// when it was deferred (to the earliest instant at which it fits every cap and every
+    /// window is open, with a `deferred` entry naming the cap) or handed to the planner.
+    fn capacity(
+        &mut self,
+        run: &Run,
+        kind: StepKind,
+        domain: Option<String>,
+    ) -> Option<Option<CapEntry>> {
+        let channel = channel_of(kind);
+        let Some(caps) = self.cap.caps().and_then(|c| c.of(channel)) else {
+            return Some(None);
+        };
+        let book = match self.cap {
+            CapacityView::Ledger(book) => book,
+            _ => {
+                // Only the planner reserves: go again at once, there.
+                if let Some(r) = self.st.run.as_mut() {
+                    r.deferred_to = Some(self.now);
+                }
+                self.handed_off = true;
+                return None;
+            }
+        };
+        let window = self.flow.settings.send_window.as_ref();
+        let (holidays, _) = self.holidays();
+        let holidays: &Holidays = &holidays;
+        let zones = match self.zones(channel) {
+            Ok(z) => z,
+            Err(f) => {
+                self.hold_current(run, kind, f);
+                return None;
+            }
+        };
+        let mut t = self.now;
+        let mut cap = None;
+        let (mut closed_by, mut rule) = (None, None);
+        // Alternate the caps and the windows (the timing core's, holidays and quiet hours
+        // included) until both agree; each turn moves `t` forward.
+        for _ in 0..64 {
+            let (fit, why) = book.earliest_fit(channel, domain.as_deref(), t);
+            cap = cap.or(why);
+            t = fit;
+            if is_open(t, window, &zones, channel, holidays) {
+                break;
+            }
+            match explain_opening(t, window, &zones, channel, holidays) {
+                Ok(o) if o.at <= t => break,
+                Ok(o) => {
+                    t = o.at;
+                    closed_by = o.reason;
+                    rule = o.rule;
+                }
+                Err(e) => {
+                    self.hold_current(run, kind, Failure::from(e));
+                    return None;
+                }
+            }
+        }
+        if t <= self.now {
+            let seed = jitter_seed(&self.st.id, run.id, self.ctx.seed);
+            let gap = chrono::Duration::milliseconds(caps.gap_after(seed) as i64);
+            return Some(Some(CapEntry {
+                channel,
+                at: self.now,
+                domain,
+                gap_until: self.now + gap,
+            }));
+        }
+        if let Some(r) = self.st.run.as_mut() {
+            r.deferred_to = Some(t);
+            r.deferred_reason = cap;
+        }
+        self.journey(JourneyEntry::Deferred {
+            run: run.id,
+            step: run.step.clone(),
+            to: t,
+            reason: closed_by,
+            rule,
+            cap,
+        });
+        None
     }
 
     fn send(&mut self, run: &Run, kind: StepKind) {
@@ -939,7 +1079,16 @@ impl<'a> Machine<'a> {
             _ => self.st.contact.phone.clone(),
         }
         .unwrap_or_default();
+        let domain = match kind {
+            StepKind::Email => domain_of(&recipient),
+            _ => None,
+        };
+        let reservation = match self.capacity(run, kind, domain) {
+            Some(r) => r,
+            None => return,
+        };
         let message_id = (kind == StepKind::Email).then(|| message_id(&self.st.id, run.id));
+        self.st.sent.insert(channel);
         self.fx.push(Effect::Dispatch(Dispatch {
             idempotency_key: self.key(run.id),
             run: run.id,
@@ -950,6 +1099,7 @@ impl<'a> Machine<'a> {
             input: self.st.input.clone(),
             channel_params,
             message_id,
+            reservation,
         }));
         self.take_branch("then", None);
     }
@@ -958,6 +1108,10 @@ impl<'a> Machine<'a> {
         let Some(step) = self.flow.step(&run.step) else {
             return;
         };
+        let Some(reservation) = self.capacity(run, run.step_type, None) else {
+            return;
+        };
+        self.st.sent.insert(channel_of(run.step_type));
         let due_by = match step.timeout() {
             Some(d) => match self.deadline(d, self.now) {
                 Ok(t) => Some(t.max(self.now)),
@@ -977,6 +1131,7 @@ impl<'a> Machine<'a> {
             params,
             input: self.st.input.clone(),
             due_by,
+            reservation,
         }));
         if let Some(r) = self.st.run.as_mut() {
             r.task = Some(TaskPhase::Open);
@@ -1208,7 +1363,7 @@ impl<'a> Machine<'a> {
 /// The channel an outreach step or task goes out on: which windows apply, what its dispatch
 /// says, which opt-out blocks it. Only outreach steps and tasks are planned, so the fallback
 /// arm is `email` itself.
-fn channel_of(kind: StepKind) -> Channel {
+pub fn channel_of(kind: StepKind) -> Channel {
     match kind {
         StepKind::Sms => Channel::Sms,
         StepKind::Call => Channel::Call,

@@ -12,6 +12,8 @@
 //! - [`effect`] — [`Effect`], [`JourneyEntry`], [`Dispatch`], [`Task`]: what to write or send.
 //! - [`interpret`] — [`step`], [`enrollable`], [`Ctx`].
 //! - [`mod@simulate`] — [`simulate()`], [`Scenario`], [`Timeline`], [`render_table`].
+//! - [`campaign`] — a campaign simulated under one sender's capacity (SPEC §7, §9), and the
+//!   priority order capacity is given in.
 //! - [`explain`] — [`explain()`], [`WaitReason`]: why an enrollment is where it is (SPEC §12).
 //! - [`seed`] — the stable jitter seed of a run.
 //! - [`instant`] — how answers write instants.
@@ -21,6 +23,7 @@
 
 #![warn(missing_docs)]
 
+pub mod campaign;
 pub mod effect;
 pub mod explain;
 pub mod input;
@@ -37,7 +40,7 @@ pub use effect::{
 };
 pub use explain::{explain, Explanation, WaitReason};
 pub use input::{Input, Signal};
-pub use interpret::{enrollable, step, Ctx};
+pub use interpret::{channel_of, enrollable, step, step_with, CapacityView, Ctx};
 pub use names::{DeliveryEffect, JourneyKind};
-pub use simulate::{render_table, simulate, Scenario, SimError, Timeline};
+pub use simulate::{render_table, simulate, simulate_any, Answer, Scenario, SimError, Timeline};
 pub use state::{Away, ContactView, EnrollmentState, FlowRef, Run, Status};

@@ -117,6 +117,9 @@ pub struct ScriptEntry {
     /// When it happens; entries apply in time order.
     #[serde(with = "instant::required")]
     pub at: DateTime<Utc>,
+    /// A campaign: the contact (its `id`) it happens to; every contact when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact: Option<String>,
     /// What happens.
     #[serde(flatten)]
     pub action: Action,
@@ -159,6 +162,12 @@ pub struct Scenario {
     /// jitter (SPEC §2.7: "so `Simulate` and reality agree").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enrollment_id: Option<String>,
+    /// A campaign (SPEC §7, §9): the sender every contact goes out as, with its caps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<super::campaign::ScenarioSender>,
+    /// A campaign: the contacts enrolled, instead of one `contact`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contacts: Option<Vec<super::campaign::CampaignContact>>,
 }
 
 fn utc_name() -> String {
@@ -207,6 +216,34 @@ pub struct RunRecord {
     /// The index of the script entry that woke the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub woken_by: Option<usize>,
+    /// A campaign: each execution-time deferral of the run (SPEC §9).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deferrals: Vec<Deferral>,
+}
+
+/// One deferral of a run in a campaign simulation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Deferral {
+    /// When the step was deferred.
+    #[serde(with = "instant::required")]
+    pub at: DateTime<Utc>,
+    /// Where it was deferred to.
+    #[serde(with = "instant::required")]
+    pub to: DateTime<Utc>,
+    /// Why: the cap that held it (`CAP_DAILY`, …), else the window (`send_window`,
+    /// `holiday`, `quiet_hours`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<DeferralReason>,
+}
+
+/// Why a simulated step was deferred: a cap, or a closed window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DeferralReason {
+    /// A sender's cap (SPEC §9).
+    Cap(crate::capacity::CapReason),
+    /// A window, a holiday or quiet hours (SPEC §3, §11).
+    Window(crate::timing::ClosedBy),
 }
 
 /// SPEC §7's answer.
@@ -244,8 +281,35 @@ impl SimError {
     }
 }
 
-/// Runs `scenario` against `flow` in memory.
+/// A simulation's answer: one enrollment's timeline, or a campaign's enrollments.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    /// A scenario with one `contact`.
+    Single(Timeline),
+    /// A scenario with `contacts` (SPEC §7, §9).
+    Campaign(super::campaign::Campaign),
+}
+
+/// Runs `scenario`: a campaign when it has `contacts`, else one enrollment.
+pub fn simulate_any(flow: &Flow, scenario: &Scenario) -> Result<Answer, SimError> {
+    if scenario.contacts.is_some() {
+        super::campaign::simulate_campaign(flow, scenario).map(Answer::Campaign)
+    } else {
+        simulate(flow, scenario).map(Answer::Single)
+    }
+}
+
+/// Runs `scenario` against `flow` in memory (one enrollment; the answer of SPEC §7 without
+/// deferrals, which only a campaign lists).
 pub fn simulate(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> {
+    single(flow, scenario).map(|mut t| {
+        t.runs.iter_mut().for_each(|r| r.deferrals.clear());
+        t
+    })
+}
+
+fn single(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> {
     enrollable(flow).map_err(SimError::NotEnrollable)?;
     if scenario.horizon < scenario.start {
         return Err(SimError::Scenario(format!(
@@ -328,7 +392,7 @@ pub fn simulate(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> 
 
 /// The contact as the interpreter sees it; the phone is normalized to E.164 like the contact
 /// layer does, so a bad number is refused with `BAD_PHONE` here too.
-fn contact_view(c: &ScenarioContact) -> Result<ContactView, SimError> {
+pub(super) fn contact_view(c: &ScenarioContact) -> Result<ContactView, SimError> {
     if let Some(tz) = &c.tz {
         Zone::parse(tz)?;
     }
@@ -347,16 +411,16 @@ fn contact_view(c: &ScenarioContact) -> Result<ContactView, SimError> {
     })
 }
 
-struct Sim {
-    state: EnrollmentState,
-    runs: Vec<RunRecord>,
-    by_run: BTreeMap<u64, usize>,
+pub(super) struct Sim {
+    pub(super) state: EnrollmentState,
+    pub(super) runs: Vec<RunRecord>,
+    pub(super) by_run: BTreeMap<u64, usize>,
     /// When soft bounces arrived: the third within 7 days counts as hard (SPEC §10).
-    soft_bounces: Vec<DateTime<Utc>>,
+    pub(super) soft_bounces: Vec<DateTime<Utc>>,
 }
 
 impl Sim {
-    fn input_for(
+    pub(super) fn input_for(
         &mut self,
         index: usize,
         action: &Action,
@@ -469,13 +533,25 @@ impl Sim {
         ctx: &Ctx,
         entry: Option<usize>,
     ) {
-        let outcome_for = match &input {
+        let (next, effects) = step(&self.state, flow, input.clone(), now, ctx);
+        self.record(next, &effects, &input, now, entry);
+    }
+
+    /// Keeps what one step did: the new state and its runs (with deferrals).
+    pub(super) fn record(
+        &mut self,
+        next: EnrollmentState,
+        effects: &[Effect],
+        input: &Input,
+        now: DateTime<Utc>,
+        entry: Option<usize>,
+    ) {
+        let outcome_for = match input {
             Input::TaskOutcome { run, .. } => Some(*run),
             _ => None,
         };
-        let (next, effects) = step(&self.state, flow, input, now, ctx);
         self.state = next;
-        for effect in effects {
+        for effect in effects.iter().cloned() {
             match effect {
                 Effect::RunOpened(run) => {
                     self.by_run.insert(run.id, self.runs.len());
@@ -488,7 +564,26 @@ impl Sim {
                         closed: None,
                         branch: None,
                         woken_by: None,
+                        deferrals: Vec::new(),
                     });
+                }
+                Effect::Journey(crate::engine::JourneyEntry::Deferred {
+                    run,
+                    to,
+                    reason,
+                    cap,
+                    ..
+                }) => {
+                    if let Some(&i) = self.by_run.get(&run) {
+                        let reason = cap
+                            .map(DeferralReason::Cap)
+                            .or(reason.map(DeferralReason::Window));
+                        self.runs[i].deferrals.push(Deferral {
+                            at: now,
+                            to,
+                            reason,
+                        });
+                    }
                 }
                 Effect::TaskCreated(task) => {
                     if let Some(&i) = self.by_run.get(&task.run) {
@@ -518,7 +613,7 @@ impl Sim {
         }
     }
 
-    fn timeline(self) -> Timeline {
+    pub(super) fn timeline(self) -> Timeline {
         let outcome = match self.state.status {
             Status::Completed => self.state.outcome.clone(),
             Status::Exited | Status::Failed => self.state.reason.clone(),

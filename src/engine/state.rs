@@ -135,6 +135,12 @@ pub struct Run {
     /// Set when the step is held (`ZONE_UNKNOWN`, `NO_OPENING`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<Hold>,
+    /// Entered by an operator's `MoveTo`: first in line when capacity is short (SPEC §9).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub moved: bool,
+    /// Why the last execution-time deferral happened, when a cap held the step (SPEC §9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred_reason: Option<crate::capacity::CapReason>,
     /// Why `scheduled` is later than `entered`: `send_window`, `holiday`, `quiet_hours`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_reason: Option<ClosedBy>,
@@ -206,6 +212,10 @@ pub struct EnrollmentState {
     /// `until` (the planner's `next_run_at`, a row, not a process timer) and still listens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub away: Option<Away>,
+    /// The channels this enrollment has sent on (or created a task on): a step on one of them
+    /// is a follow-up, ahead of first touches when capacity is short (SPEC §9).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub sent: BTreeSet<crate::timing::Channel>,
 }
 
 /// An out-of-office pause.
@@ -241,6 +251,7 @@ impl EnrollmentState {
             reason: None,
             woken: None,
             away: None,
+            sent: BTreeSet::new(),
         }
     }
 }

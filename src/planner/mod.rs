@@ -74,9 +74,15 @@ impl Planner {
 
     /// The body of [`Planner::run_batch`], inside its transaction.
     async fn wake_due(&self, tx: &mut Tx, now: DateTime<Utc>) -> Result<usize, StoreError> {
-        let rows = tx.claim_due(to_millis(now), self.batch as i64).await?;
+        let mut rows = tx.claim_due(to_millis(now), self.batch as i64).await?;
         let flows = &self.core.flows;
-        let context = StepContext::load(tx, flows, &rows, &self.core.quiet_hours).await?;
+        let mut context = StepContext::load(tx, flows, &rows, &self.core.quiet_hours).await?;
+        if context.has_caps() {
+            // SPEC §9: lock the capped senders and read their ledgers, then step their
+            // enrollments in priority order, so a short capacity goes to the right steps.
+            context.lock_books(tx, to_millis(now)).await?;
+            sort_by_priority(&mut rows, &context);
+        }
         let mut writes = Writes::default();
         let processed = rows.len();
         for row in rows {
@@ -85,7 +91,26 @@ impl Planner {
         tx.write_all(&writes).await?;
         Ok(processed)
     }
+}
 
+/// SPEC §9's order for the rows of capped senders (the others go first, in claim order: they
+/// share nothing): an operator's `MoveTo`, then follow-ups (the enrollment already sent on the
+/// step's channel), then first touches; within each the earliest due (the step's scheduled
+/// instant, windows applied), then the lower enrollment id.
+fn sort_by_priority(rows: &mut [store::EnrollmentRow], context: &StepContext) {
+    rows.sort_by_cached_key(|row| {
+        if !context.is_capped(row) {
+            return (0u8, 0u8, i64::MIN, String::new());
+        }
+        let (class, due) = match row.engine_state() {
+            Ok(state) => crate::engine::campaign::priority(&state),
+            Err(_) => (2, i64::MAX),
+        };
+        (1, class, due, row.id.clone())
+    });
+}
+
+impl Planner {
     /// Runs batches at `now` until nothing is due; returns how many enrollments were woken.
     /// On PostgreSQL `workers` loops claim batches side by side (`SKIP LOCKED` keeps them
     /// apart), each on its own task so the engine runs on every core.

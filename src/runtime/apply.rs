@@ -7,12 +7,27 @@
 //! [`Tx::write_all`](crate::store::Tx::write_all).
 
 use super::flows::{FlowCache, FlowKey};
+use crate::capacity::{Book, Caps};
 use crate::code::Code;
+use crate::engine::CapacityView;
 use crate::engine::{self, Ctx, Effect, EnrollmentState, Input, JourneyEntry, Status};
+use crate::store::capacity::SenderKey;
 use crate::store::{EnrollmentRow, StoreError, Tx, Writes};
 use crate::timing::{Duration, QuietHours};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// The distinct senders of `rows`.
+fn sender_keys(rows: &[EnrollmentRow]) -> Vec<SenderKey> {
+    let mut keys: Vec<SenderKey> = rows
+        .iter()
+        .map(|r| (r.account_id.clone(), r.sender_id.clone()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
 
 /// The engine's context from an account's stored `max_wait`, and the quiet-hours policy SMS
 /// and calls are timed under (SPEC §11). This is the one place execution obtains that policy:
@@ -33,6 +48,11 @@ pub fn ctx_for(max_wait: Option<&str>, server_quiet_hours: &QuietHours) -> Ctx {
 pub struct StepContext {
     definitions: HashMap<FlowKey, String>,
     ctx: HashMap<String, Ctx>,
+    /// The caps of the rows' senders that have any (SPEC §9).
+    caps: HashMap<SenderKey, Caps>,
+    /// The planner's locked ledgers of those senders ([`StepContext::lock_books`]); without
+    /// them a capped step that would go now is handed to the planner.
+    books: Option<Mutex<HashMap<SenderKey, Book>>>,
 }
 
 impl StepContext {
@@ -59,10 +79,43 @@ impl StepContext {
         settings: Vec<(String, Option<String>)>,
         quiet_hours: &QuietHours,
     ) -> Result<StepContext, StoreError> {
+        let keys = sender_keys(rows);
         Ok(StepContext {
             definitions: Self::definitions(tx, flows, rows).await?,
             ctx: Self::ctx_by_account(settings, quiet_hours),
+            caps: tx
+                .sender_caps(&keys)
+                .await?
+                .into_iter()
+                .map(|(k, (caps, _))| (k, caps))
+                .collect(),
+            books: None,
         })
+    }
+
+    /// The planner's side: locks the capped senders among the rows and reads their ledgers
+    /// (`Tx::lock_books`), so [`apply`] reserves slots in this transaction.
+    pub async fn lock_books(&mut self, tx: &mut Tx, now_ms: i64) -> Result<(), StoreError> {
+        let keys: Vec<SenderKey> = self.caps.keys().cloned().collect();
+        let books = tx.lock_books(&keys, now_ms).await?;
+        // Caps read again under the lock: a change committed meanwhile applies now.
+        self.caps = books
+            .iter()
+            .map(|(k, b)| (k.clone(), b.caps.clone()))
+            .collect();
+        self.books = Some(Mutex::new(books));
+        Ok(())
+    }
+
+    /// True when some row's sender has caps.
+    pub fn has_caps(&self) -> bool {
+        !self.caps.is_empty()
+    }
+
+    /// True when the sender of `row` has caps.
+    pub fn is_capped(&self, row: &EnrollmentRow) -> bool {
+        self.caps
+            .contains_key(&(row.account_id.clone(), row.sender_id.clone()))
     }
 
     async fn definitions(
@@ -124,8 +177,60 @@ pub fn apply(
     let key = (row.flow_id.clone(), row.flow_version);
     let flow = flows.get_or_parse(&key, context.definitions.get(&key).map(String::as_str));
     let ctx = context.ctx(&row.account_id);
+    let sender: SenderKey = (row.account_id.clone(), row.sender_id.clone());
     let (after, effects) = match flow {
-        Ok(flow) => engine::step(&before, &flow, input, now, &ctx),
+        Ok(flow) => match (&context.books, context.caps.get(&sender)) {
+            (_, None) => engine::step(&before, &flow, input, now, &ctx),
+            (Some(books), Some(caps)) => {
+                let mut books = books.lock().expect("the ledger lock is never poisoned");
+                match books.get_mut(&sender) {
+                    Some(book) => {
+                        let out = engine::step_with(
+                            &before,
+                            &flow,
+                            input,
+                            now,
+                            &ctx,
+                            CapacityView::Ledger(book),
+                        );
+                        // The next enrollment of this sender in the batch sees this one's slot.
+                        for e in &out.1 {
+                            let slot = match e {
+                                Effect::Dispatch(d) => d.reservation.as_ref(),
+                                Effect::TaskCreated(t) => t.reservation.as_ref(),
+                                _ => None,
+                            };
+                            if let Some(slot) = slot {
+                                book.reserve(slot.clone());
+                            }
+                        }
+                        if let Some(queued) = engine::campaign::queued_slot(&out.0, &out.1, caps) {
+                            // A step deferred for capacity keeps its place in this batch: the
+                            // next one deferred computes the slot after it, so waiters wake one
+                            // slot each, in priority order, not all at the first free slot.
+                            book.reserve(queued);
+                        }
+                        out
+                    }
+                    None => engine::step_with(
+                        &before,
+                        &flow,
+                        input,
+                        now,
+                        &ctx,
+                        CapacityView::HandOff(caps),
+                    ),
+                }
+            }
+            (None, Some(caps)) => engine::step_with(
+                &before,
+                &flow,
+                input,
+                now,
+                &ctx,
+                CapacityView::HandOff(caps),
+            ),
+        },
         Err(message) => flow_unavailable(&before, message),
     };
     writes.add_step(row, &before, &after, &effects, now, outcome.as_deref());

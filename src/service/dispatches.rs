@@ -432,6 +432,11 @@ async fn ack_in(
         }
     };
     tx.ack_dispatch(&row.id, &update).await?;
+    if outcome_kind == AckOutcome::Failed {
+        // SPEC §9: a dispatch that was not sent gives its capacity slot back. Without the
+        // sender's lock: a reserver that read the row meanwhile only saw less capacity.
+        tx.release_slot(&row.idempotency_key).await?;
+    }
     if let Some(enrollment) = enrollment {
         let entry = JourneyEntry::DispatchAcked {
             run: row.run as u64,

@@ -1,8 +1,10 @@
 //! Senders: upsert (optionally as the account's default) and get.
 
 use super::fields;
-use super::{ServiceError, Violations};
+use super::{ServiceError, Violation, Violations};
+use crate::capacity::Caps;
 use crate::clock::{from_millis, to_millis};
+use crate::code::Code;
 use crate::runtime::Core;
 use crate::store::{self, senders::SenderRow};
 use chrono::{DateTime, Utc};
@@ -16,6 +18,8 @@ pub struct SenderInput {
     /// Required.
     pub tz: String,
     pub calendar: String,
+    /// The SPEC §9 `caps` document; `None` (or `{}`): no caps.
+    pub caps: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +29,8 @@ pub struct Sender {
     pub tz: String,
     pub calendar: Option<String>,
     pub is_default: bool,
+    /// The stored `caps` document (SPEC §9), when the sender has caps.
+    pub caps: Option<serde_json::Value>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -59,6 +65,20 @@ pub async fn upsert(
         fields::Limit::Name,
     ));
     let calendar = Some(input.calendar.trim().to_string()).filter(|c| !c.is_empty());
+    let caps = match &input.caps {
+        None => None,
+        Some(doc) => match Caps::parse(doc) {
+            Ok(c) if c.is_empty() => None,
+            Ok(_) => Some(doc.to_string()),
+            Err(found) => {
+                for p in found {
+                    let field = format!("sender.caps{}", p.path.replace('/', "."));
+                    problems.push(Violation::new(field, Code::BadSchema, p.message));
+                }
+                None
+            }
+        },
+    };
     problems.finish()?;
 
     let now_ms = to_millis(now);
@@ -70,6 +90,7 @@ pub async fn upsert(
         calendar,
         created_at: now_ms,
         updated_at: now_ms,
+        caps,
     };
     let (stored, created) = store::senders::upsert(db, &row).await?;
     if make_default {
@@ -117,6 +138,10 @@ fn from_row(row: SenderRow, default_id: Option<&str>) -> Sender {
         email: row.email,
         tz: row.tz,
         calendar: row.calendar,
+        caps: row
+            .caps
+            .as_deref()
+            .and_then(|c| serde_json::from_str(c).ok()),
         created_at: from_millis(row.created_at),
         updated_at: from_millis(row.updated_at),
     }

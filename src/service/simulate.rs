@@ -7,7 +7,7 @@
 use super::flows::{self, definition_field};
 use super::{fields, ServiceError, Violation, Violations};
 use crate::code::Code;
-use crate::engine::simulate::{simulate as run, Scenario, Timeline};
+use crate::engine::simulate::{simulate_any as run, Answer, Scenario};
 use crate::flow::{Flow, Severity, ValidateOptions};
 use crate::runtime::Core;
 use serde_json::Value;
@@ -45,7 +45,7 @@ pub async fn simulate(
     account_id: &str,
     source: FlowSource,
     scenario: &str,
-) -> Result<Timeline, ServiceError> {
+) -> Result<Answer, ServiceError> {
     let (max_wait, opts) = flows::account_limits(core, account_id).await?;
     let flow = match source {
         FlowSource::Definition(text) => flow_from_definition(&text, &opts, definition_field)?,
@@ -98,6 +98,37 @@ pub fn check_scenario(flow: &Flow, scenario: &Scenario) -> Result<(), Vec<Violat
         problems.check(fields::parse_tz("scenario.contact.tz", tz));
     }
     problems.check(fields::parse_tz("scenario.sender_tz", &scenario.sender_tz));
+    for (i, c) in scenario.contacts.iter().flatten().enumerate() {
+        if let Some(email) = &c.email {
+            problems.check(fields::parse_email(
+                &format!("scenario.contacts[{i}].email"),
+                email,
+            ));
+        }
+        if let Some(phone) = &c.phone {
+            problems.check(fields::parse_phone(
+                &format!("scenario.contacts[{i}].phone"),
+                phone,
+            ));
+        }
+        if let Some(tz) = &c.tz {
+            problems.check(fields::parse_tz(&format!("scenario.contacts[{i}].tz"), tz));
+        }
+    }
+    if let Some(sender) = &scenario.sender {
+        problems.check(fields::parse_tz("scenario.sender.tz", &sender.tz));
+        if !sender.caps.is_null() {
+            if let Err(found) = crate::capacity::Caps::parse(&sender.caps) {
+                for p in found {
+                    problems.push(Violation::new(
+                        format!("scenario.sender.caps{}", p.path.replace('/', ".")),
+                        Code::BadSchema,
+                        p.message,
+                    ));
+                }
+            }
+        }
+    }
     problems.into_violations()
 }
 

@@ -140,6 +140,8 @@ pub struct Writes {
     pub raised: Vec<(String, Vec<String>)>,
     /// The earliest `next_run_at` written, to wake the planner early.
     pub earliest_wake: Option<i64>,
+    /// Capacity slots reserved by these dispatches and tasks (SPEC §9), written with them.
+    pub ledger: Vec<super::capacity::LedgerRow>,
 }
 
 /// The effect's kind and its JSON, as the journey stores them.
@@ -187,32 +189,42 @@ impl Writes {
                 detail,
             });
             match effect {
-                Effect::Dispatch(d) => self.dispatches.push(DispatchRow {
-                    id: super::new_id("dp"),
-                    account_id: row.account_id.clone(),
-                    enrollment_id: row.id.clone(),
-                    run: d.run as i64,
-                    step: d.step.clone(),
-                    idempotency_key: d.idempotency_key.clone(),
-                    channel: d.channel.to_string(),
-                    recipient: d.recipient.clone(),
-                    template: d.template.clone(),
-                    input: d.input.to_string(),
-                    channel_params: d
-                        .channel_params
-                        .as_ref()
-                        .map(|p| serde_json::Value::Object(p.clone()).to_string()),
-                    message_id: d.message_id.clone(),
-                    status: DispatchStatus::Pending.as_str().into(),
-                    lease_owner: None,
-                    lease_until: None,
-                    attempts: 0,
-                    provider_message_id: None,
-                    failure: None,
-                    created_at: now_ms,
-                    due_at: now_ms,
-                    hold_code: None,
-                }),
+                Effect::Dispatch(d) => {
+                    if let Some(e) = &d.reservation {
+                        self.ledger.push(super::capacity::LedgerRow::of(
+                            &d.idempotency_key,
+                            &row.account_id,
+                            &row.sender_id,
+                            e,
+                        ));
+                    }
+                    self.dispatches.push(DispatchRow {
+                        id: super::new_id("dp"),
+                        account_id: row.account_id.clone(),
+                        enrollment_id: row.id.clone(),
+                        run: d.run as i64,
+                        step: d.step.clone(),
+                        idempotency_key: d.idempotency_key.clone(),
+                        channel: d.channel.to_string(),
+                        recipient: d.recipient.clone(),
+                        template: d.template.clone(),
+                        input: d.input.to_string(),
+                        channel_params: d
+                            .channel_params
+                            .as_ref()
+                            .map(|p| serde_json::Value::Object(p.clone()).to_string()),
+                        message_id: d.message_id.clone(),
+                        status: DispatchStatus::Pending.as_str().into(),
+                        lease_owner: None,
+                        lease_until: None,
+                        attempts: 0,
+                        provider_message_id: None,
+                        failure: None,
+                        created_at: now_ms,
+                        due_at: now_ms,
+                        hold_code: None,
+                    })
+                }
                 Effect::DispatchHeld {
                     idempotency_key,
                     run,
@@ -248,20 +260,30 @@ impl Writes {
                     due_at: now_ms,
                     hold_code: Some(code.as_str().to_string()),
                 }),
-                Effect::TaskCreated(t) => self.tasks.push(TaskRow {
-                    id: super::new_id("tk"),
-                    account_id: row.account_id.clone(),
-                    enrollment_id: row.id.clone(),
-                    run: t.run as i64,
-                    kind: t.step_type.clone(),
-                    step: t.step.clone(),
-                    status: TaskStatus::Open.as_str().into(),
-                    outcome: None,
-                    params: t.params.to_string(),
-                    due_by: t.due_by.map(to_millis),
-                    created_at: now_ms,
-                    completed_at: None,
-                }),
+                Effect::TaskCreated(t) => {
+                    if let Some(e) = &t.reservation {
+                        self.ledger.push(super::capacity::LedgerRow::of(
+                            &t.idempotency_key,
+                            &row.account_id,
+                            &row.sender_id,
+                            e,
+                        ));
+                    }
+                    self.tasks.push(TaskRow {
+                        id: super::new_id("tk"),
+                        account_id: row.account_id.clone(),
+                        enrollment_id: row.id.clone(),
+                        run: t.run as i64,
+                        kind: t.step_type.clone(),
+                        step: t.step.clone(),
+                        status: TaskStatus::Open.as_str().into(),
+                        outcome: None,
+                        params: t.params.to_string(),
+                        due_by: t.due_by.map(to_millis),
+                        created_at: now_ms,
+                        completed_at: None,
+                    })
+                }
                 Effect::RunClosed { run, .. } if Some(*run) == open_task => {
                     self.closed_tasks.push(TaskClosure {
                         enrollment_id: row.id.clone(),

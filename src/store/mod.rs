@@ -39,6 +39,7 @@ macro_rules! on_conn {
 }
 
 pub mod accounts;
+pub mod capacity;
 pub mod clock;
 pub mod contacts;
 pub mod dispatches;

@@ -189,6 +189,27 @@ pub async fn write_with<'a>(
         .execute(&mut &*c);
         sent.push(q);
     }
+    if !w.ledger.is_empty() {
+        let l = &w.ledger;
+        let q = Cached(
+            diesel::sql_query(
+                "INSERT INTO capacity_ledger (key, account_id, sender_id, channel, at, domain, \
+             gap_until) \
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[], \
+             $6::text[], $7::int8[]) \
+             ON CONFLICT (key) DO NOTHING",
+            )
+            .bind::<Array<Text>, _>(col(l, |r| r.key.as_str()))
+            .bind::<Array<Text>, _>(col(l, |r| r.account_id.as_str()))
+            .bind::<Array<Text>, _>(col(l, |r| r.sender_id.as_str()))
+            .bind::<Array<Text>, _>(col(l, |r| r.channel.as_str()))
+            .bind::<Array<BigInt>, _>(col(l, |r| r.at))
+            .bind::<Array<Nullable<Text>>, _>(col(l, |r| r.domain.as_deref()))
+            .bind::<Array<BigInt>, _>(col(l, |r| r.gap_until)),
+        )
+        .execute(&mut &*c);
+        sent.push(q);
+    }
     sent.extend(more);
     futures_util::future::try_join_all(sent).await?;
     Ok(())

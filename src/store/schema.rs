@@ -48,6 +48,19 @@ diesel::table! {
         calendar -> Nullable<Text>,
         created_at -> BigInt,
         updated_at -> BigInt,
+        caps -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    capacity_ledger (key) {
+        key -> Text,
+        account_id -> Text,
+        sender_id -> Text,
+        channel -> Text,
+        at -> BigInt,
+        domain -> Nullable<Text>,
+        gap_until -> BigInt,
     }
 }
 
@@ -200,6 +213,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     api_tokens,
     contacts,
     senders,
+    capacity_ledger,
     flows,
     flow_versions,
     enrollments,

@@ -15,6 +15,8 @@ pub struct SenderRow {
     pub calendar: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The validated `caps` document (SPEC §9) as JSON; `None`: no caps.
+    pub caps: Option<String>,
 }
 
 pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Option<SenderRow>, StoreError> {
@@ -47,6 +49,7 @@ pub async fn upsert(db: &Db, row: &SenderRow) -> Result<(SenderRow, bool), Store
                         senders::tz.eq(&row.tz),
                         senders::calendar.eq(&row.calendar),
                         senders::updated_at.eq(row.updated_at),
+                        senders::caps.eq(&row.caps),
                     ))
                     .execute(c)
                     .await?;

@@ -4,7 +4,7 @@
 //! the blocking pool, which made a 1,000-enrollment batch take thousands of hops.
 
 use super::enrollments::{Writes, MAX_BINDS};
-use super::schema::{dispatches, enrollments, journey, tasks};
+use super::schema::{capacity_ledger, dispatches, enrollments, journey, tasks};
 use super::TaskStatus;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
@@ -42,6 +42,13 @@ pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
         diesel::insert_into(tasks::table)
             .values(chunk)
             .on_conflict((tasks::enrollment_id, tasks::run))
+            .do_nothing()
+            .execute(conn)?;
+    }
+    for chunk in w.ledger.chunks(MAX_BINDS / 7) {
+        diesel::insert_into(capacity_ledger::table)
+            .values(chunk)
+            .on_conflict(capacity_ledger::key)
             .do_nothing()
             .execute(conn)?;
     }

@@ -81,6 +81,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
     );
     let entry = (0i64..40 * 86_400_000, action()).prop_map(|(ms, action)| ScriptEntry {
         at: start() + Duration::milliseconds(ms),
+        contact: None,
         action,
     });
     (
@@ -105,6 +106,8 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             max_wait: None,
             quiet_hours: None,
             enrollment_id: None,
+            sender: None,
+            contacts: None,
         })
 }
 

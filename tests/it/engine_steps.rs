@@ -486,6 +486,7 @@ fn deferral_at_execution() {
         to: t("2026-12-08T00:00:00Z"),
         reason: Some(nudge::timing::ClosedBy::Window),
         rule: None,
+        cap: None,
     }));
     assert!(!d.effects.iter().any(|e| matches!(e, Effect::Dispatch(_))));
     assert_eq!(

@@ -36,6 +36,7 @@ mod golden;
 
 mod api;
 mod api_flows_timing;
+mod capacity;
 mod cli;
 mod cli_commands;
 mod concurrency;

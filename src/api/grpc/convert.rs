@@ -71,7 +71,86 @@ pub fn sender_input(sender: Option<pb::Sender>) -> Result<SenderInput, ServiceEr
         email: sender.email,
         tz: sender.tz,
         calendar: sender.calendar,
+        caps: sender.caps.map(caps_doc),
     })
+}
+
+/// The proto caps as the SPEC §9 JSON document the service validates (one validation path for
+/// every edge). Unset fields are left out.
+pub fn caps_doc(c: pb::SenderCaps) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    for (name, ch) in [
+        ("email", c.email),
+        ("sms", c.sms),
+        ("call", c.call),
+        ("linkedin", c.linkedin),
+    ] {
+        let Some(ch) = ch else { continue };
+        let mut m = serde_json::Map::new();
+        if let Some(n) = ch.daily {
+            m.insert("daily".into(), n.into());
+        }
+        if let Some(n) = ch.weekly {
+            m.insert("weekly".into(), n.into());
+        }
+        if !ch.min_gap.is_empty() {
+            m.insert("min_gap".into(), ch.min_gap.into());
+        }
+        if !ch.gap_jitter.is_empty() {
+            m.insert("gap_jitter".into(), ch.gap_jitter.into());
+        }
+        if let Some(n) = ch.domain_daily {
+            m.insert("domain_daily".into(), n.into());
+        }
+        if let Some(r) = ch.ramp {
+            m.insert(
+                "ramp".into(),
+                serde_json::json!({"start": r.start, "step": r.step, "every": r.every, "from": r.from}),
+            );
+        }
+        out.insert(name.into(), serde_json::Value::Object(m));
+    }
+    serde_json::Value::Object(out)
+}
+
+/// The stored caps document back as proto.
+fn caps_proto(doc: &serde_json::Value) -> pb::SenderCaps {
+    let ch = |name: &str| -> Option<pb::ChannelCaps> {
+        let m = doc.get(name)?;
+        let text = |k: &str| {
+            m.get(k)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        Some(pb::ChannelCaps {
+            daily: m.get("daily").and_then(|v| v.as_i64()),
+            weekly: m.get("weekly").and_then(|v| v.as_i64()),
+            min_gap: text("min_gap"),
+            gap_jitter: text("gap_jitter"),
+            domain_daily: m.get("domain_daily").and_then(|v| v.as_i64()),
+            ramp: m.get("ramp").map(|r| pb::Ramp {
+                start: r.get("start").and_then(|v| v.as_i64()).unwrap_or_default(),
+                step: r.get("step").and_then(|v| v.as_i64()).unwrap_or_default(),
+                every: r
+                    .get("every")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .into(),
+                from: r
+                    .get("from")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .into(),
+            }),
+        })
+    };
+    pb::SenderCaps {
+        email: ch("email"),
+        sms: ch("sms"),
+        call: ch("call"),
+        linkedin: ch("linkedin"),
+    }
 }
 
 impl From<Sender> for pb::Sender {
@@ -84,6 +163,7 @@ impl From<Sender> for pb::Sender {
             is_default: s.is_default,
             created_at: Some(timestamp(s.created_at)),
             updated_at: Some(timestamp(s.updated_at)),
+            caps: s.caps.as_ref().map(caps_proto),
         }
     }
 }

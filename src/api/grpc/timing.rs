@@ -9,7 +9,7 @@ use super::auth::principal;
 use super::convert::timestamp;
 use crate::api::AppState;
 use crate::code::Code;
-use crate::engine::simulate::Timeline;
+use crate::engine::simulate::{Answer, Timeline};
 use crate::proto::v1::resolve_request::Question;
 use crate::proto::v1::simulate_request::Flow as FlowChoice;
 use crate::proto::v1::timing_service_server::TimingService;
@@ -84,9 +84,17 @@ impl TimingService for TimingApi {
                 .into())
             }
         };
-        let timeline =
+        let answer =
             simulate::simulate(&self.state.core, &who.account_id, source, &req.scenario).await?;
-        Ok(Response::new(simulate_response(&timeline)?))
+        match answer {
+            Answer::Single(timeline) => Ok(Response::new(simulate_response(&timeline)?)),
+            // A campaign's answer is SPEC §7's `{"enrollments": [...]}`, in `timeline`.
+            Answer::Campaign(campaign) => Ok(Response::new(SimulateResponse {
+                timeline: serde_json::to_string(&campaign)
+                    .map_err(|e| internal(format!("serializing a campaign: {e}")))?,
+                ..Default::default()
+            })),
+        }
     }
 }
 

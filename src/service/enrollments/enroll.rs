@@ -247,7 +247,24 @@ async fn prepare(
         input,
     );
     let ctx = ctx_for(look.max_wait.as_deref(), &core.quiet_hours);
-    let (after, effects) = engine::step(&before, &flow, Input::Start, now, &ctx);
+    // A capped sender's first step never reserves here: it is handed to the planner, which
+    // reserves under the sender's lock (SPEC §9).
+    let caps = sender
+        .caps
+        .as_deref()
+        .and_then(|c| store::capacity::parse_caps(&sender.tz, c))
+        .map(|(caps, _)| caps);
+    let (after, effects) = match &caps {
+        Some(caps) => engine::step_with(
+            &before,
+            &flow,
+            Input::Start,
+            now,
+            &ctx,
+            engine::CapacityView::HandOff(caps),
+        ),
+        None => engine::step(&before, &flow, Input::Start, now, &ctx),
+    };
     let now_ms = to_millis(now);
     let row = EnrollmentRow {
         id,
