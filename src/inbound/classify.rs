@@ -446,7 +446,9 @@ mod tests {
 
     #[test]
     fn header_rules() {
-        let cases: &[(&[(&str, &str)], &str, &str, &str)] = &[
+        /// (headers, subject, text, expected class)
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str, &'a str);
+        let cases: &[Case] = &[
             (
                 &[("Auto-Submitted", "auto-replied")],
                 "Re: hi",

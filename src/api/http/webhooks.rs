@@ -559,13 +559,9 @@ pub async fn calendar(
         if let Some(booked) =
             crate::store::signals::by_provider_id(&state.core.db, account, &provider_id).await?
         {
-            if booked.payload != payload.to_string() {
-                crate::store::signals::set_payload(
-                    &state.core.db,
-                    &booked.id,
-                    &payload.to_string(),
-                )
-                .await?;
+            let updated = payload.to_string();
+            if booked.payload != updated {
+                crate::store::signals::set_payload(&state.core.db, &booked.id, &updated).await?;
             }
         }
     }
