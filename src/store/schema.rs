@@ -11,6 +11,8 @@ diesel::table! {
         default_sender_id -> Nullable<Text>,
         created_at -> BigInt,
         twilio_auth_token -> Nullable<Text>,
+        fetch_allow -> Nullable<Text>,
+        quiet_hours -> Nullable<Text>,
     }
 }
 

@@ -34,6 +34,7 @@ mod common;
 mod engine_support;
 mod golden;
 
+mod accounts;
 mod api;
 mod api_flows_timing;
 mod cli;
