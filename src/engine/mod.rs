@@ -14,6 +14,7 @@
 //! - [`mod@simulate`] — [`simulate()`], [`Scenario`], [`Timeline`], [`render_table`].
 //! - [`seed`] — the stable jitter seed of a run.
 //! - [`instant`] — how answers write instants.
+//! - [`outside`] — a `fetch` request and its answer, an approval's decision (SPEC §5.6, §5.9).
 //! - [`names`] — the closed sets of names it is stored under: [`DeliveryEffect`], [`JourneyKind`].
 //!
 //! Which branch a signal picks, and the buffer of early signals, live in [`crate::routing`].
@@ -25,6 +26,7 @@ pub mod input;
 pub mod instant;
 pub mod interpret;
 pub mod names;
+pub mod outside;
 pub mod seed;
 pub mod simulate;
 pub mod state;
@@ -36,5 +38,6 @@ pub use effect::{
 pub use input::{Input, Signal};
 pub use interpret::{enrollable, step, Ctx};
 pub use names::{DeliveryEffect, JourneyKind};
+pub use outside::{Decision, FetchAnswer, FetchCall, FetchRequest, FetchResponse};
 pub use simulate::{render_table, simulate, Scenario, SimError, Timeline};
 pub use state::{ContactView, EnrollmentState, FlowRef, Run, Status};

@@ -131,6 +131,13 @@ pub struct Run {
     /// Set when the step is held (`ZONE_UNKNOWN`, `NO_OPENING`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<Hold>,
+    /// A `fetch` run: the request, fixed at entry, and the attempt in flight or next. While
+    /// a retry waits, `scheduled` is when it goes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetch: Option<crate::engine::outside::FetchCall>,
+    /// An `approval` run: when its link stops working (never after `until`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_expires: Option<DateTime<Utc>>,
 }
 
 impl Run {
@@ -188,6 +195,9 @@ pub struct EnrollmentState {
     /// completed with (SPEC §5.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub woken: Option<crate::engine::effect::Woken>,
+    /// The last `fetch` response (SPEC §5.9), read by later expressions and `branch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetch: Option<crate::engine::outside::FetchResponse>,
 }
 
 impl EnrollmentState {
@@ -213,6 +223,7 @@ impl EnrollmentState {
             outcome: None,
             reason: None,
             woken: None,
+            fetch: None,
         }
     }
 }

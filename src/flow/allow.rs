@@ -54,16 +54,24 @@ pub fn parse_pattern(text: &str) -> Result<String, String> {
 
 /// The entry that allows `host` (lower case, an IPv6 literal without brackets) on `port`.
 pub fn find<'a>(list: &'a [AllowEntry], host: &str, port: u16) -> Option<&'a AllowEntry> {
+    list.iter()
+        .find(|e| name_matches(e, host) && e.port.is_none_or(|p| p == port))
+}
+
+/// The first entry for `host` whatever its port: what the resolver asks, where the port is not
+/// known (it was checked on the URL).
+pub fn find_name<'a>(list: &'a [AllowEntry], host: &str) -> Option<&'a AllowEntry> {
+    list.iter().find(|e| name_matches(e, host))
+}
+
+fn name_matches(e: &AllowEntry, host: &str) -> bool {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
-    list.iter().find(|e| {
-        let name_ok = match e.host.strip_prefix("*.") {
-            Some(domain) => host
-                .strip_suffix(domain)
-                .is_some_and(|sub| sub.len() > 1 && sub.ends_with('.')),
-            None => e.host == host,
-        };
-        name_ok && e.port.is_none_or(|p| p == port)
-    })
+    match e.host.strip_prefix("*.") {
+        Some(domain) => host
+            .strip_suffix(domain)
+            .is_some_and(|sub| sub.len() > 1 && sub.ends_with('.')),
+        None => e.host == host,
+    }
 }
 
 /// Loopback, private, link-local, multicast, unspecified, shared (CGNAT) or broadcast space:

@@ -135,6 +135,8 @@ pub struct Writes {
     pub dispatches: Vec<DispatchRow>,
     pub tasks: Vec<TaskRow>,
     pub closed_tasks: Vec<TaskClosure>,
+    /// `fetch` attempts to send (SPEC §5.9).
+    pub fetches: Vec<super::fetches::FetchRow>,
     /// Events a task outcome raised (SPEC §5.2), by enrollment: the caller routes them to the
     /// contact's other enrollments.
     pub raised: Vec<(String, Vec<String>)>,
@@ -275,6 +277,17 @@ impl Writes {
                         at: now_ms,
                     })
                 }
+                Effect::FetchRequested(r) => self.fetches.push(super::fetches::FetchRow {
+                    id: r.idempotency_key.clone(),
+                    account_id: row.account_id.clone(),
+                    enrollment_id: row.id.clone(),
+                    run: r.run as i64,
+                    attempt: r.attempt as i32,
+                    request: serde_json::to_string(r).expect("a fetch request serializes"),
+                    status: "pending".into(),
+                    lease_until: None,
+                    created_at: now_ms,
+                }),
                 Effect::RaiseSignal { raises, .. } => {
                     self.raised.push((row.id.clone(), raises.clone()));
                 }
@@ -307,6 +320,10 @@ impl Tx {
                 c.spawn_blocking(move |conn| super::sqlite_batch::write(conn, &owned))
                     .await?
             }
+        }
+        // Few rows (one per fetch attempt): plain inserts, after the batch.
+        if !w.fetches.is_empty() {
+            self.insert_fetches(&w.fetches).await?;
         }
         Ok(())
     }

@@ -43,6 +43,7 @@ pub mod clock;
 pub mod contacts;
 pub mod dispatches;
 pub mod enrollments;
+pub mod fetches;
 pub mod flows;
 pub mod pg_batch;
 pub mod schema;

@@ -185,12 +185,27 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    fetch_requests (id) {
+        id -> Text,
+        account_id -> Text,
+        enrollment_id -> Text,
+        run -> BigInt,
+        attempt -> Integer,
+        request -> Text,
+        status -> Text,
+        lease_until -> Nullable<BigInt>,
+        created_at -> BigInt,
+    }
+}
+
 diesel::joinable!(api_tokens -> accounts (account_id));
 diesel::joinable!(flow_versions -> flows (flow_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     accounts,
     api_tokens,
+    fetch_requests,
     contacts,
     senders,
     flows,

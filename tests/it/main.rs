@@ -46,6 +46,7 @@ mod db_unreachable;
 mod delivery;
 mod edge_errors;
 mod engine_api;
+mod engine_outside;
 mod engine_props;
 mod engine_routing;
 mod engine_simulate;
