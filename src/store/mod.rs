@@ -45,6 +45,7 @@ pub mod dispatches;
 pub mod enrollments;
 pub mod fetches;
 pub mod flows;
+pub mod link_secret;
 pub mod pg_batch;
 pub mod schema;
 pub mod senders;
