@@ -5,6 +5,7 @@
 //! the edge (`api`) or the planner loop.
 
 pub mod accounts;
+pub mod approvals;
 pub mod contacts;
 pub mod dispatches;
 pub mod enrollments;

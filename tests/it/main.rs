@@ -51,6 +51,7 @@ mod engine_props;
 mod engine_routing;
 mod engine_simulate;
 mod engine_steps;
+mod fetch;
 mod flow_fixtures;
 mod flow_props;
 mod http_edge;
