@@ -37,6 +37,7 @@ mod golden;
 mod accounts;
 mod api;
 mod api_flows_timing;
+mod approvals;
 mod cli;
 mod cli_commands;
 mod concurrency;
