@@ -127,6 +127,7 @@ fn scenario(args: &SimulateArgs) -> anyhow::Result<Scenario> {
                 script: Vec::new(),
                 max_wait: None,
                 enrollment_id: None,
+                fetch: Default::default(),
             }
         }
     };

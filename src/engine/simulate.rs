@@ -77,6 +77,17 @@ pub enum Action {
         /// The outcome reported.
         outcome: String,
     },
+    /// A person decides the waiting approval (SPEC §5.6), as its link or `Decide` would.
+    Approval {
+        /// `approved` or `rejected`.
+        decision: crate::engine::Decision,
+        /// The form's values.
+        #[serde(default = "empty_object")]
+        input: serde_json::Value,
+        /// Who decided.
+        #[serde(default)]
+        by: Option<String>,
+    },
     /// An operator pauses the enrollment.
     Pause,
     /// An operator resumes it.
@@ -127,6 +138,41 @@ pub struct Scenario {
     /// jitter (SPEC §2.7: "so `Simulate` and reality agree").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enrollment_id: Option<String>,
+    /// The answers a `fetch` step gets, by step, one per attempt in order (SPEC §7): a
+    /// response `{"status", "body", "ms"}`, `{"error": "connect"}` or `{"timeout": true}`. An
+    /// attempt with no answer listed is an error (`no answer scripted`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fetch: BTreeMap<String, Vec<ScriptedAnswer>>,
+}
+
+/// One scripted `fetch` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged, deny_unknown_fields)]
+pub enum ScriptedAnswer {
+    /// The peer answered.
+    Response {
+        /// The HTTP status.
+        status: u16,
+        /// The JSON body.
+        #[serde(default)]
+        body: serde_json::Value,
+        /// How long it took (the answer arrives this much later).
+        #[serde(default)]
+        ms: u64,
+    },
+    /// No usable answer (`connect`, `tls`, …).
+    Error {
+        /// What went wrong.
+        error: String,
+        /// How long it took.
+        #[serde(default)]
+        ms: u64,
+    },
+    /// The attempt ran out of its budget.
+    Timeout {
+        /// Always `true`.
+        timeout: bool,
+    },
 }
 
 fn utc_name() -> String {
@@ -259,6 +305,7 @@ pub fn simulate(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> 
         ),
         runs: Vec::new(),
         by_run: BTreeMap::new(),
+        fetch: scenario.fetch.clone(),
     };
     sim.apply(flow, Input::Start, scenario.start, &ctx, None);
     let mut next_entry = 0;
@@ -316,6 +363,8 @@ struct Sim {
     state: EnrollmentState,
     runs: Vec<RunRecord>,
     by_run: BTreeMap<u64, usize>,
+    /// The scenario's fetch answers, by step.
+    fetch: BTreeMap<String, Vec<ScriptedAnswer>>,
 }
 
 impl Sim {
@@ -351,6 +400,16 @@ impl Sim {
                     outcome: outcome.clone(),
                 }
             }
+            Action::Approval {
+                decision,
+                input,
+                by,
+            } => Input::Decide {
+                run: None,
+                decision: *decision,
+                input: input.clone(),
+                by: by.clone(),
+            },
             Action::Pause => Input::Pause,
             Action::Resume => Input::Resume,
         }
@@ -369,8 +428,10 @@ impl Sim {
     ) {
         let outcome_for = match &input {
             Input::TaskOutcome { run, .. } => Some(*run),
+            Input::Decide { .. } => self.state.run.as_ref().map(|r| r.id),
             _ => None,
         };
+        let mut requested = Vec::new();
         let (next, effects) = step(&self.state, flow, input, now, ctx);
         self.state = next;
         for effect in effects {
@@ -393,6 +454,7 @@ impl Sim {
                         self.runs[i].until = task.due_by;
                     }
                 }
+                Effect::FetchRequested(r) => requested.push((r.run, r.attempt)),
                 Effect::RunClosed {
                     run,
                     closed,
@@ -413,6 +475,57 @@ impl Sim {
                 }
                 _ => {}
             }
+        }
+        // The scripted answer of each attempt arrives `ms` later (in order, before any later
+        // script entry: an approximation that keeps a simulation one pass).
+        for (run, attempt) in requested {
+            let step = self
+                .by_run
+                .get(&run)
+                .map(|&i| self.runs[i].step.clone())
+                .unwrap_or_default();
+            let scripted = self
+                .fetch
+                .get(&step)
+                .and_then(|a| a.get(attempt as usize - 1))
+                .cloned();
+            let (answer, ms) = match scripted {
+                Some(ScriptedAnswer::Response { status, body, ms }) => (
+                    crate::engine::FetchAnswer::Response { status, body, ms },
+                    ms,
+                ),
+                Some(ScriptedAnswer::Error { error, ms }) => (
+                    crate::engine::FetchAnswer::Error {
+                        error,
+                        ms,
+                        refused: false,
+                    },
+                    ms,
+                ),
+                Some(ScriptedAnswer::Timeout { .. }) => {
+                    (crate::engine::FetchAnswer::Timeout { ms: 0 }, 0)
+                }
+                None => (
+                    crate::engine::FetchAnswer::Error {
+                        error: "no answer scripted".into(),
+                        ms: 0,
+                        refused: true,
+                    },
+                    0,
+                ),
+            };
+            let at = now + chrono::Duration::milliseconds(ms as i64);
+            self.apply(
+                flow,
+                Input::FetchAnswer {
+                    run,
+                    attempt,
+                    answer,
+                },
+                at,
+                ctx,
+                None,
+            );
         }
     }
 

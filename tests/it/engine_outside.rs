@@ -414,3 +414,67 @@ fn approval_decisions_and_refusals() {
         "{fx:?}"
     );
 }
+
+/// SPEC §7: a simulation runs all three with the scenario's `approval` entry and `fetch`
+/// answers (one per attempt), before anyone is enrolled.
+#[test]
+fn simulate_runs_fetch_branch_and_approval() {
+    let f = flow(json!({"name": "sim", "start": "deal", "steps": {
+        "deal": {"type": "fetch", "params": {"url": "https://crm.example.com/deals", "retry": {"attempts": 3, "backoff": "30s"}},
+                 "next": {"ok": "check", "error": "lost", "timeout": "lost"}},
+        "check": {"type": "branch", "params": {"cases": [{"name": "won", "when": {"eq": ["$: fetch.body.stage", "won"]}}]},
+                  "next": {"won": "approve", "else": "lost"}},
+        "approve": {"type": "approval", "params": {"title": "Send?", "timeout": "3d"},
+                    "next": {"approved": "done", "rejected": "lost", "timeout": "lost"}},
+        "done": {"type": "end", "params": {"outcome": "sent"}},
+        "lost": {"type": "end", "params": {"outcome": "lost"}}}}));
+    let scenario = |decision: &str, answers: Value| -> nudge::engine::Scenario {
+        serde_json::from_value(json!({
+            "start": "2026-12-04T20:00:00Z", "horizon": "2026-12-31T00:00:00Z",
+            "contact": {"email": "ann@example.com"},
+            "fetch": {"deal": answers},
+            "script": [{"at": "2026-12-05T10:00:00Z", "kind": "approval", "decision": decision, "input": {}, "by": "boss"}]
+        }))
+        .unwrap()
+    };
+    let run = |s: &nudge::engine::Scenario| {
+        let t = nudge::engine::simulate(&f, s).unwrap();
+        serde_json::to_value(&t).unwrap()
+    };
+    let won = run(&scenario(
+        "approved",
+        json!([{"error": "connect"}, {"status": 500, "body": null}, {"status": 200, "body": {"stage": "won"}, "ms": 120}]),
+    ));
+    assert_eq!(won["outcome"], "sent", "{won:#}");
+    let steps: Vec<(&str, &str)> = won["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["step"].as_str().unwrap(),
+                r["branch"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("deal", "ok"),
+            ("check", "won"),
+            ("approve", "approved"),
+            ("done", "")
+        ]
+    );
+    assert_eq!(won["runs"][2]["woken_by"], 0, "the script entry decided it");
+    let rejected = run(&scenario(
+        "rejected",
+        json!([{"status": 200, "body": {"stage": "won"}}]),
+    ));
+    assert_eq!(rejected["outcome"], "lost");
+    let slow = run(&scenario(
+        "approved",
+        json!([{"timeout": true}, {"timeout": true}, {"timeout": true}]),
+    ));
+    assert_eq!(slow["runs"][0]["branch"], "timeout");
+}

@@ -103,6 +103,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             script,
             max_wait: None,
             enrollment_id: None,
+            fetch: Default::default(),
         })
 }
 
