@@ -121,6 +121,9 @@ impl App {
                 Err(e) => tracing::error!(error = %e, "cannot finish signal fan-outs cut short"),
             }
         }));
+        // Fetch requests take real time whichever clock runs (SPEC §5.9).
+        let fetcher = crate::planner::fetch::Fetcher { core: core.clone() };
+        background.push(tokio::spawn(fetcher.run(stop.clone())));
         if core.clock.as_manual().is_none() {
             let planner = Planner::new(core.clone());
             background.push(tokio::spawn(planner.run(stop.clone())));

@@ -131,6 +131,7 @@ fn scenario(args: &SimulateArgs) -> anyhow::Result<Scenario> {
                 enrollment_id: None,
                 sender: None,
                 contacts: None,
+                fetch: Default::default(),
             }
         }
     };

@@ -217,6 +217,7 @@ pub fn simulate_campaign(flow: &Flow, scenario: &Scenario) -> Result<Campaign, S
             runs: Vec::new(),
             by_run: BTreeMap::new(),
             soft_bounces: Vec::new(),
+            fetch: scenario.fetch.clone(),
         });
     }
     let enroll_at: Vec<DateTime<Utc>> = contacts

@@ -333,6 +333,33 @@ pub enum JourneyEntry {
         /// Why it could not apply, and what would.
         reason: String,
     },
+    /// A `fetch` attempt ended (SPEC §5.9): one entry per attempt.
+    FetchAttempt {
+        /// The fetch run.
+        run: u64,
+        /// Which attempt, from 1.
+        attempt: u32,
+        /// The HTTP status, when the peer answered.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        /// What went wrong otherwise (`timeout`, a refused address, …).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// How long it took.
+        ms: u64,
+    },
+    /// A person decided an approval.
+    Decided {
+        /// The approval run.
+        run: u64,
+        /// `approved` or `rejected`.
+        decision: crate::engine::outside::Decision,
+        /// The form's values.
+        input: serde_json::Value,
+        /// Who decided, when given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+    },
     /// The delivery side acknowledged the run's dispatch (`AckDispatch`): one entry per
     /// attempt, so retries show. Written by the dispatch service, not the interpreter: an ack
     /// changes the outbox, never the enrollment's state.
@@ -428,6 +455,23 @@ pub enum Effect {
         run: u64,
         /// The events raised (`call_connected`, `reply`, …).
         raises: Vec<String>,
+    },
+    /// Record this `fetch` attempt in the outbox; a worker sends it outside the transaction
+    /// and feeds the answer back.
+    FetchRequested(crate::engine::outside::FetchRequest),
+    /// An approval step was entered (the journey's `approval_requested`, with the link's
+    /// expiry, never the token): sign a link for this run and hand it to the delivery side
+    /// as a dispatch on channel `approval` (SPEC §5.6). The interpreter holds no secret, so the
+    /// token is made where the secret is.
+    ApprovalRequested {
+        /// The approval run.
+        run: u64,
+        /// Its step.
+        step: String,
+        /// The page's and the dispatch's title.
+        title: String,
+        /// When the link stops working.
+        expires_at: DateTime<Utc>,
     },
     /// Append this to the journey.
     Journey(JourneyEntry),

@@ -109,4 +109,28 @@ pub enum Input {
     /// The contact changed (a zone set, a phone added). The new view is kept, and a step held
     /// with `ZONE_UNKNOWN` or `NO_OPENING` is planned again from now.
     ContactChanged(crate::engine::state::ContactView),
+    /// A `fetch` attempt's answer, recorded after the request was made outside the
+    /// transaction. An answer for another run or attempt (a duplicate) is refused.
+    FetchAnswer {
+        /// The fetch run.
+        run: u64,
+        /// The attempt answered.
+        attempt: u32,
+        /// What came back.
+        answer: crate::engine::outside::FetchAnswer,
+    },
+    /// A person decided the waiting approval (SPEC §5.6), through its link or `Decide`.
+    Decide {
+        /// The run the link was made for; `None` (the API's `Decide`): the current one.
+        #[serde(default)]
+        run: Option<u64>,
+        /// Approved or rejected: the branch.
+        decision: crate::engine::outside::Decision,
+        /// The form's values, already checked against `params.input`.
+        #[serde(default)]
+        input: serde_json::Value,
+        /// Who decided, when given.
+        #[serde(default)]
+        by: Option<String>,
+    },
 }

@@ -29,11 +29,14 @@ use crate::engine::effect::{
     Woken,
 };
 use crate::engine::input::{Input, Signal};
+use crate::engine::outside::{Decision, FetchAnswer, FetchCall, FetchRequest, FetchResponse};
 use crate::engine::seed::jitter_seed;
 use crate::engine::state::{Away, EnrollmentState, Hold, Run, Status, TaskPhase};
-use crate::flow::expr::{eval_instant, eval_millis, ContactView as ExprContact};
+use crate::flow::expr::{
+    eval, eval_instant, eval_millis, ContactView as ExprContact, Value as ExprValue,
+};
 use crate::flow::model::{
-    Action, Deadline, DurationSlot, Step, StepKind, Target, UntilSlot, OUTCOME_ACCEPTED,
+    Action, Deadline, DurationSlot, Operand, Step, StepKind, Target, UntilSlot, OUTCOME_ACCEPTED,
     OUTCOME_REPLIED,
 };
 use crate::flow::Flow;
@@ -65,36 +68,11 @@ pub struct Ctx {
     pub quiet_hours: QuietHours,
 }
 
-/// Refuses a flow that uses a step type the interpreter does not run yet (`approval`, `fetch`,
-/// `branch`). The enroll path calls this; [`step`] itself fails such an enrollment rather than
-/// panic.
-pub fn enrollable(flow: &Flow) -> Result<(), String> {
-    let unsupported: Vec<String> = flow
-        .steps
-        .iter()
-        .filter(|(_, s)| is_unsupported(s.kind()))
-        .map(|(id, s)| format!("`{id}` ({})", s.kind()))
-        .collect();
-    if unsupported.is_empty() {
-        return Ok(());
-    }
-    let one = unsupported.len() == 1;
-    Err(format!(
-        "{} {} {} of a type this version cannot run yet (approval, fetch and branch come in a \
-         later release); remove {} or replace {} with a wait_for or a task",
-        if one { "the step" } else { "the steps" },
-        unsupported.join(", "),
-        if one { "is" } else { "are" },
-        if one { "it" } else { "them" },
-        if one { "it" } else { "them" },
-    ))
-}
-
-fn is_unsupported(kind: StepKind) -> bool {
-    matches!(
-        kind,
-        StepKind::Approval | StepKind::Fetch | StepKind::Branch
-    )
+/// Whether the interpreter runs every step of `flow`. Every step type the validator accepts
+/// runs (approval, fetch and branch included), so this refuses nothing today; the enroll path
+/// and `Simulate` still ask, so a future step type can be refused in one place.
+pub fn enrollable(_flow: &Flow) -> Result<(), String> {
+    Ok(())
 }
 
 /// What the interpreter knows of the sender's capacity (SPEC §9) when a step would go.
@@ -319,8 +297,16 @@ impl<'a> Machine<'a> {
                 self.st.status = Status::Active;
                 self.journey(JourneyEntry::Resumed { reason: None });
                 let pending = self.st.run.as_mut().and_then(|r| r.pending_outcome.take());
-                if let Some(outcome) = pending {
-                    self.apply_outcome(outcome);
+                let fetch = self
+                    .st
+                    .run
+                    .as_ref()
+                    .is_some_and(|r| r.step_type == StepKind::Fetch);
+                match pending {
+                    // A fetch answered while paused: its branch was kept for now.
+                    Some(branch) if fetch => self.take_branch(&branch, None),
+                    Some(outcome) => self.apply_outcome(outcome),
+                    None => {}
                 }
             }
             Input::Exit { reason } => self.exit(reason, None),
@@ -348,6 +334,17 @@ impl<'a> Machine<'a> {
                 self.close_run(Some("completed"), None);
                 self.complete(outcome);
             }
+            Input::FetchAnswer {
+                run,
+                attempt,
+                answer,
+            } => self.fetch_answer(run, attempt, answer),
+            Input::Decide {
+                run,
+                decision,
+                input,
+                by,
+            } => self.decide(run, decision, input, by),
             Input::ContactChanged(c) => {
                 // Only the zone and the number decide a hold (SPEC §3, §4): another change (an
                 // email, an attribute) leaves a held step as it is, without a second `held`.
@@ -634,6 +631,206 @@ impl<'a> Machine<'a> {
         self.take_branch(&branch, None);
     }
 
+    // ----- steps that reach outside ------------------------------------------------------
+
+    /// SPEC §5.9: the request with its expressions evaluated, fixed at entry. An expression
+    /// that cannot be evaluated, or a timeout that resolves outside (0, 60s], is an error: no
+    /// request is sent, so it is never reported as a timeout.
+    fn resolve_fetch(&self, p: &crate::flow::model::FetchParams) -> Result<FetchCall, String> {
+        use crate::flow::model::{FETCH_TIMEOUT_DEFAULT_MS, FETCH_TIMEOUT_MAX_MS};
+        let contact = self.expr_contact();
+        let timeout_ms = match &p.timeout {
+            None => FETCH_TIMEOUT_DEFAULT_MS,
+            Some(t) => match &t.duration {
+                DurationSlot::Literal(d) => {
+                    let zone = match &t.tz {
+                        Some(z) => *z,
+                        None => self.arithmetic_zone().map_err(|f| f.message)?,
+                    };
+                    (d.add_to(self.now, &zone, &self.flow.settings.holidays) - self.now)
+                        .num_milliseconds()
+                }
+                DurationSlot::Expr(e) => eval_millis(e, &self.st.input, &contact)
+                    .map_err(|e| format!("the timeout: {e}"))?,
+            },
+        };
+        if timeout_ms <= 0 || timeout_ms > FETCH_TIMEOUT_MAX_MS {
+            return Err(format!(
+                "the timeout resolved to {timeout_ms} ms; a fetch timeout is more than 0 and at                  most 60s, so no request was sent"
+            ));
+        }
+        let mut url = url::Url::parse(&p.url).map_err(|e| format!("the url: {e}"))?;
+        if !p.query.is_empty() {
+            let mut pairs = url.query_pairs_mut();
+            for (name, v) in &p.query {
+                pairs.append_pair(name, &operand_text(v, &self.st.input, &contact, name)?);
+            }
+        }
+        let mut headers = std::collections::BTreeMap::new();
+        for (name, v) in &p.headers {
+            let text = operand_text(v, &self.st.input, &contact, name)?;
+            if text.chars().any(|c| c.is_control()) {
+                return Err(format!(
+                    "header {name} evaluated to a value with a line break"
+                ));
+            }
+            headers.insert(name.clone(), text);
+        }
+        let body = match &p.body {
+            Some(b) => Some(body_value(b, &self.st.input, &contact)?),
+            None => None,
+        };
+        Ok(FetchCall {
+            method: p.method.as_str().to_string(),
+            url: url.to_string(),
+            headers,
+            body,
+            timeout_ms: timeout_ms as u64,
+            response_limit: p.response_limit,
+            attempts: p.retry.attempts,
+            backoff_ms: p
+                .retry
+                .backoff
+                .max_span(&self.flow.settings.holidays)
+                .num_milliseconds()
+                .max(0) as u64,
+            attempt: 1,
+        })
+    }
+
+    /// Records the current fetch run's attempt for the outbox (the request is made outside).
+    fn request_attempt(&mut self) {
+        let Some(run) = self.st.run.as_mut() else {
+            return;
+        };
+        run.scheduled = None;
+        let Some(call) = run.fetch.clone() else {
+            return;
+        };
+        let run_id = run.id;
+        self.fx.push(Effect::FetchRequested(FetchRequest {
+            idempotency_key: format!("{}:{}:{}", self.st.id, run_id, call.attempt),
+            run: run_id,
+            attempt: call.attempt,
+            call,
+        }));
+    }
+
+    /// SPEC §5.9: an attempt's answer. `ok` on a 2xx; otherwise a retry while attempts remain
+    /// (a refused host or address is not retried), then `error`, or `timeout` when the last
+    /// attempt ran out of time.
+    fn fetch_answer(&mut self, run_id: u64, attempt: u32, answer: FetchAnswer) {
+        let current = self.st.run.as_ref().and_then(|r| {
+            (r.id == run_id && r.scheduled.is_none())
+                .then_some(r.fetch.as_ref())
+                .flatten()
+                .filter(|c| c.attempt == attempt)
+                .cloned()
+        });
+        let Some(call) = current else {
+            self.reject(
+                "fetch_answer",
+                format!(
+                    "run {run_id} attempt {attempt} is not the fetch this enrollment waits for"
+                ),
+            );
+            return;
+        };
+        let (status, error, ms) = match &answer {
+            FetchAnswer::Response { status, ms, .. } => (Some(*status), None, *ms),
+            FetchAnswer::Error { error, ms, .. } => (None, Some(error.clone()), *ms),
+            FetchAnswer::Timeout { ms } => (None, Some("timeout".to_string()), *ms),
+        };
+        self.journey(JourneyEntry::FetchAttempt {
+            run: run_id,
+            attempt,
+            status,
+            error,
+            ms,
+        });
+        let retryable = match &answer {
+            FetchAnswer::Response { status, body, .. } => {
+                self.st.fetch = Some(FetchResponse {
+                    status: *status,
+                    body: body.clone(),
+                });
+                if (200..300).contains(status) {
+                    return self.fetch_branch("ok");
+                }
+                true
+            }
+            FetchAnswer::Error { refused, .. } => !refused,
+            FetchAnswer::Timeout { .. } => true,
+        };
+        if retryable && attempt < call.attempts {
+            let next = attempt + 1;
+            let seed = jitter_seed(&self.st.id, run_id, self.ctx.seed) ^ u64::from(next);
+            let delay = crate::engine::outside::backoff_ms(call.backoff_ms, next, seed);
+            if let Some(r) = self.st.run.as_mut() {
+                if let Some(c) = r.fetch.as_mut() {
+                    c.attempt = next;
+                }
+                r.scheduled = Some(self.now + chrono::Duration::milliseconds(delay as i64));
+            }
+            return;
+        }
+        let timed_out = matches!(answer, FetchAnswer::Timeout { .. });
+        let wired = self
+            .current_step()
+            .is_some_and(|s| s.next("timeout").is_some());
+        self.fetch_branch(if timed_out && wired {
+            "timeout"
+        } else {
+            "error"
+        });
+    }
+
+    /// Takes a fetch's branch, or keeps it for `Resume` while paused.
+    fn fetch_branch(&mut self, branch: &str) {
+        if self.st.status == Status::Paused {
+            if let Some(r) = self.st.run.as_mut() {
+                r.pending_outcome = Some(branch.to_string());
+            }
+            return;
+        }
+        self.take_branch(branch, None);
+    }
+
+    /// SPEC §5.6: a person's decision closes the approval run on its branch.
+    fn decide(
+        &mut self,
+        run: Option<u64>,
+        decision: Decision,
+        input: serde_json::Value,
+        by: Option<String>,
+    ) {
+        let Some(current) = self.st.run.clone() else {
+            return self.reject("decide", "the enrollment is not waiting for an approval");
+        };
+        if current.step_type != StepKind::Approval || run.is_some_and(|r| r != current.id) {
+            return self.reject(
+                "decide",
+                "the approval was already closed (decided, timed out, exited or moved)",
+            );
+        }
+        if self.st.status == Status::Paused {
+            return self.reject("decide", "the enrollment is paused; resume it first");
+        }
+        if let Some(Action::Approval(p)) = self.current_step().map(|s| &s.action) {
+            if let Err(bad) = crate::flow::model::check_input(&p.input, &input) {
+                let list: Vec<String> = bad.iter().map(ToString::to_string).collect();
+                return self.reject("decide", list.join("; "));
+            }
+        }
+        self.journey(JourneyEntry::Decided {
+            run: current.id,
+            decision,
+            input,
+            by,
+        });
+        self.take_branch(decision.as_str(), None);
+    }
+
     // ----- the loop ------------------------------------------------------------------------
 
     /// Enters pending steps and fires due runs until something has to wait.
@@ -716,6 +913,8 @@ impl<'a> Machine<'a> {
                 ContactCalendar::Country(code) => Some(code.to_string()),
                 ContactCalendar::None(why) => Some(format!("none: {why}")),
             },
+            fetch: None,
+            link_expires: None,
         };
         match &step.action {
             Action::End(p) => {
@@ -786,14 +985,68 @@ impl<'a> Machine<'a> {
                 self.plan(&mut run, step.kind());
                 self.open_planned(run);
             }
-            Action::Approval(_) | Action::Fetch(_) | Action::Branch(_) => {
-                let kind = step.kind();
+            Action::Branch(b) => {
+                let contact = self.expr_contact();
+                let case = b.choose(&self.st.input, &contact).to_string();
                 self.open(run);
-                self.fail(Failure::new(
-                    Code::UnsupportedStep,
-                    format!("`{kind}` steps are not run by this version; the flow should have been refused at enrollment"),
-                ));
+                self.take_branch(&case, None);
             }
+            Action::Approval(p) => {
+                let until = match &p.timeout {
+                    Some(d) => self.deadline(d, self.now).map(Some),
+                    None => self.max_wait_deadline(self.now),
+                };
+                let until = match until {
+                    Ok(u) => u.map(|t| t.max(self.now)),
+                    Err(f) => {
+                        self.open(run);
+                        self.fail(f);
+                        return;
+                    }
+                };
+                // SPEC §5.6: `link_ttl` defaults to the timeout (or 7 days), never outlives it.
+                let ttl_end = match &p.link_ttl {
+                    Some(ttl) => match self.arithmetic_zone() {
+                        Ok(zone) => ttl.add_to(self.now, &zone, &self.flow.settings.holidays),
+                        Err(f) => {
+                            self.open(run);
+                            self.fail(f);
+                            return;
+                        }
+                    },
+                    None => until.unwrap_or(self.now + chrono::Duration::days(7)),
+                };
+                let expires_at = until.map_or(ttl_end, |u| ttl_end.min(u));
+                run.until = until;
+                run.link_expires = Some(expires_at);
+                let (run_id, step_name) = (run.id, run.step.clone());
+                self.open(run);
+                self.fx.push(Effect::ApprovalRequested {
+                    run: run_id,
+                    step: step_name,
+                    title: p.title.clone(),
+                    expires_at,
+                });
+            }
+            Action::Fetch(p) => match self.resolve_fetch(p) {
+                Ok(call) => {
+                    run.fetch = Some(call);
+                    self.open(run);
+                    self.request_attempt();
+                }
+                Err(message) => {
+                    let run_id = run.id;
+                    self.open(run);
+                    self.journey(JourneyEntry::FetchAttempt {
+                        run: run_id,
+                        attempt: 1,
+                        status: None,
+                        error: Some(message),
+                        ms: 0,
+                    });
+                    self.take_branch("error", None);
+                }
+            },
         }
     }
 
@@ -915,8 +1168,12 @@ impl<'a> Machine<'a> {
                     }
                 }
             }
-            // Never current: they finish or fail when entered.
-            StepKind::End | StepKind::Approval | StepKind::Fetch | StepKind::Branch => {}
+            // SPEC §2.6: an approval whose timeout passed (or is already past) takes `timeout`.
+            StepKind::Approval => self.take_branch("timeout", None),
+            // A retry's backoff has passed: record the next attempt for the outbox.
+            StepKind::Fetch => self.request_attempt(),
+            // Never current: they finish when entered.
+            StepKind::End | StepKind::Branch => {}
         }
     }
 
@@ -1341,6 +1598,7 @@ impl<'a> Machine<'a> {
             phone: c.phone.clone(),
             tz: c.tz.clone(),
             attributes: c.attributes.clone(),
+            fetch: self.st.fetch.as_ref().map(|f| f.as_json()),
         }
     }
 
@@ -1392,6 +1650,68 @@ fn task_params_json(step: &Step) -> serde_json::Value {
     serde_json::Value::Object(out)
 }
 
+/// A `fetch` query or header value as text.
+fn operand_text(
+    v: &Operand,
+    input: &serde_json::Value,
+    contact: &ExprContact,
+    name: &str,
+) -> Result<String, String> {
+    match v {
+        Operand::Literal(serde_json::Value::String(s)) => Ok(s.clone()),
+        Operand::Literal(other) => Ok(other.to_string()),
+        Operand::Expr(e) => match eval(e, input, contact).map_err(|e| format!("{name}: {e}"))? {
+            ExprValue::String(s) => Ok(s),
+            ExprValue::Number(n) if n.fract() == 0.0 && n.abs() < 9e15 => {
+                Ok(format!("{}", n as i64))
+            }
+            ExprValue::Number(n) => Ok(n.to_string()),
+            ExprValue::Boolean(b) => Ok(b.to_string()),
+            ExprValue::Timestamp(t) => Ok(crate::engine::instant::format(t)),
+        },
+    }
+}
+
+/// A `fetch` body with each `$:` string replaced by its value.
+fn body_value(
+    v: &serde_json::Value,
+    input: &serde_json::Value,
+    contact: &ExprContact,
+) -> Result<serde_json::Value, String> {
+    use serde_json::Value as J;
+    Ok(match v {
+        J::String(s) => match crate::flow::expr::strip_prefix(s) {
+            Some(src) => {
+                let e = crate::flow::expr::Expr::parse(src).map_err(|e| e.to_string())?;
+                match &e.node {
+                    crate::flow::expr::Node::Path(p) => contact.get(p, input).unwrap_or(J::Null),
+                    _ => match eval(&e, input, contact).map_err(|e| e.to_string())? {
+                        ExprValue::String(s) => J::String(s),
+                        ExprValue::Number(n) => {
+                            serde_json::Number::from_f64(n).map_or(J::Null, J::Number)
+                        }
+                        ExprValue::Boolean(b) => J::Bool(b),
+                        ExprValue::Timestamp(t) => J::String(crate::engine::instant::format(t)),
+                    },
+                }
+            }
+            None => v.clone(),
+        },
+        J::Array(items) => J::Array(
+            items
+                .iter()
+                .map(|i| body_value(i, input, contact))
+                .collect::<Result<_, _>>()?,
+        ),
+        J::Object(o) => J::Object(
+            o.iter()
+                .map(|(k, i)| Ok((k.clone(), body_value(i, input, contact)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
 fn input_name(input: &Input) -> &'static str {
     match input {
         Input::Start => "start",
@@ -1404,5 +1724,7 @@ fn input_name(input: &Input) -> &'static str {
         Input::MoveTo { .. } => "move_to",
         Input::Complete { .. } => "complete",
         Input::ContactChanged(_) => "contact_changed",
+        Input::FetchAnswer { .. } => "fetch_answer",
+        Input::Decide { .. } => "decide",
     }
 }

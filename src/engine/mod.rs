@@ -17,6 +17,7 @@
 //! - [`explain`] — [`explain()`], [`WaitReason`]: why an enrollment is where it is (SPEC §12).
 //! - [`seed`] — the stable jitter seed of a run.
 //! - [`instant`] — how answers write instants.
+//! - [`outside`] — a `fetch` request and its answer, an approval's decision (SPEC §5.6, §5.9).
 //! - [`names`] — the closed sets of names it is stored under: [`DeliveryEffect`], [`JourneyKind`].
 //!
 //! Which branch a signal picks, and the buffer of early signals, live in [`crate::routing`].
@@ -30,6 +31,7 @@ pub mod input;
 pub mod instant;
 pub mod interpret;
 pub mod names;
+pub mod outside;
 pub mod seed;
 pub mod simulate;
 pub mod state;
@@ -42,5 +44,6 @@ pub use explain::{explain, Explanation, WaitReason};
 pub use input::{Input, Signal};
 pub use interpret::{channel_of, enrollable, step, step_with, CapacityView, Ctx};
 pub use names::{DeliveryEffect, JourneyKind};
+pub use outside::{Decision, FetchAnswer, FetchCall, FetchRequest, FetchResponse};
 pub use simulate::{render_table, simulate, simulate_any, Answer, Scenario, SimError, Timeline};
 pub use state::{Away, ContactView, EnrollmentState, FlowRef, Run, Status};

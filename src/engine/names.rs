@@ -134,6 +134,14 @@ pub enum JourneyKind {
     TaskCreated,
     /// [`Effect::RaiseSignal`].
     RaiseSignal,
+    /// [`Effect::FetchRequested`].
+    FetchRequested,
+    /// [`JourneyEntry::FetchAttempt`].
+    FetchAttempt,
+    /// [`Effect::ApprovalRequested`].
+    ApprovalRequested,
+    /// [`JourneyEntry::Decided`].
+    Decided,
     /// [`JourneyEntry::Enrolled`].
     Enrolled,
     /// [`JourneyEntry::Paused`].
@@ -176,6 +184,8 @@ impl JourneyKind {
             Effect::DispatchHeld { .. } => JourneyKind::DispatchHeld,
             Effect::TaskCreated(_) => JourneyKind::TaskCreated,
             Effect::RaiseSignal { .. } => JourneyKind::RaiseSignal,
+            Effect::FetchRequested(_) => JourneyKind::FetchRequested,
+            Effect::ApprovalRequested { .. } => JourneyKind::ApprovalRequested,
             Effect::Journey(entry) => match entry {
                 JourneyEntry::Enrolled { .. } => JourneyKind::Enrolled,
                 JourneyEntry::Paused { .. } => JourneyKind::Paused,
@@ -192,6 +202,8 @@ impl JourneyKind {
                 JourneyEntry::Signal { .. } => JourneyKind::Signal,
                 JourneyEntry::Rejected { .. } => JourneyKind::Rejected,
                 JourneyEntry::DispatchAcked { .. } => JourneyKind::DispatchAcked,
+                JourneyEntry::FetchAttempt { .. } => JourneyKind::FetchAttempt,
+                JourneyEntry::Decided { .. } => JourneyKind::Decided,
             },
         }
     }
@@ -205,6 +217,10 @@ impl JourneyKind {
             JourneyKind::DispatchHeld => "dispatch_held",
             JourneyKind::TaskCreated => "task_created",
             JourneyKind::RaiseSignal => "raise_signal",
+            JourneyKind::FetchRequested => "fetch_requested",
+            JourneyKind::FetchAttempt => "fetch_attempt",
+            JourneyKind::ApprovalRequested => "approval_requested",
+            JourneyKind::Decided => "decided",
             JourneyKind::Enrolled => "enrolled",
             JourneyKind::Paused => "paused",
             JourneyKind::Resumed => "resumed",

@@ -105,6 +105,17 @@ pub enum Action {
         /// The new contact.
         contact: ScenarioContact,
     },
+    /// A person decides the waiting approval (SPEC §5.6), as its link or `Decide` would.
+    Approval {
+        /// `approved` or `rejected`.
+        decision: crate::engine::Decision,
+        /// The form's values.
+        #[serde(default = "empty_object")]
+        input: serde_json::Value,
+        /// Who decided.
+        #[serde(default)]
+        by: Option<String>,
+    },
     /// An operator pauses the enrollment.
     Pause,
     /// An operator resumes it.
@@ -168,6 +179,41 @@ pub struct Scenario {
     /// A campaign: the contacts enrolled, instead of one `contact`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contacts: Option<Vec<super::campaign::CampaignContact>>,
+    /// The answers a `fetch` step gets, by step, one per attempt in order (SPEC §7): a
+    /// response `{"status", "body", "ms"}`, `{"error": "connect"}` or `{"timeout": true}`. An
+    /// attempt with no answer listed is an error (`no answer scripted`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fetch: BTreeMap<String, Vec<ScriptedAnswer>>,
+}
+
+/// One scripted `fetch` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged, deny_unknown_fields)]
+pub enum ScriptedAnswer {
+    /// The peer answered.
+    Response {
+        /// The HTTP status.
+        status: u16,
+        /// The JSON body.
+        #[serde(default)]
+        body: serde_json::Value,
+        /// How long it took (the answer arrives this much later).
+        #[serde(default)]
+        ms: u64,
+    },
+    /// No usable answer (`connect`, `tls`, …).
+    Error {
+        /// What went wrong.
+        error: String,
+        /// How long it took.
+        #[serde(default)]
+        ms: u64,
+    },
+    /// The attempt ran out of its budget.
+    Timeout {
+        /// Always `true`.
+        timeout: bool,
+    },
 }
 
 fn utc_name() -> String {
@@ -357,6 +403,7 @@ fn single(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> {
         runs: Vec::new(),
         by_run: BTreeMap::new(),
         soft_bounces: Vec::new(),
+        fetch: scenario.fetch.clone(),
     };
     sim.apply(flow, Input::Start, scenario.start, &ctx, None);
     let mut next_entry = 0;
@@ -417,6 +464,8 @@ pub(super) struct Sim {
     pub(super) by_run: BTreeMap<u64, usize>,
     /// When soft bounces arrived: the third within 7 days counts as hard (SPEC §10).
     pub(super) soft_bounces: Vec<DateTime<Utc>>,
+    /// The scenario's fetch answers, by step.
+    pub(super) fetch: BTreeMap<String, Vec<ScriptedAnswer>>,
 }
 
 impl Sim {
@@ -495,6 +544,16 @@ impl Sim {
                     outcome: outcome.clone(),
                 }
             }
+            Action::Approval {
+                decision,
+                input,
+                by,
+            } => Input::Decide {
+                run: None,
+                decision: *decision,
+                input: input.clone(),
+                by: by.clone(),
+            },
             Action::Pause => Input::Pause,
             Action::Resume => Input::Resume,
         })
@@ -534,7 +593,8 @@ impl Sim {
         entry: Option<usize>,
     ) {
         let (next, effects) = step(&self.state, flow, input.clone(), now, ctx);
-        self.record(next, &effects, &input, now, entry);
+        let requested = self.record(next, &effects, &input, now, entry);
+        self.answer_fetches(flow, requested, now, ctx);
     }
 
     /// Keeps what one step did: the new state and its runs (with deferrals).
@@ -545,11 +605,13 @@ impl Sim {
         input: &Input,
         now: DateTime<Utc>,
         entry: Option<usize>,
-    ) {
+    ) -> Vec<(u64, u32)> {
         let outcome_for = match input {
             Input::TaskOutcome { run, .. } => Some(*run),
+            Input::Decide { .. } => self.state.run.as_ref().map(|r| r.id),
             _ => None,
         };
+        let mut requested = Vec::new();
         self.state = next;
         for effect in effects.iter().cloned() {
             match effect {
@@ -590,6 +652,7 @@ impl Sim {
                         self.runs[i].until = task.due_by;
                     }
                 }
+                Effect::FetchRequested(r) => requested.push((r.run, r.attempt)),
                 Effect::RunClosed {
                     run,
                     closed,
@@ -610,6 +673,68 @@ impl Sim {
                 }
                 _ => {}
             }
+        }
+        requested
+    }
+
+    /// Applies the scripted answer of each fetch attempt `record` saw requested: it arrives
+    /// `ms` later (in order, before any later script entry: an approximation that keeps a
+    /// simulation one pass).
+    fn answer_fetches(
+        &mut self,
+        flow: &Flow,
+        requested: Vec<(u64, u32)>,
+        now: DateTime<Utc>,
+        ctx: &Ctx,
+    ) {
+        for (run, attempt) in requested {
+            let step = self
+                .by_run
+                .get(&run)
+                .map(|&i| self.runs[i].step.clone())
+                .unwrap_or_default();
+            let scripted = self
+                .fetch
+                .get(&step)
+                .and_then(|a| a.get(attempt as usize - 1))
+                .cloned();
+            let (answer, ms) = match scripted {
+                Some(ScriptedAnswer::Response { status, body, ms }) => (
+                    crate::engine::FetchAnswer::Response { status, body, ms },
+                    ms,
+                ),
+                Some(ScriptedAnswer::Error { error, ms }) => (
+                    crate::engine::FetchAnswer::Error {
+                        error,
+                        ms,
+                        refused: false,
+                    },
+                    ms,
+                ),
+                Some(ScriptedAnswer::Timeout { .. }) => {
+                    (crate::engine::FetchAnswer::Timeout { ms: 0 }, 0)
+                }
+                None => (
+                    crate::engine::FetchAnswer::Error {
+                        error: "no answer scripted".into(),
+                        ms: 0,
+                        refused: true,
+                    },
+                    0,
+                ),
+            };
+            let at = now + chrono::Duration::milliseconds(ms as i64);
+            self.apply(
+                flow,
+                Input::FetchAnswer {
+                    run,
+                    attempt,
+                    answer,
+                },
+                at,
+                ctx,
+                None,
+            );
         }
     }
 

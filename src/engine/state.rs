@@ -151,6 +151,13 @@ pub struct Run {
     /// there were none (SPEC §11). Absent when the flow does not list `contact`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contact_holidays: Option<String>,
+    /// A `fetch` run: the request, fixed at entry, and the attempt in flight or next. While
+    /// a retry waits, `scheduled` is when it goes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetch: Option<crate::engine::outside::FetchCall>,
+    /// An `approval` run: when its link stops working (never after `until`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_expires: Option<DateTime<Utc>>,
 }
 
 impl Run {
@@ -216,6 +223,9 @@ pub struct EnrollmentState {
     /// is a follow-up, ahead of first touches when capacity is short (SPEC §9).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub sent: BTreeSet<crate::timing::Channel>,
+    /// The last `fetch` response (SPEC §5.9), read by later expressions and `branch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetch: Option<crate::engine::outside::FetchResponse>,
 }
 
 /// An out-of-office pause.
@@ -252,6 +262,7 @@ impl EnrollmentState {
             woken: None,
             away: None,
             sent: BTreeSet::new(),
+            fetch: None,
         }
     }
 }

@@ -14,6 +14,7 @@
 //! path   := "input." field
 //!         | "contact." ("id" | "email" | "phone" | "tz")
 //!         | "contact.attributes." field
+//!         | "fetch.status" | "fetch.body" ("." field)*
 //! field  := [A-Za-z_][A-Za-z0-9_]*
 //! ```
 //! Spaces are allowed between tokens.
@@ -22,7 +23,8 @@
 //!
 //! `input.<field>` has the type the flow's `input` schema declares (`number`, `string`,
 //! `timestamp`, `boolean`); an undeclared field is refused. `contact.id|email|phone|tz` are
-//! strings. `contact.attributes.<x>` is untyped CRM data: it may appear in an expression, but an
+//! strings. `fetch.status` (the last `fetch` step's HTTP status, SPEC §5.9) is a
+//! number and `fetch.body.*` is untyped like an attribute. `contact.attributes.<x>` is untyped CRM data: it may appear in an expression, but an
 //! untyped operand is refused wherever a number or timestamp is needed (`EXPR_TYPE`; declare an
 //! `input` field of the right type and pass the value at enrollment instead), so a timing slot can
 //! never depend on data whose type nobody promised.
@@ -385,6 +387,19 @@ impl Parser<'_> {
         let path = match parts.as_slice() {
             ["input", field] => Path::Input(field.to_string()),
             ["contact", "attributes", name] => Path::Attribute(name.to_string()),
+            ["fetch", "status"] => Path::Fetch(vec!["status".into()]),
+            ["fetch", "body", rest @ ..] => Path::Fetch(
+                std::iter::once("body")
+                    .chain(rest.iter().copied())
+                    .map(String::from)
+                    .collect(),
+            ),
+            ["fetch", ..] => {
+                return Err(ExprError::at(
+                    start,
+                    format!("`{text}`: the last fetch has `fetch.status` and `fetch.body.<field>…`"),
+                ))
+            }
             ["contact", field] => match ContactField::parse(field) {
                 Some(f) => Path::Contact(f),
                 None => {
@@ -409,7 +424,7 @@ impl Parser<'_> {
             _ => {
                 return Err(ExprError::at(
                     start,
-                    format!("`{text}`: a path starts with `input.` or `contact.`"),
+                    format!("`{text}`: a path starts with `input.`, `contact.` or `fetch.`"),
                 ))
             }
         };
@@ -428,6 +443,8 @@ fn infer(node: &Node, input: &InputSchema) -> Result<Type, ExprError> {
         },
         Node::Path(Path::Contact(_)) => Ok(Type::String),
         Node::Path(Path::Attribute(_)) => Ok(Type::Untyped),
+        Node::Path(Path::Fetch(parts)) if parts.len() == 1 => Ok(Type::Number),
+        Node::Path(Path::Fetch(_)) => Ok(Type::Untyped),
         Node::Neg(a) => match infer(a, input)? {
             Type::Number => Ok(Type::Number),
             t => Err(ExprError::new(format!("`-` needs a number, not a {t}"))),
@@ -473,6 +490,9 @@ pub struct ContactView {
     pub tz: Option<String>,
     /// Free-form CRM attributes.
     pub attributes: serde_json::Map<String, serde_json::Value>,
+    /// The last `fetch` response as `{"status": n, "body": …}` (SPEC §5.9); `None` before
+    /// any fetch answered.
+    pub fetch: Option<serde_json::Value>,
 }
 
 impl ContactView {
@@ -486,6 +506,13 @@ impl ContactView {
             Path::Contact(ContactField::Phone) => self.phone.clone().map(J::String),
             Path::Contact(ContactField::Tz) => self.tz.clone().map(J::String),
             Path::Attribute(name) => self.attributes.get(name).cloned(),
+            Path::Fetch(parts) => {
+                let mut at = self.fetch.as_ref()?;
+                for part in parts {
+                    at = at.get(part)?;
+                }
+                Some(at.clone())
+            }
         };
         v.filter(|v| !v.is_null())
     }

@@ -13,6 +13,7 @@
 
 #![warn(missing_docs)]
 
+pub mod allow;
 pub mod events;
 pub mod expr;
 pub mod graph;

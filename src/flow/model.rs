@@ -428,30 +428,69 @@ pub struct WaitForParams {
 /// `approval` parameters (SPEC §5.6).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalParams {
-    /// What is being approved, shown on the approval page. Non-empty.
-    pub prompt: String,
+    /// What is being approved, shown on the approval page and in the dispatch. Non-empty.
+    pub title: String,
+    /// More about it, shown on the page.
+    pub description: Option<String>,
     /// The form the approver may fill in (field → type); the answer is validated against it.
     /// Empty: no form.
     pub input: InputSchema,
     /// Without an answer by then, the run closes on `timeout`.
     pub timeout: Option<Deadline>,
+    /// How long the link works; defaults to the timeout (or 7 days) and never outlives it.
+    pub link_ttl: Option<Duration>,
 }
 
-/// `fetch` parameters.
+/// The default `fetch` timeout (SPEC §5.9).
+pub const FETCH_TIMEOUT_DEFAULT_MS: i64 = 10_000;
+/// The longest `fetch` timeout (SPEC §5.9).
+pub const FETCH_TIMEOUT_MAX_MS: i64 = 60_000;
+/// The default cap on a `fetch` response body (SPEC §5.9): 64 KiB.
+pub const FETCH_RESPONSE_LIMIT_DEFAULT: usize = 64 * 1024;
+/// The largest `response_limit` a flow may ask for: 1 MiB.
+pub const FETCH_RESPONSE_LIMIT_MAX: usize = 1024 * 1024;
+
+/// `fetch` parameters (SPEC §5.9).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FetchParams {
-    /// An absolute `https://` (or `http://`) URL; its host must be on the account's allow list.
+    /// An absolute `https://` (or `http://`) URL, a literal; its host must be on the account's
+    /// allow list when the request is made.
     pub url: String,
-    /// The host part of `url`, lower-cased, for the allow-list check.
+    /// The host part of `url`, lower-cased.
     pub host: String,
     /// The HTTP method; `GET` when absent.
     pub method: Method,
-    /// Extra request headers.
-    pub headers: BTreeMap<String, String>,
-    /// A JSON request body (not for `GET`).
+    /// Query parameters added to the URL: literals or `$:` expressions.
+    pub query: BTreeMap<String, Operand>,
+    /// Extra request headers: literals or `$:` expressions. Names are valid header names.
+    pub headers: BTreeMap<String, Operand>,
+    /// A JSON request body (not for `GET`); a string in it that starts with `$:` is an
+    /// expression, evaluated when the step is entered.
     pub body: Option<serde_json::Value>,
-    /// The request's budget: a duration only (`until` is refused, SPEC §2.6).
+    /// Each attempt's budget: a duration only (`until` is refused, SPEC §2.6).
     pub timeout: Option<FetchTimeout>,
+    /// How many attempts (1–10) and the first backoff, doubled per retry.
+    pub retry: Retry,
+    /// The largest response body accepted, in bytes; a larger one is an `error`.
+    pub response_limit: usize,
+}
+
+/// `retry` of a `fetch`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retry {
+    /// 1–10; 1 means no retry.
+    pub attempts: u32,
+    /// The wait before the second attempt, doubled for each further one and jittered.
+    pub backoff: Duration,
+}
+
+impl Default for Retry {
+    fn default() -> Retry {
+        Retry {
+            attempts: 1,
+            backoff: Duration::from_millis(1_000),
+        }
+    }
 }
 
 /// A `fetch` timeout: `for` only, and an optional `tz` for its calendar units.
@@ -519,31 +558,58 @@ pub struct Case {
     pub when: Condition,
 }
 
-/// A condition over `contact.*` and `input.*` data.
+/// An operand of a comparison: a `$:` expression or a literal JSON value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operand {
+    /// `"$: fetch.body.stage"`: evaluated when the branch is entered.
+    Expr(Expr),
+    /// A literal: a string, number or boolean (or, as the second operand of `in`, a list).
+    Literal(serde_json::Value),
+}
+
+/// A comparison operator of a branch condition (SPEC §5.10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    /// `eq`.
+    Eq,
+    /// `ne`.
+    Ne,
+    /// `gt`.
+    Gt,
+    /// `gte`.
+    Gte,
+    /// `lt`.
+    Lt,
+    /// `lte`.
+    Lte,
+}
+
+impl Compare {
+    /// Every comparison, with its spelling.
+    pub const ALL: [(Compare, &'static str); 6] = [
+        (Compare::Eq, "eq"),
+        (Compare::Ne, "ne"),
+        (Compare::Gt, "gt"),
+        (Compare::Gte, "gte"),
+        (Compare::Lt, "lt"),
+        (Compare::Lte, "lte"),
+    ];
+
+    /// An ordering (numbers or timestamps only), not an equality.
+    pub fn is_order(self) -> bool {
+        !matches!(self, Compare::Eq | Compare::Ne)
+    }
+}
+
+/// A branch condition over `input.*`, `contact.*` and `fetch.*` (SPEC §5.10).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Condition {
-    /// `{"path": p, "exists": true}`: the field is present, not null and not `""`
-    /// (`exists: false` is the negation).
-    Exists {
-        /// The field tested.
-        path: Path,
-        /// `true`: present; `false`: absent.
-        exists: bool,
-    },
-    /// `{"path": p, "equals": v}`: the field is present and equal to the JSON scalar `v`.
-    Equals {
-        /// The field compared.
-        path: Path,
-        /// The scalar it must equal (of the field's declared type for `input.*`).
-        value: serde_json::Value,
-    },
-    /// `{"path": p, "in": [v, …]}`: the field is present and equal to one of the scalars.
-    In {
-        /// The field compared.
-        path: Path,
-        /// The scalars it may equal (non-empty).
-        values: Vec<serde_json::Value>,
-    },
+    /// `{"exists": "contact.phone"}`: present, not null and not `""`.
+    Exists(Path),
+    /// `{"eq": [a, b]}` and the other comparisons.
+    Compare(Compare, Operand, Operand),
+    /// `{"in": [a, [v, …]]}`: `a` equals one of the values.
+    In(Operand, Operand),
     /// `{"all": [c, …]}`: every condition holds (non-empty).
     All(Vec<Condition>),
     /// `{"any": [c, …]}`: at least one holds (non-empty).
@@ -562,27 +628,77 @@ impl BranchParams {
     }
 }
 
+impl Operand {
+    /// The operand's value, `None` when a path is missing (or null) or the expression cannot
+    /// be evaluated: a missing value makes every comparison false (SPEC §5.10).
+    fn value(&self, input: &serde_json::Value, contact: &ContactView) -> Option<serde_json::Value> {
+        match self {
+            Operand::Literal(v) => Some(v.clone()),
+            Operand::Expr(e) => match &e.node {
+                crate::flow::expr::Node::Path(p) => contact.get(p, input),
+                _ => match crate::flow::expr::eval(e, input, contact).ok()? {
+                    crate::flow::expr::Value::Number(n) => {
+                        serde_json::Number::from_f64(n).map(serde_json::Value::Number)
+                    }
+                    crate::flow::expr::Value::Timestamp(t) => Some(serde_json::Value::String(
+                        t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                    )),
+                    crate::flow::expr::Value::String(s) => Some(serde_json::Value::String(s)),
+                    crate::flow::expr::Value::Boolean(b) => Some(serde_json::Value::Bool(b)),
+                },
+            },
+        }
+    }
+}
+
 impl Condition {
-    /// Evaluates the condition on an enrollment's input and its contact. A missing (or null)
-    /// field makes `equals` and `in` false and `exists` false.
+    /// Evaluates the condition on an enrollment's input, its contact and its last fetch.
     pub fn holds(&self, input: &serde_json::Value, contact: &ContactView) -> bool {
         match self {
-            Condition::Exists { path, exists } => {
-                let present = contact
-                    .get(path, input)
-                    .is_some_and(|v| v.as_str() != Some(""));
-                present == *exists
+            Condition::Exists(path) => contact
+                .get(path, input)
+                .is_some_and(|v| v.as_str() != Some("")),
+            Condition::Compare(op, a, b) => {
+                let (Some(a), Some(b)) = (a.value(input, contact), b.value(input, contact)) else {
+                    return false;
+                };
+                match op {
+                    Compare::Eq => same_scalar(&a, &b),
+                    Compare::Ne => !same_scalar(&a, &b),
+                    _ => order(&a, &b).is_some_and(|o| match op {
+                        Compare::Gt => o.is_gt(),
+                        Compare::Gte => o.is_ge(),
+                        Compare::Lt => o.is_lt(),
+                        _ => o.is_le(),
+                    }),
+                }
             }
-            Condition::Equals { path, value } => contact
-                .get(path, input)
-                .is_some_and(|v| same_scalar(&v, value)),
-            Condition::In { path, values } => contact
-                .get(path, input)
-                .is_some_and(|v| values.iter().any(|w| same_scalar(&v, w))),
+            Condition::In(a, list) => {
+                let (Some(a), Some(serde_json::Value::Array(items))) =
+                    (a.value(input, contact), list.value(input, contact))
+                else {
+                    return false;
+                };
+                items.iter().any(|w| same_scalar(&a, w))
+            }
             Condition::All(cs) => cs.iter().all(|c| c.holds(input, contact)),
             Condition::Any(cs) => cs.iter().any(|c| c.holds(input, contact)),
             Condition::Not(c) => !c.holds(input, contact),
         }
+    }
+}
+
+/// Two numbers, or two RFC 3339 instants, in order; anything else has none.
+fn order(a: &serde_json::Value, b: &serde_json::Value) -> Option<std::cmp::Ordering> {
+    use serde_json::Value as J;
+    match (a, b) {
+        (J::Number(x), J::Number(y)) => x.as_f64()?.partial_cmp(&y.as_f64()?),
+        (J::String(x), J::String(y)) => {
+            let x = chrono::DateTime::parse_from_rfc3339(x).ok()?;
+            let y = chrono::DateTime::parse_from_rfc3339(y).ok()?;
+            Some(x.cmp(&y))
+        }
+        _ => None,
     }
 }
 
@@ -612,6 +728,9 @@ pub enum Path {
     Contact(ContactField),
     /// `contact.attributes.<name>`: a free-form CRM attribute (untyped).
     Attribute(String),
+    /// `fetch.status` or `fetch.body.<field>…`: the last `fetch` response (SPEC §5.9). The
+    /// first part is `status` or `body`.
+    Fetch(Vec<String>),
 }
 
 impl fmt::Display for Path {
@@ -620,6 +739,7 @@ impl fmt::Display for Path {
             Path::Input(n) => write!(f, "input.{n}"),
             Path::Contact(c) => write!(f, "contact.{}", c.as_str()),
             Path::Attribute(n) => write!(f, "contact.attributes.{n}"),
+            Path::Fetch(parts) => write!(f, "fetch.{}", parts.join(".")),
         }
     }
 }
@@ -775,39 +895,51 @@ mod tests {
 
     #[test]
     fn branch_choice() {
+        let expr = |t: &str| Operand::Expr(Expr::parse(t).unwrap());
+        let lit = Operand::Literal;
         let case = |name: &str, when: Condition| Case {
             name: name.into(),
             when,
         };
-        let phone = Path::Contact(ContactField::Phone);
         let b = BranchParams {
             cases: vec![
                 case(
-                    "big",
-                    Condition::In {
-                        path: Path::Input("seats".into()),
-                        values: vec![json!(100), json!(250)],
-                    },
+                    "won",
+                    Condition::Compare(Compare::Eq, expr("fetch.body.stage"), lit(json!("won"))),
                 ),
                 case(
-                    "textable",
+                    "big",
+                    Condition::In(expr("input.seats"), lit(json!([100, 250]))),
+                ),
+                case(
+                    "many",
+                    Condition::Compare(Compare::Gte, expr("input.seats * 2"), lit(json!(1000))),
+                ),
+                case(
+                    "texting",
                     Condition::All(vec![
-                        Condition::Exists {
-                            path: phone.clone(),
-                            exists: true,
-                        },
-                        Condition::Not(Box::new(Condition::Equals {
-                            path: Path::Attribute("sms_ok".into()),
-                            value: json!(false),
-                        })),
+                        Condition::Exists(Path::Contact(ContactField::Phone)),
+                        Condition::Not(Box::new(Condition::In(
+                            expr("contact.attributes.country"),
+                            lit(json!(["DE", "AT"])),
+                        ))),
                     ]),
                 ),
                 case(
-                    "at",
-                    Condition::Equals {
-                        path: Path::Input("at".into()),
-                        value: json!("2026-09-01T08:00:00Z"),
-                    },
+                    "later",
+                    Condition::Compare(
+                        Compare::Gt,
+                        expr("input.at"),
+                        lit(json!("2026-09-01T08:00:00Z")),
+                    ),
+                ),
+                case(
+                    "not_blue",
+                    Condition::Compare(
+                        Compare::Ne,
+                        expr("contact.attributes.color"),
+                        lit(json!("blue")),
+                    ),
                 ),
             ],
         };
@@ -815,12 +947,16 @@ mod tests {
             id: "c".into(),
             ..ContactView::default()
         };
-        assert_eq!(b.choose(&json!({"seats": 100.0}), &contact), "big");
-        assert_eq!(b.choose(&json!({"seats": 99}), &contact), "else");
-        assert_eq!(
-            b.choose(&json!({"at": "2026-09-01T10:00:00+02:00"}), &contact),
-            "at"
-        );
+        for (input, want) in [
+            (json!({"seats": 100.0}), "big"),
+            (json!({"seats": 499}), "else"),
+            (json!({"seats": 500}), "many"),
+            (json!({"at": "2026-09-01T10:00:00+02:00"}), "else"),
+            (json!({"at": "2026-09-01T10:00:01+02:00"}), "later"),
+            (json!({}), "else"),
+        ] {
+            assert_eq!(b.choose(&input, &contact), want, "{input}");
+        }
         contact.phone = Some(String::new());
         assert_eq!(
             b.choose(&json!({}), &contact),
@@ -828,9 +964,21 @@ mod tests {
             "an empty phone does not exist"
         );
         contact.phone = Some("+12125551234".into());
-        assert_eq!(b.choose(&json!({}), &contact), "textable");
-        contact.attributes.insert("sms_ok".into(), json!(false));
+        assert_eq!(b.choose(&json!({}), &contact), "texting");
+        contact.attributes.insert("country".into(), json!("DE"));
         assert_eq!(b.choose(&json!({}), &contact), "else");
+        contact.attributes.insert("color".into(), json!("red"));
+        assert_eq!(
+            b.choose(&json!({}), &contact),
+            "not_blue",
+            "ne with both present"
+        );
+        contact.fetch = Some(json!({"status": 200, "body": {"stage": "won"}}));
+        assert_eq!(
+            b.choose(&json!({"seats": 100}), &contact),
+            "won",
+            "first match wins"
+        );
     }
 
     #[test]

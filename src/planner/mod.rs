@@ -15,6 +15,8 @@
 //! [`crate::runtime`]. With the manual clock there is no loop: time
 //! moves only through `TestClockService.Advance`, which calls [`Planner::advance_to`].
 
+pub mod fetch;
+
 use crate::clock::to_millis;
 use crate::engine::Input;
 use crate::runtime::{apply, Core, StepContext, Stop};

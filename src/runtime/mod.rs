@@ -14,6 +14,7 @@
 
 pub mod apply;
 pub mod flows;
+pub mod outbound;
 pub mod wakeup;
 
 pub use apply::{apply, ctx_for, StepContext};

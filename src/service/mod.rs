@@ -4,6 +4,8 @@
 //! to the store. The gRPC and HTTP adapters call these and only translate. Services never import
 //! the edge (`api`) or the planner loop.
 
+pub mod accounts;
+pub mod approvals;
 pub mod contacts;
 pub mod dispatches;
 pub mod enrollments;

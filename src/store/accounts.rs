@@ -22,6 +22,51 @@ pub struct Account {
     pub webhook_secret: String,
     pub default_sender_id: Option<String>,
     pub created_at: i64,
+    /// The hosts a `fetch` step may call (SPEC §5.9), as the JSON list `AccountService` stored.
+    pub fetch_allow: Option<String>,
+    /// The quiet-hours policy (SPEC §11) as JSON, stored by `AccountService`.
+    pub quiet_hours: Option<String>,
+}
+
+/// The settings `AccountService.UpdateAccount` changes; `None` in an outer option leaves the
+/// column as it is, `Some(None)` clears it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SettingsChange {
+    pub max_wait: Option<Option<String>>,
+    pub fetch_allow: Option<Option<String>>,
+    pub quiet_hours: Option<Option<String>>,
+    pub default_sender_id: Option<String>,
+}
+
+/// Writes the settings `change` names, in one statement per column inside one transaction, so
+/// an update is all or nothing.
+pub async fn update_settings(
+    db: &Db,
+    account_id: &str,
+    change: &SettingsChange,
+) -> Result<(), StoreError> {
+    let conn = db.conn().await?;
+    let change = change.clone();
+    let id = account_id.to_string();
+    with_conn!(conn, c => c
+        .transaction(async |c| {
+            let row = accounts::table.find(&id);
+            if let Some(v) = &change.max_wait {
+                diesel::update(row).set(accounts::max_wait.eq(v)).execute(c).await?;
+            }
+            if let Some(v) = &change.fetch_allow {
+                diesel::update(row).set(accounts::fetch_allow.eq(v)).execute(c).await?;
+            }
+            if let Some(v) = &change.quiet_hours {
+                diesel::update(row).set(accounts::quiet_hours.eq(v)).execute(c).await?;
+            }
+            if let Some(v) = &change.default_sender_id {
+                diesel::update(row).set(accounts::default_sender_id.eq(v)).execute(c).await?;
+            }
+            Ok::<_, diesel::result::Error>(())
+        })
+        .await)?;
+    Ok(())
 }
 
 /// Finds an account by id.
@@ -46,6 +91,8 @@ pub async fn ensure_default(db: &Db, now_ms: i64) -> Result<(Account, bool), Sto
         webhook_secret: random_secret(),
         default_sender_id: Some(DEFAULT_SENDER_ID.to_string()),
         created_at: now_ms,
+        fetch_allow: None,
+        quiet_hours: None,
     };
     let conn = db.conn().await?;
     let created = with_conn!(conn, c => c
@@ -140,6 +187,8 @@ pub async fn create(db: &Db, id: &str, name: &str, now_ms: i64) -> Result<(), St
         webhook_secret: random_secret(),
         default_sender_id: None,
         created_at: now_ms,
+        fetch_allow: None,
+        quiet_hours: None,
     };
     let conn = db.conn().await?;
     with_conn!(conn, c => diesel::insert_into(accounts::table)

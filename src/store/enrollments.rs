@@ -126,6 +126,19 @@ pub struct TaskClosure {
     pub at: i64,
 }
 
+/// An approval run whose link is to be signed and dispatched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalLink {
+    pub account_id: String,
+    pub enrollment_id: String,
+    pub sender_id: String,
+    pub run: i64,
+    pub step: String,
+    pub title: String,
+    pub expires_at: i64,
+    pub created_at: i64,
+}
+
 /// The rows some engine steps produce, written together in one transaction.
 #[derive(Debug, Default, Clone)]
 pub struct Writes {
@@ -135,6 +148,11 @@ pub struct Writes {
     pub dispatches: Vec<DispatchRow>,
     pub tasks: Vec<TaskRow>,
     pub closed_tasks: Vec<TaskClosure>,
+    /// `fetch` attempts to send (SPEC §5.9).
+    pub fetches: Vec<super::fetches::FetchRow>,
+    /// Approval links to sign and hand out as dispatches (SPEC §5.6), in
+    /// [`Tx::write_all`], where the link secret is read.
+    pub approvals: Vec<ApprovalLink>,
     /// Events a task outcome raised (SPEC §5.2), by enrollment: the caller routes them to the
     /// contact's other enrollments.
     pub raised: Vec<(String, Vec<String>)>,
@@ -297,6 +315,32 @@ impl Writes {
                         at: now_ms,
                     })
                 }
+                Effect::FetchRequested(r) => self.fetches.push(super::fetches::FetchRow {
+                    id: r.idempotency_key.clone(),
+                    account_id: row.account_id.clone(),
+                    enrollment_id: row.id.clone(),
+                    run: r.run as i64,
+                    attempt: r.attempt as i32,
+                    request: serde_json::to_string(r).expect("a fetch request serializes"),
+                    status: "pending".into(),
+                    lease_until: None,
+                    created_at: now_ms,
+                }),
+                Effect::ApprovalRequested {
+                    run,
+                    step,
+                    title,
+                    expires_at,
+                } => self.approvals.push(ApprovalLink {
+                    account_id: row.account_id.clone(),
+                    enrollment_id: row.id.clone(),
+                    sender_id: row.sender_id.clone(),
+                    run: *run as i64,
+                    step: step.clone(),
+                    title: title.clone(),
+                    expires_at: to_millis(*expires_at),
+                    created_at: now_ms,
+                }),
                 Effect::RaiseSignal { raises, .. } => {
                     self.raised.push((row.id.clone(), raises.clone()));
                 }
@@ -322,6 +366,15 @@ impl Tx {
     /// SQLite gets [`super::sqlite_batch`] on the blocking pool, since diesel cannot send a
     /// multi-row insert to SQLite through the async wrapper.
     pub async fn write_all(&mut self, w: &Writes) -> Result<(), StoreError> {
+        let with_links;
+        let w = if w.approvals.is_empty() {
+            w
+        } else {
+            let mut owned = w.clone();
+            self.approval_dispatches(&mut owned).await?;
+            with_links = owned;
+            &with_links
+        };
         match &mut self.conn {
             Conn::Postgres(c) => super::pg_batch::write(c, w).await?,
             Conn::Sqlite(c) => {
@@ -329,6 +382,68 @@ impl Tx {
                 c.spawn_blocking(move |conn| super::sqlite_batch::write(conn, &owned))
                     .await?
             }
+        }
+        // Few rows (one per fetch attempt): plain inserts, after the batch.
+        if !w.fetches.is_empty() {
+            self.insert_fetches(&w.fetches).await?;
+        }
+        Ok(())
+    }
+
+    /// SPEC §5.6: each approval link signed with the server's secret (read in this
+    /// transaction) becomes a dispatch on channel `approval` to the sender's email, its params
+    /// `path` (`/approvals/{token}`), `title` and `expires_at`; the API puts its public URL in
+    /// front of the path. The token lives only in this outbox row, never in the journey.
+    async fn approval_dispatches(&mut self, w: &mut Writes) -> Result<(), StoreError> {
+        use crate::inbound::link::{self, LinkClaims, LinkPurpose};
+        let secret = self.link_secret().await?;
+        for a in std::mem::take(&mut w.approvals) {
+            let token = link::sign(
+                &secret,
+                &LinkClaims {
+                    purpose: LinkPurpose::Approval,
+                    account: a.account_id.clone(),
+                    subject: a.enrollment_id.clone(),
+                    run: Some(a.run),
+                    expires_at_ms: Some(a.expires_at),
+                },
+            );
+            let email = on_conn!(&mut self.conn, c => super::schema::senders::table
+                .filter(super::schema::senders::account_id.eq(&a.account_id))
+                .filter(super::schema::senders::id.eq(&a.sender_id))
+                .select(super::schema::senders::email)
+                .first::<Option<String>>(c)
+                .await
+                .optional())?
+            .flatten();
+            let params = serde_json::json!({
+                "path": format!("/approvals/{token}"),
+                "title": a.title,
+                "expires_at": crate::engine::instant::format(crate::clock::from_millis(a.expires_at)),
+            });
+            w.dispatches.push(DispatchRow {
+                id: super::new_id("dp"),
+                account_id: a.account_id,
+                enrollment_id: a.enrollment_id.clone(),
+                run: a.run,
+                step: a.step,
+                idempotency_key: format!("{}:{}", a.enrollment_id, a.run),
+                channel: "approval".into(),
+                recipient: email.unwrap_or_default(),
+                template: "approval".into(),
+                input: "{}".into(),
+                channel_params: Some(params.to_string()),
+                message_id: None,
+                status: DispatchStatus::Pending.as_str().into(),
+                lease_owner: None,
+                lease_until: None,
+                attempts: 0,
+                provider_message_id: None,
+                failure: None,
+                created_at: a.created_at,
+                due_at: a.created_at,
+                hold_code: None,
+            });
         }
         Ok(())
     }

@@ -11,6 +11,8 @@ diesel::table! {
         default_sender_id -> Nullable<Text>,
         created_at -> BigInt,
         twilio_auth_token -> Nullable<Text>,
+        fetch_allow -> Nullable<Text>,
+        quiet_hours -> Nullable<Text>,
     }
 }
 
@@ -205,12 +207,27 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    fetch_requests (id) {
+        id -> Text,
+        account_id -> Text,
+        enrollment_id -> Text,
+        run -> BigInt,
+        attempt -> Integer,
+        request -> Text,
+        status -> Text,
+        lease_until -> Nullable<BigInt>,
+        created_at -> BigInt,
+    }
+}
+
 diesel::joinable!(api_tokens -> accounts (account_id));
 diesel::joinable!(flow_versions -> flows (flow_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     accounts,
     api_tokens,
+    fetch_requests,
     contacts,
     senders,
     capacity_ledger,

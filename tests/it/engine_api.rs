@@ -24,7 +24,7 @@ backend_tests!(
     dispatch_lease_expires_and_is_claimed_again,
     enrollment_scoped_token_sees_only_its_enrollment,
     batch_enroll_answers_every_item,
-    unrunnable_flow_is_refused,
+    an_approval_flow_enrolls_and_waits,
     connected_call_reaches_the_contacts_other_enrollments,
     an_interrupted_task_outcome_is_routed_by_the_retry,
 );
@@ -705,7 +705,8 @@ async fn batch_enroll_answers_every_item(backend: Backend) {
     app.stop().await;
 }
 
-async fn unrunnable_flow_is_refused(backend: Backend) {
+/// Approval steps run since issue 13: the fixture enrolls and waits for its decision.
+async fn an_approval_flow_enrolls_and_waits(backend: Backend) {
     let app = spawn_app(backend).await;
     setup(&app).await;
     let mut c = clients(&app).await;
@@ -722,9 +723,16 @@ async fn unrunnable_flow_is_refused(backend: Backend) {
     let mut req = enroll_req("ann", "");
     req.flow_id = created.id;
     req.input = "{}".into();
-    let refused = c.enrollments.enroll(app.authed(req)).await.unwrap_err();
-    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
-    assert!(refused.message().contains("approval"), "{refused:?}");
+    let enrolled = c
+        .enrollments
+        .enroll(app.authed(req))
+        .await
+        .unwrap()
+        .into_inner()
+        .enrollment
+        .unwrap();
+    assert_eq!(enrolled.status, "active");
+    assert_eq!(enrolled.current_step, "ask_manager");
     app.stop().await;
 }
 

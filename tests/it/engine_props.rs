@@ -108,6 +108,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             enrollment_id: None,
             sender: None,
             contacts: None,
+            fetch: Default::default(),
         })
 }
 

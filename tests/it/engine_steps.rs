@@ -6,7 +6,7 @@ use crate::engine_support as support;
 
 use nudge::engine::effect::{Effect, JourneyEntry};
 use nudge::engine::state::{Status, TaskPhase};
-use nudge::engine::{enrollable, Input, Signal};
+use nudge::engine::{Input, Signal};
 use serde_json::json;
 use support::*;
 
@@ -818,36 +818,6 @@ fn operators() {
         (d.state.status, d.state.outcome.as_deref()),
         (Status::Completed, Some("manual"))
     );
-}
-
-/// `approval`, `fetch` and `branch` are refused at enrollment, and never panic the interpreter.
-#[test]
-fn unsupported_steps() {
-    let f = flow_of(
-        "b",
-        json!({}),
-        json!({
-            "b": {"type": "branch", "params": {"cases": [{"name": "has_phone", "when": {"path": "contact.phone", "exists": true}}]},
-                  "next": {"has_phone": "done", "else": "done"}},
-            "done": {"type": "end"}
-        }),
-    );
-    let err = enrollable(&f).unwrap_err();
-    assert!(
-        err.starts_with("the step `b` (branch) is of a type"),
-        "{err}"
-    );
-    assert!(err.contains("remove it or replace it"), "{err}");
-    let mut d = Driver::new(f, contact(None, None, None), "UTC");
-    d.apply(Input::Start, "2026-12-04T20:00:00Z");
-    assert_eq!(d.state.status, Status::Failed);
-    assert!(d
-        .state
-        .reason
-        .as_deref()
-        .unwrap()
-        .starts_with("UNSUPPORTED_STEP"));
-    assert!(enrollable(&wait_for_flow(None, false)).is_ok());
 }
 
 /// The state survives a JSON round trip (storage keeps it as JSON).

@@ -2,6 +2,7 @@
 //! checking and server reflection, all behind the token layer of [`auth`] (health and
 //! reflection excepted).
 
+pub mod account;
 pub mod auth;
 pub mod contact;
 pub mod convert;
@@ -16,6 +17,7 @@ pub mod testclock;
 pub mod timing;
 
 use super::AppState;
+use crate::proto::v1::account_service_server::AccountServiceServer;
 use crate::proto::v1::contact_service_server::ContactServiceServer;
 use crate::proto::v1::dispatch_service_server::DispatchServiceServer;
 use crate::proto::v1::enrollment_service_server::EnrollmentServiceServer;
@@ -24,6 +26,7 @@ use crate::proto::v1::sender_service_server::SenderServiceServer;
 use crate::proto::v1::signal_service_server::SignalServiceServer;
 use crate::proto::v1::test_clock_service_server::TestClockServiceServer;
 use crate::proto::v1::timing_service_server::TimingServiceServer;
+use account::AccountApi;
 use contact::ContactApi;
 use dispatch::DispatchApi;
 use enrollment::EnrollmentApi;
@@ -41,6 +44,10 @@ pub async fn router(
     max_message_bytes: usize,
     health_probe_every: std::time::Duration,
 ) -> anyhow::Result<axum::Router> {
+    let accounts = AccountServiceServer::new(AccountApi {
+        state: state.clone(),
+    })
+    .max_decoding_message_size(max_message_bytes);
     let contacts = ContactServiceServer::new(ContactApi {
         state: state.clone(),
     })
@@ -83,6 +90,9 @@ pub async fn router(
         .set_serving::<ContactServiceServer<ContactApi>>()
         .await;
     health.set_serving::<SenderServiceServer<SenderApi>>().await;
+    health
+        .set_serving::<AccountServiceServer<AccountApi>>()
+        .await;
     health.set_serving::<FlowServiceServer<FlowApi>>().await;
     health.set_serving::<TimingServiceServer<TimingApi>>().await;
     health
@@ -107,6 +117,7 @@ pub async fn router(
     let mut routes = tonic::service::Routes::new(health_service)
         .add_service(reflection().build_v1()?)
         .add_service(reflection().build_v1alpha()?)
+        .add_service(accounts)
         .add_service(contacts)
         .add_service(senders)
         .add_service(flows)

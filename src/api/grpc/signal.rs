@@ -122,6 +122,64 @@ impl SignalService for SignalApi {
         .await?;
         Ok(Response::new(receipt.into()))
     }
+
+    async fn decide(
+        &self,
+        request: Request<pb::DecideRequest>,
+    ) -> Result<Response<pb::DecideResponse>, Status> {
+        use crate::code::Code;
+        use crate::service::{fields, ServiceError, Violation, Violations};
+        let who = principal(&request)?;
+        let r = request.into_inner();
+        let mut problems = Violations::default();
+        problems.check(fields::parse_id("enrollment_id", &r.enrollment_id));
+        let decision = crate::engine::Decision::parse(&r.decision);
+        if decision.is_none() {
+            problems.push(Violation::new(
+                "decision",
+                Code::BadSchema,
+                "the decision is `approved` or `rejected`",
+            ));
+        }
+        problems.check(fields::check_text("by", &r.by, fields::Limit::Email));
+        let input = if r.input.trim().is_empty() {
+            serde_json::json!({})
+        } else {
+            match serde_json::from_str::<serde_json::Value>(&r.input) {
+                Ok(v @ serde_json::Value::Object(_)) => v,
+                _ => {
+                    problems.push(Violation::new(
+                        "input",
+                        Code::BadSchema,
+                        "the input is a JSON object of field → value",
+                    ));
+                    serde_json::Value::Null
+                }
+            }
+        };
+        problems.finish()?;
+        let id = crate::service::ids::EnrollmentId::from(r.enrollment_id);
+        crate::service::enrollments::check_scope(&who, &id)?;
+        let by = Some(r.by.trim().to_string()).filter(|b| !b.is_empty());
+        let enrollment = crate::service::approvals::decide(
+            &self.state.core,
+            &who.account_id,
+            &id,
+            decision.expect("checked"),
+            input,
+            by,
+        )
+        .await
+        .map_err(|e| match e {
+            ServiceError::FailedPrecondition(m) if m.contains("input.") => {
+                ServiceError::Invalid(vec![Violation::new("input", Code::BadSchema, m)])
+            }
+            e => e,
+        })?;
+        Ok(Response::new(pb::DecideResponse {
+            enrollment: Some(enrollment.into()),
+        }))
+    }
 }
 
 /// The kind of a reported signal; a bad kind or channel is `INVALID_ARGUMENT` with a hint.

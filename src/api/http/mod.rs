@@ -2,8 +2,10 @@
 //! (`POST /events/{key}`, [`events`]) and provider webhooks (`/webhooks/…`, [`webhooks`]).
 //! Errors become statuses in one place, [`error`].
 
+pub mod approvals;
 pub mod error;
 pub mod events;
+pub mod page;
 pub mod unsubscribe;
 pub mod webhooks;
 
@@ -27,6 +29,10 @@ pub fn router(state: AppState) -> Router {
             "/unsubscribe/{token}",
             get(unsubscribe::show).post(unsubscribe::post),
         )
+        .route(
+            "/approvals/{token}",
+            get(approvals::show).post(approvals::decide),
+        )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
@@ -35,7 +41,7 @@ pub fn router(state: AppState) -> Router {
 /// What the HTTP side serves, for the 404 and 405 answers.
 const PATHS: &str = "GET /healthz, POST /events/{key}, POST /webhooks/email, \
                      POST /webhooks/sms/twilio, POST /webhooks/calendar, \
-                     GET and POST /unsubscribe/{token}";
+                     GET and POST /unsubscribe/{token}, GET and POST /approvals/{token}";
 
 /// A path nudge does not serve: 404, so a mistyped webhook URL fails at the provider instead
 /// of being taken (gRPC requests never come here: see [`crate::api::serve`]).

@@ -441,7 +441,7 @@ mod tests {
             (
                 "approval needs both answers",
                 flow(
-                    json!({"a": {"type": "approval", "params": {"prompt": "ok?"}, "next": {"approved": "b", "maybe": "b"}}, "b": end()}),
+                    json!({"a": {"type": "approval", "params": {"title": "ok?"}, "next": {"approved": "b", "maybe": "b"}}, "b": end()}),
                 ),
                 &[
                     ("BAD_SCHEMA", "/steps/a/next/rejected"),

@@ -368,7 +368,7 @@ mod tests {
             (
                 "through a branch",
                 json!({"name": "t", "start": "x", "steps": {
-                    "x": {"type": "branch", "params": {"cases": [{"name": "has_phone", "when": {"path": "contact.phone", "exists": true}}]},
+                    "x": {"type": "branch", "params": {"cases": [{"name": "has_phone", "when": {"exists": "contact.phone"}}]},
                           "next": {"has_phone": "y", "else": "z"}},
                     "y": {"type": "sms", "params": {"template": "x"}, "next": {"then": "x"}},
                     "z": end()}}),
@@ -389,7 +389,7 @@ mod tests {
             (
                 "legal through an approval",
                 loop_through(
-                    json!({"type": "approval", "params": {"prompt": "again?"}, "next": {"approved": "b", "rejected": "b"}}),
+                    json!({"type": "approval", "params": {"title": "again?"}, "next": {"approved": "b", "rejected": "b"}}),
                 ),
                 &[],
             ),

@@ -2,15 +2,18 @@
 //! `fetch`, `branch` and its conditions, `end`), and which `next` keys the type allows. The
 //! targets those keys name are checked with the whole graph.
 
-use super::{child, describe, Validator};
+use super::{child, Validator};
 use crate::code::Code;
 use crate::flow::events::Event;
+use crate::flow::expr::Type;
 use crate::flow::expr::{self, Expr};
 use crate::flow::model::{
-    Action, ApprovalParams, BranchParams, CallParams, Case, Condition, EndParams, FetchParams,
-    FieldType, InputSchema, Method, OutreachParams, Path, Step, StepKind, TaskParams,
-    WaitForParams,
+    Action, ApprovalParams, BranchParams, CallParams, Case, Compare, Condition, DurationSlot,
+    EndParams, FetchParams, InputSchema, Method, Operand, OutreachParams, Path, Retry, Step,
+    StepKind, TaskParams, WaitForParams, FETCH_RESPONSE_LIMIT_DEFAULT, FETCH_RESPONSE_LIMIT_MAX,
+    FETCH_TIMEOUT_MAX_MS,
 };
+use crate::timing::Duration;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -198,22 +201,55 @@ impl Validator<'_> {
                 }))
             }
             StepKind::Approval => {
-                self.unknown_fields(p, path, &["prompt", "input", "timeout"]);
-                let prompt = self.req_string(
+                self.unknown_fields(
                     p,
                     path,
-                    "prompt",
-                    "what the approver is asked, e.g. `\"Send the proposal?\"`",
+                    &["title", "description", "input", "timeout", "link_ttl"],
                 );
+                let title = self.req_string(
+                    p,
+                    path,
+                    "title",
+                    "what the approver is asked, e.g. `\"Send the contract?\"`",
+                );
+                let description =
+                    self.opt_string(p, path, "description", "more about what is asked");
                 let input = match p.get("input") {
                     None => Some(InputSchema::new()),
                     Some(v) => self.schema(v, &child(path, "input")),
                 };
                 let timeout = self.opt_timeout(p, path);
+                let link_ttl = match p.get("link_ttl") {
+                    None => Ok(None),
+                    Some(v) => match Duration::from_json(v) {
+                        Ok(d) if !d.is_zero() => Ok(Some(d)),
+                        Ok(_) => {
+                            self.error(
+                                Code::BadDuration,
+                                child(path, "link_ttl"),
+                                "a link that expires at once is useless: give a duration such as `2d`",
+                            );
+                            Err(())
+                        }
+                        Err(e) => {
+                            self.error(
+                                e.code,
+                                child(path, "link_ttl"),
+                                format!(
+                                    "{}; `link_ttl` is a literal duration such as `2d`",
+                                    e.message()
+                                ),
+                            );
+                            Err(())
+                        }
+                    },
+                };
                 Some(Action::Approval(ApprovalParams {
-                    prompt: prompt?,
+                    title: title?,
+                    description: description.ok()?,
                     input: input?,
                     timeout: timeout.ok()?,
+                    link_ttl: link_ttl.ok()?,
                 }))
             }
             StepKind::Fetch => self.fetch(p, path).map(Action::Fetch),
@@ -292,7 +328,20 @@ impl Validator<'_> {
     }
 
     fn fetch(&mut self, p: &Map<String, Value>, path: &str) -> Option<FetchParams> {
-        self.unknown_fields(p, path, &["url", "method", "headers", "body", "timeout"]);
+        self.unknown_fields(
+            p,
+            path,
+            &[
+                "url",
+                "method",
+                "query",
+                "headers",
+                "body",
+                "timeout",
+                "retry",
+                "response_limit",
+            ],
+        );
         let url_path = child(path, "url");
         let url = self.req_string(
             p,
@@ -339,38 +388,12 @@ impl Validator<'_> {
                 None
             }
         };
-        let headers = match p.get("headers") {
-            None => Some(BTreeMap::new()),
-            Some(Value::Object(h)) => {
-                let mut out = BTreeMap::new();
-                let mut ok = true;
-                for (k, v) in h {
-                    match v.as_str() {
-                        Some(s) => {
-                            out.insert(k.clone(), s.to_string());
-                        }
-                        None => {
-                            self.wrong_type(
-                                &child(&child(path, "headers"), k),
-                                "a header value (string)",
-                                v,
-                            );
-                            ok = false;
-                        }
-                    }
-                }
-                ok.then_some(out)
-            }
-            Some(other) => {
-                self.wrong_type(
-                    &child(path, "headers"),
-                    "an object of header → value",
-                    other,
-                );
-                None
-            }
-        };
+        let query = self.string_map(p, path, "query", false);
+        let headers = self.string_map(p, path, "headers", true);
         let body = p.get("body").cloned();
+        if let Some(b) = &body {
+            self.body_exprs(b, &child(path, "body"));
+        }
         if body.is_some() && method == Some(Method::Get) {
             self.error(
                 Code::BadSchema,
@@ -379,21 +402,201 @@ impl Validator<'_> {
             );
             return None;
         }
+        let timeout_path = child(path, "timeout");
         let timeout = match p.get("timeout") {
             None => Ok(None),
-            Some(v) => self
-                .fetch_timeout(v, &child(path, "timeout"))
-                .map(Some)
-                .ok_or(()),
+            Some(v) => match self.fetch_timeout(v, &timeout_path) {
+                Some(t) => {
+                    if let DurationSlot::Literal(d) = &t.duration {
+                        let span = d.max_span(&crate::timing::Holidays::none());
+                        if span.num_milliseconds() > FETCH_TIMEOUT_MAX_MS || d.is_zero() {
+                            self.error(
+                                Code::BadDuration,
+                                &timeout_path,
+                                "a fetch timeout is more than 0 and at most `60s`: a slower peer is an `error`, retry it with `retry`",
+                            );
+                        }
+                    }
+                    Ok(Some(t))
+                }
+                None => Err(()),
+            },
+        };
+        let retry = match p.get("retry") {
+            None => Some(Retry::default()),
+            Some(v) => self.retry(v, &child(path, "retry")),
+        };
+        let response_limit = match p.get("response_limit") {
+            None => Some(FETCH_RESPONSE_LIMIT_DEFAULT),
+            Some(v) => match v.as_u64() {
+                Some(n) if n >= 1 && n as usize <= FETCH_RESPONSE_LIMIT_MAX => Some(n as usize),
+                _ => {
+                    self.error(
+                        Code::BadSchema,
+                        child(path, "response_limit"),
+                        format!("`response_limit` is a number of bytes from 1 to {FETCH_RESPONSE_LIMIT_MAX} (default {FETCH_RESPONSE_LIMIT_DEFAULT})"),
+                    );
+                    None
+                }
+            },
         };
         Some(FetchParams {
             url: url?,
             host: host?,
             method: method?,
+            query: query?,
             headers: headers?,
             body,
             timeout: timeout.ok()?,
+            retry: retry?,
+            response_limit: response_limit?,
         })
+    }
+
+    /// `query` or `headers`: an object of name → a string literal or a `$:` expression (a
+    /// header name is a valid HTTP token).
+    fn string_map(
+        &mut self,
+        p: &Map<String, Value>,
+        path: &str,
+        key: &str,
+        header_names: bool,
+    ) -> Option<BTreeMap<String, Operand>> {
+        let mpath = child(path, key);
+        let obj = match p.get(key) {
+            None => return Some(BTreeMap::new()),
+            Some(Value::Object(o)) => o,
+            Some(other) => {
+                self.wrong_type(&mpath, &format!("an object of {key} name → value"), other);
+                return None;
+            }
+        };
+        let mut out = BTreeMap::new();
+        let mut ok = true;
+        for (name, v) in obj {
+            let vpath = child(&mpath, name);
+            if header_names && http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                self.error(
+                    Code::BadSchema,
+                    &vpath,
+                    format!(
+                        "{} is not a header name: use letters, digits and `-` (like `X-Api-Key`)",
+                        crate::quote::quote(name)
+                    ),
+                );
+                ok = false;
+                continue;
+            }
+            match v {
+                Value::String(s) if expr::strip_prefix(s).is_some() => {
+                    match self.operand_expr(s, &vpath) {
+                        Some(e) => {
+                            out.insert(name.clone(), Operand::Expr(e));
+                        }
+                        None => ok = false,
+                    }
+                }
+                Value::String(s) => {
+                    if header_names && http::HeaderValue::from_str(s).is_err() {
+                        self.error(
+                            Code::BadSchema,
+                            &vpath,
+                            "a header value is visible ASCII text without line breaks",
+                        );
+                        ok = false;
+                    }
+                    out.insert(name.clone(), Operand::Literal(v.clone()));
+                }
+                Value::Number(_) | Value::Bool(_) if !header_names => {
+                    out.insert(name.clone(), Operand::Literal(v.clone()));
+                }
+                other => {
+                    self.wrong_type(&vpath, "a string, or `\"$: …\"`", other);
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(out)
+    }
+
+    /// Every `$:` string inside a fetch body must parse and type-check.
+    fn body_exprs(&mut self, v: &Value, path: &str) {
+        match v {
+            Value::String(s) if expr::strip_prefix(s).is_some() => {
+                self.operand_expr(s, path);
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.body_exprs(item, &child(path, &i.to_string()));
+                }
+            }
+            Value::Object(o) => {
+                for (k, item) in o {
+                    self.body_exprs(item, &child(path, k));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `retry`: `{"attempts": 1–10, "backoff": duration}`.
+    fn retry(&mut self, v: &Value, path: &str) -> Option<Retry> {
+        let Some(obj) = v.as_object() else {
+            self.wrong_type(path, "`{\"attempts\": 3, \"backoff\": \"30s\"}`", v);
+            return None;
+        };
+        self.unknown_fields(obj, path, &["attempts", "backoff"]);
+        let mut out = Retry::default();
+        let mut ok = true;
+        if let Some(a) = obj.get("attempts") {
+            match a.as_u64() {
+                Some(n @ 1..=10) => out.attempts = n as u32,
+                _ => {
+                    self.error(
+                        Code::BadSchema,
+                        child(path, "attempts"),
+                        format!("{a} is not a number of attempts: use 1 to 10 (1 means no retry)"),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        if let Some(b) = obj.get("backoff") {
+            match Duration::from_json(b) {
+                Ok(d) if d.is_fixed() => out.backoff = d,
+                Ok(_) => {
+                    self.error(
+                        Code::BadDuration,
+                        child(path, "backoff"),
+                        "a backoff takes fixed units only (`30s`, `5m`), not days or business days",
+                    );
+                    ok = false;
+                }
+                Err(e) => {
+                    self.error(e.code, child(path, "backoff"), e.message());
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(out)
+    }
+
+    /// A `$:` operand (of a fetch's query, headers or body, or of a branch condition): parsed
+    /// and typed against the input schema.
+    fn operand_expr(&mut self, text: &str, path: &str) -> Option<Expr> {
+        let src = expr::strip_prefix(text).unwrap_or(text);
+        let e = match Expr::parse(src) {
+            Ok(e) => e,
+            Err(e) => {
+                self.error(Code::BadSchema, path, format!("{e} (in {text:?})"));
+                return None;
+            }
+        };
+        if let Err(err) = e.infer(&self.input) {
+            self.error(Code::ExprType, path, format!("{err} (in {text:?})"));
+            return None;
+        }
+        Some(e)
     }
 
     fn branch(&mut self, p: &Map<String, Value>, path: &str) -> Option<BranchParams> {
@@ -456,7 +659,7 @@ impl Validator<'_> {
                     self.missing(
                         &cp,
                         "when",
-                        "a condition such as `{\"path\": \"contact.phone\", \"exists\": true}`",
+                        "a condition such as `{\"exists\": \"contact.phone\"}`",
                     );
                     None
                 }
@@ -471,110 +674,199 @@ impl Validator<'_> {
     }
 
     fn condition(&mut self, v: &Value, path: &str) -> Option<Condition> {
-        const SHAPES: &str = "`{\"path\": p, \"exists\": true|false}`, `{\"path\": p, \"equals\": v}`, `{\"path\": p, \"in\": [v, …]}`, `{\"all\": [c, …]}`, `{\"any\": [c, …]}` or `{\"not\": c}`";
+        const SHAPES: &str = "`{\"exists\": \"contact.phone\"}`, `{\"eq\": [a, b]}` (and `ne`, `gt`, `gte`, `lt`, `lte`), `{\"in\": [a, [v, …]]}`, `{\"all\": [c, …]}`, `{\"any\": [c, …]}` or `{\"not\": c}`";
         let Some(obj) = v.as_object() else {
             self.wrong_type(path, &format!("a condition: {SHAPES}"), v);
             return None;
         };
-        let combinators: Vec<&str> = ["all", "any", "not"]
-            .into_iter()
-            .filter(|k| obj.contains_key(*k))
-            .collect();
-        if let [key] = combinators.as_slice() {
-            self.unknown_fields(obj, path, &[key]);
-            let inner_path = child(path, key);
-            if *key == "not" {
-                return self
-                    .condition(&obj["not"], &inner_path)
-                    .map(|c| Condition::Not(Box::new(c)));
-            }
-            let Some(items) = obj[*key].as_array().filter(|a| !a.is_empty()) else {
-                self.wrong_type(&inner_path, "a non-empty list of conditions", &obj[*key]);
-                return None;
-            };
-            let mut out = Vec::new();
-            let mut ok = true;
-            for (i, item) in items.iter().enumerate() {
-                match self.condition(item, &child(&inner_path, &i.to_string())) {
-                    Some(c) => out.push(c),
-                    None => ok = false,
-                }
-            }
-            if !ok {
-                return None;
-            }
-            return Some(if *key == "all" {
-                Condition::All(out)
-            } else {
-                Condition::Any(out)
-            });
-        }
-        let tests: Vec<&str> = ["exists", "equals", "in"]
-            .into_iter()
-            .filter(|k| obj.contains_key(*k))
-            .collect();
-        if combinators.len() > 1 || tests.len() != 1 || !combinators.is_empty() {
+        if obj.len() != 1 {
             self.error(
                 Code::BadSchema,
                 path,
-                format!("a condition is exactly one of {SHAPES}"),
+                format!("a condition is an object with exactly one operator: {SHAPES}"),
             );
             return None;
         }
-        let test = tests[0];
-        self.unknown_fields(obj, path, &["path", test]);
-        let p = match obj.get("path") {
-            None => {
-                self.missing(
-                    path,
-                    "path",
-                    "the field to test, e.g. `\"contact.phone\"` or `\"input.plan\"`",
-                );
-                return None;
+        let (key, arg) = obj.iter().next().expect("one entry");
+        let apath = child(path, key);
+        match key.as_str() {
+            "not" => self
+                .condition(arg, &apath)
+                .map(|c| Condition::Not(Box::new(c))),
+            "all" | "any" => {
+                let Some(items) = arg.as_array().filter(|a| !a.is_empty()) else {
+                    self.wrong_type(&apath, "a non-empty list of conditions", arg);
+                    return None;
+                };
+                let mut out = Vec::new();
+                let mut ok = true;
+                for (i, item) in items.iter().enumerate() {
+                    match self.condition(item, &child(&apath, &i.to_string())) {
+                        Some(c) => out.push(c),
+                        None => ok = false,
+                    }
+                }
+                if !ok {
+                    return None;
+                }
+                Some(if key == "all" {
+                    Condition::All(out)
+                } else {
+                    Condition::Any(out)
+                })
             }
-            Some(Value::String(s)) => self.data_path(s, &child(path, "path"))?,
-            Some(other) => {
-                self.wrong_type(
-                    &child(path, "path"),
-                    "a path such as `\"contact.phone\"`",
-                    other,
-                );
-                return None;
-            }
-        };
-        let test_path = child(path, test);
-        match test {
-            "exists" => match obj["exists"] {
-                Value::Bool(b) => Some(Condition::Exists { path: p, exists: b }),
-                ref other => {
-                    self.wrong_type(&test_path, "`true` or `false`", other);
+            "exists" => match arg {
+                Value::String(s) => self.data_path(s, &apath).map(Condition::Exists),
+                other => {
+                    self.wrong_type(&apath, "a bare path such as `\"contact.phone\"`", other);
                     None
                 }
             },
-            "equals" => {
-                let value = self.scalar(&obj["equals"], &test_path, &p)?;
-                Some(Condition::Equals { path: p, value })
+            "in" => {
+                let [a, b] = self.pair(
+                    arg,
+                    &apath,
+                    "`[a, [v, …]]`: a value and the list it may be in",
+                )?;
+                let left = self.operand(a, &child(&apath, "0"));
+                let right = match b {
+                    Value::Array(items) => {
+                        let mut ok = true;
+                        for (i, item) in items.iter().enumerate() {
+                            if !matches!(item, Value::String(_) | Value::Number(_) | Value::Bool(_))
+                            {
+                                self.wrong_type(
+                                    &child(&child(&apath, "1"), &i.to_string()),
+                                    "a string, number or boolean",
+                                    item,
+                                );
+                                ok = false;
+                            }
+                        }
+                        ok.then(|| (Operand::Literal(b.clone()), None::<Type>))
+                    }
+                    Value::String(s) if expr::strip_prefix(s).is_some() => self
+                        .operand_expr(s, &child(&apath, "1"))
+                        .map(|e| (Operand::Expr(e), None)),
+                    other => {
+                        self.wrong_type(
+                            &child(&apath, "1"),
+                            "a list of values (or a `$:` path to one)",
+                            other,
+                        );
+                        None
+                    }
+                };
+                let ((left, lt), (right, _)) = (left?, right?);
+                if let (Some(lt), Operand::Literal(Value::Array(items))) = (lt, &right) {
+                    for (i, item) in items.iter().enumerate() {
+                        let it = literal_type(item);
+                        if !comparable(lt, it) {
+                            self.type_mismatch(&child(&child(&apath, "1"), &i.to_string()), lt, it);
+                            return None;
+                        }
+                    }
+                }
+                Some(Condition::In(left, right))
             }
-            _ => {
-                let Some(items) = obj["in"].as_array().filter(|a| !a.is_empty()) else {
-                    self.wrong_type(&test_path, "a non-empty list of values", &obj["in"]);
+            op => {
+                let Some(cmp) = Compare::ALL.iter().find(|(_, n)| *n == op).map(|(c, _)| *c) else {
+                    self.error(
+                        Code::BadSchema,
+                        &apath,
+                        format!("`{op}` is not a condition operator: {SHAPES}"),
+                    );
                     return None;
                 };
-                let mut values = Vec::new();
-                for (i, item) in items.iter().enumerate() {
-                    values.push(self.scalar(item, &child(&test_path, &i.to_string()), &p));
+                let [a, b] = self.pair(
+                    arg,
+                    &apath,
+                    "`[a, b]`: two operands, each a `$:` expression or a literal",
+                )?;
+                let left = self.operand(a, &child(&apath, "0"));
+                let right = self.operand(b, &child(&apath, "1"));
+                let ((left, lt), (right, rt)) = (left?, right?);
+                if cmp.is_order() {
+                    for (t, i) in [(lt, "0"), (rt, "1")] {
+                        if let Some(t) = t {
+                            if !matches!(t, Type::Number | Type::Timestamp) {
+                                self.error(
+                                    Code::ExprType,
+                                    child(&apath, i),
+                                    format!("`{op}` orders numbers or timestamps, and this is a {t}: compare it with `eq`/`ne`/`in` instead"),
+                                );
+                                return None;
+                            }
+                        }
+                    }
                 }
-                let values: Option<Vec<Value>> = values.into_iter().collect();
-                Some(Condition::In {
-                    path: p,
-                    values: values?,
-                })
+                if let (Some(lt), Some(rt)) = (lt, rt) {
+                    if !comparable(lt, rt) {
+                        self.type_mismatch(&child(&apath, "1"), lt, rt);
+                        return None;
+                    }
+                }
+                Some(Condition::Compare(cmp, left, right))
             }
         }
     }
 
-    /// A path of a branch condition: `input.<declared field>`, `contact.<field>` or
-    /// `contact.attributes.<name>`.
+    /// The two operands of a comparison: exactly two.
+    fn pair<'v>(&mut self, arg: &'v Value, path: &str, want: &str) -> Option<[&'v Value; 2]> {
+        match arg.as_array().map(Vec::as_slice) {
+            Some([a, b]) => Some([a, b]),
+            Some(items) => {
+                self.error(
+                    Code::BadSchema,
+                    path,
+                    format!(
+                        "takes exactly two operands, not {}: write {want}",
+                        items.len()
+                    ),
+                );
+                None
+            }
+            None => {
+                self.wrong_type(path, want, arg);
+                None
+            }
+        }
+    }
+
+    /// An operand and its static type when known (`None`: untyped, like an attribute).
+    fn operand(&mut self, v: &Value, path: &str) -> Option<(Operand, Option<Type>)> {
+        match v {
+            Value::String(s) if expr::strip_prefix(s).is_some() => {
+                let e = self.operand_expr(s, path)?;
+                let t = e.infer(&self.input).ok().filter(|t| *t != Type::Untyped);
+                Some((Operand::Expr(e), t))
+            }
+            Value::String(_) | Value::Number(_) | Value::Bool(_) => {
+                Some((Operand::Literal(v.clone()), Some(literal_type(v))))
+            }
+            other => {
+                self.wrong_type(
+                    path,
+                    "a `$:` expression or a string, number or boolean (use `exists` to test for absence)",
+                    other,
+                );
+                None
+            }
+        }
+    }
+
+    fn type_mismatch(&mut self, path: &str, a: Type, b: Type) {
+        self.error(
+            Code::ExprType,
+            path,
+            format!(
+                "a {a} is compared with a {b}, which can never hold: compare values of one type"
+            ),
+        );
+    }
+
+    /// A path of `exists`: `input.<declared field>`, `contact.<field>`,
+    /// `contact.attributes.<name>` or `fetch.…`.
     fn data_path(&mut self, s: &str, path: &str) -> Option<Path> {
         match Expr::parse(s) {
             Ok(Expr {
@@ -594,7 +886,7 @@ impl Validator<'_> {
                 Some(p)
             }
             Ok(_) => {
-                self.error(Code::BadSchema, path, format!("{s:?} is not a path: write `contact.<field>`, `contact.attributes.<name>` or `input.<field>`"));
+                self.error(Code::BadSchema, path, format!("{s:?} is not a path: write `contact.<field>`, `contact.attributes.<name>`, `input.<field>` or `fetch.<field>`"));
                 None
             }
             Err(e) => {
@@ -602,46 +894,6 @@ impl Validator<'_> {
                 None
             }
         }
-    }
-
-    /// A value a condition compares with: a JSON scalar, of the declared type for `input.*`
-    /// (strings for the typed contact fields).
-    fn scalar(&mut self, v: &Value, path: &str, field: &Path) -> Option<Value> {
-        let ok_type = match (field, v) {
-            (_, Value::Array(_) | Value::Object(_) | Value::Null) => {
-                self.wrong_type(
-                    path,
-                    "a string, number or boolean (use `exists` to test for absence)",
-                    v,
-                );
-                return None;
-            }
-            (Path::Attribute(_), _) => true,
-            (Path::Contact(_), Value::String(_)) => true,
-            (Path::Contact(_), _) => false,
-            (Path::Input(name), _) => match (self.input[name], v) {
-                (FieldType::Number, Value::Number(_))
-                | (FieldType::String, Value::String(_))
-                | (FieldType::Boolean, Value::Bool(_)) => true,
-                (FieldType::Timestamp, Value::String(s)) => {
-                    chrono::DateTime::parse_from_rfc3339(s).is_ok()
-                }
-                _ => false,
-            },
-        };
-        if !ok_type {
-            let want = match field {
-                Path::Input(name) => self.input[name].as_str(),
-                _ => "string",
-            };
-            self.error(
-                Code::ExprType,
-                path,
-                format!("`{field}` is a {want}, so comparing it with {} can never hold: compare with a {want}", describe(v)),
-            );
-            return None;
-        }
-        Some(v.clone())
     }
 
     // ---- next keys -------------------------------------------------------------------------
@@ -778,9 +1030,21 @@ impl Validator<'_> {
                         .unwrap_or_default(),
                 };
                 for n in &names {
-                    require(self, n, &format!("the step for case `{n}`"));
+                    if !next.contains_key(n) {
+                        self.error(
+                            Code::BadEvent,
+                            path,
+                            format!("case `{n}` is not wired: add `\"{n}\": \"<step>\"` to `next`, or remove the case"),
+                        );
+                    }
                 }
-                require(self, "else", "the step taken when no case holds");
+                if !next.contains_key("else") {
+                    self.error(
+                        Code::BadSchema,
+                        path,
+                        "a branch needs `else`: add `\"else\": \"<step>\"` to `next` for when no case holds",
+                    );
+                }
                 let mut allowed: Vec<&str> = names.iter().map(String::as_str).collect();
                 allowed.push("else");
                 only(self, &allowed, &|_| false);
@@ -797,6 +1061,21 @@ impl Validator<'_> {
         }
         self.problems.len() == before
     }
+}
+
+/// The type of a literal operand: a string that reads as an RFC 3339 instant is a timestamp.
+fn literal_type(v: &Value) -> Type {
+    match v {
+        Value::Number(_) => Type::Number,
+        Value::Bool(_) => Type::Boolean,
+        Value::String(s) if chrono::DateTime::parse_from_rfc3339(s).is_ok() => Type::Timestamp,
+        _ => Type::String,
+    }
+}
+
+/// Two known types that a comparison can find equal or ordered.
+fn comparable(a: Type, b: Type) -> bool {
+    a == b
 }
 
 fn kinds_list() -> String {
@@ -1030,48 +1309,154 @@ mod tests {
                 &[("BAD_SCHEMA", "/steps/a/params/url")],
             ),
             (
+                "fetch with everything",
+                fetch(
+                    json!({"url": "https://crm.example.com/deals", "query": {"contact": "$: contact.email", "n": 3},
+                           "headers": {"Accept": "application/json", "X-Contact": "$: contact.id"},
+                           "method": "PUT", "body": {"tz": "$: contact.tz", "x": [1, "$: contact.id"]},
+                           "timeout": {"for": "20s"}, "retry": {"attempts": 10, "backoff": "30s"}, "response_limit": 1000}),
+                ),
+                &[],
+            ),
+            (
+                "credentials in the url",
+                fetch(json!({"url": "https://user:pw@crm.example.com/x"})),
+                &[("BAD_SCHEMA", "/steps/a/params/url")],
+            ),
+            (
+                "ftp url",
+                fetch(json!({"url": "ftp://crm.example.com/x"})),
+                &[("BAD_SCHEMA", "/steps/a/params/url")],
+            ),
+            (
+                "bad header name",
+                fetch(json!({"url": "https://crm.example.com/x", "headers": {"Bad Header": "v"}})),
+                &[("BAD_SCHEMA", "/steps/a/params/headers/Bad Header")],
+            ),
+            (
+                "header value with a line break",
+                fetch(
+                    json!({"url": "https://crm.example.com/x", "headers": {"X-A": "v\r\nHost: evil"}}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/headers/X-A")],
+            ),
+            (
+                "retry attempts 0",
+                fetch(json!({"url": "https://crm.example.com/x", "retry": {"attempts": 0}})),
+                &[("BAD_SCHEMA", "/steps/a/params/retry/attempts")],
+            ),
+            (
+                "retry attempts 11",
+                fetch(json!({"url": "https://crm.example.com/x", "retry": {"attempts": 11}})),
+                &[("BAD_SCHEMA", "/steps/a/params/retry/attempts")],
+            ),
+            (
+                "calendar backoff",
+                fetch(json!({"url": "https://crm.example.com/x", "retry": {"backoff": "1d"}})),
+                &[("BAD_DURATION", "/steps/a/params/retry/backoff")],
+            ),
+            (
+                "fetch timeout over 60s",
+                fetch(json!({"url": "https://crm.example.com/x", "timeout": "61s"})),
+                &[("BAD_DURATION", "/steps/a/params/timeout")],
+            ),
+            (
+                "fetch timeout until",
+                fetch(
+                    json!({"url": "https://crm.example.com/x", "timeout": {"until": "fri 17:00"}}),
+                ),
+                &[("UNTIL_NOT_ALLOWED", "/steps/a/params/timeout/until")],
+            ),
+            (
+                "bad query expression",
+                fetch(json!({"url": "https://crm.example.com/x", "query": {"q": "$: input.nope"}})),
+                &[("EXPR_TYPE", "/steps/a/params/query/q")],
+            ),
+            (
+                "response limit too big",
+                fetch(json!({"url": "https://crm.example.com/x", "response_limit": 10_000_000})),
+                &[("BAD_SCHEMA", "/steps/a/params/response_limit")],
+            ),
+            (
                 "branch ok",
                 branch(
                     json!([
-                    {"name": "has_phone", "when": {"path": "contact.phone", "exists": true}},
-                    {"name": "big", "when": {"all": [{"path": "input.seats", "in": [50, 100]}, {"not": {"path": "input.vip", "equals": false}}]}},
-                    {"name": "tier", "when": {"path": "contact.attributes.tier", "equals": 3}}]),
-                    json!({"has_phone": "b", "big": "b", "tier": "b", "else": "b"}),
+                    {"name": "won", "when": {"eq": ["$: fetch.body.stage", "won"]}},
+                    {"name": "has_phone", "when": {"exists": "contact.phone"}},
+                    {"name": "big", "when": {"all": [{"in": ["$: input.seats", [50, 100]]}, {"not": {"eq": ["$: input.vip", false]}}]}},
+                    {"name": "many", "when": {"any": [{"gte": ["$: input.seats * 2", 1000]}, {"lt": ["$: fetch.status", 300]}]}},
+                    {"name": "tier", "when": {"ne": ["$: contact.attributes.tier", 3]}}]),
+                    json!({"won": "b", "has_phone": "b", "big": "b", "many": "b", "tier": "b", "else": "b"}),
                 ),
                 &[],
             ),
             (
                 "case not wired and else missing",
                 branch(
-                    json!([{"name": "x", "when": {"path": "input.plan", "equals": "pro"}}]),
+                    json!([{"name": "x", "when": {"eq": ["$: input.plan", "pro"]}}]),
                     json!({"y": "b"}),
                 ),
                 &[
-                    ("BAD_SCHEMA", "/steps/a/next/x"),
-                    ("BAD_SCHEMA", "/steps/a/next/else"),
+                    ("BAD_EVENT", "/steps/a/next"),
+                    ("BAD_SCHEMA", "/steps/a/next"),
                     ("BAD_SCHEMA", "/steps/a/next/y"),
                 ],
             ),
             (
                 "type mismatch",
                 branch(
-                    json!([{"name": "x", "when": {"path": "input.seats", "equals": "10"}}]),
+                    json!([{"name": "x", "when": {"eq": ["$: input.seats", "10"]}}]),
                     json!({"x": "b", "else": "b"}),
                 ),
-                &[("EXPR_TYPE", "/steps/a/params/cases/0/when/equals")],
+                &[("EXPR_TYPE", "/steps/a/params/cases/0/when/eq/1")],
+            ),
+            (
+                "ordering a string",
+                branch(
+                    json!([{"name": "x", "when": {"gt": ["$: input.plan", "a"]}}]),
+                    json!({"x": "b", "else": "b"}),
+                ),
+                &[("EXPR_TYPE", "/steps/a/params/cases/0/when/gt/0")],
+            ),
+            (
+                "in with a wrong type",
+                branch(
+                    json!([{"name": "x", "when": {"in": ["$: input.seats", [1, "two"]]}}]),
+                    json!({"x": "b", "else": "b"}),
+                ),
+                &[("EXPR_TYPE", "/steps/a/params/cases/0/when/in/1/1")],
+            ),
+            (
+                "wrong arity",
+                branch(
+                    json!([{"name": "x", "when": {"eq": ["$: input.plan"]}}, {"name": "y", "when": {"in": ["$: input.plan", ["a"], ["b"]]}}]),
+                    json!({"x": "b", "y": "b", "else": "b"}),
+                ),
+                &[
+                    ("BAD_SCHEMA", "/steps/a/params/cases/0/when/eq"),
+                    ("BAD_SCHEMA", "/steps/a/params/cases/1/when/in"),
+                ],
             ),
             (
                 "undeclared input",
                 branch(
-                    json!([{"name": "x", "when": {"path": "input.nope", "exists": true}}]),
+                    json!([{"name": "x", "when": {"exists": "input.nope"}}]),
                     json!({"x": "b", "else": "b"}),
                 ),
-                &[("BAD_SCHEMA", "/steps/a/params/cases/0/when/path")],
+                &[("BAD_SCHEMA", "/steps/a/params/cases/0/when/exists")],
             ),
             (
-                "two tests",
+                "two operators",
                 branch(
-                    json!([{"name": "x", "when": {"path": "input.plan", "exists": true, "equals": "a"}}]),
+                    json!([{"name": "x", "when": {"exists": "input.plan", "eq": ["$: input.plan", "a"]}}]),
+                    json!({"x": "b", "else": "b"}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/cases/0/when")],
+            ),
+            (
+                "old draft shape",
+                branch(
+                    json!([{"name": "x", "when": {"path": "contact.phone", "exists": true}}]),
                     json!({"x": "b", "else": "b"}),
                 ),
                 &[("BAD_SCHEMA", "/steps/a/params/cases/0/when")],
@@ -1079,10 +1464,37 @@ mod tests {
             (
                 "case named else",
                 branch(
-                    json!([{"name": "else", "when": {"path": "contact.email", "exists": true}}]),
+                    json!([{"name": "else", "when": {"exists": "contact.email"}}]),
                     json!({"else": "b"}),
                 ),
                 &[("BAD_SCHEMA", "/steps/a/params/cases/0/name")],
+            ),
+            (
+                "approval",
+                flow(
+                    json!({"a": {"type": "approval", "params": {"title": "Send?", "description": "big deal", "input": {"note": "string"}, "timeout": "3bd", "link_ttl": "2d"},
+                                 "next": {"approved": "b", "rejected": "b", "timeout": "b"}}, "b": end()}),
+                ),
+                &[],
+            ),
+            (
+                "approval input with an unknown type",
+                flow(
+                    json!({"a": {"type": "approval", "params": {"title": "Send?", "input": {"note": "text"}},
+                                 "next": {"approved": "b", "rejected": "b"}}, "b": end()}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/input/note")],
+            ),
+            (
+                "approval in the draft shape",
+                flow(
+                    json!({"a": {"type": "approval", "params": {"prompt": "Send?"},
+                                 "next": {"approved": "b", "rejected": "b"}}, "b": end()}),
+                ),
+                &[
+                    ("BAD_SCHEMA", "/steps/a/params/prompt"),
+                    ("BAD_SCHEMA", "/steps/a/params/title"),
+                ],
             ),
         ];
         check(cases, &hosts);

@@ -8,7 +8,7 @@
 //! interpreter rejects (resume when not paused, move to an unknown step) is refused with
 //! FAILED_PRECONDITION and nothing is written.
 
-mod act;
+pub(crate) mod act;
 mod enroll;
 mod explain;
 mod read;

@@ -1,0 +1,372 @@
+//! The account's settings (SPEC §7 `AccountService`): `max_wait`, the fetch allow list, the
+//! quiet-hours policy and the default sender. Every field is checked before anything is stored,
+//! and every problem is answered as a field violation.
+//!
+//! A change applies to transitions made after it: a wait or timeout already fixed on a run keeps
+//! its time (SPEC §2.7), because the engine reads the settings only when it enters a step.
+
+use super::fields;
+use super::{ServiceError, Violation, Violations};
+use crate::code::Code;
+use crate::flow::allow::{self, AllowEntry, AllowList};
+use crate::runtime::Core;
+use crate::store::{self, accounts::SettingsChange};
+use crate::timing::Duration;
+
+/// An account's settings as the API shows them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Account {
+    pub id: String,
+    pub name: String,
+    /// As written (`7d`); `None`: no limit.
+    pub max_wait: Option<String>,
+    pub fetch_allow: AllowList,
+    /// `{"policy": …, "overrides": […]}`; `None`: the federal policy.
+    pub quiet_hours: Option<serde_json::Value>,
+    pub default_sender_id: Option<String>,
+}
+
+/// A field of [`Account`] an update may name (its `update_mask` path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    MaxWait,
+    FetchAllow,
+    QuietHours,
+    DefaultSenderId,
+}
+
+impl Field {
+    /// Every field, in the order an empty mask considers them.
+    pub const ALL: [Field; 4] = [
+        Field::MaxWait,
+        Field::FetchAllow,
+        Field::QuietHours,
+        Field::DefaultSenderId,
+    ];
+
+    /// The mask path (and the proto field name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Field::MaxWait => "max_wait",
+            Field::FetchAllow => "fetch_allow",
+            Field::QuietHours => "quiet_hours",
+            Field::DefaultSenderId => "default_sender_id",
+        }
+    }
+
+    pub fn parse(path: &str) -> Option<Field> {
+        Field::ALL.into_iter().find(|f| f.as_str() == path)
+    }
+}
+
+/// One allow-list entry as the API sends it in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllowInput {
+    pub host: String,
+    /// 0: any port.
+    pub port: u32,
+    pub allow_private: bool,
+}
+
+/// What `UpdateAccount` sends in: the new values and the mask naming which to change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UpdateInput {
+    pub max_wait: String,
+    pub fetch_allow: Vec<AllowInput>,
+    pub quiet_hours: Option<serde_json::Value>,
+    pub default_sender_id: String,
+    /// The `update_mask` paths; empty: every field set in the input (AIP-134).
+    pub mask: Vec<String>,
+}
+
+/// The caller's account.
+pub async fn get(core: &Core, account_id: &str) -> Result<Account, ServiceError> {
+    let row = store::accounts::find(&core.db, account_id)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound {
+            what: "account",
+            id: account_id.to_string(),
+        })?;
+    let fetch_allow = match &row.fetch_allow {
+        Some(text) => serde_json::from_str(text).map_err(|e| {
+            ServiceError::Internal(format!("account {account_id}: stored fetch_allow: {e}"))
+        })?,
+        None => Vec::new(),
+    };
+    let quiet_hours = match &row.quiet_hours {
+        Some(text) => Some(serde_json::from_str(text).map_err(|e| {
+            ServiceError::Internal(format!("account {account_id}: stored quiet_hours: {e}"))
+        })?),
+        None => None,
+    };
+    Ok(Account {
+        id: row.id,
+        name: row.name,
+        max_wait: row.max_wait,
+        fetch_allow,
+        quiet_hours,
+        default_sender_id: row.default_sender_id,
+    })
+}
+
+/// Checks every named field, then stores them together; nothing is stored when any is wrong.
+pub async fn update(
+    core: &Core,
+    account_id: &str,
+    input: UpdateInput,
+) -> Result<Account, ServiceError> {
+    let mut problems = Violations::default();
+    let fields = mask_fields(&input, &mut problems);
+    let mut change = SettingsChange::default();
+    for field in &fields {
+        match field {
+            Field::MaxWait => {
+                change.max_wait = Some(problems.check(parse_max_wait(&input.max_wait)).flatten());
+            }
+            Field::FetchAllow => {
+                let list = parse_fetch_allow(&input.fetch_allow, &mut problems);
+                let text = (!list.is_empty())
+                    .then(|| serde_json::to_string(&list).expect("an allow list serializes"));
+                change.fetch_allow = Some(text);
+            }
+            Field::QuietHours => {
+                let text = match &input.quiet_hours {
+                    None => None,
+                    Some(v) => problems
+                        .check(check_quiet_hours(v).map_err(|(field, message)| {
+                            Violation::new(field, Code::BadSchema, message)
+                        }))
+                        .map(|()| v.to_string()),
+                };
+                change.quiet_hours = Some(text);
+            }
+            Field::DefaultSenderId => {
+                let id = input.default_sender_id.trim();
+                if id.is_empty() {
+                    problems.push(Violation::new(
+                        "account.default_sender_id",
+                        Code::BadSchema,
+                        "an account always has a default sender: name one of its senders",
+                    ));
+                } else if let Some(id) =
+                    problems.check(fields::parse_id("account.default_sender_id", id))
+                {
+                    if store::senders::get(&core.db, account_id, &id)
+                        .await?
+                        .is_none()
+                    {
+                        problems.push(Violation::new(
+                            "account.default_sender_id",
+                            Code::BadSchema,
+                            format!(
+                                "the account has no sender {}: create it with \
+                                 SenderService.UpsertSender first",
+                                crate::quote::quote(&id)
+                            ),
+                        ));
+                    } else {
+                        change.default_sender_id = Some(id);
+                    }
+                }
+            }
+        }
+    }
+    problems.finish()?;
+    store::accounts::update_settings(&core.db, account_id, &change).await?;
+    get(core, account_id).await
+}
+
+/// The fields an update changes: the mask's paths, or every field set when the mask is empty.
+fn mask_fields(input: &UpdateInput, problems: &mut Violations) -> Vec<Field> {
+    if input.mask.is_empty() {
+        return Field::ALL
+            .into_iter()
+            .filter(|f| match f {
+                Field::MaxWait => !input.max_wait.is_empty(),
+                Field::FetchAllow => !input.fetch_allow.is_empty(),
+                Field::QuietHours => input.quiet_hours.is_some(),
+                Field::DefaultSenderId => !input.default_sender_id.is_empty(),
+            })
+            .collect();
+    }
+    let mut out = Vec::new();
+    for (i, path) in input.mask.iter().enumerate() {
+        match Field::parse(path) {
+            Some(f) if !out.contains(&f) => out.push(f),
+            Some(_) => {}
+            None => problems.push(Violation::new(
+                format!("update_mask.paths[{i}]"),
+                Code::BadSchema,
+                format!(
+                    "{} is not a field UpdateAccount changes: use max_wait, fetch_allow, \
+                     quiet_hours or default_sender_id",
+                    crate::quote::quote(path)
+                ),
+            )),
+        }
+    }
+    out
+}
+
+/// `max_wait`: empty clears it; otherwise a duration (`7d`, `30bd`).
+fn parse_max_wait(text: &str) -> Result<Option<String>, Violation> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    fields::check_text("account.max_wait", text, fields::Limit::Name)?;
+    match Duration::parse(text) {
+        Ok(_) => Ok(Some(text.to_string())),
+        Err(e) => Err(Violation::new(
+            "account.max_wait",
+            e.code,
+            format!("{}; write a duration such as `7d` or `30bd`", e.message()),
+        )),
+    }
+}
+
+/// The allow list: each host a name, `*.domain` or an IP literal; a port 1–65535 when given;
+/// no host twice on the same port.
+fn parse_fetch_allow(items: &[AllowInput], problems: &mut Violations) -> AllowList {
+    let mut out: AllowList = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let field = |name: &str| format!("account.fetch_allow[{i}].{name}");
+        let host = match fields::check_text(&field("host"), &item.host, fields::Limit::Name)
+            .and_then(|()| {
+                allow::parse_pattern(&item.host)
+                    .map_err(|m| Violation::new(field("host"), Code::BadSchema, m))
+            }) {
+            Ok(h) => Some(h),
+            Err(v) => {
+                problems.push(v);
+                None
+            }
+        };
+        let port = match item.port {
+            0 => Some(None),
+            p if p <= u32::from(u16::MAX) => Some(Some(p as u16)),
+            p => {
+                problems.push(Violation::new(
+                    field("port"),
+                    Code::BadSchema,
+                    format!("{p} is not a port: use 1–65535, or 0 for any port"),
+                ));
+                None
+            }
+        };
+        if let (Some(host), Some(port)) = (host, port) {
+            if out.iter().any(|e| e.host == host && e.port == port) {
+                problems.push(Violation::new(
+                    field("host"),
+                    Code::BadSchema,
+                    format!("{host} is listed twice: remove one"),
+                ));
+                continue;
+            }
+            out.push(AllowEntry {
+                host,
+                port,
+                allow_private: item.allow_private,
+            });
+        }
+    }
+    out
+}
+
+/// The quiet-hours policy: `{"policy": "federal"|"us_states", "overrides": [...]}`. The one
+/// place it is checked, so the places issue can swap in its parser. Returns the field and the
+/// message of the first problem.
+pub fn check_quiet_hours(value: &serde_json::Value) -> Result<(), (String, String)> {
+    let obj = value.as_object().ok_or_else(|| {
+        (
+            "account.quiet_hours".to_string(),
+            "an object `{\"policy\": \"federal\"|\"us_states\", \"overrides\": [...]}`".to_string(),
+        )
+    })?;
+    for key in obj.keys() {
+        if key != "policy" && key != "overrides" {
+            return Err((
+                format!("account.quiet_hours.{key}"),
+                "unknown field: the policy has `policy` and `overrides`".to_string(),
+            ));
+        }
+    }
+    match obj.get("policy").and_then(|p| p.as_str()) {
+        Some("federal" | "us_states") => {}
+        _ => {
+            return Err((
+                "account.quiet_hours.policy".to_string(),
+                "the policy is `federal` or `us_states`".to_string(),
+            ))
+        }
+    }
+    match obj.get("overrides") {
+        None | Some(serde_json::Value::Array(_)) => Ok(()),
+        Some(_) => Err((
+            "account.quiet_hours.overrides".to_string(),
+            "the overrides are a list".to_string(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn quiet_hours_policy() {
+        assert!(check_quiet_hours(&json!({"policy": "federal"})).is_ok());
+        assert!(check_quiet_hours(&json!({"policy": "us_states", "overrides": []})).is_ok());
+        for (bad, field) in [
+            (json!("federal"), "account.quiet_hours"),
+            (json!({"policy": "eu"}), "account.quiet_hours.policy"),
+            (json!({}), "account.quiet_hours.policy"),
+            (
+                json!({"policy": "federal", "overrides": {}}),
+                "account.quiet_hours.overrides",
+            ),
+            (
+                json!({"policy": "federal", "x": 1}),
+                "account.quiet_hours.x",
+            ),
+        ] {
+            assert_eq!(check_quiet_hours(&bad).unwrap_err().0, field, "{bad}");
+        }
+    }
+
+    #[test]
+    fn max_wait_and_allow_list() {
+        assert_eq!(parse_max_wait("7d").unwrap(), Some("7d".into()));
+        assert_eq!(parse_max_wait("").unwrap(), None);
+        assert_eq!(parse_max_wait("7x").unwrap_err().field, "account.max_wait");
+        let mut p = Violations::default();
+        let list = parse_fetch_allow(
+            &[
+                AllowInput {
+                    host: "CRM.example.com".into(),
+                    port: 443,
+                    allow_private: false,
+                },
+                AllowInput {
+                    host: "https://x".into(),
+                    port: 70000,
+                    allow_private: true,
+                },
+            ],
+            &mut p,
+        );
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].host, "crm.example.com");
+        let fields: Vec<String> = p
+            .into_violations()
+            .unwrap_err()
+            .into_iter()
+            .map(|v| v.field)
+            .collect();
+        assert_eq!(
+            fields,
+            ["account.fetch_allow[1].host", "account.fetch_allow[1].port"]
+        );
+    }
+}

@@ -1,0 +1,295 @@
+//! `AccountService` end to end (SPEC §7): settings read and changed through a real server,
+//! refusals with field violations and nothing stored, full-account tokens only, and a change
+//! that applies to new transitions but not to a wait already fixed (SPEC §2.7).
+
+use crate::common::{spawn_app, with_token, Backend, TestApp};
+use nudge::auth::Scope;
+use nudge::proto::v1::account_service_client::AccountServiceClient;
+use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
+use nudge::proto::v1::*;
+use tonic::transport::Channel;
+use tonic::Code;
+use tonic_types::StatusExt;
+
+backend_tests!(
+    update_then_get_round_trips,
+    bad_settings_are_refused_with_fields_and_nothing_stored,
+    an_enrollment_token_cannot_read_or_change_the_account,
+    max_wait_applies_to_new_waits_not_fixed_ones,
+);
+
+async fn client(app: &TestApp) -> AccountServiceClient<Channel> {
+    AccountServiceClient::new(app.channel().await)
+}
+
+fn mask(paths: &[&str]) -> Option<prost_types::FieldMask> {
+    Some(prost_types::FieldMask {
+        paths: paths.iter().map(|p| p.to_string()).collect(),
+    })
+}
+
+fn quiet(policy: &str) -> prost_types::Struct {
+    let serde_json::Value::Object(m) = serde_json::json!({"policy": policy, "overrides": []})
+    else {
+        unreachable!()
+    };
+    nudge::api::grpc::convert::json_to_struct(m)
+}
+
+fn allow(host: &str, port: u32, allow_private: bool) -> FetchAllow {
+    FetchAllow {
+        host: host.into(),
+        port,
+        allow_private,
+    }
+}
+
+async fn get(app: &TestApp) -> Account {
+    client(app)
+        .await
+        .get_account(app.authed(GetAccountRequest {}))
+        .await
+        .unwrap()
+        .into_inner()
+        .account
+        .unwrap()
+}
+
+async fn update_then_get_round_trips(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let before = get(&app).await;
+    assert_eq!(before.id, "default");
+    assert!(before.max_wait.is_empty() && before.fetch_allow.is_empty());
+    assert_eq!(before.default_sender_id, "default");
+
+    let mut c = client(&app).await;
+    upsert_rep(&app).await;
+    let updated = c
+        .update_account(app.authed(UpdateAccountRequest {
+            account: Some(Account {
+                max_wait: "7d".into(),
+                fetch_allow: vec![
+                    allow("CRM.example.com", 0, false),
+                    allow("*.corp.test", 8443, true),
+                ],
+                quiet_hours: Some(quiet("us_states")),
+                default_sender_id: "rep".into(),
+                ..Default::default()
+            }),
+            update_mask: mask(&[
+                "max_wait",
+                "fetch_allow",
+                "quiet_hours",
+                "default_sender_id",
+            ]),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .account
+        .unwrap();
+    assert_eq!(updated.max_wait, "7d");
+    assert_eq!(
+        updated.fetch_allow,
+        [
+            allow("crm.example.com", 0, false),
+            allow("*.corp.test", 8443, true)
+        ]
+    );
+    assert_eq!(updated.default_sender_id, "rep");
+    assert_eq!(get(&app).await, updated, "GetAccount shows what was stored");
+
+    // A mask naming one field changes only that one; a named empty field is cleared.
+    let cleared = c
+        .update_account(app.authed(UpdateAccountRequest {
+            account: Some(Account::default()),
+            update_mask: mask(&["max_wait"]),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .account
+        .unwrap();
+    assert!(cleared.max_wait.is_empty());
+    assert_eq!(cleared.fetch_allow.len(), 2);
+    assert_eq!(cleared.default_sender_id, "rep");
+    app.stop().await;
+}
+
+async fn upsert_rep(app: &TestApp) {
+    app.senders()
+        .await
+        .upsert_sender(app.authed(UpsertSenderRequest {
+            sender: Some(Sender {
+                id: "rep".into(),
+                tz: "Europe/Prague".into(),
+                ..Default::default()
+            }),
+            make_default: false,
+        }))
+        .await
+        .unwrap();
+}
+
+async fn bad_settings_are_refused_with_fields_and_nothing_stored(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let before = get(&app).await;
+    let bad_quiet = {
+        let serde_json::Value::Object(m) = serde_json::json!({"policy": "eu"}) else {
+            unreachable!()
+        };
+        nudge::api::grpc::convert::json_to_struct(m)
+    };
+    let status = client(&app)
+        .await
+        .update_account(app.authed(UpdateAccountRequest {
+            account: Some(Account {
+                max_wait: "soon".into(),
+                fetch_allow: vec![
+                    allow("crm.example.com", 0, false),
+                    allow("https://evil.test/x", 70000, false),
+                ],
+                quiet_hours: Some(bad_quiet),
+                default_sender_id: "nobody".into(),
+                ..Default::default()
+            }),
+            update_mask: mask(&[
+                "max_wait",
+                "fetch_allow",
+                "quiet_hours",
+                "default_sender_id",
+                "name",
+            ]),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    let fields: Vec<String> = status
+        .get_details_bad_request()
+        .expect("a BadRequest")
+        .field_violations
+        .into_iter()
+        .map(|v| v.field)
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "update_mask.paths[4]",
+            "account.max_wait",
+            "account.fetch_allow[1].host",
+            "account.fetch_allow[1].port",
+            "account.quiet_hours.policy",
+            "account.default_sender_id",
+        ]
+    );
+    assert_eq!(get(&app).await, before, "nothing was stored");
+    app.stop().await;
+}
+
+async fn an_enrollment_token_cannot_read_or_change_the_account(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let token = app.token(Scope::Enrollment("en_x".into())).await;
+    let mut c = client(&app).await;
+    let read = c
+        .get_account(with_token(GetAccountRequest {}, &token))
+        .await
+        .unwrap_err();
+    assert_eq!(read.code(), Code::PermissionDenied, "{read:?}");
+    let write = c
+        .update_account(with_token(
+            UpdateAccountRequest {
+                account: Some(Account {
+                    max_wait: "1d".into(),
+                    ..Default::default()
+                }),
+                update_mask: mask(&["max_wait"]),
+            },
+            &token,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(write.code(), Code::PermissionDenied);
+    assert!(get(&app).await.max_wait.is_empty());
+    app.stop().await;
+}
+
+/// SPEC §2.7 and §5.7: a `wait_for` without a timeout gets `max_wait` as its timeout when it is
+/// entered. Raising the limit later leaves that run's time alone; a new enrollment gets the new
+/// limit.
+async fn max_wait_applies_to_new_waits_not_fixed_ones(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let flow = r#"{"name": "w", "start": "w",
+        "steps": {"w": {"type": "wait_for", "params": {"events": ["reply"]}, "next": {"reply": "e"}},
+                  "e": {"type": "end"}}}"#;
+    app.flows()
+        .await
+        .create_flow(app.authed(CreateFlowRequest {
+            definition: flow.into(),
+        }))
+        .await
+        .unwrap();
+    for id in ["ann", "bob"] {
+        app.contacts()
+            .await
+            .upsert_contact(app.authed(UpsertContactRequest {
+                contact: Some(Contact {
+                    id: id.into(),
+                    email: format!("{id}@example.com"),
+                    ..Default::default()
+                }),
+            }))
+            .await
+            .unwrap();
+    }
+    let set = async |limit: &str| {
+        client(&app)
+            .await
+            .update_account(app.authed(UpdateAccountRequest {
+                account: Some(Account {
+                    max_wait: limit.into(),
+                    ..Default::default()
+                }),
+                update_mask: mask(&["max_wait"]),
+            }))
+            .await
+            .unwrap();
+    };
+    let mut enrollments = EnrollmentServiceClient::new(app.channel().await);
+    let enroll = async |e: &mut EnrollmentServiceClient<Channel>, contact: &str| {
+        e.enroll(app.authed(EnrollRequest {
+            contact_id: contact.into(),
+            flow_id: "w".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .enrollment
+        .unwrap()
+    };
+    set("2d").await;
+    let ann = enroll(&mut enrollments, "ann").await;
+    let start = crate::common::start_instant().timestamp();
+    assert_eq!(
+        ann.next_run_at.as_ref().unwrap().seconds,
+        start + 2 * 86_400
+    );
+    set("5d").await;
+    let bob = enroll(&mut enrollments, "bob").await;
+    assert_eq!(
+        bob.next_run_at.as_ref().unwrap().seconds,
+        start + 5 * 86_400
+    );
+    let ann_again = enrollments
+        .get_enrollment(app.authed(GetEnrollmentRequest { id: ann.id.clone() }))
+        .await
+        .unwrap()
+        .into_inner()
+        .enrollment
+        .unwrap();
+    assert_eq!(
+        ann_again.next_run_at, ann.next_run_at,
+        "a fixed wait keeps its time"
+    );
+    app.stop().await;
+}
