@@ -158,6 +158,7 @@ async fn restore_virtual_time(db: &Db, clock: &dyn Clock) -> anyhow::Result<()> 
 async fn bootstrap(core: &Core, announce: bool) -> anyhow::Result<()> {
     let now_ms = to_millis(core.clock.now());
     let (account, created) = accounts::ensure_default(&core.db, now_ms).await?;
+    crate::store::link_secret::ensure(&core.db, now_ms).await?;
     if created && announce {
         let token = auth::create_token(&core.db, &account.id, &Scope::Full, now_ms).await?;
         tracing::info!(

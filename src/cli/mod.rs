@@ -1,6 +1,7 @@
 //! The command line: one binary, one file per subcommand.
 
 pub mod healthcheck;
+pub mod link_secret;
 pub mod migrate;
 pub mod serve;
 pub mod simulate;
@@ -41,6 +42,9 @@ pub enum Command {
     /// Set the Twilio auth token inbound SMS webhooks are checked with.
     #[command(subcommand)]
     TwilioToken(webhooks::TwilioTokenCommand),
+    /// Rotate the secret that signs approval and unsubscribe links.
+    #[command(subcommand)]
+    LinkSecret(link_secret::LinkSecretCommand),
     /// Exit 0 when a local server answers `GET /healthz` (for container health checks).
     Healthcheck(healthcheck::HealthcheckArgs),
     /// Validate a flow document (exit 1 when it has an error).
@@ -82,7 +86,9 @@ impl DatabaseArgs {
         }
         Db::migrate(url).await?;
         let db = Db::connect(url).await?;
-        accounts::ensure_default(&db, to_millis(SystemClock.now())).await?;
+        let now_ms = to_millis(SystemClock.now());
+        accounts::ensure_default(&db, now_ms).await?;
+        crate::store::link_secret::ensure(&db, now_ms).await?;
         Ok(db)
     }
 }
@@ -100,6 +106,7 @@ impl Cli {
             Command::Simulate(args) => simulate::run(args).await,
             Command::WebhookSecret(cmd) => webhooks::secret(cmd).await,
             Command::TwilioToken(cmd) => webhooks::twilio(cmd).await,
+            Command::LinkSecret(cmd) => link_secret::run(cmd).await,
         }
     }
 }

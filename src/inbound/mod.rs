@@ -6,6 +6,7 @@
 //! - [`thread`] — candidate `Message-ID`s from `In-Reply-To` / `References`.
 //! - [`sms`] — the SMS opt-out keywords (`STOP`, …).
 //! - [`signing`] — `X-Nudge-Signature` (HMAC-SHA256, 5-minute window) and `X-Twilio-Signature`.
+//! - [`link`] — signed, expiring link tokens for the approval and unsubscribe pages.
 //!
 //! Storing a signal and fanning it out to every enrollment of the contact is
 //! [`crate::service::signals`]; what it does to each enrollment is [`crate::routing`].
@@ -13,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod kinds;
+pub mod link;
 mod names;
 pub mod payload;
 pub mod signing;

@@ -94,7 +94,7 @@ pub async fn set_default_sender(
 }
 
 /// 32 random bytes, hex: the webhook signing secret.
-fn random_secret() -> String {
+pub(crate) fn random_secret() -> String {
     use rand::RngCore;
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);

@@ -44,6 +44,7 @@ pub mod contacts;
 pub mod dispatches;
 pub mod enrollments;
 pub mod flows;
+pub mod link_secret;
 pub mod pg_batch;
 pub mod schema;
 pub mod senders;

@@ -177,6 +177,14 @@ diesel::table! {
 }
 
 diesel::table! {
+    link_secret (id) {
+        id -> Integer,
+        secret -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
     virtual_clock (id) {
         id -> Integer,
         now_ms -> BigInt,
@@ -200,5 +208,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     signals,
     signal_deliveries,
     webhook_replays,
+    link_secret,
     virtual_clock,
 );

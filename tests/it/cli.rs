@@ -176,6 +176,7 @@ fn commands_refuse_a_database_file_that_does_not_exist() {
         vec!["token", "create"],
         vec!["webhook-secret", "show"],
         vec!["twilio-token", "set", "AC_token"],
+        vec!["link-secret", "rotate"],
     ] {
         for url in [None, Some(format!("sqlite://{}", elsewhere.display()))] {
             let mut command = Command::new(NUDGE);
@@ -202,6 +203,28 @@ fn commands_refuse_a_database_file_that_does_not_exist() {
         "nothing created here"
     );
     assert!(!elsewhere.exists(), "nothing created there");
+}
+
+/// `nudge link-secret rotate` replaces the stored secret (every link signed before is refused:
+/// `store::…::the_link_secret_is_made_once_and_rotation_replaces_it`).
+#[tokio::test]
+async fn link_secret_rotate_replaces_the_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nudge.db");
+    let url = format!("sqlite://{}", path.display());
+    let parsed = nudge::config::DatabaseUrl::parse(&url).unwrap();
+    nudge::store::Db::migrate(&parsed).await.unwrap();
+    let db = nudge::store::Db::connect(&parsed).await.unwrap();
+    nudge::store::link_secret::ensure(&db, 0).await.unwrap();
+    let before = nudge::store::link_secret::load(&db).await.unwrap();
+    let out = Command::new(NUDGE)
+        .args(["link-secret", "rotate", "--database-url", &url])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rotated the link secret"));
+    let after = nudge::store::link_secret::load(&db).await.unwrap();
+    assert_ne!(before, after);
 }
 
 /// `nudge timing --help` says what a request and an answer look like.

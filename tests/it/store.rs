@@ -10,7 +10,54 @@ use diesel_async::RunQueryDsl;
 use nudge::store::tokens::ApiToken;
 use nudge::store::{Db, StoreError};
 
-backend_tests!(foreign_keys_are_enforced, batch_writers_round_trip);
+backend_tests!(
+    foreign_keys_are_enforced,
+    batch_writers_round_trip,
+    the_link_secret_is_made_once_and_rotation_replaces_it
+);
+
+/// A link signed before a rotation is refused after it; a second `ensure` (another replica
+/// starting) keeps the secret it finds.
+async fn the_link_secret_is_made_once_and_rotation_replaces_it(backend: Backend) {
+    use nudge::inbound::link::{self, LinkClaims, LinkError, LinkPurpose};
+    use nudge::store::link_secret;
+    let (url, _dir, _pg) = fresh_database(backend).await;
+    Db::migrate(&url).await.unwrap();
+    let db = Db::connect(&url).await.unwrap();
+    assert!(
+        link_secret::load(&db).await.is_err(),
+        "no secret before the first start"
+    );
+    link_secret::ensure(&db, 1).await.unwrap();
+    let first = link_secret::load(&db).await.unwrap();
+    link_secret::ensure(&db, 2).await.unwrap();
+    assert_eq!(link_secret::load(&db).await.unwrap(), first);
+    assert_eq!(first.len(), 64, "32 random bytes, hex");
+
+    let claims = LinkClaims {
+        purpose: LinkPurpose::Approval,
+        account: "default".into(),
+        subject: "enr_1".into(),
+        run: Some(1),
+        expires_at_ms: None,
+    };
+    let token = link::sign(&first, &claims);
+    let mut tx = db.begin().await.unwrap();
+    let in_tx = tx.link_secret().await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(
+        link::verify(&in_tx, &token, LinkPurpose::Approval, 0),
+        Ok(claims)
+    );
+
+    link_secret::rotate(&db, 3).await.unwrap();
+    let second = link_secret::load(&db).await.unwrap();
+    assert_ne!(second, first);
+    assert_eq!(
+        link::verify(&second, &token, LinkPurpose::Approval, 0),
+        Err(LinkError::Forged)
+    );
+}
 
 async fn foreign_keys_are_enforced(backend: Backend) {
     let (url, _dir, _pg) = fresh_database(backend).await;

@@ -9,6 +9,7 @@
 
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod grpcurl;
 pub mod pg;
 pub mod process;
