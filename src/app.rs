@@ -23,6 +23,8 @@ pub struct App {
     state: AppState,
     /// PostgreSQL URL for the planner's `LISTEN` connection.
     listen_url: Option<String>,
+    /// How often the count-based gauges are refreshed.
+    metrics_refresh: std::time::Duration,
 }
 
 impl App {
@@ -53,11 +55,12 @@ impl App {
             core,
             public_url: config.public_url.clone(),
             webhook_keys: Default::default(),
+            metrics_token: config.metrics_token.as_deref().map(Into::into),
         };
         bootstrap(&state.core, config.announce_first_token).await?;
         warm_phones.await.context("loading the phone zone table")?;
 
-        let access_log = || axum::middleware::from_fn(api::access_log);
+        let metrics = state.core.metrics.clone();
         let routes = api::serve::Routes {
             grpc: api::grpc::router(
                 state.clone(),
@@ -65,8 +68,14 @@ impl App {
                 config.health_probe_every,
             )
             .await?
-            .layer(access_log()),
-            http: api::http::router(state.clone()).layer(access_log()),
+            .layer(axum::middleware::from_fn_with_state(
+                metrics.clone(),
+                api::observe::grpc,
+            )),
+            http: api::http::router(state.clone()).layer(axum::middleware::from_fn_with_state(
+                metrics,
+                api::observe::http,
+            )),
         };
         let listener = TcpListener::bind(config.listen)
             .await
@@ -81,6 +90,7 @@ impl App {
             limits: config.limits,
             state,
             listen_url,
+            metrics_refresh: config.metrics_refresh,
         })
     }
 
@@ -114,6 +124,11 @@ impl App {
                 Err(e) => tracing::error!(error = %e, "cannot finish signal fan-outs cut short"),
             }
         }));
+        background.push(tokio::spawn(runtime::metrics::run_refresher(
+            core.clone(),
+            self.metrics_refresh,
+            stop.clone(),
+        )));
         if core.clock.as_manual().is_none() {
             let planner = Planner::new(core.clone());
             background.push(tokio::spawn(planner.run(stop.clone())));

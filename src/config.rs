@@ -93,6 +93,10 @@ pub struct Config {
     pub database_connect_timeout: std::time::Duration,
     /// How often gRPC health probes the database, answering `NOT_SERVING` while it fails.
     pub health_probe_every: std::time::Duration,
+    /// When set, `GET /metrics` requires `Authorization: Bearer <token>` (SPEC §12).
+    pub metrics_token: Option<String>,
+    /// How often the count-based gauges are refreshed (never per scrape).
+    pub metrics_refresh: std::time::Duration,
 }
 
 impl Config {
@@ -107,6 +111,8 @@ impl Config {
             limits: ConnLimits::default(),
             database_connect_timeout: crate::store::DEFAULT_CONNECT_TIMEOUT,
             health_probe_every: DEFAULT_HEALTH_PROBE_EVERY,
+            metrics_token: None,
+            metrics_refresh: crate::runtime::metrics::DEFAULT_REFRESH,
         }
     }
 }
@@ -122,6 +128,11 @@ impl fmt::Debug for Config {
             .field("limits", &self.limits)
             .field("database_connect_timeout", &self.database_connect_timeout)
             .field("health_probe_every", &self.health_probe_every)
+            .field(
+                "metrics_token",
+                &self.metrics_token.as_ref().map(|_| "<set>"),
+            )
+            .field("metrics_refresh", &self.metrics_refresh)
             .finish()
     }
 }

@@ -32,6 +32,15 @@ pub struct ServeArgs {
     /// Seconds between gRPC health's database probes (`SELECT 1`; NOT_SERVING while it fails).
     #[arg(long, env = "NUDGE_HEALTH_PROBE_EVERY", default_value_t = 5)]
     pub health_probe_every: u64,
+    /// A token `GET /metrics` then requires (`Authorization: Bearer <token>`); without one the
+    /// metrics are open to whoever reaches the port.
+    #[arg(long, env = "NUDGE_METRICS_TOKEN")]
+    pub metrics_token: Option<String>,
+    /// Seconds between refreshes of the count-based gauges (enrollments, waiting runs, pending
+    /// dispatches); they are never counted per scrape.
+    #[arg(long, env = "NUDGE_METRICS_REFRESH", default_value_t = 15,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub metrics_refresh: u64,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -40,6 +49,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.limits.max_connections = args.max_connections as usize;
     config.database_connect_timeout = Duration::from_secs(args.database_connect_timeout);
     config.health_probe_every = Duration::from_secs(args.health_probe_every.max(1));
+    config.metrics_token = args.metrics_token.filter(|t| !t.is_empty());
+    config.metrics_refresh = Duration::from_secs(args.metrics_refresh);
     tracing::info!(?config, "starting");
     let app = App::build(config).await?;
     app.run(shutdown_signal()).await?;

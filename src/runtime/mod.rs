@@ -11,13 +11,16 @@
 //! - [`wakeup`] tells planners an earlier timer exists: in-process ([`Wakeup`]) and across
 //!   replicas (`LISTEN/NOTIFY`, [`Core::announce`], [`listen`]); [`Stop`] ends background tasks.
 //! - [`flows`] is the cache of parsed flow versions.
+//! - [`mod@metrics`] is this process's Prometheus metrics and the refresher of its gauges.
 
 pub mod apply;
 pub mod flows;
+pub mod metrics;
 pub mod wakeup;
 
 pub use apply::{apply, ctx_for, StepContext};
 pub use flows::{FlowCache, FlowKey};
+pub use metrics::Metrics;
 pub use wakeup::{listen, Stop, Wakeup, CHANNEL, POLL};
 
 use crate::clock::SharedClock;
@@ -34,6 +37,8 @@ pub struct Core {
     pub flows: FlowCache,
     /// This process's planner wake-up, rung by every writer of an earlier timer.
     pub wakeup: Wakeup,
+    /// This process's metrics (its own recorder, not a global one).
+    pub metrics: std::sync::Arc<Metrics>,
 }
 
 impl Core {
@@ -44,6 +49,7 @@ impl Core {
             clock,
             flows: FlowCache::default(),
             wakeup: Wakeup::default(),
+            metrics: std::sync::Arc::new(Metrics::new()),
         }
     }
 }
