@@ -23,6 +23,8 @@ pub struct App {
     state: AppState,
     /// PostgreSQL URL for the planner's `LISTEN` connection.
     listen_url: Option<String>,
+    /// How often the count-based gauges are refreshed.
+    metrics_refresh: std::time::Duration,
 }
 
 impl App {
@@ -63,11 +65,12 @@ impl App {
             public_url: config.public_url.clone(),
             link_base,
             webhook_keys: Default::default(),
+            metrics_token: config.metrics_token.as_deref().map(Into::into),
         };
         bootstrap(&state.core, config.announce_first_token).await?;
         warm_phones.await.context("loading the phone zone table")?;
 
-        let access_log = || axum::middleware::from_fn(api::access_log);
+        let metrics = state.core.metrics.clone();
         let routes = api::serve::Routes {
             grpc: api::grpc::router(
                 state.clone(),
@@ -75,8 +78,14 @@ impl App {
                 config.health_probe_every,
             )
             .await?
-            .layer(access_log()),
-            http: api::http::router(state.clone()).layer(access_log()),
+            .layer(axum::middleware::from_fn_with_state(
+                metrics.clone(),
+                api::observe::grpc,
+            )),
+            http: api::http::router(state.clone()).layer(axum::middleware::from_fn_with_state(
+                metrics,
+                api::observe::http,
+            )),
         };
         let listen_url = match &config.database_url {
             crate::config::DatabaseUrl::Postgres(url) => Some(url.clone()),
@@ -88,6 +97,7 @@ impl App {
             limits: config.limits,
             state,
             listen_url,
+            metrics_refresh: config.metrics_refresh,
         })
     }
 
@@ -124,6 +134,11 @@ impl App {
         // Fetch requests take real time whichever clock runs (SPEC §5.9).
         let fetcher = crate::planner::fetch::Fetcher { core: core.clone() };
         background.push(tokio::spawn(fetcher.run(stop.clone())));
+        background.push(tokio::spawn(runtime::metrics::run_refresher(
+            core.clone(),
+            self.metrics_refresh,
+            stop.clone(),
+        )));
         if core.clock.as_manual().is_none() {
             let planner = Planner::new(core.clone());
             background.push(tokio::spawn(planner.run(stop.clone())));

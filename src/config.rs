@@ -95,6 +95,10 @@ pub struct Config {
     pub health_probe_every: std::time::Duration,
     /// The quiet-hours policy for SMS and calls (`--quiet-hours`; SPEC §11).
     pub quiet_hours: crate::timing::QuietHours,
+    /// When set, `GET /metrics` requires `Authorization: Bearer <token>` (SPEC §12).
+    pub metrics_token: Option<String>,
+    /// How often the count-based gauges are refreshed (never per scrape).
+    pub metrics_refresh: std::time::Duration,
 }
 
 impl Config {
@@ -110,6 +114,8 @@ impl Config {
             database_connect_timeout: crate::store::DEFAULT_CONNECT_TIMEOUT,
             health_probe_every: DEFAULT_HEALTH_PROBE_EVERY,
             quiet_hours: Default::default(),
+            metrics_token: None,
+            metrics_refresh: crate::runtime::metrics::DEFAULT_REFRESH,
         }
     }
 }
@@ -125,6 +131,11 @@ impl fmt::Debug for Config {
             .field("limits", &self.limits)
             .field("database_connect_timeout", &self.database_connect_timeout)
             .field("health_probe_every", &self.health_probe_every)
+            .field(
+                "metrics_token",
+                &self.metrics_token.as_ref().map(|_| "<set>"),
+            )
+            .field("metrics_refresh", &self.metrics_refresh)
             .finish()
     }
 }

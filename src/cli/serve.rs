@@ -37,6 +37,15 @@ pub struct ServeArgs {
     #[arg(long, env = "NUDGE_QUIET_HOURS", default_value = "federal",
           value_parser = |s: &str| s.parse::<crate::timing::QuietHoursPolicy>().map_err(|e| e.message()))]
     pub quiet_hours: crate::timing::QuietHoursPolicy,
+    /// A token `GET /metrics` then requires (`Authorization: Bearer <token>`); without one the
+    /// metrics are open to whoever reaches the port.
+    #[arg(long, env = "NUDGE_METRICS_TOKEN")]
+    pub metrics_token: Option<String>,
+    /// Seconds between refreshes of the count-based gauges (enrollments, waiting runs, pending
+    /// dispatches); they are never counted per scrape.
+    #[arg(long, env = "NUDGE_METRICS_REFRESH", default_value_t = 15,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub metrics_refresh: u64,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -46,6 +55,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.database_connect_timeout = Duration::from_secs(args.database_connect_timeout);
     config.health_probe_every = Duration::from_secs(args.health_probe_every.max(1));
     config.quiet_hours = crate::timing::QuietHours::policy(args.quiet_hours);
+    config.metrics_token = args.metrics_token.filter(|t| !t.is_empty());
+    config.metrics_refresh = Duration::from_secs(args.metrics_refresh);
     tracing::info!(?config, "starting");
     let app = App::build(config).await?;
     app.run(shutdown_signal()).await?;

@@ -208,6 +208,36 @@ impl JourneyKind {
         }
     }
 
+    /// Every kind (Watch's `kinds` filter is checked against them).
+    pub const ALL: [JourneyKind; 21] = [
+        JourneyKind::RunOpened,
+        JourneyKind::RunClosed,
+        JourneyKind::Dispatch,
+        JourneyKind::DispatchHeld,
+        JourneyKind::TaskCreated,
+        JourneyKind::RaiseSignal,
+        JourneyKind::Enrolled,
+        JourneyKind::Paused,
+        JourneyKind::Resumed,
+        JourneyKind::Moved,
+        JourneyKind::Exited,
+        JourneyKind::Completed,
+        JourneyKind::Failed,
+        JourneyKind::Deferred,
+        JourneyKind::Held,
+        JourneyKind::Released,
+        JourneyKind::Skipped,
+        JourneyKind::TaskOutcome,
+        JourneyKind::Signal,
+        JourneyKind::Rejected,
+        JourneyKind::DispatchAcked,
+    ];
+
+    /// The kind spelled `text`.
+    pub fn parse(text: &str) -> Option<JourneyKind> {
+        JourneyKind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+
     /// The stored spelling: serde's tag of the effect or entry (`run_opened`, `signal`, …).
     pub fn as_str(self) -> &'static str {
         match self {

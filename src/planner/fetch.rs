@@ -118,6 +118,6 @@ async fn answer_attempt(
     }
     .await;
     let writes = tx.finish(applied).await?;
-    core.announce(writes.earliest_wake).await;
+    core.announce(writes.committed()).await;
     Ok(())
 }

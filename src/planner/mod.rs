@@ -20,7 +20,7 @@ pub mod fetch;
 use crate::clock::to_millis;
 use crate::engine::Input;
 use crate::runtime::{apply, Core, StepContext, Stop};
-use crate::store::{self, StoreError, Tx, Writes};
+use crate::store::{self, Committed, StoreError, Tx, Writes};
 use chrono::{DateTime, Utc};
 
 pub use crate::runtime::POLL;
@@ -64,9 +64,18 @@ impl Planner {
     /// Claims up to `batch` enrollments due at `now`, wakes them, and writes everything in one
     /// transaction.
     pub async fn run_batch(&self, now: DateTime<Utc>) -> Result<BatchOutcome, StoreError> {
+        let started = std::time::Instant::now();
         let mut tx = self.core.db.begin().await?;
         let woken = self.wake_due(&mut tx, now).await;
-        let processed = tx.finish(woken).await?;
+        let (processed, committed, lateness) = tx.finish(woken).await?;
+        if processed > 0 {
+            let metrics = &self.core.metrics;
+            for late in lateness {
+                metrics.timer_lateness(late);
+            }
+            metrics.transitions(&committed.transitions);
+            metrics.planner_batch(started.elapsed());
+        }
         let next_due = store::enrollments::next_due(&self.core.db).await?;
         Ok(BatchOutcome {
             processed,
@@ -74,8 +83,13 @@ impl Planner {
         })
     }
 
-    /// The body of [`Planner::run_batch`], inside its transaction.
-    async fn wake_due(&self, tx: &mut Tx, now: DateTime<Utc>) -> Result<usize, StoreError> {
+    /// The body of [`Planner::run_batch`], inside its transaction: how many it woke, what to
+    /// count once committed, and how late each one was (wake minus due).
+    async fn wake_due(
+        &self,
+        tx: &mut Tx,
+        now: DateTime<Utc>,
+    ) -> Result<(usize, Committed, Vec<chrono::Duration>), StoreError> {
         let mut rows = tx.claim_due(to_millis(now), self.batch as i64).await?;
         let flows = &self.core.flows;
         let mut context = StepContext::load(tx, flows, &rows, &self.core.quiet_hours).await?;
@@ -87,11 +101,15 @@ impl Planner {
         }
         let mut writes = Writes::default();
         let processed = rows.len();
+        let mut lateness = Vec::with_capacity(processed);
         for row in rows {
+            if let Some(due) = row.next_run_at {
+                lateness.push(now - crate::clock::from_millis(due));
+            }
             apply(&mut writes, flows, &context, row, Input::Wake, now)?;
         }
         tx.write_all(&writes).await?;
-        Ok(processed)
+        Ok((processed, writes.committed(), lateness))
     }
 }
 

@@ -11,14 +11,17 @@
 //! - [`wakeup`] tells planners an earlier timer exists: in-process ([`Wakeup`]) and across
 //!   replicas (`LISTEN/NOTIFY`, [`Core::announce`], [`listen`]); [`Stop`] ends background tasks.
 //! - [`flows`] is the cache of parsed flow versions.
+//! - [`mod@metrics`] is this process's Prometheus metrics and the refresher of its gauges.
 
 pub mod apply;
 pub mod flows;
+pub mod metrics;
 pub mod outbound;
 pub mod wakeup;
 
 pub use apply::{apply, ctx_for, StepContext};
 pub use flows::{FlowCache, FlowKey};
+pub use metrics::Metrics;
 pub use wakeup::{listen, Stop, Wakeup, CHANNEL, POLL};
 
 use crate::clock::SharedClock;
@@ -38,6 +41,8 @@ pub struct Core {
     /// The server's quiet-hours policy (`--quiet-hours`), under which SMS and calls are timed
     /// ([`ctx_for`] is where it is applied).
     pub quiet_hours: std::sync::Arc<crate::timing::QuietHours>,
+    /// This process's metrics (its own recorder, not a global one).
+    pub metrics: std::sync::Arc<Metrics>,
 }
 
 impl Core {
@@ -49,6 +54,7 @@ impl Core {
             flows: FlowCache::default(),
             wakeup: Wakeup::default(),
             quiet_hours: Default::default(),
+            metrics: std::sync::Arc::new(Metrics::new()),
         }
     }
 }

@@ -51,8 +51,14 @@ impl Core {
     /// Tells the planners an enrollment wants waking at `wake_ms`: this process's at once,
     /// other replicas' through `NOTIFY` when the time is sooner than their fallback poll.
     /// Errors are logged, not returned: the write is already committed and the poll catches up.
-    pub async fn announce(&self, wake_ms: Option<i64>) {
-        let Some(wake_ms) = wake_ms else { return };
+    /// The runs the writes entered are counted here too, once they are committed.
+    pub async fn announce(&self, committed: crate::store::Committed) {
+        if !committed.transitions.is_empty() {
+            self.metrics.transitions(&committed.transitions);
+        }
+        let Some(wake_ms) = committed.wake else {
+            return;
+        };
         self.wakeup.wake();
         let soon = to_millis(self.clock.now()) + POLL.as_millis() as i64;
         if wake_ms > soon {

@@ -10,7 +10,7 @@ use super::{ServiceError, Violations};
 use crate::clock::{from_millis, to_millis};
 use crate::engine::Input;
 use crate::runtime::{apply, Core, StepContext};
-use crate::store::{self, contacts::ContactRow, StoreError, Tx, Writes, LIVE};
+use crate::store::{self, contacts::ContactRow, Committed, StoreError, Tx, Writes, LIVE};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
@@ -103,10 +103,10 @@ async fn upsert_in(
     core: &Core,
     row: ContactRow,
     now: DateTime<Utc>,
-) -> Result<(ContactRow, bool, Option<i64>), StoreError> {
+) -> Result<(ContactRow, bool, Committed), StoreError> {
     if tx.insert_contact(&row).await? {
         // A new contact has no enrollments yet.
-        return Ok((row, true, None));
+        return Ok((row, true, Committed::default()));
     }
     let current = tx
         .lock_contact(&row.account_id, &row.id)
@@ -115,7 +115,7 @@ async fn upsert_in(
             StoreError::Corrupt(format!("contact {}: vanished during upsert", row.id))
         })?;
     if current.same_fields(&row) {
-        return Ok((current, false, None));
+        return Ok((current, false, Committed::default()));
     }
     tx.update_contact(&row).await?;
     let stored = ContactRow {
@@ -134,7 +134,7 @@ async fn tell_enrollments(
     core: &Core,
     contact: &ContactRow,
     now: DateTime<Utc>,
-) -> Result<Option<i64>, StoreError> {
+) -> Result<Committed, StoreError> {
     let mut ids: Vec<String> = tx
         .live_enrollments_of(&contact.account_id, &[contact.id.as_str()])
         .await?
@@ -154,7 +154,7 @@ async fn tell_enrollments(
         }
     }
     if rows.is_empty() {
-        return Ok(None);
+        return Ok(Committed::default());
     }
     let context = StepContext::load(tx, &core.flows, &rows, &core.quiet_hours).await?;
     let mut writes = Writes::default();
@@ -169,7 +169,7 @@ async fn tell_enrollments(
         )?;
     }
     tx.write_all(&writes).await?;
-    Ok(writes.earliest_wake)
+    Ok(writes.committed())
 }
 
 pub async fn get(core: &Core, account_id: &str, id: &str) -> Result<Contact, ServiceError> {
@@ -252,7 +252,7 @@ async fn opt_out_in(
     channels: &[Channel],
     add: bool,
     now: DateTime<Utc>,
-) -> Result<Option<(ContactRow, Option<i64>)>, StoreError> {
+) -> Result<Option<(ContactRow, Committed)>, StoreError> {
     let Some(current) = tx.lock_contact(account_id, id).await? else {
         return Ok(None);
     };
@@ -266,7 +266,7 @@ async fn opt_out_in(
     all.dedup();
     let json = channels_json(&all);
     if json == current.opted_out {
-        return Ok(Some((current, None)));
+        return Ok(Some((current, Committed::default())));
     }
     let now_ms = to_millis(now);
     tx.set_opted_out(account_id, id, &json, now_ms).await?;

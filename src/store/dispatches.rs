@@ -79,6 +79,22 @@ pub struct AckUpdate<'a> {
 }
 
 /// The account's dispatch `id`.
+/// Pending dispatches by channel: how many, and the earliest `due_at` (one grouped query; the
+/// metrics refresher).
+pub async fn pending_by_channel(db: &Db) -> Result<Vec<(String, i64, Option<i64>)>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => dispatches::table
+        .filter(dispatches::status.eq(DispatchStatus::Pending.as_str()))
+        .group_by(dispatches::channel)
+        .select((
+            dispatches::channel,
+            diesel::dsl::count_star(),
+            diesel::dsl::min(dispatches::due_at),
+        ))
+        .load(c)
+        .await)?)
+}
+
 pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Option<DispatchRow>, StoreError> {
     let conn = db.conn().await?;
     Ok(with_conn!(conn, c => dispatches::table
@@ -207,6 +223,7 @@ impl Tx {
             .set(enrollments::journey_seq.eq(entry.seq))
             .execute(c)
             .await)?;
-        Ok(())
+        self.log_journey(&[(&row.account_id, &row.id, entry.seq)])
+            .await
     }
 }

@@ -160,6 +160,8 @@ pub struct Writes {
     pub earliest_wake: Option<i64>,
     /// Capacity slots reserved by these dispatches and tasks (SPEC §9), written with them.
     pub ledger: Vec<super::capacity::LedgerRow>,
+    /// Runs entered, by step type (`nudge_transitions_total`, counted once stored).
+    pub transitions: std::collections::BTreeMap<&'static str, u64>,
 }
 
 /// The effect's kind and its JSON, as the journey stores them.
@@ -174,7 +176,25 @@ fn kind_and_detail(effect: &Effect) -> (String, String) {
     (JourneyKind::of(effect).as_str().to_string(), detail)
 }
 
+/// What a stored [`Writes`] means to this process once committed: the earliest wake to
+/// announce to the planners, and the runs entered (counted in `nudge_transitions_total`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Committed {
+    /// The earliest `next_run_at` written (or the sooner timer a signal group made).
+    pub wake: Option<i64>,
+    /// Runs entered, by step type.
+    pub transitions: std::collections::BTreeMap<&'static str, u64>,
+}
+
 impl Writes {
+    /// What to announce and count once these writes are committed.
+    pub fn committed(&self) -> Committed {
+        Committed {
+            wake: self.earliest_wake,
+            transitions: self.transitions.clone(),
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.enrollments.is_empty()
     }
@@ -207,6 +227,9 @@ impl Writes {
                 detail,
             });
             match effect {
+                Effect::RunOpened(r) => {
+                    *self.transitions.entry(r.step_type.as_str()).or_insert(0) += 1;
+                }
                 Effect::Dispatch(d) => {
                     if let Some(e) = &d.reservation {
                         self.ledger.push(super::capacity::LedgerRow::of(
@@ -387,7 +410,7 @@ impl Tx {
         if !w.fetches.is_empty() {
             self.insert_fetches(&w.fetches).await?;
         }
-        Ok(())
+        self.log_writes(w).await
     }
 
     /// SPEC §5.6: each approval link signed with the server's secret (read in this
@@ -446,6 +469,29 @@ impl Tx {
             });
         }
         Ok(())
+    }
+
+    /// Numbers the journey rows of `w` in their accounts' commit order (Watch,
+    /// [`super::watch`]): the last statement of a write, so the account's head row is locked
+    /// only until the commit that follows.
+    pub(crate) async fn log_writes(&mut self, w: &Writes) -> Result<(), StoreError> {
+        if w.journey.is_empty() {
+            return Ok(());
+        }
+        let account: std::collections::HashMap<&str, &str> = w
+            .enrollments
+            .iter()
+            .map(|e| (e.id.as_str(), e.account_id.as_str()))
+            .collect();
+        let entries: Vec<(&str, &str, i64)> = w
+            .journey
+            .iter()
+            .filter_map(|j| {
+                let a = account.get(j.enrollment_id.as_str())?;
+                Some((*a, j.enrollment_id.as_str(), j.seq))
+            })
+            .collect();
+        self.log_journey(&entries).await
     }
 
     /// Claims up to `limit` enrollments due at `now_ms`, earliest first. PostgreSQL locks them
@@ -540,6 +586,34 @@ pub async fn next_due(db: &Db) -> Result<Option<DateTime<Utc>>, StoreError> {
         .first(c)
         .await)?;
     Ok(min.map(crate::clock::from_millis))
+}
+
+/// How many enrollments have each status (one grouped query; the metrics refresher).
+pub async fn count_by_status(db: &Db) -> Result<Vec<(String, i64)>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => enrollments::table
+        .group_by(enrollments::status)
+        .select((enrollments::status, diesel::dsl::count_star()))
+        .load(c)
+        .await)?)
+}
+
+/// Up to `limit` active or paused enrollments of every account with ids after `after_id`, by
+/// id (a keyset scan: the metrics refresher counts wait reasons page by page).
+pub async fn live_page(
+    db: &Db,
+    after_id: &str,
+    limit: i64,
+) -> Result<Vec<EnrollmentRow>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => enrollments::table
+        .filter(enrollments::status.eq_any(LIVE))
+        .filter(enrollments::id.gt(after_id))
+        .order(enrollments::id.asc())
+        .limit(limit)
+        .select(EnrollmentRow::as_select())
+        .load(c)
+        .await)?)
 }
 
 /// The account's enrollment `id`.

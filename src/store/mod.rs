@@ -56,8 +56,9 @@ pub mod tasks;
 pub mod tokens;
 mod tx;
 pub mod values;
+pub mod watch;
 
-pub use enrollments::{EnrollmentRow, JourneyRow, Writes, LIVE};
+pub use enrollments::{Committed, EnrollmentRow, JourneyRow, Writes, LIVE};
 pub use tx::Tx;
 pub use values::{DispatchStatus, TaskStatus};
 
@@ -151,6 +152,17 @@ impl From<diesel::result::Error> for StoreError {
     }
 }
 
+/// A pool's connections at one instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStatus {
+    /// Lent out to a query or a transaction.
+    pub in_use: usize,
+    /// Open and waiting in the pool.
+    pub idle: usize,
+    /// The most the pool opens.
+    pub max: usize,
+}
+
 /// A pool of connections to one backend. Cheap to clone.
 #[derive(Clone)]
 pub enum Db {
@@ -215,6 +227,19 @@ impl Db {
         };
         drop(within(url, timeout, db.conn()).await?);
         Ok(db)
+    }
+
+    /// The pool's connections now (no query): the `nudge_db_connections` gauges.
+    pub fn pool_status(&self) -> PoolStatus {
+        let s = match self {
+            Db::Postgres(pool) => pool.status(),
+            Db::Sqlite(pool) => pool.status(),
+        };
+        PoolStatus {
+            in_use: s.size.saturating_sub(s.available),
+            idle: s.available,
+            max: s.max_size,
+        }
     }
 
     /// `SELECT 1`: whether the database answers now (the health probe).

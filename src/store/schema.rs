@@ -115,6 +115,22 @@ diesel::table! {
 }
 
 diesel::table! {
+    journey_heads (account_id) {
+        account_id -> Text,
+        pos -> BigInt,
+    }
+}
+
+diesel::table! {
+    journey_log (account_id, pos) {
+        account_id -> Text,
+        pos -> BigInt,
+        enrollment_id -> Text,
+        seq -> BigInt,
+    }
+}
+
+diesel::table! {
     dispatches (id) {
         id -> Text,
         account_id -> Text,
@@ -235,6 +251,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     flow_versions,
     enrollments,
     journey,
+    journey_heads,
+    journey_log,
     dispatches,
     tasks,
     signals,

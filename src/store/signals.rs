@@ -372,9 +372,11 @@ impl Tx {
                 self.write_all(writes).await?;
                 self.insert_deliveries(deliveries).await?;
                 self.mark_routed(routed, at).await?;
+                // `write_all` numbered the journey already.
+                return Ok(());
             }
         }
-        Ok(())
+        self.log_writes(writes).await
     }
 }
 

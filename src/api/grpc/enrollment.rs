@@ -75,8 +75,47 @@ fn reply(e: Enrollment) -> Response<pb::EnrollmentResponse> {
     })
 }
 
+/// Watch's stream: entries as the service's reader hands them over.
+pub type WatchStream = std::pin::Pin<
+    Box<dyn futures_util::Stream<Item = Result<pb::WatchEntry, Status>> + Send + 'static>,
+>;
+
 #[tonic::async_trait]
 impl EnrollmentService for EnrollmentApi {
+    type WatchStream = WatchStream;
+
+    async fn watch(
+        &self,
+        request: Request<pb::WatchRequest>,
+    ) -> Result<Response<WatchStream>, Status> {
+        let who = principal(&request)?;
+        let r = request.into_inner();
+        let rx = enrollments::watch(
+            &self.state.core,
+            &who,
+            enrollments::WatchFilter {
+                flow_id: r.flow_id,
+                contact_id: r.contact_id,
+                kinds: r.kinds,
+                cursor: r.cursor,
+            },
+        )
+        .await?;
+        let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+            let item = rx.recv().await?;
+            let answer = item.map_err(Status::from).map(|w| pb::WatchEntry {
+                cursor: w.cursor,
+                enrollment_id: w.enrollment_id,
+                flow_id: w.flow_id,
+                flow_version: w.flow_version,
+                contact_id: w.contact_id,
+                entry: Some(w.entry.into()),
+            });
+            Some((answer, rx))
+        });
+        Ok(Response::new(Box::pin(stream)))
+    }
+
     async fn enroll(
         &self,
         request: Request<pb::EnrollRequest>,
@@ -146,6 +185,7 @@ impl EnrollmentService for EnrollmentApi {
     ) -> Result<Response<pb::EnrollmentResponse>, Status> {
         let who = principal(&request)?;
         let id = EnrollmentId::from(request.into_inner().id);
+        crate::api::observe::enrollment(id.as_str());
         Ok(reply(
             enrollments::act(&self.state.core, &who, &id, Input::Pause).await?,
         ))
@@ -157,6 +197,7 @@ impl EnrollmentService for EnrollmentApi {
     ) -> Result<Response<pb::EnrollmentResponse>, Status> {
         let who = principal(&request)?;
         let id = EnrollmentId::from(request.into_inner().id);
+        crate::api::observe::enrollment(id.as_str());
         Ok(reply(
             enrollments::act(&self.state.core, &who, &id, Input::Resume).await?,
         ))
@@ -168,6 +209,7 @@ impl EnrollmentService for EnrollmentApi {
     ) -> Result<Response<pb::EnrollmentResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
+        crate::api::observe::enrollment(&r.id);
         let reason = if r.reason.trim().is_empty() {
             "operator".to_string()
         } else {
@@ -190,6 +232,7 @@ impl EnrollmentService for EnrollmentApi {
     ) -> Result<Response<pb::EnrollmentResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
+        crate::api::observe::enrollment(&r.id);
         Ok(reply(
             enrollments::act(
                 &self.state.core,
@@ -206,6 +249,7 @@ impl EnrollmentService for EnrollmentApi {
         request: Request<pb::GetEnrollmentRequest>,
     ) -> Result<Response<pb::EnrollmentResponse>, Status> {
         let who = principal(&request)?;
+        crate::api::observe::enrollment(&request.get_ref().id);
         Ok(reply(
             enrollments::get(
                 &self.state.core,
@@ -248,6 +292,7 @@ impl EnrollmentService for EnrollmentApi {
         let who = principal(&request)?;
         let r = request.into_inner();
         let page = r.page.unwrap_or_default();
+        crate::api::observe::enrollment(&r.enrollment_id);
         let (entries, next_page_token) = enrollments::journey_page(
             &self.state.core,
             &who,
@@ -297,6 +342,7 @@ impl EnrollmentService for EnrollmentApi {
     ) -> Result<Response<pb::ExplainResponse>, Status> {
         let who = principal(&request)?;
         let id = EnrollmentId::from(request.into_inner().id);
+        crate::api::observe::enrollment(id.as_str());
         let (e, x) = enrollments::explain(&self.state.core, &who, &id).await?;
         Ok(Response::new(pb::ExplainResponse {
             enrollment_id: e.id.into_string(),

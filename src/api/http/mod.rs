@@ -3,6 +3,7 @@
 //! Errors become statuses in one place, [`error`].
 
 pub mod approvals;
+pub mod console;
 pub mod error;
 pub mod events;
 pub mod page;
@@ -21,6 +22,7 @@ use error::HttpError;
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
         .route("/events/{key}", post(events::post_event))
         .route("/webhooks/email", post(webhooks::email))
         .route("/webhooks/sms/twilio", post(webhooks::twilio))
@@ -33,14 +35,15 @@ pub fn router(state: AppState) -> Router {
             "/approvals/{token}",
             get(approvals::show).post(approvals::decide),
         )
+        .merge(console::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
 }
 
 /// What the HTTP side serves, for the 404 and 405 answers.
-const PATHS: &str = "GET /healthz, POST /events/{key}, POST /webhooks/email, \
-                     POST /webhooks/sms/twilio, POST /webhooks/calendar, \
+const PATHS: &str = "GET /healthz, GET /metrics, GET /console, POST /events/{key}, \
+                     POST /webhooks/email, POST /webhooks/sms/twilio, POST /webhooks/calendar, \
                      GET and POST /unsubscribe/{token}, GET and POST /approvals/{token}";
 
 /// A path nudge does not serve: 404, so a mistyped webhook URL fails at the provider instead
@@ -101,6 +104,46 @@ fn quote(text: &str) -> String {
 /// Liveness: the process answers. (Readiness of the database is gRPC health's job.)
 async fn healthz() -> &'static str {
     "ok\n"
+}
+
+/// Prometheus metrics (SPEC §12), text format 0.0.4. With `--metrics-token` a request without
+/// that bearer token is refused with 401 (compared in constant time).
+async fn metrics(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    headers: axum::http::HeaderMap,
+) -> Result<axum::response::Response, HttpError> {
+    if let Some(want) = &state.metrics_token {
+        let given = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        use sha2::Digest;
+        // Equal-length digests compared whole: no early exit that times the prefix.
+        let (a, b) = (
+            sha2::Sha256::digest(given),
+            sha2::Sha256::digest(want.as_bytes()),
+        );
+        if a.iter()
+            .zip(b.iter())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            != 0
+        {
+            return Err(HttpError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthenticated",
+                "GET /metrics needs `Authorization: Bearer <the --metrics-token value>`",
+            ));
+        }
+    }
+    let body = state.core.metrics.render(&state.core.db);
+    Ok(axum::response::Response::builder()
+        .header(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )
+        .body(Body::from(body))
+        .expect("a static header"))
 }
 
 /// Reads the whole body, refusing one over `limit` bytes with 413 (before anything is parsed

@@ -81,7 +81,7 @@ pub async fn apply_input_storing(
     };
     let applied = step.run(core, &mut tx, &signals).await;
     let (writes, stored) = tx.finish(applied).await?;
-    core.announce(writes.earliest_wake).await;
+    core.announce(writes.committed()).await;
     let row = writes
         .enrollments
         .last()

@@ -309,7 +309,7 @@ async fn write_prepared(
     account_id: &str,
     items: &[Prepared],
     now: DateTime<Utc>,
-) -> Result<(Vec<Outcome>, Option<i64>), StoreError> {
+) -> Result<(Vec<Outcome>, crate::store::Committed), StoreError> {
     // Only the items that refuse a duplicate need their contacts' live enrollments.
     let checked: Vec<&str> = items
         .iter()
@@ -386,7 +386,7 @@ async fn write_prepared(
         (&a.contact_id, &a.flow_id, &a.client_key).cmp(&(&b.contact_id, &b.flow_id, &b.client_key))
     });
     tx.write_all(&writes).await?;
-    Ok((outcomes, writes.earliest_wake))
+    Ok((outcomes, writes.committed()))
 }
 
 /// How many times [`write_items`] writes a chunk that a concurrent call's commit refused.

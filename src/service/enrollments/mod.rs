@@ -12,6 +12,7 @@ pub(crate) mod act;
 mod enroll;
 mod explain;
 mod read;
+mod watch;
 
 pub use act::{act, apply_input, apply_input_storing};
 pub use enroll::{batch_enroll, enroll, BatchResult, EnrollInput, MAX_BATCH};
@@ -20,6 +21,7 @@ pub use read::{
     contact_journey_page, get, journey_page, list, ContactEntry, Entry, ListFilter,
     MAX_PAGE_TOKEN_LEN,
 };
+pub use watch::{cursor, watch, WatchFilter, WatchItem, WATCH_BUFFER, WATCH_POLL};
 
 use super::ids::EnrollmentId;
 use super::ServiceError;

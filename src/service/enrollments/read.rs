@@ -170,7 +170,7 @@ pub async fn journey_page(
 
 /// A stored entry's detail. The engine writes every entry as a JSON object; anything else is
 /// corruption.
-fn entry_detail(
+pub(super) fn entry_detail(
     seq: i64,
     enrollment_id: &str,
     text: &str,

@@ -171,7 +171,7 @@ async fn deliver_chunk(
     enrollment_ids: &[String],
     last: bool,
     now: DateTime<Utc>,
-) -> Result<(Vec<Delivery>, Option<i64>), StoreError> {
+) -> Result<(Vec<Delivery>, crate::store::Committed), StoreError> {
     let now_ms = to_millis(now);
     if last {
         tx.mark_routed(&[&row.id], now_ms).await?;
@@ -186,7 +186,7 @@ async fn deliver_chunk(
         }
     }
     if rows.is_empty() {
-        return Ok((Vec::new(), None));
+        return Ok((Vec::new(), Default::default()));
     }
     let context = StepContext::load(tx, &core.flows, &rows, &core.quiet_hours).await?;
     let mut writes = Writes::default();
@@ -208,5 +208,5 @@ async fn deliver_chunk(
     }
     tx.write_all(&writes).await?;
     tx.insert_deliveries(&delivery_rows).await?;
-    Ok((deliveries, writes.earliest_wake))
+    Ok((deliveries, writes.committed()))
 }

@@ -48,7 +48,7 @@ pub async fn receive_group(
     let group: Vec<&Pending> = together.iter().map(|&i| &signals[i]).collect();
     let mut retry: Vec<(usize, bool)> = alone.into_iter().map(|i| (i, true)).collect();
     let routed = if group.is_empty() {
-        Ok(Some((Vec::new(), None)))
+        Ok(Some((Vec::new(), Default::default())))
     } else {
         route_together(core, &group).await
     };
@@ -125,7 +125,7 @@ enum Slot {
 async fn route_together(
     core: &Core,
     jobs: &[&Pending],
-) -> Result<Option<(Vec<Outcome>, Option<i64>)>, StoreError> {
+) -> Result<Option<(Vec<Outcome>, crate::store::Committed)>, StoreError> {
     let mut tx = core.db.begin().await?;
     match route_in(&mut tx, &core.flows, &core.quiet_hours, jobs).await {
         Ok(None) => {
@@ -144,7 +144,7 @@ async fn route_in(
     flows: &FlowCache,
     quiet_hours: &crate::timing::QuietHours,
     jobs: &[&Pending],
-) -> Result<Option<(Vec<Outcome>, Option<i64>)>, StoreError> {
+) -> Result<Option<(Vec<Outcome>, crate::store::Committed)>, StoreError> {
     // 1. The contacts of signals addressed by phone; none: refused, nothing stored.
     let mut slots: Vec<Option<Slot>> = jobs.iter().map(|_| None).collect();
     let mut contacts_by_job: Vec<Option<Vec<String>>> = jobs.iter().map(|_| None).collect();
@@ -357,6 +357,11 @@ async fn route_in(
         .unwrap_or_default();
     tx.write_group(&writes, &delivery_rows, &routed, routed_at)
         .await?;
+    // Only a sooner timer is news to the planners (the plan's `wake`); every run entered counts.
+    let wake = crate::store::Committed {
+        wake,
+        ..writes.committed()
+    };
 
     // 7. A duplicate answers with the first result: every delivery of its signal.
     let repeated: Vec<&str> = jobs

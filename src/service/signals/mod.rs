@@ -256,10 +256,12 @@ pub async fn receive(
     arrival: Arrival,
     now: DateTime<Utc>,
 ) -> Result<Received, ServiceError> {
+    let kind = arrival.kind.name();
     // No contacts: the group sends it to `receive_alone`, which refuses it.
     if arrival.kind.marks_contact() {
         // The contact is marked first, outside any group.
-        return alone::receive_alone(router.core(), account_id, arrival, now).await;
+        let r = alone::receive_alone(router.core(), account_id, arrival, now).await;
+        return counted(router.core(), kind, r);
     }
     let signal = Pending {
         account_id: account_id.to_string(),
@@ -267,10 +269,31 @@ pub async fn receive(
         phone: None,
         now,
     };
-    match router.submit(signal).await {
+    let r = match router.submit(signal).await {
         Ok(received) => received,
         Err(signal) => alone::receive_alone(router.core(), account_id, signal.arrival, now).await,
+    };
+    counted(router.core(), kind, r)
+}
+
+/// Counts a new signal's effects in `nudge_signals_total` (a duplicate or a replay changed
+/// nothing, so it is not counted again).
+fn counted(
+    core: &Core,
+    kind: &'static str,
+    received: Result<Received, ServiceError>,
+) -> Result<Received, ServiceError> {
+    if let Ok(Received::Done(r)) = &received {
+        if !r.duplicate {
+            let effects = r
+                .counts
+                .iter()
+                .map(|(e, n)| (e.as_str(), *n as u64))
+                .collect();
+            core.metrics.signal(kind, &effects);
+        }
     }
+    received
 }
 
 /// A soft bounce that is the contact's third within 7 days is received as a hard one (SPEC
@@ -327,8 +350,9 @@ pub async fn receive_from_phone(
             phone: Some(phone.to_string()),
             now,
         };
+        let kind = signal.arrival.kind.name();
         match router.submit(signal).await {
-            Ok(received) => return received,
+            Ok(received) => return counted(router.core(), kind, received),
             Err(signal) => arrival = signal.arrival,
         }
     }

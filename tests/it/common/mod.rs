@@ -11,6 +11,7 @@
 
 pub mod browser;
 pub mod grpcurl;
+pub mod http;
 pub mod pg;
 pub mod process;
 

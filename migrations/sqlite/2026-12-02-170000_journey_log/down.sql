@@ -1,0 +1,2 @@
+DROP TABLE journey_log;
+DROP TABLE journey_heads;

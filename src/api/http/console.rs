@@ -1,0 +1,925 @@
+//! The console (SPEC §12): a read-only web UI on the same port, server-rendered HTML (`maud`,
+//! which escapes every interpolated value), no JavaScript.
+//!
+//! Sign-in takes an API token (full scope) and sets a session cookie: `HttpOnly`,
+//! `SameSite=Strict`, `Secure` when the console is reached over TLS (`--public-url https://…`
+//! or `X-Forwarded-Proto: https`), valid for [`SESSION_HOURS`]. The cookie holds the token's id,
+//! the account and the expiry, signed with HMAC-SHA256 under the server's link secret (so a
+//! forged or expired cookie is refused, and `nudge link-secret rotate` signs everyone out); never
+//! the token itself. The pages only read. The two forms that post (sign-in, sign-out, and the
+//! simulator, which stores nothing) carry a CSRF token that must equal the `nudge_csrf` cookie
+//! (double submit; `SameSite=Strict` on both cookies besides).
+
+use super::AppState;
+use crate::auth::{Principal, Scope};
+use crate::clock::{from_millis, to_millis};
+use crate::engine::simulate::Timeline;
+use crate::service::enrollments::{self, Entry, ListFilter};
+use crate::service::ids::EnrollmentId;
+use crate::service::simulate::FlowSource;
+use crate::service::ServiceError;
+use crate::timing::Zone;
+use axum::extract::{Form, Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use base64::Engine;
+use chrono::{DateTime, Utc};
+use hmac::{Mac, SimpleHmac};
+use maud::{html, Markup, DOCTYPE};
+use serde::Deserialize;
+use sha2::Sha256;
+
+/// How long a console session lasts.
+pub const SESSION_HOURS: i64 = 8;
+const SESSION: &str = "nudge_session";
+const CSRF: &str = "nudge_csrf";
+
+/// The console's routes (nested under `/console`).
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/console", get(home))
+        .route("/console/sign-in", get(sign_in_page).post(sign_in))
+        .route("/console/sign-out", axum::routing::post(sign_out))
+        .route("/console/flows", get(flows))
+        .route("/console/flows/{id}", get(flow_page))
+        .route("/console/enrollments", get(enrollment_list))
+        .route("/console/enrollments/{id}", get(enrollment_page))
+        .route("/console/simulate", get(simulate_page).post(simulate))
+}
+
+type Page = Result<Response, Response>;
+
+fn layout(title: &str, signed_in: bool, csrf: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { (title) " · nudge" }
+                style { (maud::PreEscaped(STYLE)) }
+            }
+            body {
+                nav {
+                    a href="/console/flows" { "Flows" } " "
+                    a href="/console/enrollments" { "Enrollments" } " "
+                    a href="/console/simulate" { "Simulator" }
+                    @if signed_in {
+                        form method="post" action="/console/sign-out" class="inline" {
+                            input type="hidden" name="csrf" value=(csrf);
+                            button type="submit" { "Sign out" }
+                        }
+                    }
+                }
+                h1 { (title) }
+                (body)
+            }
+        }
+    }
+}
+
+const STYLE: &str = "body{font-family:sans-serif;margin:1.5em}nav a{margin-right:1em}\
+.inline{display:inline;margin-left:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;\
+padding:.2em .5em}.explain{background:#eef;padding:.5em}.run{fill:#4a7}.deferral{fill:#e90}\
+.hold{fill:#c33}.signal{fill:#36c}.window{fill:#dfd}.sms-window{fill:#ddf;opacity:.6}\
+.axis{stroke:#555}.tick{font-size:10px}.step{fill:#fff;stroke:#333}.edge{stroke:#777}";
+
+fn html_response(status: StatusCode, m: Markup, cookies: &[String]) -> Response {
+    let mut r = (
+        status,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        m.0,
+    )
+        .into_response();
+    for c in cookies {
+        r.headers_mut()
+            .append(header::SET_COOKIE, c.parse().expect("a cookie header"));
+    }
+    r.headers_mut().insert(
+        header::CACHE_CONTROL,
+        "no-store".parse().expect("a static header"),
+    );
+    r
+}
+
+fn redirect(to: &str, cookies: &[String]) -> Response {
+    let mut r = (StatusCode::SEE_OTHER, [(header::LOCATION, to.to_string())]).into_response();
+    for c in cookies {
+        r.headers_mut()
+            .append(header::SET_COOKIE, c.parse().expect("a cookie header"));
+    }
+    r
+}
+
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+}
+
+fn secure(state: &AppState, headers: &HeaderMap) -> bool {
+    state
+        .public_url
+        .as_deref()
+        .is_some_and(|u| u.starts_with("https://"))
+        || headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|p| p.eq_ignore_ascii_case("https"))
+}
+
+fn set_cookie(name: &str, value: &str, max_age: i64, secure: bool) -> String {
+    format!(
+        "{name}={value}; Path=/console; HttpOnly; SameSite=Strict; Max-Age={max_age}{}",
+        if secure { "; Secure" } else { "" }
+    )
+}
+
+fn sign(secret: &[u8], payload: &str) -> String {
+    let mut mac = SimpleHmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key");
+    mac.update(payload.as_bytes());
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// The session cookie's value: `base64url(token id | account | expiry ms) . hmac`.
+fn session_value(secret: &[u8], who: &Principal, expires_ms: i64) -> String {
+    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(format!("{}|{}|{expires_ms}", who.token_id, who.account_id));
+    let mac = sign(secret, &payload);
+    format!("{payload}.{mac}")
+}
+
+/// Why a session cookie is not accepted (each sends the browser to sign in again).
+#[derive(Debug, PartialEq, Eq)]
+enum SessionError {
+    Missing,
+    Forged,
+    Expired,
+}
+
+fn check_session(secret: &[u8], value: &str, now_ms: i64) -> Result<Principal, SessionError> {
+    let (payload, mac) = value.rsplit_once('.').ok_or(SessionError::Forged)?;
+    let mut check = SimpleHmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key");
+    check.update(payload.as_bytes());
+    let mac = hex::decode(mac).map_err(|_| SessionError::Forged)?;
+    check.verify_slice(&mac).map_err(|_| SessionError::Forged)?;
+    let text = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .ok_or(SessionError::Forged)?;
+    let mut parts = text.splitn(3, '|');
+    let (Some(token_id), Some(account), Some(expires)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(SessionError::Forged);
+    };
+    let expires: i64 = expires.parse().map_err(|_| SessionError::Forged)?;
+    if expires <= now_ms {
+        return Err(SessionError::Expired);
+    }
+    Ok(Principal {
+        account_id: account.to_string(),
+        token_id: token_id.to_string(),
+        scope: Scope::Full,
+    })
+}
+
+/// The signed-in caller and the page's CSRF token, or the redirect to sign in.
+async fn session(state: &AppState, headers: &HeaderMap) -> Result<(Principal, String), Response> {
+    let to_sign_in = |why: SessionError| {
+        tracing::debug!(?why, "console session refused");
+        redirect("/console/sign-in", &[])
+    };
+    let value = cookie(headers, SESSION).ok_or_else(|| to_sign_in(SessionError::Missing))?;
+    let secret = crate::store::link_secret::load(&state.core.db)
+        .await
+        .map_err(|e| error_page(ServiceError::from(e)))?;
+    let now = to_millis(state.core.clock.now());
+    let who = check_session(&secret, &value, now).map_err(to_sign_in)?;
+    Ok((who, cookie(headers, CSRF).unwrap_or_default()))
+}
+
+fn error_page(e: ServiceError) -> Response {
+    let status = match &e {
+        ServiceError::NotFound { .. } => StatusCode::NOT_FOUND,
+        ServiceError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        ServiceError::Forbidden(_) => StatusCode::FORBIDDEN,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    let message = match &e {
+        ServiceError::Invalid(v) => v
+            .iter()
+            .map(|v| format!("{}: {}", v.field, v.message))
+            .collect::<Vec<_>>()
+            .join("; "),
+        other => other.to_string(),
+    };
+    html_response(
+        status,
+        layout("Error", false, "", html! { p.error { (message) } }),
+        &[],
+    )
+}
+
+fn new_csrf() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
+async fn home() -> Response {
+    redirect("/console/enrollments", &[])
+}
+
+#[derive(Deserialize)]
+struct SignInForm {
+    #[serde(default)]
+    token: String,
+    #[serde(default)]
+    csrf: String,
+}
+
+fn sign_in_form(csrf: &str, problem: Option<&str>) -> Markup {
+    layout(
+        "Sign in",
+        false,
+        csrf,
+        html! {
+            @if let Some(p) = problem { p.error { (p) } }
+            form method="post" action="/console/sign-in" {
+                input type="hidden" name="csrf" value=(csrf);
+                label { "API token " input type="password" name="token" autocomplete="off"; }
+                button type="submit" { "Sign in" }
+            }
+        },
+    )
+}
+
+async fn sign_in_page(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let csrf = new_csrf();
+    let c = set_cookie(CSRF, &csrf, 3600, secure(&state, &headers));
+    html_response(StatusCode::OK, sign_in_form(&csrf, None), &[c])
+}
+
+/// The CSRF check of a posted form: its `csrf` field equals the `nudge_csrf` cookie.
+fn csrf_ok(headers: &HeaderMap, field: &str) -> bool {
+    cookie(headers, CSRF).is_some_and(|c| !c.is_empty() && c == field)
+}
+
+async fn sign_in(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SignInForm>,
+) -> Response {
+    if !csrf_ok(&headers, &form.csrf) {
+        return html_response(
+            StatusCode::FORBIDDEN,
+            sign_in_form("", Some("The form expired; open the sign-in page again.")),
+            &[],
+        );
+    }
+    let csrf = form.csrf.clone();
+    let refuse = |msg: &str| {
+        html_response(
+            StatusCode::UNAUTHORIZED,
+            sign_in_form(&csrf, Some(msg)),
+            &[],
+        )
+    };
+    let header = format!("Bearer {}", form.token.trim());
+    let who = match crate::auth::authenticate(&state.core.db, Some(&header)).await {
+        Ok(who) => who,
+        Err(_) => return refuse("That token is not valid here."),
+    };
+    if who.scope != Scope::Full {
+        return refuse("The console needs a full-account token, not an enrollment-scoped one.");
+    }
+    let secret = match crate::store::link_secret::load(&state.core.db).await {
+        Ok(s) => s,
+        Err(e) => return error_page(e.into()),
+    };
+    let now = to_millis(state.core.clock.now());
+    let expires = now + SESSION_HOURS * 3_600_000;
+    let value = session_value(&secret, &who, expires);
+    let c = set_cookie(
+        SESSION,
+        &value,
+        SESSION_HOURS * 3600,
+        secure(&state, &headers),
+    );
+    redirect("/console/enrollments", &[c])
+}
+
+async fn sign_out(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SignInForm>,
+) -> Response {
+    if !csrf_ok(&headers, &form.csrf) {
+        return (StatusCode::FORBIDDEN, "the form expired; reload the page").into_response();
+    }
+    let s = secure(&state, &headers);
+    redirect(
+        "/console/sign-in",
+        &[set_cookie(SESSION, "", 0, s), set_cookie(CSRF, "", 0, s)],
+    )
+}
+
+async fn flows(State(state): State<AppState>, headers: HeaderMap) -> Page {
+    let (who, csrf) = session(&state, &headers).await?;
+    let (list, _) = crate::service::flows::list(&state.core, &who.account_id, 500, "")
+        .await
+        .map_err(error_page)?;
+    let body = html! {
+        table {
+            tr { th { "Name" } th { "Id" } th { "Latest version" } th { "Created" } }
+            @for f in &list {
+                tr {
+                    td { a href={ "/console/flows/" (f.id) } { (f.name) } }
+                    td { code { (f.id) } }
+                    td { (f.version) }
+                    td { (f.created_at.to_rfc3339()) }
+                }
+            }
+        }
+    };
+    Ok(html_response(
+        StatusCode::OK,
+        layout("Flows", true, &csrf, body),
+        &[],
+    ))
+}
+
+#[derive(Deserialize)]
+struct VersionQuery {
+    #[serde(default)]
+    version: i32,
+}
+
+async fn flow_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<VersionQuery>,
+) -> Page {
+    let (who, csrf) = session(&state, &headers).await?;
+    let latest = crate::service::flows::get(&state.core, &who.account_id, &id, 0)
+        .await
+        .map_err(error_page)?;
+    let shown = if q.version > 0 && q.version != latest.version {
+        crate::service::flows::get(&state.core, &who.account_id, &id, q.version)
+            .await
+            .map_err(error_page)?
+    } else {
+        latest.clone()
+    };
+    let parsed = crate::runtime::flows::parse(&shown.definition).ok();
+    let body = html! {
+        p { "Versions: "
+            @for v in 1..=latest.version {
+                a href={ "/console/flows/" (latest.id) "?version=" (v) } { "v" (v) } " "
+            }
+        }
+        h2 { "Version " (shown.version) }
+        @if let Some(flow) = &parsed { (flow_graph(flow)) }
+        details { summary { "Definition" } pre { (shown.definition) } }
+    };
+    Ok(html_response(
+        StatusCode::OK,
+        layout(&format!("Flow {}", latest.name), true, &csrf, body),
+        &[],
+    ))
+}
+
+/// The flow as a graph: each step a box in the column of its distance from `start`, each
+/// `next` an arrow labelled with its key.
+fn flow_graph(flow: &crate::flow::Flow) -> Markup {
+    use std::collections::{BTreeMap, VecDeque};
+    let mut depth: BTreeMap<String, usize> = BTreeMap::new();
+    let mut queue = VecDeque::from([(flow.start.to_string(), 0usize)]);
+    while let Some((id, d)) = queue.pop_front() {
+        if depth.contains_key(&id) {
+            continue;
+        }
+        depth.insert(id.clone(), d);
+        if let Some(step) = flow.step(&id) {
+            for (_, to) in step.successors() {
+                queue.push_back((to.to_string(), d + 1));
+            }
+        }
+    }
+    for id in flow.steps.keys() {
+        depth.entry(id.to_string()).or_insert(0);
+    }
+    let mut rows: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut place: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for (id, d) in &depth {
+        let row = rows.entry(*d).or_insert(0);
+        place.insert(
+            id.clone(),
+            (20.0 + *d as f64 * 170.0, 20.0 + *row as f64 * 60.0),
+        );
+        *row += 1;
+    }
+    let width = 40.0 + (rows.len().max(1)) as f64 * 170.0;
+    let height = 40.0 + rows.values().max().copied().unwrap_or(1) as f64 * 60.0;
+    html! {
+        svg id="flow-graph" xmlns="http://www.w3.org/2000/svg" width=(width) height=(height) {
+            @for (id, step) in &flow.steps {
+                @for (key, to) in step.successors() {
+                    @if let (Some(a), Some(b)) = (place.get(id.as_str()), place.get(to.as_str())) {
+                        line class="edge" x1=(a.0 + 130.0) y1=(a.1 + 18.0) x2=(b.0) y2=(b.1 + 18.0) {}
+                        text class="tick" x=((a.0 + 130.0 + b.0) / 2.0) y=((a.1 + b.1) / 2.0 + 14.0) { (key) }
+                    }
+                }
+            }
+            @for (id, step) in &flow.steps {
+                @if let Some((x, y)) = place.get(id.as_str()) {
+                    g class="step-node" data-step=(id.as_str()) {
+                        rect class="step" x=(x) y=(y) width="130" height="36" rx="4" {}
+                        text x=(x + 6.0) y=(y + 15.0) { (id.as_str()) }
+                        text class="tick" x=(x + 6.0) y=(y + 30.0) { (step.kind().as_str()) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct ListQuery {
+    #[serde(default)]
+    contact: String,
+    #[serde(default)]
+    flow: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    after: String,
+}
+
+async fn enrollment_list(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<ListQuery>,
+) -> Page {
+    let (who, csrf) = session(&state, &headers).await?;
+    let (list, next) = enrollments::list(
+        &state.core,
+        &who.account_id,
+        ListFilter {
+            flow_id: q.flow.clone(),
+            contact_id: q.contact.clone(),
+            status: q.status.clone(),
+        },
+        100,
+        &q.after,
+    )
+    .await
+    .map_err(error_page)?;
+    let body = html! {
+        form method="get" action="/console/enrollments" {
+            label { "Contact " input name="contact" value=(q.contact); } " "
+            label { "Flow " input name="flow" value=(q.flow); } " "
+            label { "Status "
+                select name="status" {
+                    option value="" { "any" }
+                    @for s in ["active", "paused", "completed", "exited", "failed"] {
+                        option value=(s) selected[q.status == s] { (s) }
+                    }
+                }
+            } " "
+            button type="submit" { "Filter" }
+        }
+        table id="enrollments" {
+            tr { th { "Enrollment" } th { "Contact" } th { "Flow" } th { "Status" } th { "Step" } th { "Next run" } }
+            @for e in &list {
+                tr {
+                    td { a href={ "/console/enrollments/" (e.id.as_str()) } { (e.id.as_str()) } }
+                    td { (e.contact_id) }
+                    td { (e.flow_id) " v" (e.flow_version) }
+                    td { (e.status.as_str()) }
+                    td { (e.state.run.as_ref().map(|r| r.step.as_str()).unwrap_or("")) }
+                    td { (e.state.next_run_at.map(|t| t.to_rfc3339()).unwrap_or_default()) }
+                }
+            }
+        }
+        @if !next.is_empty() {
+            a href={ "/console/enrollments?contact=" (q.contact) "&flow=" (q.flow) "&status=" (q.status) "&after=" (next) } { "Next page" }
+        }
+    };
+    Ok(html_response(
+        StatusCode::OK,
+        layout("Enrollments", true, &csrf, body),
+        &[],
+    ))
+}
+
+/// What the timeline draws.
+#[derive(Debug, Default)]
+struct Drawing {
+    /// `(label, start, end, class)`: runs, deferrals, holds.
+    bars: Vec<(String, DateTime<Utc>, DateTime<Utc>, &'static str)>,
+    /// `(label, at)`: signals.
+    marks: Vec<(String, DateTime<Utc>)>,
+}
+
+fn ts(v: Option<&serde_json::Value>) -> Option<DateTime<Utc>> {
+    v.and_then(|v| v.as_str())
+        .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// The journey drawn: a run from its `run_opened` to its `run_closed` (or now), a deferral
+/// from when it was deferred to the opening, a hold until released (or now), a signal a mark.
+fn drawing(entries: &[Entry], now: DateTime<Utc>) -> Drawing {
+    use std::collections::HashMap;
+    let mut d = Drawing::default();
+    let mut open: HashMap<i64, (String, DateTime<Utc>)> = HashMap::new();
+    let mut held: HashMap<i64, (String, DateTime<Utc>)> = HashMap::new();
+    for e in entries {
+        let run = e
+            .detail
+            .get("run")
+            .or_else(|| e.detail.get("id"))
+            .and_then(|v| v.as_i64());
+        let step = e
+            .detail
+            .get("step")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string();
+        match e.kind.as_str() {
+            "run_opened" => {
+                if let Some(r) = run {
+                    open.insert(r, (step, e.at));
+                }
+            }
+            "run_closed" => {
+                if let Some((s, from)) = run.and_then(|r| open.remove(&r)) {
+                    d.bars.push((s, from, e.at, "run"));
+                }
+            }
+            "deferred" => {
+                let to = ts(e.detail.get("to")).unwrap_or(e.at);
+                d.bars
+                    .push((format!("{step} deferred"), e.at, to, "deferral"));
+            }
+            "held" => {
+                if let Some(r) = run {
+                    held.insert(r, (step, e.at));
+                }
+            }
+            "released" => {
+                if let Some((s, from)) = run.and_then(|r| held.remove(&r)) {
+                    d.bars.push((format!("{s} held"), from, e.at, "hold"));
+                }
+            }
+            "signal" => {
+                let what = e
+                    .detail
+                    .get("effect")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("signal");
+                d.marks.push((what.to_string(), e.at));
+            }
+            _ => {}
+        }
+    }
+    for (_, (s, from)) in open {
+        d.bars.push((s, from, now.max(from), "run"));
+    }
+    for (_, (s, from)) in held {
+        d.bars
+            .push((format!("{s} held"), from, now.max(from), "hold"));
+    }
+    d.bars.sort_by_key(|b| b.1);
+    d
+}
+
+/// The timeline as inline SVG: bars on a time axis whose ticks read in `zone`, signals as
+/// marks, and the flow's send window (and the SMS window) shaded day by day in `zone`.
+fn timeline_svg(
+    d: &Drawing,
+    zone: &Zone,
+    window: Option<&crate::timing::SendWindow>,
+    sms: bool,
+    now: DateTime<Utc>,
+) -> Markup {
+    let start = d
+        .bars
+        .iter()
+        .map(|b| b.1)
+        .chain(d.marks.iter().map(|m| m.1))
+        .min()
+        .unwrap_or(now);
+    let end = d
+        .bars
+        .iter()
+        .map(|b| b.2)
+        .chain(d.marks.iter().map(|m| m.1))
+        .max()
+        .unwrap_or(now)
+        .max(start + chrono::Duration::hours(1));
+    let (left, width) = (140.0, 900.0);
+    let span = (end - start).num_milliseconds().max(1) as f64;
+    let x = |t: DateTime<Utc>| left + (t - start).num_milliseconds() as f64 / span * width;
+    let rows = d.bars.len().max(1);
+    let height = 50.0 + rows as f64 * 22.0;
+    let mut shades: Vec<(f64, f64, &'static str)> = Vec::new();
+    let mut ticks: Vec<(f64, String)> = Vec::new();
+    let mut day = zone.to_local(start).date();
+    let last = zone.to_local(end).date();
+    let mut n = 0;
+    while day <= last && n < 400 {
+        let at = zone.to_instant(day.and_hms_opt(0, 0, 0).expect("midnight"));
+        if at >= start {
+            ticks.push((x(at), day.format("%a %m-%d").to_string()));
+        }
+        if let Some(w) = window {
+            if w.days[day.weekday().num_days_from_monday() as usize] {
+                let (a, b) = (
+                    zone.to_instant(day.and_time(w.from)),
+                    zone.to_instant(day.and_time(w.to)),
+                );
+                shades.push((x(a.max(start)), x(b.min(end)), "window"));
+            }
+        }
+        if sms {
+            let from = chrono::NaiveTime::from_hms_opt(8, 0, 0).expect("08:00");
+            let to = chrono::NaiveTime::from_hms_opt(21, 0, 0).expect("21:00");
+            let (a, b) = (
+                zone.to_instant(day.and_time(from)),
+                zone.to_instant(day.and_time(to)),
+            );
+            shades.push((x(a.max(start)), x(b.min(end)), "sms-window"));
+        }
+        day = day.succ_opt().expect("a next day");
+        n += 1;
+    }
+    use chrono::Datelike;
+    html! {
+        svg id="timeline" xmlns="http://www.w3.org/2000/svg" width=(left + width + 20.0) height=(height) data-zone=(zone.name()) {
+            @for (a, b, class) in &shades {
+                @if b > a {
+                    rect class=(class) x=(a) y="0" width=(b - a) height=(height - 30.0) {}
+                }
+            }
+            line class="axis" x1=(left) y1=(height - 30.0) x2=(left + width) y2=(height - 30.0) {}
+            @for (tx, label) in &ticks {
+                line class="axis" x1=(tx) y1=(height - 34.0) x2=(tx) y2=(height - 26.0) {}
+                text class="tick" x=(tx) y=(height - 14.0) { (label) }
+            }
+            @for (i, (label, from, to, class)) in d.bars.iter().enumerate() {
+                g {
+                    text class="tick" x="4" y=(16.0 + i as f64 * 22.0) { (label) }
+                    rect class=(*class) x=(x(*from)) y=(4.0 + i as f64 * 22.0) width=((x(*to) - x(*from)).max(2.0)) height="16" {
+                        title { (label) ": " (from.to_rfc3339()) " – " (to.to_rfc3339()) }
+                    }
+                }
+            }
+            @for (label, at) in &d.marks {
+                circle class="signal" cx=(x(*at)) cy=(height - 30.0) r="5" { title { (label) " at " (at.to_rfc3339()) } }
+            }
+            text class="tick" x=(left) y=(height - 2.0) { "times in " (zone.name()) }
+        }
+    }
+}
+
+async fn enrollment_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Page {
+    let (who, csrf) = session(&state, &headers).await?;
+    let id = EnrollmentId::from(id);
+    let (e, x) = enrollments::explain(&state.core, &who, &id)
+        .await
+        .map_err(error_page)?;
+    let mut entries = Vec::new();
+    let mut token = String::new();
+    loop {
+        let (page, next) = enrollments::journey_page(&state.core, &who, &id, 500, &token)
+            .await
+            .map_err(error_page)?;
+        entries.extend(page);
+        if next.is_empty() || entries.len() > 5_000 {
+            break;
+        }
+        token = next;
+    }
+    let flow = enrollments::flow_of(&state.core, &who.account_id, &e)
+        .await
+        .map_err(error_page)?;
+    let zone = e
+        .state
+        .contact
+        .tz
+        .as_deref()
+        .and_then(|z| Zone::parse(z).ok())
+        .or_else(|| {
+            e.state
+                .contact
+                .phone
+                .as_deref()
+                .and_then(|p| crate::timing::phone_zones(p).ok())
+                .and_then(|z| z.zones.first().copied())
+        })
+        .or_else(|| Zone::parse(&e.state.sender_tz).ok())
+        .unwrap_or(Zone::Utc);
+    let sms = flow
+        .steps
+        .values()
+        .any(|s| s.kind() == crate::flow::StepKind::Sms);
+    let now = state.core.clock.now();
+    let d = drawing(&entries, now);
+    let body = html! {
+        p.explain id="explain" data-reason=(x.reason.map(|r| r.as_str()).unwrap_or("none")) { (x.sentence) }
+        table {
+            tr { th { "Contact" } td { (e.contact_id) } }
+            tr { th { "Flow" } td { a href={ "/console/flows/" (e.flow_id) "?version=" (e.flow_version) } { (e.flow_id) " v" (e.flow_version) } } }
+            tr { th { "Status" } td { (e.status.as_str()) } }
+            tr { th { "Created" } td { (e.created_at.to_rfc3339()) } }
+        }
+        h2 { "Timeline" }
+        (timeline_svg(&d, &zone, flow.settings.send_window.as_ref(), sms, now))
+        h2 { "Journey" }
+        table id="journey" {
+            tr { th { "#" } th { "At" } th { "Kind" } th { "Detail" } }
+            @for en in &entries {
+                tr { td { (en.seq) } td { (en.at.to_rfc3339()) } td { (en.kind) } td { code { (serde_json::Value::Object(en.detail.clone()).to_string()) } } }
+            }
+        }
+    };
+    Ok(html_response(
+        StatusCode::OK,
+        layout(&format!("Enrollment {}", e.id.as_str()), true, &csrf, body),
+        &[],
+    ))
+}
+
+#[derive(Deserialize, Default)]
+struct SimForm {
+    #[serde(default)]
+    flow: String,
+    #[serde(default)]
+    scenario: String,
+    #[serde(default)]
+    csrf: String,
+}
+
+fn sim_form(f: &SimForm, csrf: &str) -> Markup {
+    html! {
+        form method="post" action="/console/simulate" {
+            input type="hidden" name="csrf" value=(csrf);
+            p { label { "Flow (JSON, or a stored flow's id or name)" br; textarea name="flow" rows="12" cols="90" { (f.flow) } } }
+            p { label { "Scenario (JSON)" br; textarea name="scenario" rows="8" cols="90" { (f.scenario) } } }
+            button type="submit" { "Simulate" }
+        }
+    }
+}
+
+async fn simulate_page(State(state): State<AppState>, headers: HeaderMap) -> Page {
+    let (_, csrf) = session(&state, &headers).await?;
+    let csrf = if csrf.is_empty() { new_csrf() } else { csrf };
+    let c = set_cookie(CSRF, &csrf, 3600, secure(&state, &headers));
+    Ok(html_response(
+        StatusCode::OK,
+        layout(
+            "Simulator",
+            true,
+            &csrf,
+            sim_form(&SimForm::default(), &csrf),
+        ),
+        &[c],
+    ))
+}
+
+/// Runs the simulator (stores nothing) and draws its timeline.
+async fn simulate(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SimForm>,
+) -> Page {
+    let (who, csrf) = session(&state, &headers).await?;
+    if !csrf_ok(&headers, &form.csrf) {
+        return Err((StatusCode::FORBIDDEN, "the form expired; reload the page").into_response());
+    }
+    let text = form.flow.trim();
+    let source = if text.starts_with('{') {
+        FlowSource::Definition(text.to_string())
+    } else {
+        FlowSource::Stored {
+            id: text.to_string(),
+            version: 0,
+        }
+    };
+    let result =
+        crate::service::simulate::simulate(&state.core, &who.account_id, source, &form.scenario)
+            .await;
+    let body = match result {
+        // A campaign (SPEC §7, §9) answers per enrollment; the page lists them rather than
+        // drawing one timeline per contact.
+        Ok(crate::engine::Answer::Campaign(c)) => html! {
+            (sim_form(&form, &csrf))
+            h2 { "Campaign (" (c.enrollments.len()) " enrollments)" }
+            table {
+                tr { th { "contact" } th { "state" } th { "outcome" } th { "runs" } }
+                @for e in &c.enrollments {
+                    tr {
+                        td { (e.contact) }
+                        td { (e.state.as_str()) }
+                        td { (e.outcome.as_deref().unwrap_or("")) }
+                        td { (e.runs.len()) }
+                    }
+                }
+            }
+        },
+        Ok(crate::engine::Answer::Single(t)) => {
+            let zone = serde_json::from_str::<serde_json::Value>(&form.scenario)
+                .ok()
+                .and_then(|s| s["contact"]["tz"].as_str().map(str::to_string))
+                .and_then(|z| Zone::parse(&z).ok())
+                .unwrap_or(Zone::Utc);
+            let d = sim_drawing(&t);
+            html! {
+                (sim_form(&form, &csrf))
+                h2 { "Timeline (" (t.state.as_str()) ")" }
+                (timeline_svg(&d, &zone, None, false, d.bars.iter().map(|b| b.2).max().unwrap_or_else(|| from_millis(0))))
+            }
+        }
+        Err(e) => {
+            let message = match &e {
+                ServiceError::Invalid(v) => v
+                    .iter()
+                    .map(|v| format!("{}: {}", v.field, v.message))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                other => other.to_string(),
+            };
+            html! { p.error { (message) } (sim_form(&form, &csrf)) }
+        }
+    };
+    Ok(html_response(
+        StatusCode::OK,
+        layout("Simulator", true, &csrf, body),
+        &[],
+    ))
+}
+
+fn sim_drawing(t: &Timeline) -> Drawing {
+    let mut d = Drawing::default();
+    for r in &t.runs {
+        let end = r.closed.or(r.until).or(r.scheduled).unwrap_or(r.entered);
+        d.bars
+            .push((r.step.clone(), r.entered, end.max(r.entered), "run"));
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn who() -> Principal {
+        Principal {
+            account_id: "acct".into(),
+            token_id: "tok_1".into(),
+            scope: Scope::Full,
+        }
+    }
+
+    #[test]
+    fn a_session_cookie_is_checked_for_forgery_and_expiry() {
+        let v = session_value(b"secret", &who(), 2_000);
+        assert_eq!(
+            check_session(b"secret", &v, 1_000).map(|p| p.account_id),
+            Ok("acct".into())
+        );
+        assert_eq!(
+            check_session(b"secret", &v, 2_000).err(),
+            Some(SessionError::Expired)
+        );
+        assert_eq!(
+            check_session(b"other", &v, 1_000).err(),
+            Some(SessionError::Forged)
+        );
+        let (payload, mac) = v.rsplit_once('.').unwrap();
+        let longer = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("tok_1|acct|9999999");
+        assert_eq!(
+            check_session(b"secret", &format!("{longer}.{mac}"), 1_000).err(),
+            Some(SessionError::Forged)
+        );
+        assert_eq!(
+            check_session(b"secret", payload, 1_000).err(),
+            Some(SessionError::Forged)
+        );
+    }
+}

@@ -1,0 +1,206 @@
+//! `EnrollmentService.Watch` (SPEC §12): the account's journey entries in commit order, as a
+//! bounded stream.
+//!
+//! The order is the database's ([`crate::store::watch`]): one position per entry, handed out
+//! at commit, the same for every replica. A reader task pages through the log after the
+//! cursor and hands entries to a channel of [`WATCH_BUFFER`] entries; when the consumer is
+//! slower than the log, `send` waits and the reader stops reading (back-pressure), so memory
+//! per Watch stays bounded whatever the backlog. At the end of the log it looks again every
+//! [`WATCH_POLL`].
+
+use super::read::entry_detail;
+use super::Entry;
+use crate::auth::{Principal, Scope};
+use crate::clock::from_millis;
+use crate::code::Code;
+use crate::engine::JourneyKind;
+use crate::quote::quote;
+use crate::runtime::Core;
+use crate::service::fields::{self, Limit};
+use crate::service::{ServiceError, Violation, Violations};
+use crate::store;
+use base64::Engine;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Entries a Watch holds for a slow consumer before its reader pauses.
+pub const WATCH_BUFFER: usize = 64;
+/// How often a Watch at the end of the log looks for new entries.
+pub const WATCH_POLL: Duration = Duration::from_millis(200);
+/// Log entries read per query.
+const PAGE: i64 = 200;
+
+/// What to watch.
+#[derive(Debug, Clone, Default)]
+pub struct WatchFilter {
+    /// The flow's id or name; empty: all.
+    pub flow_id: String,
+    /// The contact's id; empty: all.
+    pub contact_id: String,
+    /// Journey kinds; empty: all.
+    pub kinds: Vec<String>,
+    /// After the entry that carried it; empty: from the start.
+    pub cursor: String,
+}
+
+/// One watched entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WatchItem {
+    /// Where a Watch resumes after this entry.
+    pub cursor: String,
+    pub enrollment_id: String,
+    pub flow_id: String,
+    pub flow_version: i32,
+    pub contact_id: String,
+    pub entry: Entry,
+}
+
+/// The cursor of position `pos` in `account`'s log: opaque to callers, and naming its account
+/// so that a cursor of another account is refused rather than read as a position here.
+pub fn cursor(account: &str, pos: i64) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("w1:{account}:{pos}"))
+}
+
+fn parse_cursor(account: &str, text: &str) -> Result<i64, ServiceError> {
+    if text.is_empty() {
+        return Ok(0);
+    }
+    let bad = |why: &str| {
+        ServiceError::Invalid(vec![Violation::new(
+            "cursor",
+            Code::BadSchema,
+            format!(
+                "{} {why}; pass the `cursor` of an entry this account's Watch returned, or none to start from the beginning",
+                quote(text)
+            ),
+        )])
+    };
+    let decoded = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(text)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .ok_or_else(|| bad("is not a Watch cursor"))?;
+    let (owner, pos) = decoded
+        .strip_prefix("w1:")
+        .and_then(|rest| rest.rsplit_once(':'))
+        .ok_or_else(|| bad("is not a Watch cursor"))?;
+    let pos: i64 = pos
+        .parse()
+        .ok()
+        .filter(|p| *p >= 0)
+        .ok_or_else(|| bad("is not a Watch cursor"))?;
+    if owner != account {
+        return Err(bad("belongs to another account"));
+    }
+    Ok(pos)
+}
+
+/// Starts a Watch; entries (or the error that ended it) arrive on the returned channel, which
+/// ends the Watch when dropped.
+pub async fn watch(
+    core: &Core,
+    who: &Principal,
+    filter: WatchFilter,
+) -> Result<mpsc::Receiver<Result<WatchItem, ServiceError>>, ServiceError> {
+    if let Scope::Enrollment(own) = &who.scope {
+        return Err(ServiceError::Forbidden(format!(
+            "this token is scoped to enrollment `{own}`; Watch reads the whole account, so it needs a full-account token"
+        )));
+    }
+    let mut problems = Violations::default();
+    problems.check(fields::check_text("flow_id", &filter.flow_id, Limit::Name));
+    problems.check(fields::check_text(
+        "contact_id",
+        &filter.contact_id,
+        Limit::Id,
+    ));
+    problems.check(fields::check_text(
+        "cursor",
+        &filter.cursor,
+        Limit::PageToken,
+    ));
+    let mut kinds = Vec::new();
+    for (i, k) in filter.kinds.iter().enumerate() {
+        match JourneyKind::parse(k) {
+            Some(kind) => kinds.push(kind.as_str()),
+            None => problems.push(Violation::new(
+                format!("kinds[{i}]"),
+                Code::BadSchema,
+                format!(
+                    "{} is not a journey kind; use one of {}",
+                    quote(k),
+                    JourneyKind::ALL.map(JourneyKind::as_str).join(", ")
+                ),
+            )),
+        }
+    }
+    problems.finish()?;
+    let account = who.account_id.clone();
+    let mut after = parse_cursor(&account, &filter.cursor)?;
+    let flow_id = if filter.flow_id.is_empty() {
+        None
+    } else {
+        Some(
+            match store::flows::get(&core.db, &account, &filter.flow_id, 0).await? {
+                Some(f) => f.flow.id,
+                None => filter.flow_id.clone(),
+            },
+        )
+    };
+    let contact_id = Some(filter.contact_id).filter(|c| !c.is_empty());
+    let (tx, rx) = mpsc::channel(WATCH_BUFFER);
+    let db = core.db.clone();
+    tokio::spawn(async move {
+        loop {
+            let page = match store::watch::page(
+                &db,
+                &account,
+                after,
+                flow_id.as_deref(),
+                contact_id.as_deref(),
+                PAGE,
+            )
+            .await
+            {
+                Ok(page) => page,
+                Err(e) => {
+                    let _ = tx.send(Err(e.into())).await;
+                    return;
+                }
+            };
+            let full = page.len() as i64 == PAGE;
+            for row in page {
+                after = row.pos;
+                if !kinds.is_empty() && !kinds.contains(&row.kind.as_str()) {
+                    continue;
+                }
+                let item = entry_detail(row.seq, &row.enrollment_id, &row.detail)
+                    .map_err(ServiceError::from)
+                    .map(|detail| WatchItem {
+                        cursor: cursor(&account, row.pos),
+                        enrollment_id: row.enrollment_id,
+                        flow_id: row.flow_id,
+                        flow_version: row.flow_version,
+                        contact_id: row.contact_id,
+                        entry: Entry {
+                            seq: row.seq,
+                            at: from_millis(row.at),
+                            kind: row.kind,
+                            detail,
+                        },
+                    });
+                // Waits while the consumer is behind: the back-pressure.
+                if tx.send(item).await.is_err() {
+                    return;
+                }
+            }
+            if !full {
+                tokio::select! {
+                    () = tokio::time::sleep(WATCH_POLL) => {}
+                    () = tx.closed() => return,
+                }
+            }
+        }
+    });
+    Ok(rx)
+}

@@ -1,0 +1,318 @@
+//! The console (SPEC §12) over real HTTP: sign-in and its cookies, CSRF, forged and expired
+//! sessions, escaping, the pages; and a real headless browser (Debian chromium) that signs in,
+//! opens an enrollment page, checks the timeline's SVG and saves a screenshot.
+
+use crate::common::{browser, http, spawn_app, Backend, TestApp};
+use nudge::proto::v1::signal_service_client::SignalServiceClient;
+use nudge::proto::v1::test_clock_service_client::TestClockServiceClient;
+use nudge::proto::v1::*;
+
+backend_tests!(console_sign_in_sessions_and_pages);
+
+fn cookie_of(set_cookie: &[&str], name: &str) -> Option<String> {
+    set_cookie
+        .iter()
+        .find(|c| c.starts_with(&format!("{name}=")))
+        .map(|c| c.split(';').next().unwrap().to_string())
+}
+
+/// Signs in through the form; returns the `Cookie` header of the session (csrf included).
+async fn sign_in(app: &TestApp, token: &str, extra: &[(&str, &str)]) -> (http::Answer, String) {
+    let page = http::get(app.addr, "/console/sign-in", extra).await;
+    assert_eq!(page.status, 200);
+    let set = page.all("set-cookie");
+    let csrf_cookie = cookie_of(&set, "nudge_csrf").expect("a CSRF cookie");
+    let csrf = csrf_cookie.split_once('=').unwrap().1.to_string();
+    assert!(
+        page.body.contains(&format!("value=\"{csrf}\"")),
+        "the form carries the token"
+    );
+    let mut headers = vec![
+        ("Cookie", csrf_cookie.as_str()),
+        ("Content-Type", "application/x-www-form-urlencoded"),
+    ];
+    headers.extend_from_slice(extra);
+    let body = format!("token={token}&csrf={csrf}");
+    let answer = http::request(app.addr, "POST", "/console/sign-in", &headers, &body).await;
+    let session = cookie_of(&answer.all("set-cookie"), "nudge_session").unwrap_or_default();
+    (answer, format!("{csrf_cookie}; {session}"))
+}
+
+async fn console_sign_in_sessions_and_pages(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let id = crate::explain_api::sms_flow(&app).await;
+    let page = format!("/console/enrollments/{id}");
+
+    // Without a session every page sends the browser to sign in.
+    for path in [
+        "/console",
+        "/console/flows",
+        page.as_str(),
+        "/console/simulate",
+    ] {
+        let a = http::get(app.addr, path, &[]).await;
+        assert!(matches!(a.status, 303), "{path}: {}", a.status);
+        let to = a.header("location").unwrap();
+        assert!(
+            to == "/console/sign-in" || path == "/console",
+            "{path} → {to}"
+        );
+    }
+
+    // The sign-in form's cookie: HttpOnly, SameSite=Strict, no Secure over plain HTTP.
+    let form = http::get(app.addr, "/console/sign-in", &[]).await;
+    let set = form.all("set-cookie").join("\n");
+    assert!(
+        set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+        "{set}"
+    );
+    assert!(!set.contains("Secure"), "{set}");
+
+    // A post without the matching CSRF token is refused; so is a wrong API token.
+    let no_csrf = http::request(
+        app.addr,
+        "POST",
+        "/console/sign-in",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        &format!("token={}&csrf=guess", app.token),
+    )
+    .await;
+    assert_eq!(no_csrf.status, 403);
+    assert!(no_csrf.all("set-cookie").is_empty());
+    let (wrong, _) = sign_in(&app, "nudge_tok_wrong", &[]).await;
+    assert_eq!(wrong.status, 401);
+    assert!(cookie_of(&wrong.all("set-cookie"), "nudge_session").is_none());
+    let scoped = app.token(nudge::auth::Scope::Enrollment(id.clone())).await;
+    let (refused, _) = sign_in(&app, &scoped, &[]).await;
+    assert_eq!(
+        refused.status, 401,
+        "an enrollment-scoped token cannot sign in"
+    );
+
+    // A good token: a session cookie, HttpOnly and SameSite=Strict; Secure behind TLS.
+    let (ok, cookies) = sign_in(&app, &app.token, &[]).await;
+    assert_eq!(ok.status, 303, "{}", ok.body);
+    let session = ok
+        .all("set-cookie")
+        .into_iter()
+        .find(|c| c.starts_with("nudge_session="))
+        .unwrap()
+        .to_string();
+    assert!(
+        session.contains("HttpOnly") && session.contains("SameSite=Strict"),
+        "{session}"
+    );
+    assert!(
+        !session.contains(&app.token),
+        "the cookie never holds the API token"
+    );
+    let (tls, _) = sign_in(&app, &app.token, &[("X-Forwarded-Proto", "https")]).await;
+    assert!(tls
+        .all("set-cookie")
+        .iter()
+        .any(|c| c.starts_with("nudge_session=") && c.contains("; Secure")));
+
+    // The enrollment page: Explain's sentence and the timeline.
+    let a = http::get(app.addr, &page, &[("Cookie", &cookies)]).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert!(a.body.contains("id=\"timeline\""), "{}", a.body);
+    assert!(a.body.contains("class=\"run\""), "{}", a.body);
+    assert!(
+        a.body.contains("class=\"window\""),
+        "the send window is shaded"
+    );
+    assert!(a.body.contains("data-reason=\"signal\""), "{}", a.body);
+    assert!(
+        a.body.contains("Waiting at step `listen` for reply"),
+        "{}",
+        a.body
+    );
+    assert!(!a.body.contains("<script"), "no JavaScript");
+    let flows = http::get(app.addr, "/console/flows", &[("Cookie", &cookies)]).await;
+    assert!(flows.body.contains("explain-sms"), "{}", flows.body);
+    let list = http::get(
+        app.addr,
+        "/console/enrollments?contact=dee&status=active",
+        &[("Cookie", &cookies)],
+    )
+    .await;
+    assert!(list.body.contains(&id), "{}", list.body);
+    let none = http::get(
+        app.addr,
+        "/console/enrollments?status=completed",
+        &[("Cookie", &cookies)],
+    )
+    .await;
+    assert!(!none.body.contains(&id), "the status filter applies");
+
+    // Everything is escaped: a contact id with markup comes back as text.
+    app.contacts()
+        .await
+        .upsert_contact(app.authed(UpsertContactRequest {
+            contact: Some(Contact {
+                id: "<b>x</b>".into(),
+                tz: "UTC".into(),
+                ..Default::default()
+            }),
+        }))
+        .await
+        .unwrap();
+    let evil = nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient::new(
+        app.channel().await,
+    )
+    .enroll(app.authed(EnrollRequest {
+        contact_id: "<b>x</b>".into(),
+        flow_id: "explain-sms".into(),
+        ..Default::default()
+    }))
+    .await
+    .unwrap()
+    .into_inner()
+    .enrollment
+    .unwrap();
+    let shown = http::get(
+        app.addr,
+        &format!("/console/enrollments/{}", evil.id),
+        &[("Cookie", &cookies)],
+    )
+    .await;
+    assert!(
+        shown.body.contains("&lt;b&gt;x&lt;/b&gt;"),
+        "{}",
+        shown.body
+    );
+    assert!(!shown.body.contains("<b>x</b>"));
+
+    // An unknown enrollment: 404, nothing of another account's.
+    let missing = http::get(
+        app.addr,
+        "/console/enrollments/en_nosuch",
+        &[("Cookie", &cookies)],
+    )
+    .await;
+    assert_eq!(missing.status, 404);
+
+    // The simulator: a scenario in, a timeline out, nothing stored.
+    let csrf = cookies
+        .split(';')
+        .next()
+        .unwrap()
+        .split_once('=')
+        .unwrap()
+        .1;
+    let scenario = r#"{"start": "2026-12-04T20:00:00Z", "horizon": "2026-12-20T00:00:00Z", "contact": {"tz": "America/Denver", "phone": "+13035551234"}}"#;
+    let body = serde_urlencoded::to_string([
+        ("flow", "explain-sms"),
+        ("scenario", scenario),
+        ("csrf", csrf),
+    ])
+    .unwrap();
+    let sim = http::request(
+        app.addr,
+        "POST",
+        "/console/simulate",
+        &[
+            ("Cookie", &cookies),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        &body,
+    )
+    .await;
+    assert_eq!(sim.status, 200, "{}", sim.body);
+    assert!(
+        sim.body.contains("id=\"timeline\"") && sim.body.contains("class=\"run\""),
+        "{}",
+        sim.body
+    );
+
+    // A forged cookie, then an expired one (nine hours later): back to sign-in.
+    let forged = cookies.replace("nudge_session=", "nudge_session=x");
+    let a = http::get(app.addr, &page, &[("Cookie", &forged)]).await;
+    assert_eq!(a.status, 303);
+    TestClockServiceClient::new(app.channel().await)
+        .advance(app.authed(AdvanceRequest {
+            target: Some(advance_request::Target::ByMs(9 * 3_600_000)),
+        }))
+        .await
+        .unwrap();
+    let a = http::get(app.addr, &page, &[("Cookie", &cookies)]).await;
+    assert_eq!(a.status, 303, "an expired session signs in again");
+    app.stop().await;
+}
+
+/// A real browser: headless Debian chromium signs in, opens an enrollment page and checks the
+/// timeline's SVG (runs as bars, the reply as a mark, the window shaded); the screenshot's path
+/// is printed for CI to keep.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_signs_in_and_sees_the_timeline() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let id = crate::explain_api::sms_flow(&app).await;
+    SignalServiceClient::new(app.channel().await)
+        .report_signal(app.authed(ReportSignalRequest {
+            contact: "dee".into(),
+            kind: "reply".into(),
+            channel: "sms".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap();
+    let base = format!("http://{}", app.addr);
+    let token = app.token.clone();
+    let shot = browser::screenshot_path("console-enrollment");
+    let shot_path = shot.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
+        let browser = browser::launch();
+        let tab = browser.new_tab().unwrap();
+        tab.navigate_to(&format!("{base}/console/enrollments/{id}"))
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        // Sent to sign in first.
+        assert!(
+            tab.get_url().ends_with("/console/sign-in"),
+            "{}",
+            tab.get_url()
+        );
+        tab.wait_for_element("input[name=token]")
+            .unwrap()
+            .click()
+            .unwrap();
+        tab.type_str(&token).unwrap();
+        tab.wait_for_element("button[type=submit]")
+            .unwrap()
+            .click()
+            .unwrap();
+        tab.wait_until_navigated().unwrap();
+        tab.wait_for_element("#enrollments").unwrap();
+        tab.navigate_to(&format!("{base}/console/enrollments/{id}"))
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        tab.wait_for_element("#timeline").unwrap();
+        let runs = tab.find_elements("#timeline rect.run").unwrap().len();
+        let signals = tab.find_elements("#timeline circle.signal").unwrap().len();
+        let windows = tab.find_elements("#timeline rect.window").unwrap().len();
+        let explain = tab
+            .wait_for_element("#explain")
+            .unwrap()
+            .get_inner_text()
+            .unwrap();
+        let png = tab
+            .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
+            .unwrap();
+        std::fs::write(&shot_path, &png).unwrap();
+        (runs, signals, windows, explain, png.len())
+    })
+    .await
+    .unwrap();
+    println!("console screenshot: {}", shot.display());
+    let (runs, signals, windows, explain, png) = found;
+    // sms, wait_for and end: three runs, the reply one mark.
+    assert!(runs >= 2, "{runs} run bars");
+    assert_eq!(signals, 1, "the reply is one mark");
+    assert!(windows >= 1, "the send window is shaded");
+    assert!(explain.starts_with("Completed"), "{explain}");
+    assert!(png > 1000, "a real PNG");
+    app.stop().await;
+}
