@@ -281,7 +281,10 @@ pub fn simulate_campaign(flow: &Flow, scenario: &Scenario) -> Result<Campaign, S
                 break;
             }
             for i in 0..sims.len() {
-                let named = e.contact.as_deref().is_none_or(|c| c == sims[i].state.id);
+                let named = e
+                    .contact_id
+                    .as_deref()
+                    .is_none_or(|c| c == sims[i].state.id);
                 if !started[i] || !named {
                     continue;
                 }

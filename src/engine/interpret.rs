@@ -359,9 +359,17 @@ impl<'a> Machine<'a> {
     }
 
     /// SPEC §5.3 (and §10 for inbox signals), in order, for this enrollment.
-    fn signal(&mut self, s: Signal) {
+    fn signal(&mut self, mut s: Signal) {
         if let Some(channel) = &s.opt_out {
             self.st.contact.opted_out.insert(channel.clone());
+        }
+        // `START`/`UNSTOP`/`YES` end an opt-out (SPEC §10) only where there is one: from a
+        // contact who never opted out of the channel, "Yes" answers the sequence, a reply.
+        if let Some(Inbox::OptIn { channel }) = &s.inbox {
+            if !self.st.contact.opted_out.contains(channel) {
+                s.raises = vec!["reply".into(), format!("reply:{channel}")];
+                s.inbox = None;
+            }
         }
         match &s.inbox {
             Some(Inbox::OptIn { channel }) => {

@@ -128,9 +128,10 @@ pub struct ScriptEntry {
     /// When it happens; entries apply in time order.
     #[serde(with = "instant::required")]
     pub at: DateTime<Utc>,
-    /// A campaign: the contact (its `id`) it happens to; every contact when absent.
+    /// A campaign: the contact (its `id`) it happens to; every contact when absent. Not
+    /// `contact`: that is the new contact of a `{"kind": "contact"}` entry (SPEC §7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub contact: Option<String>,
+    pub contact_id: Option<String>,
     /// What happens.
     #[serde(flatten)]
     pub action: Action,

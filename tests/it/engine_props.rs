@@ -81,7 +81,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
     );
     let entry = (0i64..40 * 86_400_000, action()).prop_map(|(ms, action)| ScriptEntry {
         at: start() + Duration::milliseconds(ms),
-        contact: None,
+        contact_id: None,
         action,
     });
     (

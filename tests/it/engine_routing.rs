@@ -454,3 +454,44 @@ fn a_loop_drains_the_buffer_once_each() {
     assert_eq!(d.run().step, "wf");
     assert_eq!(d.state.next_run_at, Some(t("2026-12-05T21:00:00Z")));
 }
+
+/// SPEC §10: `START`/`UNSTOP`/`YES` end an SMS opt-out where there is one (journal-only, the
+/// wait goes on); from a contact who never opted out, "Yes" answers the sequence: a reply.
+#[test]
+fn an_opt_in_keyword_ends_an_opt_out_or_is_a_reply() {
+    let opt_in = |id: &str| {
+        nudge::inbound::SignalKind::OptIn {
+            channel: "sms".into(),
+        }
+        .to_engine(id, json!({}))
+    };
+    // Not opted out: the "yes" wakes the reply wait.
+    let mut d = Driver::new(
+        listening(&["reply"]),
+        contact(None, Some("+12125551234"), None),
+        "UTC",
+    );
+    d.apply(Input::Start, T0);
+    d.apply(Input::Signal(opt_in("yes")), "2026-12-05T10:00:00Z");
+    assert_eq!(
+        d.closed(),
+        vec![cb("wf", "reply", Some("yes")), c("end_reply")]
+    );
+
+    // Opted out of SMS (an enrollment that goes on by email): the opt-out ends, nothing wakes.
+    let mut opted = contact(None, Some("+12125551234"), None);
+    opted.opted_out.insert("sms".into());
+    let mut d = Driver::new(listening(&["reply"]), opted, "UTC");
+    d.apply(Input::Start, T0);
+    d.apply(Input::Signal(opt_in("start")), "2026-12-05T10:00:00Z");
+    assert!(d.closed().is_empty(), "{:?}", d.closed());
+    assert!(!d.state.contact.opted_out.contains("sms"));
+    assert!(
+        matches!(
+            d.signal_effects("start").as_slice(),
+            [SignalEffect::Noted { .. }]
+        ),
+        "{:?}",
+        d.signal_effects("start")
+    );
+}

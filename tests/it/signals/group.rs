@@ -83,7 +83,7 @@ async fn concurrent_signals_reach_each_enrollment_once(backend: Backend) {
         .chain([("+12125550199".to_string(), "SMnobody".to_string())])
         .map(|(phone, sid)| {
             let app = &app;
-            async move { (phone.clone(), sms(app, &phone, "yes please", &sid).await) }
+            async move { (phone.clone(), sms(app, &phone, "yes", &sid).await) }
         });
     let (receipts, texts) = tokio::join!(join_all(reports), join_all(texts));
 
