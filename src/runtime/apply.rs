@@ -31,14 +31,22 @@ fn sender_keys(rows: &[EnrollmentRow]) -> Vec<SenderKey> {
 
 /// The engine's context from an account's stored `max_wait`, and the quiet-hours policy SMS
 /// and calls are timed under (SPEC §11). This is the one place execution obtains that policy:
-/// today the server's `--quiet-hours` flag (`NUDGE_QUIET_HOURS`, federal by default, held in
-/// [`Core::quiet_hours`](super::Core)); the account's `quiet_hours` setting takes over here
-/// when accounts carry it.
-pub fn ctx_for(max_wait: Option<&str>, server_quiet_hours: &QuietHours) -> Ctx {
+/// the account's `quiet_hours` (set with `AccountService.UpdateAccount`) when it has one, else
+/// the server's `--quiet-hours` flag (`NUDGE_QUIET_HOURS`, federal by default, held in
+/// [`Core::quiet_hours`](super::Core)).
+pub fn ctx_for(
+    max_wait: Option<&str>,
+    account_quiet_hours: Option<&str>,
+    server_quiet_hours: &QuietHours,
+) -> Ctx {
     Ctx {
         max_wait: max_wait.and_then(|t| Duration::parse(t).ok()),
         seed: 0,
-        quiet_hours: server_quiet_hours.clone(),
+        // The account's setting (checked when stored) wins; the server's flag is the default.
+        quiet_hours: account_quiet_hours
+            .and_then(|text| serde_json::from_str(text).ok())
+            .and_then(|v| QuietHours::from_json(&v).ok())
+            .unwrap_or_else(|| server_quiet_hours.clone()),
     }
 }
 
@@ -76,7 +84,7 @@ impl StepContext {
         tx: &mut Tx,
         flows: &FlowCache,
         rows: &[EnrollmentRow],
-        settings: Vec<(String, Option<String>)>,
+        settings: Vec<crate::store::accounts::AccountSettings>,
         quiet_hours: &QuietHours,
     ) -> Result<StepContext, StoreError> {
         let keys = sender_keys(rows);
@@ -142,12 +150,15 @@ impl StepContext {
     }
 
     fn ctx_by_account(
-        settings: Vec<(String, Option<String>)>,
+        settings: Vec<crate::store::accounts::AccountSettings>,
         quiet_hours: &QuietHours,
     ) -> HashMap<String, Ctx> {
         settings
             .into_iter()
-            .map(|(id, max_wait)| (id, ctx_for(max_wait.as_deref(), quiet_hours)))
+            .map(|(id, max_wait, account_quiet)| {
+                let ctx = ctx_for(max_wait.as_deref(), account_quiet.as_deref(), quiet_hours);
+                (id, ctx)
+            })
             .collect()
     }
 

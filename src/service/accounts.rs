@@ -273,40 +273,21 @@ fn parse_fetch_allow(items: &[AllowInput], problems: &mut Violations) -> AllowLi
     out
 }
 
-/// The quiet-hours policy: `{"policy": "federal"|"us_states", "overrides": [...]}`. The one
-/// place it is checked, so the places issue can swap in its parser. Returns the field and the
-/// message of the first problem.
+/// The quiet-hours policy: `{"policy": "federal"|"us_states", "overrides": [...]}`, read by the
+/// timing core's own parser ([`crate::timing::QuietHours::from_json`]), so what is stored is
+/// exactly what execution applies. Returns the field and the message of the first problem
+/// (its JSON Pointer into the setting becomes the field path).
 pub fn check_quiet_hours(value: &serde_json::Value) -> Result<(), (String, String)> {
-    let obj = value.as_object().ok_or_else(|| {
-        (
-            "account.quiet_hours".to_string(),
-            "an object `{\"policy\": \"federal\"|\"us_states\", \"overrides\": [...]}`".to_string(),
-        )
-    })?;
-    for key in obj.keys() {
-        if key != "policy" && key != "overrides" {
-            return Err((
-                format!("account.quiet_hours.{key}"),
-                "unknown field: the policy has `policy` and `overrides`".to_string(),
-            ));
-        }
-    }
-    match obj.get("policy").and_then(|p| p.as_str()) {
-        Some("federal" | "us_states") => {}
-        _ => {
-            return Err((
-                "account.quiet_hours.policy".to_string(),
-                "the policy is `federal` or `us_states`".to_string(),
-            ))
-        }
-    }
-    match obj.get("overrides") {
-        None | Some(serde_json::Value::Array(_)) => Ok(()),
-        Some(_) => Err((
-            "account.quiet_hours.overrides".to_string(),
-            "the overrides are a list".to_string(),
-        )),
-    }
+    crate::timing::QuietHours::from_json(value)
+        .map(|_| ())
+        .map_err(|problems| {
+            let first = problems
+                .into_iter()
+                .next()
+                .expect("a refusal names a problem");
+            let field = format!("account.quiet_hours{}", first.path.replace('/', "."));
+            (field, first.message)
+        })
 }
 
 #[cfg(test)]
@@ -318,10 +299,15 @@ mod tests {
     fn quiet_hours_policy() {
         assert!(check_quiet_hours(&json!({"policy": "federal"})).is_ok());
         assert!(check_quiet_hours(&json!({"policy": "us_states", "overrides": []})).is_ok());
+        // No policy is the default, federal.
+        assert!(check_quiet_hours(&json!({})).is_ok());
         for (bad, field) in [
             (json!("federal"), "account.quiet_hours"),
             (json!({"policy": "eu"}), "account.quiet_hours.policy"),
-            (json!({}), "account.quiet_hours.policy"),
+            (
+                json!({"policy": "us_states", "overrides": [{"rule": 5}]}),
+                "account.quiet_hours.overrides.0",
+            ),
             (
                 json!({"policy": "federal", "overrides": {}}),
                 "account.quiet_hours.overrides",

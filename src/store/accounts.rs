@@ -168,14 +168,18 @@ impl super::Tx {
     pub async fn account_settings(
         &mut self,
         account_ids: &[&str],
-    ) -> Result<Vec<(String, Option<String>)>, StoreError> {
+    ) -> Result<Vec<AccountSettings>, StoreError> {
         Ok(on_conn!(&mut self.conn, c => accounts::table
             .filter(accounts::id.eq_any(account_ids))
-            .select((accounts::id, accounts::max_wait))
+            .select((accounts::id, accounts::max_wait, accounts::quiet_hours))
             .load(c)
             .await)?)
     }
 }
+
+/// What execution reads of an account (SPEC §5.7, §11): its id, `max_wait` and `quiet_hours`
+/// as stored.
+pub type AccountSettings = (String, Option<String>, Option<String>);
 
 /// Creates an account with no sender (tests and tools that need a second tenant); an existing
 /// id is left as it is.

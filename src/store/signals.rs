@@ -307,7 +307,7 @@ impl Tx {
     }
 
     /// Inserts the new signal rows of a group, and reads the enrollments the (account,
-    /// contact) `wanted` pairs reach ([`Tx::reached`]) and the settings (`id`, `max_wait`) of
+    /// contact) `wanted` pairs reach ([`Tx::reached`]) and the settings (`id`, `max_wait`, `quiet_hours`) of
     /// `accounts`: `(ids inserted, enrollments, settings)`. PostgreSQL gets the three
     /// statements pipelined, in one round trip.
     pub async fn insert_and_reach(
@@ -319,7 +319,7 @@ impl Tx {
         (
             Vec<String>,
             Vec<EnrollmentRow>,
-            Vec<(String, Option<String>)>,
+            Vec<super::accounts::AccountSettings>,
         ),
         StoreError,
     > {
@@ -331,8 +331,8 @@ impl Tx {
                     pg_batch::reached_enrollments(c, wanted),
                     accounts::table
                         .filter(accounts::id.eq_any(accounts))
-                        .select((accounts::id, accounts::max_wait))
-                        .load::<(String, Option<String>)>(&mut &*c),
+                        .select((accounts::id, accounts::max_wait, accounts::quiet_hours))
+                        .load::<super::accounts::AccountSettings>(&mut &*c),
                 )?)
             }
             Conn::Sqlite(_) => {

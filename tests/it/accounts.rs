@@ -16,6 +16,7 @@ backend_tests!(
     bad_settings_are_refused_with_fields_and_nothing_stored,
     an_enrollment_token_cannot_read_or_change_the_account,
     max_wait_applies_to_new_waits_not_fixed_ones,
+    the_accounts_quiet_hours_time_new_steps,
 );
 
 async fn client(app: &TestApp) -> AccountServiceClient<Channel> {
@@ -291,5 +292,74 @@ async fn max_wait_applies_to_new_waits_not_fixed_ones(backend: Backend) {
         ann_again.next_run_at, ann.next_run_at,
         "a fixed wait keeps its time"
     );
+    app.stop().await;
+}
+
+/// SPEC §11 through the account: with `quiet_hours` `us_states`, an SMS to a Florida number at
+/// 20:30 in New York waits for 08:00 (Florida's 08:00–20:00); under the default (federal) the
+/// same SMS at the same instant goes at once (the federal window is open until 21:00).
+async fn the_accounts_quiet_hours_time_new_steps(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let flow = r#"{"name": "t", "start": "s",
+        "steps": {"s": {"type": "sms", "params": {"template": "hi"}, "next": {"then": "e"}},
+                  "e": {"type": "end"}}}"#;
+    app.flows()
+        .await
+        .create_flow(app.authed(CreateFlowRequest {
+            definition: flow.into(),
+        }))
+        .await
+        .unwrap();
+    for id in ["federal", "florida"] {
+        app.contacts()
+            .await
+            .upsert_contact(app.authed(UpsertContactRequest {
+                contact: Some(Contact {
+                    id: id.into(),
+                    phone: "+13055551234".into(),
+                    ..Default::default()
+                }),
+            }))
+            .await
+            .unwrap();
+    }
+    // Friday 2026-12-04 20:30 in America/New_York (Miami's zone).
+    app.clock.set(
+        chrono::DateTime::parse_from_rfc3339("2026-12-05T01:30:00Z")
+            .unwrap()
+            .into(),
+    );
+    let mut enrollments = EnrollmentServiceClient::new(app.channel().await);
+    let enroll = async |e: &mut EnrollmentServiceClient<Channel>, contact: &str| {
+        e.enroll(app.authed(EnrollRequest {
+            contact_id: contact.into(),
+            flow_id: "t".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .enrollment
+        .unwrap()
+    };
+    let at = |e: &Enrollment| e.next_run_at.as_ref().map(|t| t.seconds);
+    let saturday_8am = chrono::DateTime::parse_from_rfc3339("2026-12-05T13:00:00Z")
+        .unwrap()
+        .timestamp();
+    let federal = enroll(&mut enrollments, "federal").await;
+    assert_ne!(at(&federal), Some(saturday_8am), "{federal:?}");
+    client(&app)
+        .await
+        .update_account(app.authed(UpdateAccountRequest {
+            account: Some(Account {
+                quiet_hours: Some(quiet("us_states")),
+                ..Default::default()
+            }),
+            update_mask: mask(&["quiet_hours"]),
+        }))
+        .await
+        .unwrap();
+    let florida = enroll(&mut enrollments, "florida").await;
+    assert_eq!(at(&florida), Some(saturday_8am), "{florida:?}");
     app.stop().await;
 }

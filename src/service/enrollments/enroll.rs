@@ -44,6 +44,8 @@ struct Prepared {
 struct Lookups {
     account_default_sender: Option<String>,
     max_wait: Option<String>,
+    /// The account's quiet-hours setting as stored (SPEC §11).
+    quiet_hours: Option<String>,
     flows: HashMap<(String, i32), (String, i32, Arc<crate::flow::Flow>)>,
     /// Contacts preloaded for a batch (one query per 1,000 instead of one per item).
     contacts: HashMap<String, ContactRow>,
@@ -75,6 +77,7 @@ async fn lookups(core: &Core, account_id: &str) -> Result<Lookups, ServiceError>
     Ok(Lookups {
         account_default_sender: account.default_sender_id,
         max_wait: account.max_wait,
+        quiet_hours: account.quiet_hours,
         flows: HashMap::new(),
         contacts: HashMap::new(),
         senders: HashMap::new(),
@@ -246,7 +249,11 @@ async fn prepare(
         sender.tz.clone(),
         input,
     );
-    let ctx = ctx_for(look.max_wait.as_deref(), &core.quiet_hours);
+    let ctx = ctx_for(
+        look.max_wait.as_deref(),
+        look.quiet_hours.as_deref(),
+        &core.quiet_hours,
+    );
     // A capped sender's first step never reserves here: it is handed to the planner, which
     // reserves under the sender's lock (SPEC §9).
     let caps = sender
