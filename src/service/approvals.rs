@@ -219,3 +219,24 @@ async fn apply_decision(
         Err(e) => Err(Refusal::Service(e)),
     }
 }
+
+/// Puts the absolute `url` (`{base}{path}`) beside the `path` of each approval dispatch of
+/// `rows` (SPEC §5.6: params `url`, `title`, `expires_at`). Stored with the path only, because
+/// the public address is the edge's (`--public-url`, else the bound address); added on the
+/// way out, like an email's unsubscribe link.
+pub fn attach_url(base: &str, rows: &mut [crate::service::dispatches::Dispatch]) {
+    let base = base.trim_end_matches('/');
+    for d in rows.iter_mut().filter(|d| d.channel == "approval") {
+        let Some(text) = &d.channel_params else {
+            continue;
+        };
+        let Ok(serde_json::Value::Object(mut params)) = serde_json::from_str(text) else {
+            continue;
+        };
+        if let Some(path) = params.get("path").and_then(|p| p.as_str()) {
+            let url = format!("{base}{path}");
+            params.insert("url".into(), serde_json::Value::String(url));
+            d.channel_params = Some(serde_json::Value::Object(params).to_string());
+        }
+    }
+}

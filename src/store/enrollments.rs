@@ -415,8 +415,8 @@ impl Tx {
 
     /// SPEC §5.6: each approval link signed with the server's secret (read in this
     /// transaction) becomes a dispatch on channel `approval` to the sender's email, its params
-    /// `path` (`/approvals/{token}`), `title` and `expires_at`; the API puts its public URL in
-    /// front of the path. The token lives only in this outbox row, never in the journey.
+    /// `path` (`/approvals/{token}`), `title` and `expires_at`; the API adds the absolute `url`
+    /// on the way out. The token lives only in this outbox row, never in the journey.
     async fn approval_dispatches(&mut self, w: &mut Writes) -> Result<(), StoreError> {
         use crate::inbound::link::{self, LinkClaims, LinkPurpose};
         let secret = self.link_secret().await?;

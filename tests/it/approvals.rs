@@ -80,7 +80,10 @@ async fn enroll(app: &TestApp, contact: &str) -> (String, String) {
     assert_eq!(params["expires_at"], expiry());
     let path = params["path"].as_str().unwrap().to_string();
     assert!(path.starts_with("/approvals/"), "{path}");
-    (id, format!("http://{}{path}", app.addr))
+    // The absolute link, as a person gets it (no --public-url: the address the server bound).
+    let url = params["url"].as_str().unwrap().to_string();
+    assert_eq!(url, format!("http://{}{path}", app.addr));
+    (id, url)
 }
 
 /// The link's expiry: start + 2 days (`link_ttl`, shorter than the 3-day timeout).

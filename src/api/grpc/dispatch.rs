@@ -8,7 +8,7 @@ use crate::proto::v1::ack_dispatch_request::RetryWhen;
 use crate::proto::v1::dispatch_service_server::DispatchService;
 use crate::service::dispatches::{self, Dispatch, Outcome, RetryAt};
 use crate::service::ids::DispatchId;
-use crate::service::unsubscribe;
+use crate::service::{approvals, unsubscribe};
 use crate::service::{ServiceError, Violation};
 use chrono::DateTime;
 use tonic::{Request, Response, Status};
@@ -86,6 +86,7 @@ impl DispatchService for DispatchApi {
             &mut rows,
         )
         .await?;
+        approvals::attach_url(&self.state.link_base, &mut rows);
         Ok(Response::new(pb::ClaimDispatchesResponse {
             dispatches: rows.into_iter().map(pb::Dispatch::from).collect(),
         }))
@@ -133,6 +134,7 @@ impl DispatchService for DispatchApi {
             std::slice::from_mut(&mut d),
         )
         .await?;
+        approvals::attach_url(&self.state.link_base, std::slice::from_mut(&mut d));
         Ok(Response::new(pb::GetDispatchResponse {
             dispatch: Some(d.into()),
         }))
@@ -161,6 +163,7 @@ impl DispatchService for DispatchApi {
             &mut list,
         )
         .await?;
+        approvals::attach_url(&self.state.link_base, &mut list);
         Ok(Response::new(pb::ListDispatchesResponse {
             dispatches: list.into_iter().map(pb::Dispatch::from).collect(),
             next_page_token,
