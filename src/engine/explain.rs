@@ -7,10 +7,9 @@
 //! closed *now* (a holiday first, then the send window, then the SMS window), and the same
 //! arithmetic that scheduled it answers the question.
 //!
-//! Reasons whose feature lands with another issue have their arm here already, marked
-//! `FILLED BY ISSUE n`: the capacity issue (14) adds `cap` deferrals, the outside-steps issue
-//! (13) makes `approval` and `fetch` runs real, the places issue (16) adds calendar holidays
-//! and place quiet-hours rules (which reach this file through the window arithmetic).
+//! Every reason of SPEC §12 is answered here: `cap` from the capacity deferral on the run,
+//! `approval` and `fetch` from their runs (the link's expiry, the attempt), calendar holidays
+//! and place quiet-hours rules through the window arithmetic.
 
 use crate::code::Code;
 use crate::engine::state::{EnrollmentState, Run, Status, TaskPhase};
@@ -227,30 +226,48 @@ fn running(state: &EnrollmentState, flow: &Flow, run: &Run, now: DateTime<Utc>) 
             e.events = run.events.clone();
             e
         }
-        // FILLED BY ISSUE 13 (outside steps): the interpreter does not enter approval runs yet;
-        // this arm says what one waits for, its deadline being the run's timeout.
+        // A person decides through the signed link (or `Decide`); the link may stop working
+        // before the timeout (`link_ttl`), which a person chasing the approver needs to know.
         StepKind::Approval => {
+            let link = match run.link_expires {
+                Some(x) if x <= now => format!(" (its link expired at {} UTC)", local(x, None)),
+                Some(x) => format!(" (its link works until {} UTC)", local(x, None)),
+                None => String::new(),
+            };
             let mut e = Explanation::new(
                 Some(WaitReason::Approval),
                 match run.until {
                     Some(t) => format!(
-                        "Waiting at step `{step}` for a person to approve or reject; it times out at {}.",
+                        "Waiting at step `{step}` for a person to approve or reject{link}; it times out at {} UTC.",
                         local(t, None)
                     ),
-                    None => format!("Waiting at step `{step}` for a person to approve or reject."),
+                    None => format!(
+                        "Waiting at step `{step}` for a person to approve or reject{link}."
+                    ),
                 },
             );
             e.until = run.until;
             e
         }
-        // FILLED BY ISSUE 13 (outside steps): a fetch run waits for the other system's answer
-        // or for its next attempt at the run's wake time.
+        // A fetch waits for the other system's answer to the attempt in flight, or for its
+        // next attempt's backoff to end (the run's wake time).
         StepKind::Fetch => {
-            let mut e = Explanation::new(
-                Some(WaitReason::Fetch),
-                format!("Waiting at step `{step}` for another system's answer."),
-            );
-            e.until = run.wake_at();
+            let until = run.wake_at();
+            let sentence = match (&run.fetch, until) {
+                (Some(call), Some(at)) if at > now && call.attempt > 1 => format!(
+                    "Waiting at step `{step}` to retry: attempt {} of {} goes at {} UTC.",
+                    call.attempt,
+                    call.attempts,
+                    local(at, None)
+                ),
+                (Some(call), _) => format!(
+                    "Waiting at step `{step}` for another system's answer (attempt {} of {}).",
+                    call.attempt, call.attempts
+                ),
+                (None, _) => format!("Waiting at step `{step}` for another system's answer."),
+            };
+            let mut e = Explanation::new(Some(WaitReason::Fetch), sentence);
+            e.until = until;
             e
         }
         kind if run.task == Some(TaskPhase::Open) => {
