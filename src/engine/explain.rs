@@ -331,8 +331,21 @@ fn outreach(
         e.zone = window_zone.map(|z| z.name());
         return e;
     };
-    // FILLED BY ISSUE 14 (capacity): a run deferred because the sender's cap is used up answers
-    // `WaitReason::Cap` here, before the windows are asked.
+    // Issue 14 (capacity): a run deferred because the sender's cap is used up answers
+    // `WaitReason::Cap` here, before the windows are asked; its wake is the computed instant
+    // the slot frees (windows applied).
+    if let Some(cap) = run
+        .deferred_reason
+        .filter(|_| run.deferred_to == Some(target))
+    {
+        e.reason = Some(WaitReason::Cap);
+        e.zone = window_zone.map(|z| z.name());
+        e.sentence = format!(
+            "The sender's capacity is used up ({cap}); {what} at {} when a slot frees.",
+            local(target, window_zone.as_ref())
+        );
+        return e;
+    }
     let send_only = ResolvedZones {
         sms: Vec::new(),
         ..zones.clone()

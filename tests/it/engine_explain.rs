@@ -266,3 +266,41 @@ fn every_reason_has_its_spec_spelling() {
         ]
     );
 }
+
+#[test]
+fn capacity_used_up_names_the_cap_and_the_slot() {
+    // One email a day; the sender sent at 2026-12-04 20:00Z. A step due an hour later waits
+    // for the slot, exactly 24 h after that send.
+    use nudge::capacity::{Book, Caps, Entry};
+    use nudge::engine::{step_with, CapacityView, Ctx, EnrollmentState, FlowRef};
+    use nudge::timing::{Channel, Zone};
+    let f = flow_of("e", json!({}), email_then_end());
+    let caps = Caps::parse(&json!({"email": {"daily": 1}})).unwrap();
+    let mut book = Book::new(caps, Zone::parse("UTC").unwrap());
+    book.reserve(Entry {
+        channel: Channel::Email,
+        at: t("2026-12-04T20:00:00Z"),
+        domain: None,
+        gap_until: t("2026-12-04T20:00:00Z"),
+    });
+    let before = EnrollmentState::new(
+        "en-cap",
+        FlowRef::default(),
+        contact(Some("UTC"), None, Some("a@example.com")),
+        "UTC",
+        json!({}),
+    );
+    let (state, _) = step_with(
+        &before,
+        &f,
+        Input::Start,
+        t("2026-12-04T21:00:00Z"),
+        &Ctx::default(),
+        CapacityView::Ledger(&book),
+    );
+    let e = explain(&state, &f, t("2026-12-04T22:00:00Z"));
+    assert_eq!(e.reason, Some(WaitReason::Cap));
+    assert_eq!(e.until, Some(t("2026-12-05T20:00:00Z")));
+    assert!(e.sentence.contains("CAP_DAILY"), "{}", e.sentence);
+    assert!(e.sentence.contains("2026-12-05 20:00"), "{}", e.sentence);
+}
