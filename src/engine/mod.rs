@@ -35,7 +35,7 @@ pub use effect::{
     message_id, parse_message_id, AckOutcome, Dispatch, Effect, JourneyEntry, RecordedPayload,
     SignalEffect, Task, Woken, MAX_RECORDED_PAYLOAD,
 };
-pub use explain::{explain, Explanation, WaitReason};
+pub use explain::{explain, explain_with, Explanation, WaitReason};
 pub use input::{Input, Signal};
 pub use interpret::{enrollable, step, Ctx};
 pub use names::{DeliveryEffect, JourneyKind};

@@ -12,7 +12,7 @@ use chrono::{Days, NaiveDate};
 use nudge::engine::{Effect, Input, JourneyEntry};
 use nudge::timing::question::{answer, error_answer};
 use nudge::timing::{
-    business_days::is_business_day, Holidays, QuietHours, QuietHoursPolicy, WaitReason,
+    business_days::is_business_day, ClosedBy, Holidays, QuietHours, QuietHoursPolicy,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -219,7 +219,7 @@ fn deferrals(
     d: &Driver,
 ) -> Vec<(
     chrono::DateTime<chrono::Utc>,
-    Option<WaitReason>,
+    Option<ClosedBy>,
     Option<String>,
 )> {
     d.journey()
@@ -244,7 +244,7 @@ fn call_tasks_keep_quiet_hours() {
     );
     d.apply(Input::Start, "2027-03-05T03:30:00Z");
     assert_eq!(d.run().scheduled, Some(t("2027-03-05T13:00:00Z")));
-    assert_eq!(d.run().wait_reason, Some(WaitReason::QuietHours));
+    assert_eq!(d.run().wait_reason, Some(ClosedBy::QuietHours));
     assert_eq!(d.run().rule, None);
     assert!(!d
         .effects
@@ -270,7 +270,7 @@ fn us_states_names_the_rule_in_the_journey() {
     fl.ctx.quiet_hours = us.clone();
     fl.apply(Input::Start, "2027-03-05T01:30:00Z"); // 20:30 EST
     assert_eq!(fl.run().scheduled, Some(t("2027-03-05T13:00:00Z")));
-    assert_eq!(fl.run().wait_reason, Some(WaitReason::QuietHours));
+    assert_eq!(fl.run().wait_reason, Some(ClosedBy::QuietHours));
     assert_eq!(fl.run().rule.as_deref(), Some("US-FL"));
 
     let mut ny = Driver::new(
@@ -306,7 +306,7 @@ fn us_states_names_the_rule_in_the_journey() {
         deferrals(&late),
         vec![(
             t("2027-03-05T14:00:00Z"),
-            Some(WaitReason::QuietHours),
+            Some(ClosedBy::QuietHours),
             Some("US-FL".into())
         )]
     );
@@ -344,7 +344,7 @@ fn holiday_waits_say_holiday_and_contact_calendars_resolve() {
     ));
     de.apply(Input::Start, "2028-10-03T08:00:00Z");
     assert_eq!(de.run().scheduled, Some(t("2028-10-04T07:00:00Z")));
-    assert_eq!(de.run().wait_reason, Some(WaitReason::Holiday));
+    assert_eq!(de.run().wait_reason, Some(ClosedBy::Holiday));
     assert_eq!(de.run().contact_holidays.as_deref(), Some("DE"));
     // The same contact with `country: US` works that day.
     let mut us = contact(Some("Europe/Berlin"), Some("+4915112345678"), Some("a@b.c"));
@@ -371,7 +371,7 @@ fn holiday_waits_say_holiday_and_contact_calendars_resolve() {
     evening.apply(Input::Start, "2028-10-02T17:00:00Z");
     assert_eq!(
         evening.run().wait_reason,
-        Some(WaitReason::Holiday),
+        Some(ClosedBy::Holiday),
         "Monday evening -> Tuesday is the holiday -> Wednesday"
     );
     let mut friday = email(contact(
@@ -380,7 +380,7 @@ fn holiday_waits_say_holiday_and_contact_calendars_resolve() {
         Some("a@b.c"),
     ));
     friday.apply(Input::Start, "2028-10-06T17:00:00Z");
-    assert_eq!(friday.run().wait_reason, Some(WaitReason::SendWindow));
+    assert_eq!(friday.run().wait_reason, Some(ClosedBy::Window));
 }
 
 /// The first run as it was opened (the step may have finished since).
