@@ -16,7 +16,8 @@ use crate::engine::state::{EnrollmentState, Run, Status, TaskPhase};
 use crate::flow::model::{Action, StepKind};
 use crate::flow::Flow;
 use crate::timing::{
-    is_open, next_opening, resolve_zones, Channel, Holidays, Recipient, ResolvedZones, Zone,
+    is_open, next_opening, resolve_zones_with, Channel, Holidays, QuietHours, Recipient,
+    ResolvedZones, Zone,
 };
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -125,6 +126,17 @@ impl Explanation {
 
 /// Why `state` (running `flow`) is where it is at `now`.
 pub fn explain(state: &EnrollmentState, flow: &Flow, now: DateTime<Utc>) -> Explanation {
+    explain_with(state, flow, now, &QuietHours::federal())
+}
+
+/// [`explain()`] under the account's quiet-hours policy (SPEC §11), so a place rule that holds
+/// an SMS or call is named (`US-FL`).
+pub fn explain_with(
+    state: &EnrollmentState,
+    flow: &Flow,
+    now: DateTime<Utc>,
+    quiet: &QuietHours,
+) -> Explanation {
     match state.status {
         Status::Completed => {
             return Explanation::new(
@@ -158,7 +170,7 @@ pub fn explain(state: &EnrollmentState, flow: &Flow, now: DateTime<Utc>) -> Expl
     let Some(run) = &state.run else {
         return Explanation::new(None, "Not started yet.".to_string());
     };
-    let mut e = running(state, flow, run, now);
+    let mut e = running(state, flow, run, now, quiet);
     e.step = Some(run.step.clone());
     e.run = Some(run.id);
     if state.status == Status::Paused {
@@ -175,7 +187,13 @@ pub fn explain(state: &EnrollmentState, flow: &Flow, now: DateTime<Utc>) -> Expl
 }
 
 /// The reason of the current run of a live enrollment.
-fn running(state: &EnrollmentState, flow: &Flow, run: &Run, now: DateTime<Utc>) -> Explanation {
+fn running(
+    state: &EnrollmentState,
+    flow: &Flow,
+    run: &Run,
+    now: DateTime<Utc>,
+    quiet: &QuietHours,
+) -> Explanation {
     let step = &run.step;
     if let Some(hold) = &run.hold {
         let mut e = Explanation::new(
@@ -188,7 +206,7 @@ fn running(state: &EnrollmentState, flow: &Flow, run: &Run, now: DateTime<Utc>) 
         e.code = Some(hold.code);
         return e;
     }
-    let zones = |channel| zones_of(state, flow, channel);
+    let zones = |channel| zones_of(state, flow, channel, quiet);
     match run.step_type {
         StepKind::Wait => {
             let zone = wait_zone(state, flow, step);
@@ -285,7 +303,8 @@ fn running(state: &EnrollmentState, flow: &Flow, run: &Run, now: DateTime<Utc>) 
             e
         }
         kind if kind.is_outreach() || kind.is_task() => {
-            outreach(flow, run, kind, now, zones(channel_of(kind)))
+            let holidays = crate::engine::interpret::contact_holidays(flow, &state.contact).0;
+            outreach(flow, run, kind, now, zones(channel_of(kind)), &holidays)
         }
         // `branch` and `end` are never current (they finish when entered): said plainly.
         _ => {
@@ -307,6 +326,7 @@ fn outreach(
     kind: StepKind,
     now: DateTime<Utc>,
     zones: Option<ResolvedZones>,
+    holidays: &Holidays,
 ) -> Explanation {
     let step = &run.step;
     let channel = channel_of(kind);
@@ -323,7 +343,6 @@ fn outreach(
         return e;
     };
     let window = flow.settings.send_window.as_ref();
-    let holidays = &flow.settings.holidays;
     let window_zone = window.map(|_| zones.window.unwrap_or(zones.arithmetic));
     let opening = |h: &Holidays| next_opening(now, window, &zones, channel, h).ok();
     let Some(target) = target.filter(|t| *t > now) else {
@@ -390,14 +409,25 @@ fn outreach(
         if !is_open(now, None, &one, channel, &Holidays::none()) {
             e.reason = Some(WaitReason::QuietHours);
             e.zone = Some(z.name());
-            // A place rule (SPEC §11) is named: it, not the federal hours, may be what is closed.
+            // A place rule (SPEC §11) is named when it is what is closed: the federal hours
+            // alone would be open.
+            let federal = ResolvedZones {
+                place: None,
+                ..one.clone()
+            };
             let rule = zones
                 .place
                 .as_ref()
+                .filter(|_| is_open(now, None, &federal, channel, &Holidays::none()))
                 .map(|p| format!(" (quiet hours rule {})", p.rule))
                 .unwrap_or_default();
+            let what_window = if channel == Channel::Call {
+                "Quiet hours for calls"
+            } else {
+                "SMS window"
+            };
             e.sentence = format!(
-                "SMS window closed in {z}{rule} until {}; {what} then.",
+                "{what_window} closed in {z}{rule} until {}; {what} then.",
                 local_time(target, z)
             );
             return e;
@@ -415,7 +445,19 @@ fn outreach(
 
 /// The holiday dates between `from` and `to` (local), as written: `2026-12-25`.
 fn holiday_named(h: &Holidays, from: chrono::NaiveDate, to: chrono::NaiveDate) -> String {
-    let days: Vec<String> = h.in_range(from, to).map(|d| d.to_string()).collect();
+    // A calendar's day is named (`2026-12-25 Christmas Day`); a listed date is the date.
+    let name = |d: &chrono::NaiveDate| {
+        h.calendars()
+            .iter()
+            .find_map(|code| {
+                crate::timing::holiday_calendars::calendar(code)?
+                    .days
+                    .get(d)
+                    .copied()
+            })
+            .map_or_else(|| d.to_string(), |n| format!("{d} {n}"))
+    };
+    let days: Vec<String> = h.in_range(from, to).map(name).collect();
     if days.is_empty() {
         "a listed date".to_string()
     } else {
@@ -425,7 +467,12 @@ fn holiday_named(h: &Holidays, from: chrono::NaiveDate, to: chrono::NaiveDate) -
 
 /// The zones a step of `channel` uses, as the interpreter resolves them; `None` when the
 /// sender's zone or the contact's phone no longer parses (the interpreter then holds).
-fn zones_of(state: &EnrollmentState, flow: &Flow, channel: Channel) -> Option<ResolvedZones> {
+fn zones_of(
+    state: &EnrollmentState,
+    flow: &Flow,
+    channel: Channel,
+    quiet: &QuietHours,
+) -> Option<ResolvedZones> {
     let sender = Zone::parse(&state.sender_tz).ok()?;
     let recipient = Recipient {
         tz: state
@@ -435,11 +482,12 @@ fn zones_of(state: &EnrollmentState, flow: &Flow, channel: Channel) -> Option<Re
             .and_then(|t| Zone::parse(t).ok()),
         phone: state.contact.phone.clone(),
     };
-    resolve_zones(
+    resolve_zones_with(
         flow.settings.send_window.as_ref(),
         &recipient,
         &sender,
         channel,
+        quiet,
     )
     .ok()
 }
@@ -450,7 +498,9 @@ fn wait_zone(state: &EnrollmentState, flow: &Flow, step: &str) -> Option<Zone> {
         Action::Wait(d) => d.tz,
         _ => s.timeout().and_then(|d| d.tz),
     });
-    explicit.or_else(|| zones_of(state, flow, Channel::Email).map(|z| z.arithmetic))
+    explicit.or_else(|| {
+        zones_of(state, flow, Channel::Email, &QuietHours::federal()).map(|z| z.arithmetic)
+    })
 }
 
 fn channel_of(kind: StepKind) -> Channel {

@@ -1525,16 +1525,7 @@ impl<'a> Machine<'a> {
     /// SPEC §11: the flow's holidays for this contact, `contact` resolved to the contact's
     /// `country`, else its phone number's region; and what `contact` became.
     fn holidays(&self) -> (Cow<'_, Holidays>, ContactCalendar) {
-        let holidays = &self.flow.settings.holidays;
-        if !holidays.wants_contact() {
-            return (Cow::Borrowed(holidays), ContactCalendar::NotAsked);
-        }
-        let c = &self.st.contact;
-        let country: Option<String> = c.country.clone().or_else(|| {
-            let phone = c.phone.as_deref()?;
-            Some(phone_zones(phone).ok()?.region?.to_string())
-        });
-        holidays.for_contact(country.as_deref())
+        contact_holidays(self.flow, &self.st.contact)
     }
 
     /// The zone of a `wait` or a timeout without `tz` (SPEC §2.3; the phone-inferred zone
@@ -1624,6 +1615,23 @@ impl<'a> Machine<'a> {
             _ => Some(format!("the contact has no {what}")),
         }
     }
+}
+
+/// SPEC §11: `flow`'s holidays for `contact`, `contact` resolved to the contact's `country`,
+/// else its phone number's region; and what `contact` became. Shared with Explain.
+pub(crate) fn contact_holidays<'f>(
+    flow: &'f Flow,
+    contact: &crate::engine::state::ContactView,
+) -> (Cow<'f, Holidays>, ContactCalendar) {
+    let holidays = &flow.settings.holidays;
+    if !holidays.wants_contact() {
+        return (Cow::Borrowed(holidays), ContactCalendar::NotAsked);
+    }
+    let country: Option<String> = contact.country.clone().or_else(|| {
+        let phone = contact.phone.as_deref()?;
+        Some(phone_zones(phone).ok()?.region?.to_string())
+    });
+    holidays.for_contact(country.as_deref())
 }
 
 /// The channel an outreach step or task goes out on: which windows apply, what its dispatch

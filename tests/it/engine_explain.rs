@@ -145,6 +145,68 @@ fn holiday_closes_the_window() {
     assert_eq!(plain.state.run, None, "an open window sends at once");
 }
 
+/// SPEC §11: a country calendar's holiday (`contact` from a +49 number: German Unity Day,
+/// Tuesday 2028-10-03) is named with its date and name.
+#[test]
+fn a_country_calendar_holiday_is_named() {
+    let f = flow_of(
+        "e",
+        window(json!({"holidays": ["contact"]})),
+        email_then_end(),
+    );
+    let mut d = Driver::new(
+        f,
+        contact(
+            Some("Europe/Berlin"),
+            Some("+4915112345678"),
+            Some("a@example.com"),
+        ),
+        "UTC",
+    );
+    d.apply(Input::Start, "2028-10-03T08:00:00Z");
+    let e = explain(&d.state, &d.flow, t("2028-10-03T08:00:00Z"));
+    assert_eq!(e.reason, Some(WaitReason::Holiday));
+    assert_eq!(e.until, Some(t("2028-10-04T07:00:00Z")));
+    assert!(
+        e.sentence.contains("holiday (2028-10-03 German Unity Day)"),
+        "{}",
+        e.sentence
+    );
+}
+
+/// SPEC §11: under `us_states` a Florida number's call at 20:30 EST waits for the state rule,
+/// and Explain names it; under the federal rule alone nothing would wait.
+#[test]
+fn a_us_states_quiet_hour_names_the_rule() {
+    let f = flow_of(
+        "c",
+        json!({}),
+        json!({"c": {"type": "call", "params": {}, "next": {"then": "done"}},
+               "done": {"type": "end"}}),
+    );
+    let us = nudge::timing::QuietHours::policy(nudge::timing::QuietHoursPolicy::UsStates);
+    let mut d = Driver::new(f, contact(None, Some("+13055551234"), None), "UTC");
+    d.ctx.quiet_hours = us.clone();
+    d.apply(Input::Start, "2027-03-05T01:30:00Z");
+    let e = nudge::engine::explain_with(&d.state, &d.flow, t("2027-03-05T01:30:00Z"), &us);
+    assert_eq!(e.reason, Some(WaitReason::QuietHours));
+    assert_eq!(e.until, Some(t("2027-03-05T13:00:00Z")));
+    assert_eq!(e.zone.as_deref(), Some("America/New_York"));
+    assert!(
+        e.sentence.contains("(quiet hours rule US-FL)"),
+        "{}",
+        e.sentence
+    );
+    assert!(
+        e.sentence.starts_with("Quiet hours for calls closed"),
+        "{}",
+        e.sentence
+    );
+    // At 21:30 the federal hours are closed too: the rule is not what holds it.
+    let late = nudge::engine::explain_with(&d.state, &d.flow, t("2027-03-05T02:30:00Z"), &us);
+    assert!(!late.sentence.contains("US-FL"), "{}", late.sentence);
+}
+
 /// A valid number with no zone (+800 international freephone) and no set zone: ZONE_UNKNOWN.
 #[test]
 fn held_when_the_zone_is_unknown() {

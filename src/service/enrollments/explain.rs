@@ -19,7 +19,9 @@ pub async fn explain(
     let enrollment = read::get(core, who, id).await?;
     let flow = flow_of(core, &who.account_id, &enrollment).await?;
     let now = core.clock.now();
-    let answer = crate::engine::explain(&enrollment.state, &flow, now);
+    // The quiet-hours policy execution uses (the one place it comes from: `ctx_for`).
+    let quiet = crate::runtime::ctx_for(None, &core.quiet_hours).quiet_hours;
+    let answer = crate::engine::explain_with(&enrollment.state, &flow, now, &quiet);
     Ok((enrollment, answer))
 }
 
