@@ -366,3 +366,80 @@ fn capacity_used_up_names_the_cap_and_the_slot() {
     assert!(e.sentence.contains("CAP_DAILY"), "{}", e.sentence);
     assert!(e.sentence.contains("2026-12-05 20:00"), "{}", e.sentence);
 }
+
+/// An approval waits for a person: the sentence names the link's expiry (`link_ttl`, 2 days
+/// here, before the 3-day timeout) and the timeout; once the link has expired it says so.
+#[test]
+fn an_approval_names_its_link_and_its_timeout() {
+    let f = flow_of(
+        "approve",
+        json!({}),
+        json!({"approve": {"type": "approval", "params": {"title": "Send?", "timeout": "3d", "link_ttl": "2d"},
+                           "next": {"approved": "done", "rejected": "done", "timeout": "done"}},
+               "done": {"type": "end"}}),
+    );
+    let mut d = Driver::new(f, contact(Some("America/New_York"), None, None), "UTC");
+    d.apply(Input::Start, "2026-12-04T20:00:00Z");
+    let e = explain(&d.state, &d.flow, t("2026-12-05T00:00:00Z"));
+    assert_eq!(e.reason, Some(WaitReason::Approval));
+    assert_eq!(e.until, Some(t("2026-12-07T20:00:00Z")));
+    assert_eq!(
+        e.sentence,
+        "Waiting at step `approve` for a person to approve or reject (its link works until \
+         2026-12-06 20:00 UTC); it times out at 2026-12-07 20:00 UTC."
+    );
+    let later = explain(&d.state, &d.flow, t("2026-12-07T00:00:00Z"));
+    assert!(
+        later
+            .sentence
+            .contains("its link expired at 2026-12-06 20:00 UTC"),
+        "{}",
+        later.sentence
+    );
+}
+
+/// A fetch waits for the answer to the attempt in flight; after a failed attempt with retries
+/// left, for the backoff's end (a jittered 30 s: later than now, within a minute).
+#[test]
+fn a_fetch_names_its_attempt_and_its_retry() {
+    let f = flow_of(
+        "deal",
+        json!({}),
+        json!({"deal": {"type": "fetch", "params": {"url": "https://crm.example.com/d", "retry": {"attempts": 3, "backoff": "30s"}},
+                        "next": {"ok": "done", "error": "done", "timeout": "done"}},
+               "done": {"type": "end"}}),
+    );
+    let mut d = Driver::new(f, contact(Some("America/New_York"), None, None), "UTC");
+    d.apply(Input::Start, "2026-12-04T20:00:00Z");
+    let e = explain(&d.state, &d.flow, t("2026-12-04T20:00:01Z"));
+    assert_eq!(e.reason, Some(WaitReason::Fetch));
+    assert_eq!(
+        e.sentence,
+        "Waiting at step `deal` for another system's answer (attempt 1 of 3)."
+    );
+    d.apply(
+        Input::FetchAnswer {
+            run: 1,
+            attempt: 1,
+            answer: nudge::engine::FetchAnswer::Response {
+                status: 500,
+                body: json!({}),
+                ms: 5,
+            },
+        },
+        "2026-12-04T20:00:02Z",
+    );
+    let e = explain(&d.state, &d.flow, t("2026-12-04T20:00:03Z"));
+    assert_eq!(e.reason, Some(WaitReason::Fetch));
+    let retry = e.until.expect("the retry's instant");
+    assert!(
+        retry > t("2026-12-04T20:00:03Z") && retry < t("2026-12-04T20:01:03Z"),
+        "{retry}"
+    );
+    assert!(
+        e.sentence
+            .starts_with("Waiting at step `deal` to retry: attempt 2 of 3 goes at "),
+        "{}",
+        e.sentence
+    );
+}

@@ -19,8 +19,12 @@ pub async fn explain(
     let enrollment = read::get(core, who, id).await?;
     let flow = flow_of(core, &who.account_id, &enrollment).await?;
     let now = core.clock.now();
-    // The quiet-hours policy execution uses (the one place it comes from: `ctx_for`).
-    let quiet = crate::runtime::ctx_for(None, &core.quiet_hours).quiet_hours;
+    // The quiet-hours policy execution uses (the one place it comes from: `ctx_for`): the
+    // account's setting, else the server's.
+    let account = store::accounts::find(&core.db, &who.account_id).await?;
+    let account_quiet = account.and_then(|a| a.quiet_hours);
+    let quiet =
+        crate::runtime::ctx_for(None, account_quiet.as_deref(), &core.quiet_hours).quiet_hours;
     let answer = crate::engine::explain_with(&enrollment.state, &flow, now, &quiet);
     Ok((enrollment, answer))
 }
