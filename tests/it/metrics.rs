@@ -147,18 +147,22 @@ async fn metrics_parse_and_move_after_work(backend: Backend) {
         .unwrap_err();
     assert_eq!(refused.code(), tonic::Code::NotFound);
 
-    let s = until(&app, "two waiting enrollments", |s| {
-        value(s, "nudge_waiting_runs", &[("reason", "signal")]) == Some(2.0)
+    // The gauges are set one after another by the background refresh, so a scrape may fall
+    // between two of them: wait for the refresh that has set all three.
+    until(
+        &app,
+        "two waiting, active enrollments with two pending SMS",
+        |s| {
+            value(s, "nudge_waiting_runs", &[("reason", "signal")]) == Some(2.0)
+                && value(s, "nudge_enrollments", &[("status", "active")]) == Some(2.0)
+                && value(s, "nudge_dispatches_pending", &[("channel", "sms")]) == Some(2.0)
+        },
+    )
+    .await;
+    let s = until(&app, "the transitions counted", |s| {
+        value(s, "nudge_transitions_total", &[("step_type", "wait_for")]) == Some(2.0)
     })
     .await;
-    assert_eq!(
-        value(&s, "nudge_enrollments", &[("status", "active")]),
-        Some(2.0)
-    );
-    assert_eq!(
-        value(&s, "nudge_dispatches_pending", &[("channel", "sms")]),
-        Some(2.0)
-    );
     assert_eq!(kind(&s, "nudge_transitions_total"), Some("counter"));
     assert_eq!(
         value(&s, "nudge_transitions_total", &[("step_type", "sms")]),
