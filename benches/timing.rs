@@ -27,6 +27,28 @@ fn durations(c: &mut Criterion) {
             d.add_to(black_box(friday), &prague, &holidays)
         })
     });
+    // SPEC §11: the same step with a country calendar (the shipped `holidays` data, decoded on
+    // first use and kept) instead of listed dates, and with the contact's calendar resolved.
+    let us = Holidays::parse(&["US"]).expect("the US calendar");
+    let new_york = Zone::parse("America/New_York").expect("zone");
+    let before_thanksgiving = instant("2026-11-25T15:00:00Z");
+    c.bench_function("duration: parse + resolve 2bd with the US calendar", |b| {
+        b.iter(|| {
+            let d = Duration::parse(black_box("2bd")).expect("duration");
+            d.add_to(black_box(before_thanksgiving), &new_york, &us)
+        })
+    });
+    let contact = Holidays::parse(&["contact"]).expect("the contact calendar");
+    c.bench_function(
+        "duration: resolve the contact's calendar (DE) + 2bd in Europe/Prague",
+        |b| {
+            b.iter(|| {
+                let (h, _) = contact.for_contact(black_box(Some("DE")));
+                let d = Duration::parse(black_box("2bd")).expect("duration");
+                d.add_to(black_box(friday), &prague, &h)
+            })
+        },
+    );
     let jan31 = instant("2026-01-31T10:00:00Z");
     c.bench_function(
         "duration: parse + resolve 1mo15d2h30m in Europe/Prague",
