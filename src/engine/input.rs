@@ -133,4 +133,11 @@ pub enum Input {
         #[serde(default)]
         by: Option<String>,
     },
+    /// A slot of the enrollment's sender on `channel` was given back (a dispatch acked as not
+    /// sent, SPEC §9): a step deferred by a cap on that channel is planned again now, against
+    /// the ledger without that slot. Anything else ignores it.
+    SlotFreed {
+        /// The channel whose slot came back.
+        channel: crate::timing::Channel,
+    },
 }

@@ -244,7 +244,7 @@ impl<'a> Machine<'a> {
         if self.st.status.is_finished() {
             match input {
                 // A finished enrollment is not reached by signals; a late wake is harmless.
-                Input::Wake | Input::Signal(_) => {}
+                Input::Wake | Input::Signal(_) | Input::SlotFreed { .. } => {}
                 Input::ContactChanged(c) => self.st.contact = c,
                 other => {
                     let name = input_name(&other);
@@ -273,6 +273,18 @@ impl<'a> Machine<'a> {
                 }
             }
             Input::Signal(s) => self.signal(s),
+            Input::SlotFreed { channel } => {
+                // Due again now: `drive` fires it, and the capacity check decides afresh.
+                let now = self.now;
+                if let Some(r) = self.st.run.as_mut() {
+                    let waits_for_it = r.deferred_reason.is_some()
+                        && channel_of(r.step_type) == channel
+                        && r.deferred_to.is_some_and(|t| t > now);
+                    if waits_for_it && self.st.status == Status::Active {
+                        r.deferred_to = Some(now);
+                    }
+                }
+            }
             Input::TaskOutcome { run, outcome } => self.task_outcome(run, outcome),
             Input::Pause => {
                 if self.st.status == Status::Paused && self.st.away.is_none() {
@@ -1742,5 +1754,6 @@ fn input_name(input: &Input) -> &'static str {
         Input::ContactChanged(_) => "contact_changed",
         Input::FetchAnswer { .. } => "fetch_answer",
         Input::Decide { .. } => "decide",
+        Input::SlotFreed { .. } => "slot_freed",
     }
 }

@@ -64,9 +64,20 @@ impl Planner {
     /// Claims up to `batch` enrollments due at `now`, wakes them, and writes everything in one
     /// transaction.
     pub async fn run_batch(&self, now: DateTime<Utc>) -> Result<BatchOutcome, StoreError> {
+        self.run_shard(now, None).await
+    }
+
+    /// [`Planner::run_batch`], claiming only the capped senders of `shard` `(k, of)` (the
+    /// concurrent batches of [`Planner::drain`], see
+    /// [`Tx::claim_due`](crate::store::Tx::claim_due)).
+    async fn run_shard(
+        &self,
+        now: DateTime<Utc>,
+        shard: Option<(u32, u32)>,
+    ) -> Result<BatchOutcome, StoreError> {
         let started = std::time::Instant::now();
         let mut tx = self.core.db.begin().await?;
-        let woken = self.wake_due(&mut tx, now).await;
+        let woken = self.wake_due(&mut tx, now, shard).await;
         let (processed, committed, lateness) = tx.finish(woken).await?;
         if processed > 0 {
             let metrics = &self.core.metrics;
@@ -89,8 +100,11 @@ impl Planner {
         &self,
         tx: &mut Tx,
         now: DateTime<Utc>,
+        shard: Option<(u32, u32)>,
     ) -> Result<(usize, Committed, Vec<chrono::Duration>), StoreError> {
-        let mut rows = tx.claim_due(to_millis(now), self.batch as i64).await?;
+        let mut rows = tx
+            .claim_due(to_millis(now), self.batch as i64, shard)
+            .await?;
         let flows = &self.core.flows;
         let mut context = StepContext::load(tx, flows, &rows, &self.core.quiet_hours).await?;
         if context.has_caps() {
@@ -140,13 +154,17 @@ impl Planner {
         } else {
             1
         };
+        // Batches that reserve capacity lock their senders until they commit: side by side,
+        // each takes the capped senders of its own shard, so they do not queue on each other.
+        let sharded = workers > 1 && store::capacity::any_capped_sender(&self.core.db).await?;
         let mut loops = tokio::task::JoinSet::new();
-        for _ in 0..workers {
+        for k in 0..workers {
             let planner = self.clone();
+            let shard = sharded.then_some((k as u32, workers as u32));
             loops.spawn(async move {
                 let mut total = 0;
                 loop {
-                    let outcome = planner.run_batch(now).await?;
+                    let outcome = planner.run_shard(now, shard).await?;
                     total += outcome.processed;
                     if outcome.processed == 0 {
                         return Ok::<usize, StoreError>(total);

@@ -301,18 +301,23 @@ pub async fn ack(
     problems.finish()?;
     let now = core.clock.now();
     let mut tx = core.db.begin().await?;
-    let result = ack_in(&mut tx, account_id, id, lease_token, outcome, now).await;
-    tx.finish(result).await
+    let result = ack_in(core, &mut tx, account_id, id, lease_token, outcome, now).await;
+    let (acked, woke) = tx.finish(result).await?;
+    core.announce(woke).await;
+    Ok(acked)
 }
 
+/// The ack inside its transaction; with what committing it means to the planners (a waiter
+/// woken by the slot it gave back).
 async fn ack_in(
+    core: &Core,
     tx: &mut Tx,
     account_id: &str,
     id: &DispatchId,
     lease_token: &str,
     outcome: &Outcome,
     now: DateTime<Utc>,
-) -> Result<Acked, ServiceError> {
+) -> Result<(Acked, store::Committed), ServiceError> {
     let missing = || ServiceError::NotFound {
         what: "dispatch",
         id: id.to_string(),
@@ -366,7 +371,7 @@ async fn ack_in(
             _ => false,
         };
         return if same {
-            Ok(answer(status))
+            Ok((answer(status), store::Committed::default()))
         } else if status == DispatchStatus::Pending {
             Err(ServiceError::FailedPrecondition(format!(
                 "dispatch `{id}` was acked for a retry at {}; its next claim carries a new lease \
@@ -432,11 +437,17 @@ async fn ack_in(
         }
     };
     tx.ack_dispatch(&row.id, &update).await?;
+    let mut freed = None;
     if outcome_kind == AckOutcome::Failed {
         // SPEC §9: a dispatch that was not sent gives its capacity slot back. Without the
         // sender's lock: a reserver that read the row meanwhile only saw less capacity.
-        tx.release_slot(&row.idempotency_key).await?;
+        if tx.release_slot(&row.idempotency_key).await? > 0 {
+            freed = row.channel.parse::<Channel>().ok();
+        }
     }
+    let sender = enrollment
+        .as_ref()
+        .map(|e| (e.account_id.clone(), e.sender_id.clone()));
     if let Some(enrollment) = enrollment {
         let entry = JourneyEntry::DispatchAcked {
             run: row.run as u64,
@@ -460,11 +471,53 @@ async fn ack_in(
         )
         .await?;
     }
-    Ok(Acked {
+    // After the ack's own entry: the waiter may be this very enrollment, read again here.
+    let mut woke = store::Committed::default();
+    if let (Some(channel), Some((account, sender))) = (freed, sender) {
+        woke = wake_first_waiter(core, tx, &account, &sender, channel, now).await?;
+    }
+    let acked = Acked {
         status: update.status,
         due_at: from_millis(update.due_at),
         attempts: row.attempts,
-    })
+    };
+    Ok((acked, woke))
+}
+
+/// SPEC §9 (priority): a slot given back goes to the step first in line for it, now, rather
+/// than when that step's computed deferral comes. The waiter is planned again in this
+/// transaction under the sender's lock, like a planner batch of one: it takes the slot if it
+/// fits every cap and window, else it is deferred again to the instant computed anew.
+async fn wake_first_waiter(
+    core: &Core,
+    tx: &mut Tx,
+    account_id: &str,
+    sender_id: &str,
+    channel: Channel,
+    now: DateTime<Utc>,
+) -> Result<store::Committed, StoreError> {
+    let Some(waiter) = tx
+        .first_cap_waiter(account_id, sender_id, channel, to_millis(now))
+        .await?
+    else {
+        return Ok(store::Committed::default());
+    };
+    let rows = [waiter];
+    let mut context =
+        crate::runtime::StepContext::load(tx, &core.flows, &rows, &core.quiet_hours).await?;
+    context.lock_books(tx, to_millis(now)).await?;
+    let [waiter] = rows;
+    let mut writes = store::Writes::default();
+    crate::runtime::apply(
+        &mut writes,
+        &core.flows,
+        &context,
+        waiter,
+        crate::engine::Input::SlotFreed { channel },
+        now,
+    )?;
+    tx.write_all(&writes).await?;
+    Ok(writes.committed())
 }
 
 /// When a retry of attempt `attempts` is due (epoch ms).

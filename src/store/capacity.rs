@@ -167,3 +167,80 @@ impl Tx {
             .await)?)
     }
 }
+
+/// True when some sender of some account has caps: the planner shards its concurrent batches
+/// by sender only then ([`Tx::claim_due`]), so installations without caps pay nothing.
+pub async fn any_capped_sender(db: &super::Db) -> Result<bool, StoreError> {
+    let conn = db.conn().await?;
+    let found: Option<String> = with_conn!(conn, c => senders::table
+        .filter(senders::caps.is_not_null())
+        .select(senders::id)
+        .first(c)
+        .await
+        .optional())?;
+    Ok(found.is_some())
+}
+
+/// How many of a sender's next waiting enrollments a given-back slot looks through for one
+/// deferred by a cap.
+const WAITER_SCAN: i64 = 500;
+
+impl Tx {
+    /// SPEC §9: the step first in line for a slot of `channel` given back by the sender: of
+    /// its active enrollments deferred by a cap on that channel (the first [`WAITER_SCAN`] due),
+    /// the first in the planner's priority order (`MoveTo`, follow-ups, first touches; then
+    /// the scheduled instant, then the id), locked.
+    /// One a planner holds right now is skipped (`SKIP LOCKED`): that batch reads the ledger
+    /// without the slot anyway, and an ack never waits on a planner.
+    pub async fn first_cap_waiter(
+        &mut self,
+        account_id: &str,
+        sender_id: &str,
+        channel: Channel,
+        now_ms: i64,
+    ) -> Result<Option<super::EnrollmentRow>, StoreError> {
+        use super::schema::enrollments;
+        let waiting: Vec<(String, String)> = on_conn!(&mut self.conn, c => enrollments::table
+            .filter(enrollments::account_id.eq(account_id))
+            .filter(enrollments::sender_id.eq(sender_id))
+            .filter(enrollments::status.eq("active"))
+            .filter(enrollments::next_run_at.gt(now_ms))
+            .order((enrollments::next_run_at.asc(), enrollments::id.asc()))
+            .limit(WAITER_SCAN)
+            .select((enrollments::id, enrollments::state))
+            .load(c)
+            .await)?;
+        // First in line by the planner's own order (SPEC §9): class, scheduled instant, id.
+        let first = waiting
+            .into_iter()
+            .filter_map(|(id, state)| {
+                let state: crate::engine::EnrollmentState = serde_json::from_str(&state).ok()?;
+                let run = state.run.as_ref()?;
+                let waits = run.deferred_reason.is_some()
+                    && crate::engine::channel_of(run.step_type) == channel;
+                let (class, due) = crate::engine::campaign::priority(&state);
+                waits.then_some((class, due, id))
+            })
+            .min()
+            .map(|(_, _, id)| id);
+        let Some(id) = first else {
+            return Ok(None);
+        };
+        Ok(match &mut self.conn {
+            Conn::Postgres(c) => enrollments::table
+                .filter(enrollments::id.eq(&id))
+                .select(super::EnrollmentRow::as_select())
+                .for_update()
+                .skip_locked()
+                .first(&mut **c)
+                .await
+                .optional()?,
+            Conn::Sqlite(c) => enrollments::table
+                .filter(enrollments::id.eq(&id))
+                .select(super::EnrollmentRow::as_select())
+                .first(&mut **c)
+                .await
+                .optional()?,
+        })
+    }
+}

@@ -2,8 +2,9 @@
 //! written by [`Tx::write_all`](super::Tx::write_all) with the step that made them.
 
 pub use super::enrollments::DispatchRow;
+use super::journey::JourneyStep;
 use super::schema::dispatches;
-use super::{Conn, Db, DispatchStatus, EnrollmentRow, JourneyRow, StoreError, Tx};
+use super::{Conn, Db, DispatchStatus, EnrollmentRow, StoreError, Tx};
 use crate::timing::Channel;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -207,23 +208,14 @@ impl Tx {
         kind: &str,
         detail: String,
     ) -> Result<(), StoreError> {
-        use super::schema::{enrollments, journey};
-        let entry = JourneyRow {
-            enrollment_id: row.id.clone(),
-            seq: row.journey_seq + 1,
-            at,
-            kind: kind.to_string(),
-            detail,
-        };
-        on_conn!(&mut self.conn, c => diesel::insert_into(journey::table)
-            .values(&entry)
-            .execute(c)
-            .await)?;
+        use super::schema::enrollments;
+        let seq = row.journey_seq + 1;
         on_conn!(&mut self.conn, c => diesel::update(enrollments::table.filter(enrollments::id.eq(&row.id)))
-            .set(enrollments::journey_seq.eq(entry.seq))
+            .set(enrollments::journey_seq.eq(seq))
             .execute(c)
             .await)?;
-        self.log_journey(&[(&row.account_id, &row.id, entry.seq)])
-            .await
+        let mut step = JourneyStep::new(&row.id, &row.account_id, seq, at);
+        step.push(kind, &detail);
+        self.insert_journey(&[step]).await
     }
 }

@@ -10,7 +10,8 @@
 //!
 //! Queries that must commit together are methods of [`Tx`]; one-shot reads take a [`Db`].
 
-use super::schema::{dispatches, enrollments, journey, tasks};
+use super::journey::{JourneyRow, JourneyStep, StoredStep};
+use super::schema::{dispatches, enrollments, journey_steps, tasks};
 use super::{Conn, Db, DispatchStatus, StoreError, TaskStatus, Tx};
 use crate::clock::to_millis;
 use crate::engine::state::TaskPhase;
@@ -54,17 +55,6 @@ impl EnrollmentRow {
         serde_json::from_str(&self.state)
             .map_err(|e| super::StoreError::Corrupt(format!("enrollment {}: {e}", self.id)))
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = journey, treat_none_as_default_value = false)]
-pub struct JourneyRow {
-    pub enrollment_id: String,
-    pub seq: i64,
-    pub at: i64,
-    pub kind: String,
-    /// The engine's effect or journey entry as JSON.
-    pub detail: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, QueryableByName, Selectable, Insertable)]
@@ -144,7 +134,8 @@ pub struct ApprovalLink {
 pub struct Writes {
     /// Inserted, or updated when the id exists (state, status, next_run_at, journey_seq).
     pub enrollments: Vec<EnrollmentRow>,
-    pub journey: Vec<JourneyRow>,
+    /// One row per step that wrote entries ([`super::journey`]).
+    pub journey: Vec<JourneyStep>,
     pub dispatches: Vec<DispatchRow>,
     pub tasks: Vec<TaskRow>,
     pub closed_tasks: Vec<TaskClosure>,
@@ -165,7 +156,7 @@ pub struct Writes {
 }
 
 /// The effect's kind and its JSON, as the journey stores them.
-fn kind_and_detail(effect: &Effect) -> (String, String) {
+fn kind_and_detail(effect: &Effect) -> (&'static str, String) {
     // Through a `Value`, as it always was: the stored text keeps its key order.
     let detail = match effect {
         Effect::Journey(entry) => serde_json::to_value(entry),
@@ -173,7 +164,7 @@ fn kind_and_detail(effect: &Effect) -> (String, String) {
     }
     .expect("engine effects serialize")
     .to_string();
-    (JourneyKind::of(effect).as_str().to_string(), detail)
+    (JourneyKind::of(effect).as_str(), detail)
 }
 
 /// What a stored [`Writes`] means to this process once committed: the earliest wake to
@@ -216,16 +207,11 @@ impl Writes {
             .as_ref()
             .filter(|r| r.task == Some(TaskPhase::Open))
             .map(|r| r.id);
+        let mut step = JourneyStep::new(&row.id, &row.account_id, row.journey_seq + 1, now_ms);
         for effect in effects {
             let (kind, detail) = kind_and_detail(effect);
             row.journey_seq += 1;
-            self.journey.push(JourneyRow {
-                enrollment_id: row.id.clone(),
-                seq: row.journey_seq,
-                at: now_ms,
-                kind,
-                detail,
-            });
+            step.push(kind, &detail);
             match effect {
                 Effect::RunOpened(r) => {
                     *self.transitions.entry(r.step_type.as_str()).or_insert(0) += 1;
@@ -370,6 +356,9 @@ impl Writes {
                 _ => {}
             }
         }
+        if step.n > 0 {
+            self.journey.push(step);
+        }
         row.status = after.status.as_str().to_string();
         row.next_run_at = after.next_run_at.map(to_millis);
         row.state = serde_json::to_string(after).expect("engine state serializes");
@@ -398,6 +387,11 @@ impl Tx {
             with_links = owned;
             &with_links
         };
+        // Few rows (one per fetch attempt): plain inserts, before the batch, whose last
+        // statement numbers the journey (nothing may follow it but the commit).
+        if !w.fetches.is_empty() {
+            self.insert_fetches(&w.fetches).await?;
+        }
         match &mut self.conn {
             Conn::Postgres(c) => super::pg_batch::write(c, w).await?,
             Conn::Sqlite(c) => {
@@ -406,11 +400,7 @@ impl Tx {
                     .await?
             }
         }
-        // Few rows (one per fetch attempt): plain inserts, after the batch.
-        if !w.fetches.is_empty() {
-            self.insert_fetches(&w.fetches).await?;
-        }
-        self.log_writes(w).await
+        Ok(())
     }
 
     /// SPEC §5.6: each approval link signed with the server's secret (read in this
@@ -471,37 +461,42 @@ impl Tx {
         Ok(())
     }
 
-    /// Numbers the journey rows of `w` in their accounts' commit order (Watch,
-    /// [`super::watch`]): the last statement of a write, so the account's head row is locked
-    /// only until the commit that follows.
-    pub(crate) async fn log_writes(&mut self, w: &Writes) -> Result<(), StoreError> {
-        if w.journey.is_empty() {
-            return Ok(());
-        }
-        let account: std::collections::HashMap<&str, &str> = w
-            .enrollments
-            .iter()
-            .map(|e| (e.id.as_str(), e.account_id.as_str()))
-            .collect();
-        let entries: Vec<(&str, &str, i64)> = w
-            .journey
-            .iter()
-            .filter_map(|j| {
-                let a = account.get(j.enrollment_id.as_str())?;
-                Some((*a, j.enrollment_id.as_str(), j.seq))
-            })
-            .collect();
-        self.log_journey(&entries).await
-    }
-
     /// Claims up to `limit` enrollments due at `now_ms`, earliest first. PostgreSQL locks them
     /// `FOR UPDATE SKIP LOCKED`, so replicas claiming at once never take the same one; SQLite
     /// has one writer.
+    ///
+    /// With a `shard` `(k, of)` (PostgreSQL, a planner's concurrent batches), the enrollments
+    /// of capped senders (SPEC §9) are only those whose sender hashes to `k` of `of`: a batch
+    /// that reserves capacity locks its senders until it commits, so concurrent batches over
+    /// the same senders would run one after the other; sharded, each batch has senders of its
+    /// own. Enrollments of senders without caps go to whichever batch claims them first. The
+    /// sender locks, not the shards, are what keep replicas from over-sending (a shard of
+    /// another replica may overlap this one's: it then waits, it never double-counts).
     pub async fn claim_due(
         &mut self,
         now_ms: i64,
         limit: i64,
+        shard: Option<(u32, u32)>,
     ) -> Result<Vec<EnrollmentRow>, StoreError> {
+        if let (Conn::Postgres(c), Some((k, of))) = (&mut self.conn, shard) {
+            use diesel::sql_types::{BigInt, Integer};
+            return Ok(super::pg_batch::Cached(
+                diesel::sql_query(
+                    "SELECT e.* FROM enrollments e \
+                     WHERE e.next_run_at <= $1 AND (NOT EXISTS (SELECT 1 FROM senders s \
+                     WHERE s.account_id = e.account_id AND s.id = e.sender_id \
+                     AND s.caps IS NOT NULL) \
+                     OR (hashtext(e.account_id || '/' || e.sender_id) & 2147483647) % $2 = $3) \
+                     ORDER BY e.next_run_at LIMIT $4 FOR UPDATE OF e SKIP LOCKED",
+                )
+                .bind::<BigInt, _>(now_ms)
+                .bind::<Integer, _>(of as i32)
+                .bind::<Integer, _>(k as i32)
+                .bind::<BigInt, _>(limit),
+            )
+            .load(&mut **c)
+            .await?);
+        }
         // The same query for both; `as_select` is typed by its backend, hence the macro.
         macro_rules! due {
             () => {
@@ -698,32 +693,37 @@ pub async fn journey(
     limit: i64,
 ) -> Result<Vec<JourneyRow>, StoreError> {
     let conn = db.conn().await?;
-    Ok(with_conn!(conn, c => journey::table
-        .filter(journey::enrollment_id.eq(enrollment_id))
-        .filter(journey::seq.gt(after_seq))
-        .order(journey::seq.asc())
+    // Each stored step holds at least one entry after `after_seq`, so `limit` steps hold enough.
+    let steps: Vec<StoredStep> = with_conn!(conn, c => journey_steps::table
+        .filter(journey_steps::enrollment_id.eq(enrollment_id))
+        .filter((journey_steps::seq + journey_steps::n).gt(after_seq + 1))
+        .order(journey_steps::seq.asc())
         .limit(limit)
-        .select(JourneyRow::as_select())
+        .select(StoredStep::as_select())
         .load(c)
-        .await)?)
+        .await)?;
+    let mut out = Vec::new();
+    for step in &steps {
+        out.extend(
+            step.expand()?
+                .into_iter()
+                .map(|(_, row)| row)
+                .filter(|row| row.seq > after_seq),
+        );
+    }
+    out.truncate(limit.max(0) as usize);
+    Ok(out)
 }
 
 /// A journey row of one of a contact's enrollments, with the enrollment's flow.
-#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContactJourneyRow {
-    #[diesel(sql_type = diesel::sql_types::Text)]
     pub enrollment_id: String,
-    #[diesel(sql_type = diesel::sql_types::Text)]
     pub flow_id: String,
-    #[diesel(sql_type = diesel::sql_types::Integer)]
     pub flow_version: i32,
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
     pub seq: i64,
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
     pub at: i64,
-    #[diesel(sql_type = diesel::sql_types::Text)]
     pub kind: String,
-    #[diesel(sql_type = diesel::sql_types::Text)]
     pub detail: String,
 }
 
@@ -753,12 +753,15 @@ pub async fn contact_journey(
     use diesel::sql_types::{BigInt, Nullable, Text};
     // The contact's enrollments come from their index; their entries from the journey's
     // primary key. A row value comparison is the keyset (SQLite ≥ 3.15 and PostgreSQL).
+    // A stored step is kept when its last entry is after the key (so it holds at least one
+    // entry to return), and its entries are cut to those after the key.
     let query = diesel::sql_query(
-        "SELECT j.enrollment_id, e.flow_id, e.flow_version, j.seq, j.at, j.kind, j.detail \
-         FROM enrollments e JOIN journey j ON j.enrollment_id = e.id \
+        "SELECT j.enrollment_id, e.flow_id, e.flow_version, j.seq, j.n, j.at, j.last_pos, \
+         j.entries \
+         FROM enrollments e JOIN journey_steps j ON j.enrollment_id = e.id \
          WHERE e.account_id = $1 AND e.contact_id = $2 \
          AND ($3 IS NULL OR e.id = $3) \
-         AND ($4 IS NULL OR (j.at, j.enrollment_id, j.seq) > ($4, $5, $6)) \
+         AND ($4 IS NULL OR (j.at, j.enrollment_id, j.seq + j.n - 1) > ($4, $5, $6)) \
          ORDER BY j.at, j.enrollment_id, j.seq LIMIT $7",
     )
     .bind::<Text, _>(account_id)
@@ -769,5 +772,54 @@ pub async fn contact_journey(
     .bind::<BigInt, _>(after.map_or(0, |k| k.seq))
     .bind::<BigInt, _>(limit);
     let conn = db.conn().await?;
-    Ok(with_conn!(conn, c => query.load(c).await)?)
+    let steps: Vec<ContactStep> = with_conn!(conn, c => query.load(c).await)?;
+    let mut out = Vec::new();
+    for s in steps {
+        let stored = StoredStep {
+            enrollment_id: s.enrollment_id,
+            seq: s.seq,
+            n: s.n,
+            at: s.at,
+            last_pos: s.last_pos,
+            entries: s.entries,
+        };
+        for (_, row) in stored.expand()? {
+            let key = (row.at, row.enrollment_id.as_str(), row.seq);
+            if after.is_some_and(|k| key <= (k.at, k.enrollment_id.as_str(), k.seq)) {
+                continue;
+            }
+            out.push(ContactJourneyRow {
+                enrollment_id: row.enrollment_id,
+                flow_id: s.flow_id.clone(),
+                flow_version: s.flow_version,
+                seq: row.seq,
+                at: row.at,
+                kind: row.kind,
+                detail: row.detail,
+            });
+        }
+    }
+    out.truncate(limit.max(0) as usize);
+    Ok(out)
+}
+
+/// A stored step of one of a contact's enrollments, with the enrollment's flow.
+#[derive(QueryableByName)]
+struct ContactStep {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    enrollment_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    flow_id: String,
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    flow_version: i32,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    seq: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    at: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    last_pos: i64,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    entries: String,
 }

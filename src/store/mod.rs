@@ -46,6 +46,7 @@ pub mod dispatches;
 pub mod enrollments;
 pub mod fetches;
 pub mod flows;
+pub mod journey;
 pub mod link_secret;
 pub mod pg_batch;
 pub mod schema;
@@ -58,7 +59,8 @@ mod tx;
 pub mod values;
 pub mod watch;
 
-pub use enrollments::{Committed, EnrollmentRow, JourneyRow, Writes, LIVE};
+pub use enrollments::{Committed, EnrollmentRow, Writes, LIVE};
+pub use journey::{JourneyRow, JourneyStep};
 pub use tx::Tx;
 pub use values::{DispatchStatus, TaskStatus};
 

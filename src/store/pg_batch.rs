@@ -8,7 +8,7 @@
 use super::enrollments::{EnrollmentRow, Writes};
 use super::signals::{DeliveryRow, SignalRow};
 use diesel::pg::Pg;
-use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::query_builder::{AstPass, BoxedSqlQuery, Query, QueryFragment, QueryId, SqlQuery};
 use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text};
 use diesel::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -88,22 +88,6 @@ pub async fn write_with<'a>(
             .bind::<Array<BigInt>, _>(col(e, |r| r.created_at))
             .bind::<Array<BigInt>, _>(col(e, |r| r.updated_at))
             .bind::<Array<Bool>, _>(col(e, |r| r.allow_duplicate)),
-        )
-        .execute(&mut &*c);
-        sent.push(q);
-    }
-    if !w.journey.is_empty() {
-        let j = &w.journey;
-        let q = Cached(
-            diesel::sql_query(
-                "INSERT INTO journey (enrollment_id, seq, at, kind, detail) \
-             SELECT * FROM unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[])",
-            )
-            .bind::<Array<Text>, _>(col(j, |r| r.enrollment_id.as_str()))
-            .bind::<Array<BigInt>, _>(col(j, |r| r.seq))
-            .bind::<Array<BigInt>, _>(col(j, |r| r.at))
-            .bind::<Array<Text>, _>(col(j, |r| r.kind.as_str()))
-            .bind::<Array<Text>, _>(col(j, |r| r.detail.as_str())),
         )
         .execute(&mut &*c);
         sent.push(q);
@@ -211,8 +195,51 @@ pub async fn write_with<'a>(
         sent.push(q);
     }
     sent.extend(more);
+    // Last: the journey, numbered in its accounts' Watch order (the heads stay locked from
+    // here to the commit, see `super::watch`).
+    if !w.journey.is_empty() {
+        sent.push(journey_statement(&w.journey).execute(&mut &*c));
+    }
     futures_util::future::try_join_all(sent).await?;
     Ok(())
+}
+
+/// The journey's statement: every account's Watch head moved by its entries' count (locked in
+/// account order, so writers spanning accounts cannot deadlock), then the rows of `steps`
+/// inserted with their positions (see [`super::journey`]).
+pub fn journey_statement(
+    steps: &[super::journey::JourneyStep],
+) -> Cached<BoxedSqlQuery<'static, Pg, SqlQuery>> {
+    let (totals, cumulative) = super::journey::positions(steps);
+    let encoded: Vec<String> = steps.iter().map(|s| s.encoded()).collect();
+    let total_of: HashMap<&str, i64> = totals.iter().copied().collect();
+    Cached(
+        diesel::sql_query(
+            "WITH head AS (\
+             INSERT INTO journey_heads (account_id, pos) \
+             SELECT * FROM unnest($1::text[], $2::int8[]) \
+             ON CONFLICT (account_id) DO UPDATE SET pos = journey_heads.pos + excluded.pos \
+             RETURNING account_id, pos) \
+             INSERT INTO journey_steps (enrollment_id, seq, n, at, account_id, last_pos, entries) \
+             SELECT t.enrollment_id, t.seq, t.n, t.at, t.account_id, \
+             head.pos - t.total + t.cumulative, t.entries \
+             FROM unnest($3::text[], $4::int8[], $5::int8[], $6::int8[], $7::text[], \
+             $8::int8[], $9::int8[], $10::text[]) \
+             AS t(enrollment_id, seq, n, at, account_id, cumulative, total, entries) \
+             JOIN head ON head.account_id = t.account_id",
+        )
+        .into_boxed::<Pg>()
+        .bind::<Array<Text>, _>(totals.iter().map(|t| t.0.to_string()).collect::<Vec<_>>())
+        .bind::<Array<BigInt>, _>(totals.iter().map(|t| t.1).collect::<Vec<_>>())
+        .bind::<Array<Text>, _>(col(steps, |s| s.enrollment_id.clone()))
+        .bind::<Array<BigInt>, _>(col(steps, |s| s.seq))
+        .bind::<Array<BigInt>, _>(col(steps, |s| s.n))
+        .bind::<Array<BigInt>, _>(col(steps, |s| s.at))
+        .bind::<Array<Text>, _>(col(steps, |s| s.account_id.clone()))
+        .bind::<Array<BigInt>, _>(cumulative)
+        .bind::<Array<BigInt>, _>(col(steps, |s| total_of[s.account_id.as_str()]))
+        .bind::<Array<Text>, _>(encoded),
+    )
 }
 
 /// Inserts `rows` unless a signal with the same (account, provider id) is stored; returns the

@@ -105,6 +105,8 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// A view (read only): each entry of `journey_steps` as a row, as the journey was stored
+    /// before steps held their entries together.
     journey (enrollment_id, seq) {
         enrollment_id -> Text,
         seq -> BigInt,
@@ -122,11 +124,16 @@ diesel::table! {
 }
 
 diesel::table! {
-    journey_log (account_id, pos) {
-        account_id -> Text,
-        pos -> BigInt,
+    /// The entries one step wrote to one enrollment: `entries` is a JSON array of
+    /// `[kind, detail]`, entry `i` has seq `seq + i` and Watch position `last_pos - n + 1 + i`.
+    journey_steps (enrollment_id, seq) {
         enrollment_id -> Text,
         seq -> BigInt,
+        n -> BigInt,
+        at -> BigInt,
+        account_id -> Text,
+        last_pos -> BigInt,
+        entries -> Text,
     }
 }
 
@@ -252,7 +259,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     enrollments,
     journey,
     journey_heads,
-    journey_log,
+    journey_steps,
     dispatches,
     tasks,
     signals,

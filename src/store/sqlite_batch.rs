@@ -4,11 +4,14 @@
 //! the blocking pool, which made a 1,000-enrollment batch take thousands of hops.
 
 use super::enrollments::{Writes, MAX_BINDS};
-use super::schema::{capacity_ledger, dispatches, enrollments, journey, tasks};
+use super::journey::JourneyStep;
+use super::schema::{capacity_ledger, dispatches, enrollments, journey_steps, tasks};
 use super::TaskStatus;
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
 use diesel::upsert::excluded;
 use diesel::SqliteConnection;
+use std::collections::BTreeMap;
 
 /// Writes `w` with `conn`, which the caller has inside a transaction.
 pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
@@ -24,11 +27,6 @@ pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
                 enrollments::journey_seq.eq(excluded(enrollments::journey_seq)),
                 enrollments::updated_at.eq(excluded(enrollments::updated_at)),
             ))
-            .execute(conn)?;
-    }
-    for chunk in w.journey.chunks(MAX_BINDS / 5) {
-        diesel::insert_into(journey::table)
-            .values(chunk)
             .execute(conn)?;
     }
     for chunk in w.dispatches.chunks(MAX_BINDS / 21) {
@@ -65,6 +63,55 @@ pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
             tasks::completed_at.eq(Some(t.at)),
         ))
         .execute(conn)?;
+    }
+    // Last, as on PostgreSQL: the journey, numbered in its accounts' Watch order.
+    insert_journey(conn, &w.journey)
+}
+
+#[derive(diesel::QueryableByName)]
+struct Head {
+    #[diesel(sql_type = BigInt)]
+    pos: i64,
+}
+
+/// SQLite's [`Tx::insert_journey`](super::Tx::insert_journey): each account's head moved (`RETURNING` the new head), then
+/// the rows with their positions. One writer at a time, so the order is the commit order.
+pub fn insert_journey(conn: &mut SqliteConnection, steps: &[JourneyStep]) -> QueryResult<()> {
+    let (totals, cumulative) = super::journey::positions(steps);
+    let mut heads: BTreeMap<&str, i64> = BTreeMap::new();
+    for (account, total) in totals {
+        let head = diesel::sql_query(
+            "INSERT INTO journey_heads (account_id, pos) VALUES ($1, $2) \
+             ON CONFLICT (account_id) DO UPDATE SET pos = journey_heads.pos + excluded.pos \
+             RETURNING pos",
+        )
+        .bind::<Text, _>(account)
+        .bind::<BigInt, _>(total)
+        .get_result::<Head>(conn)?;
+        heads.insert(account, head.pos - total);
+    }
+    for (chunk, cum) in steps
+        .chunks(MAX_BINDS / 7)
+        .zip(cumulative.chunks(MAX_BINDS / 7))
+    {
+        let rows: Vec<_> = chunk
+            .iter()
+            .zip(cum)
+            .map(|(s, cum)| {
+                (
+                    journey_steps::enrollment_id.eq(&s.enrollment_id),
+                    journey_steps::seq.eq(s.seq),
+                    journey_steps::n.eq(s.n),
+                    journey_steps::at.eq(s.at),
+                    journey_steps::account_id.eq(&s.account_id),
+                    journey_steps::last_pos.eq(heads[s.account_id.as_str()] + cum),
+                    journey_steps::entries.eq(s.encoded()),
+                )
+            })
+            .collect();
+        diesel::insert_into(journey_steps::table)
+            .values(rows)
+            .execute(conn)?;
     }
     Ok(())
 }

@@ -19,6 +19,7 @@ backend_tests!(
     caps_are_stored_and_bad_caps_refused_with_the_field,
     the_step_over_the_daily_cap_goes_exactly_24h_after_the_first,
     a_failed_ack_gives_the_slot_back,
+    a_slot_given_back_goes_at_once_to_the_first_in_line,
     moved_first_then_follow_ups_then_first_touches,
 );
 
@@ -311,6 +312,74 @@ async fn a_failed_ack_gives_the_slot_back(backend: Backend) {
     let d = deferrals(&app, &third[0]).await;
     assert_eq!(d.len(), 1);
     assert_eq!(d[0]["cap"], "CAP_DAILY");
+}
+
+/// SPEC §9: a step waiting for capacity wakes when a slot opens, computed, not polled. A
+/// failed ack opens one: the first waiter (deferred first, so first in line) takes it in the
+/// ack's own transaction, with no time passing; the second keeps its computed instant.
+async fn a_slot_given_back_goes_at_once_to_the_first_in_line(backend: Backend) {
+    let app = spawn_app(backend).await;
+    setup(&app, 3, ONE).await;
+    upsert_sender(&app, "rep", Some(daily(1))).await.unwrap();
+    let t0 = app.clock.now();
+    let ids = enroll(&app, &[0, 1, 2], "rep").await;
+    advance(&app, t0).await;
+    let claimed = dispatch_service::claim(&app.state.core, DEFAULT_ACCOUNT_ID, 60_000, 10, &[])
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1, "one slot a day: one sent, two deferred");
+    let due_of = |id: String| {
+        let db = app.state.core.db.clone();
+        async move {
+            nudge::store::enrollments::get(&db, DEFAULT_ACCOUNT_ID, &id)
+                .await
+                .unwrap()
+                .unwrap()
+                .next_run_at
+                .map(from_millis)
+        }
+    };
+    // Both deferred by the cap, in priority order: one to the next free slot, 24 h after the
+    // send, the other a day after that.
+    let mut waiting = Vec::new();
+    for id in ids
+        .iter()
+        .filter(|id| id.as_str() != claimed[0].enrollment_id.as_str())
+    {
+        let d = deferrals(&app, id).await;
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0]["cap"], "CAP_DAILY");
+        waiting.push((due_of(id.clone()).await.unwrap(), id.clone()));
+    }
+    waiting.sort();
+    assert_eq!(waiting[0].0, t0 + Duration::hours(24));
+    assert_eq!(waiting[1].0, t0 + Duration::hours(48));
+    let (first_in_line, second) = (&waiting[0].1, &waiting[1].1);
+    app.clock.set(t0 + Duration::minutes(3));
+    dispatch_service::ack(
+        &app.state.core,
+        DEFAULT_ACCOUNT_ID,
+        &claimed[0].id,
+        claimed[0].lease_token.as_deref().unwrap_or_default(),
+        &Outcome::Failed {
+            failure: "mailbox suspended".into(),
+        },
+    )
+    .await
+    .unwrap();
+    // No planner ran and no time passed: the ack itself gave the slot to the first waiter.
+    let sent = dispatches(&app).await;
+    let woken: Vec<_> = sent.iter().filter(|(e, _, _)| e == first_in_line).collect();
+    assert_eq!(woken.len(), 1, "the first in line took the slot: {sent:?}");
+    assert_eq!(woken[0].2, t0 + Duration::minutes(3));
+    assert_eq!(
+        due_of(first_in_line.clone()).await,
+        None,
+        "it sent and ended"
+    );
+    // The second keeps the instant computed for it: never earlier than a slot it can have.
+    assert!(!sent.iter().any(|(e, _, _)| e == second));
+    assert_eq!(due_of(second.clone()).await, Some(t0 + Duration::hours(48)));
 }
 
 async fn moved_first_then_follow_ups_then_first_touches(backend: Backend) {

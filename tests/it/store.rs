@@ -210,11 +210,9 @@ macro_rules! on_db {
 async fn batch_writers_round_trip(backend: Backend) {
     use diesel::{QueryDsl, SelectableHelper};
     use nudge::store::enrollments::{DispatchRow, TaskClosure, TaskRow};
-    use nudge::store::schema::{
-        dispatches, enrollments, journey, signal_deliveries, signals, tasks,
-    };
+    use nudge::store::schema::{dispatches, enrollments, signal_deliveries, signals, tasks};
     use nudge::store::signals::{DeliveryRow, SignalRow};
-    use nudge::store::{EnrollmentRow, JourneyRow, TaskStatus, Writes};
+    use nudge::store::{EnrollmentRow, JourneyRow, JourneyStep, TaskStatus, Writes};
 
     let (url, _dir, _pg) = fresh_database(backend).await;
     Db::migrate(&url).await.unwrap();
@@ -263,9 +261,11 @@ async fn batch_writers_round_trip(backend: Backend) {
         enrollment_id: "en_1".into(),
         seq: 21,
         at: 22,
-        kind: "kind-23".into(),
+        kind: "kind_x".into(),
         detail: r#"{"d":24}"#.into(),
     };
+    let mut step = JourneyStep::new("en_1", "default", 21, 22);
+    step.push("kind_x", r#"{"d":24}"#);
     let dispatch = DispatchRow {
         id: "dp_1".into(),
         account_id: "default".into(),
@@ -327,7 +327,7 @@ async fn batch_writers_round_trip(backend: Backend) {
 
     let first = Writes {
         enrollments: vec![enrollment.clone()],
-        journey: vec![entry.clone()],
+        journey: vec![step],
         dispatches: vec![dispatch.clone()],
         tasks: vec![task.clone()],
         ..Default::default()
@@ -345,17 +345,19 @@ async fn batch_writers_round_trip(backend: Backend) {
         .unwrap();
     tx.commit().await.unwrap();
 
-    let (e, j, d, t, s, dl) = on_db!(&db, c => {
+    let j = nudge::store::enrollments::journey(&db, "en_1", 0, 10)
+        .await
+        .unwrap();
+    let (e, d, t, s, dl) = on_db!(&db, c => {
         let e: EnrollmentRow = enrollments::table.select(EnrollmentRow::as_select()).first(c).await.unwrap();
-        let j: JourneyRow = journey::table.select(JourneyRow::as_select()).first(c).await.unwrap();
         let d: DispatchRow = dispatches::table.select(DispatchRow::as_select()).first(c).await.unwrap();
         let t: TaskRow = tasks::table.select(TaskRow::as_select()).first(c).await.unwrap();
         let s: SignalRow = signals::table.select(SignalRow::as_select()).first(c).await.unwrap();
         let dl: DeliveryRow = signal_deliveries::table.select(DeliveryRow::as_select()).first(c).await.unwrap();
-        (e, j, d, t, s, dl)
+        (e, d, t, s, dl)
     });
     assert_eq!(e, enrollment);
-    assert_eq!(j, entry);
+    assert_eq!(j, vec![entry]);
     assert_eq!(d, dispatch);
     assert_eq!(t, task);
     assert_eq!(s, signal);
