@@ -355,8 +355,11 @@ impl Tx {
         routed: &[&str],
         at: i64,
     ) -> Result<(), StoreError> {
+        // Approval links are signed, and fetch attempts inserted, by `write_all` only: a group
+        // whose signals led to one takes the plain path (pipelined, they were dropped).
+        let plain = writes.approvals.is_empty() && writes.fetches.is_empty();
         match &mut self.conn {
-            Conn::Postgres(c) => {
+            Conn::Postgres(c) if plain => {
                 let c: &diesel_async::AsyncPgConnection = c;
                 let mut more = vec![pg_batch::insert_deliveries(c, deliveries)];
                 if !routed.is_empty() {
@@ -368,10 +371,10 @@ impl Tx {
                 }
                 pg_batch::write_with(c, writes, more).await?;
             }
-            Conn::Sqlite(_) => {
+            _ => {
                 self.write_all(writes).await?;
+                // After the journey was numbered: its heads stay locked a little longer.
                 self.insert_deliveries(deliveries).await?;
-                // After the journey was numbered, which SQLite's one writer allows.
                 self.mark_routed(routed, at).await?;
             }
         }

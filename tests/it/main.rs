@@ -62,6 +62,7 @@ mod flow_props;
 mod http_edge;
 mod inbox_corpus;
 mod inbox_simulate;
+mod journey_golden;
 mod metrics;
 mod planner;
 mod planner_loop;

@@ -11,6 +11,7 @@ backend_tests!(
     concurrent_signals_reach_each_enrollment_once,
     a_group_answers_like_signals_one_at_a_time,
     a_failing_group_routes_each_signal_alone,
+    a_reply_that_leads_to_an_approval_hands_out_its_link,
 );
 
 /// What a receipt says, sorted: (enrollment, effect).
@@ -366,5 +367,46 @@ async fn a_failing_group_routes_each_signal_alone(backend: Backend) {
     assert_eq!(answer_of(&answers[2]).unwrap().2, woke(&bob));
     assert_eq!(signal_entries(&app, &ann).await.len(), 1);
     assert_eq!(signal_entries(&app, &bob).await.len(), 1);
+    app.stop().await;
+}
+
+/// A reply that wakes a wait whose next step is an approval: the group writes the approval's
+/// link as a dispatch, as the planner does (the link is signed in the group's transaction).
+async fn a_reply_that_leads_to_an_approval_hands_out_its_link(backend: Backend) {
+    use nudge::proto::v1::dispatch_service_client::DispatchServiceClient;
+    let app = spawn_app(backend).await;
+    let flow = create_flow(
+        &app,
+        r#"{"name": "reply-then-approve", "start": "wait_reply",
+  "steps": {
+    "wait_reply": {"type": "wait_for", "params": {"events": ["reply"], "timeout": "3d"},
+                   "next": {"reply": "ask", "timeout": "late"}},
+    "ask": {"type": "approval", "params": {"title": "Call back?", "timeout": "3d"},
+            "next": {"approved": "yes", "rejected": "no", "timeout": "late"}},
+    "yes": {"type": "end", "params": {"outcome": "approved"}},
+    "no": {"type": "end", "params": {"outcome": "rejected"}},
+    "late": {"type": "end", "params": {"outcome": "late"}}}}"#,
+    )
+    .await;
+    contact(&app, "ann", "ann@example.com", "").await;
+    let id = enroll(&app, "ann", &flow).await;
+    let receipt = report(&app, "ann", "reply", "email", "r-1").await;
+    assert_eq!(effects_of(&receipt.deliveries), vec![(id.clone(), "woke".to_string())]);
+    let dispatches = DispatchServiceClient::new(app.channel().await)
+        .list_dispatches(app.authed(ListDispatchesRequest {
+            enrollment_id: id.clone(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .dispatches;
+    let channels: Vec<&str> = dispatches.iter().map(|d| d.channel.as_str()).collect();
+    assert_eq!(channels, vec!["approval"], "{dispatches:?}");
+    let params: serde_json::Value = serde_json::from_str(&dispatches[0].channel_params).unwrap();
+    assert!(
+        params["path"].as_str().unwrap_or_default().starts_with("/approvals/"),
+        "{params}"
+    );
     app.stop().await;
 }
