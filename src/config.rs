@@ -150,6 +150,12 @@ impl OtlpEndpoint {
     pub fn parse(text: &str) -> Result<OtlpEndpoint, String> {
         const FIX: &str = "give the collector's OTLP/HTTP address, e.g. `http://localhost:4318`";
         let text = text.trim();
+        if text.is_empty() {
+            return Err(format!(
+                "the URL is empty: {FIX}, or leave the flag and `NUDGE_OTLP_ENDPOINT` unset to \
+                 export nothing"
+            ));
+        }
         let url = url::Url::parse(text)
             .map_err(|e| format!("`{}` is not a URL ({e}): {FIX}", redact(text)))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -284,7 +290,10 @@ mod tests {
     #[test]
     fn otlp_endpoints_post_to_v1_traces_and_bad_ones_say_why() {
         let traces = |s: &str| OtlpEndpoint::parse(s).unwrap().traces_url();
-        assert_eq!(traces("http://localhost:4318"), "http://localhost:4318/v1/traces");
+        assert_eq!(
+            traces("http://localhost:4318"),
+            "http://localhost:4318/v1/traces"
+        );
         assert_eq!(traces("http://c:4318/"), "http://c:4318/v1/traces");
         assert_eq!(traces("https://c/otlp"), "https://c/otlp/v1/traces");
         assert_eq!(traces("http://c:4318/v1/traces"), "http://c:4318/v1/traces");
@@ -293,9 +302,13 @@ mod tests {
             ("4318", "not a URL"),
             ("grpc://c:4317", "not an http:// or https:// URL"),
             ("http://c:4318/?x=1", "query or fragment"),
+            ("", "unset to export nothing"),
         ] {
             let e = OtlpEndpoint::parse(bad).unwrap_err();
-            assert!(e.contains(says) && e.contains("http://localhost:4318"), "{bad}: {e}");
+            assert!(
+                e.contains(says) && e.contains("http://localhost:4318"),
+                "{bad}: {e}"
+            );
         }
         let secret = OtlpEndpoint::parse("https://me:s3cret@c").unwrap();
         assert_eq!(secret.to_string(), "https://me:***@c/");

@@ -38,8 +38,7 @@ impl Telemetry {
         let Some(tracer) = self.tracer else {
             return;
         };
-        if let Err(e) = tracer.shutdown_with_timeout(OTLP_EXPORT_TIMEOUT + Duration::from_secs(1))
-        {
+        if let Err(e) = tracer.shutdown_with_timeout(OTLP_EXPORT_TIMEOUT + Duration::from_secs(1)) {
             tracing::warn!(error = %e, "OTLP: could not send the last spans");
         }
     }

@@ -125,8 +125,16 @@ async fn explain_unknown(port: u16, token: &str) {
 fn assert_explain_span(received: &Received) {
     let span = &received.span;
     assert_eq!(received.service.as_deref(), Some("nudge"), "{received:?}");
-    assert_eq!(string(&span.attributes, "interface"), Some("grpc"), "{span:?}");
-    assert_eq!(string(&span.attributes, "code"), Some("NOT_FOUND"), "{span:?}");
+    assert_eq!(
+        string(&span.attributes, "interface"),
+        Some("grpc"),
+        "{span:?}"
+    );
+    assert_eq!(
+        string(&span.attributes, "code"),
+        Some("NOT_FOUND"),
+        "{span:?}"
+    );
     assert_eq!(
         string(&span.attributes, "enrollment_id"),
         Some("e_nope"),
