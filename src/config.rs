@@ -140,6 +140,66 @@ impl fmt::Debug for Config {
     }
 }
 
+/// Where `--otlp-endpoint` sends request spans: an OpenTelemetry Collector's (or Jaeger's)
+/// OTLP/HTTP base URL, `http://localhost:4318`. Spans go to its `/v1/traces`, as with
+/// `OTEL_EXPORTER_OTLP_ENDPOINT`; a URL that already ends in `/v1/traces` is used as it is.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OtlpEndpoint(url::Url);
+
+impl OtlpEndpoint {
+    pub fn parse(text: &str) -> Result<OtlpEndpoint, String> {
+        const FIX: &str = "give the collector's OTLP/HTTP address, e.g. `http://localhost:4318`";
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(format!(
+                "the URL is empty: {FIX}, or leave the flag and `NUDGE_OTLP_ENDPOINT` unset to \
+                 export nothing"
+            ));
+        }
+        let url = url::Url::parse(text)
+            .map_err(|e| format!("`{}` is not a URL ({e}): {FIX}", redact(text)))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!(
+                "`{}` is not an http:// or https:// URL (OTLP/HTTP is the transport nudge \
+                 speaks; a gRPC-only port such as 4317 will not do): {FIX}",
+                redact(text)
+            ));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(format!("`{}` names no host: {FIX}", redact(text)));
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(format!(
+                "`{}` has a query or fragment, which OTLP/HTTP does not use: {FIX}",
+                redact(text)
+            ));
+        }
+        Ok(OtlpEndpoint(url))
+    }
+
+    /// The URL spans are posted to: the base URL's path followed by `/v1/traces`.
+    pub fn traces_url(&self) -> String {
+        let mut url = self.0.clone();
+        let path = url.path().trim_end_matches('/').to_string();
+        if !path.ends_with("/v1/traces") {
+            url.set_path(&format!("{path}/v1/traces"));
+        }
+        url.to_string()
+    }
+}
+
+impl fmt::Display for OtlpEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&redact(self.0.as_str()))
+    }
+}
+
+impl fmt::Debug for OtlpEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
 /// A database URL: `postgres://…` / `postgresql://…`, or an SQLite file given as
 /// `sqlite://PATH`, `sqlite:PATH` or a bare path. Its `Debug`/`Display` hide any password.
 #[derive(Clone, PartialEq, Eq)]
@@ -225,5 +285,32 @@ mod tests {
         assert!(DatabaseUrl::parse("mysql://x").is_err());
         assert!(DatabaseUrl::parse("").is_err());
         assert!(DatabaseUrl::parse("sqlite::memory:").is_err());
+    }
+
+    #[test]
+    fn otlp_endpoints_post_to_v1_traces_and_bad_ones_say_why() {
+        let traces = |s: &str| OtlpEndpoint::parse(s).unwrap().traces_url();
+        assert_eq!(
+            traces("http://localhost:4318"),
+            "http://localhost:4318/v1/traces"
+        );
+        assert_eq!(traces("http://c:4318/"), "http://c:4318/v1/traces");
+        assert_eq!(traces("https://c/otlp"), "https://c/otlp/v1/traces");
+        assert_eq!(traces("http://c:4318/v1/traces"), "http://c:4318/v1/traces");
+        for (bad, says) in [
+            ("localhost:4318", "not an http:// or https:// URL"),
+            ("4318", "not a URL"),
+            ("grpc://c:4317", "not an http:// or https:// URL"),
+            ("http://c:4318/?x=1", "query or fragment"),
+            ("", "unset to export nothing"),
+        ] {
+            let e = OtlpEndpoint::parse(bad).unwrap_err();
+            assert!(
+                e.contains(says) && e.contains("http://localhost:4318"),
+                "{bad}: {e}"
+            );
+        }
+        let secret = OtlpEndpoint::parse("https://me:s3cret@c").unwrap();
+        assert_eq!(secret.to_string(), "https://me:***@c/");
     }
 }

@@ -1,5 +1,5 @@
-//! The `nudge` binary: parse the command line, set up logging, run the subcommand, and print the
-//! whole error chain on failure.
+//! The `nudge` binary: parse the command line, set up logging (and span export), run the
+//! subcommand, flush the spans, and print the whole error chain on failure.
 
 use clap::Parser;
 use nudge::cli::Cli;
@@ -10,8 +10,17 @@ use std::process::ExitCode;
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     let format = cli.log_format;
-    nudge::telemetry::init(format);
-    match cli.run().await {
+    let telemetry = match nudge::telemetry::init(format, cli.otlp_endpoint()) {
+        Ok(telemetry) => telemetry,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = cli.run().await;
+    // After the server's graceful stop: the spans of its last requests are sent before exit.
+    let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             // Once: a structured line for log collectors, a plain one for people.

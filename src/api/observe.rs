@@ -1,7 +1,8 @@
 //! One span per request (SPEC §12): gRPC method or HTTP route, the answer's code, and the
 //! enrollment when the handler names one; the span's fields go into every log line inside it
 //! (`--log-format json` prints them under `span`), and its end is one `request` log line and the
-//! `nudge_requests_total` / `nudge_request_seconds` samples.
+//! `nudge_requests_total` / `nudge_request_seconds` samples. With `--otlp-endpoint` the span is
+//! also exported (`crate::telemetry`), its fields as attributes.
 //!
 //! Written as one middleware rather than `tower-http`'s `TraceLayer` because the gRPC code of a
 //! successful call arrives in the trailers, after the handler: the response body is wrapped
@@ -82,6 +83,8 @@ async fn observe(
         code = field::Empty,
         http_status = field::Empty,
         enrollment_id = field::Empty,
+        // For `--otlp-endpoint`: a server span, as collectors and trace viewers expect.
+        otel.kind = "server",
     );
     let finish = Finish {
         span: span.clone(),

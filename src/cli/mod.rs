@@ -97,6 +97,15 @@ impl DatabaseArgs {
 }
 
 impl Cli {
+    /// Where request spans are exported (`serve --otlp-endpoint`), for the logging setup that
+    /// runs before the command.
+    pub fn otlp_endpoint(&self) -> Option<&crate::config::OtlpEndpoint> {
+        match &self.command {
+            Command::Serve(args) => args.otlp_endpoint.as_ref(),
+            _ => None,
+        }
+    }
+
     /// Runs the chosen subcommand.
     pub async fn run(self) -> anyhow::Result<()> {
         match self.command {

@@ -2,7 +2,7 @@
 
 use super::DatabaseArgs;
 use crate::app::{shutdown_signal, App};
-use crate::config::{ClockKind, Config, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
+use crate::config::{ClockKind, Config, OtlpEndpoint, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
 use clap::Args;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -46,6 +46,10 @@ pub struct ServeArgs {
     #[arg(long, env = "NUDGE_METRICS_REFRESH", default_value_t = 15,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub metrics_refresh: u64,
+    /// Export request spans over OTLP/HTTP (protobuf) to this collector, e.g.
+    /// `http://localhost:4318` (spans go to its `/v1/traces`). Off when unset.
+    #[arg(long, env = "NUDGE_OTLP_ENDPOINT", value_name = "URL", value_parser = OtlpEndpoint::parse)]
+    pub otlp_endpoint: Option<OtlpEndpoint>,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {

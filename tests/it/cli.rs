@@ -2,6 +2,7 @@
 //! and `serve` with its first-start token, health check, graceful shutdown, what reflection
 //! lists, and a manual clock's virtual time across a restart.
 
+use crate::common::process::KillOnDrop;
 use crate::common::{empty_database, spawn_app_on, with_token, Backend};
 use nudge::config::DatabaseUrl;
 use nudge::proto::v1::contact_service_client::ContactServiceClient;
@@ -410,21 +411,4 @@ fn serve_max_connections_is_a_positive_flag() {
         String::from_utf8_lossy(&zero.stderr).contains("--max-connections"),
         "{zero:?}"
     );
-}
-
-/// A child process killed (SIGKILL) and reaped when dropped.
-struct KillOnDrop(std::process::Child);
-
-impl KillOnDrop {
-    /// Kills it now.
-    fn take(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        self.take();
-    }
 }

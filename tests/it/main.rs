@@ -20,7 +20,8 @@
 //!   (by concern: routing, fan-out, SMS, email, webhooks, events, group commit), `planner`,
 //!   `planner_loop`, `store`, `contact_changes`, `transitions`, `edge_errors` (SPEC §13 input
 //!   limits, bounded statuses, exact refusals, error details through a real grpcurl).
-//! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`.
+//! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`,
+//!   `request_tracing` (OTLP export to a local receiver, JSON log lines).
 //! - The pure core: `engine_props`, `engine_routing`, `engine_simulate`, `engine_steps`,
 //!   `flow_fixtures`, `flow_props`, `timing_golden`, `timing_phone_cases`, `timing_props`,
 //!   `timing_window_props`.
@@ -67,6 +68,7 @@ mod metrics;
 mod planner;
 mod planner_loop;
 mod replicas;
+mod request_tracing;
 mod signals;
 mod store;
 mod timing_golden;

@@ -67,7 +67,7 @@ pub async fn spawn_app(backend: Backend) -> TestApp {
 /// [`spawn_app`] with its [`Config`] changed first (short timeouts, a connection cap).
 pub async fn spawn_app_with(backend: Backend, configure: impl FnOnce(&mut Config)) -> TestApp {
     if std::env::var_os("NUDGE_TEST_LOG").is_some() {
-        nudge::telemetry::init(nudge::config::LogFormat::Human);
+        let _ = nudge::telemetry::init(nudge::config::LogFormat::Human, None);
     }
     let (database_url, dir, pg) = fresh_database(backend).await;
     spawn_app_configured(database_url, dir, pg, configure).await

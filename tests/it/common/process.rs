@@ -20,7 +20,17 @@ pub fn nudge(args: &[&str]) -> String {
 
 /// Starts `nudge serve --clock manual` on `db`, listening on `127.0.0.1:port`.
 pub fn serve(db: &str, port: u16) -> Child {
-    Command::new(NUDGE)
+    serve_command(db, port)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start nudge serve")
+}
+
+/// The command [`serve`] runs, for a test that adds flags, environment or a stderr pipe first.
+pub fn serve_command(db: &str, port: u16) -> Command {
+    let mut command = Command::new(NUDGE);
+    command
         .args([
             "serve",
             "--clock",
@@ -30,11 +40,44 @@ pub fn serve(db: &str, port: u16) -> Child {
             "--listen",
             &format!("127.0.0.1:{port}"),
         ])
-        .env_remove("NUDGE_DATABASE_URL")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start nudge serve")
+        .env_remove("NUDGE_DATABASE_URL");
+    command
+}
+
+/// A migrated SQLite database in `dir` and an API token of its default account.
+pub fn database_with_token(dir: &std::path::Path) -> (String, String) {
+    let db = dir.join("nudge.db").to_string_lossy().into_owned();
+    nudge(&["migrate", "--database-url", &db]);
+    let token = nudge(&["token", "create", "--database-url", &db]);
+    (db, token.trim().to_string())
+}
+
+/// A child process killed (SIGKILL) and reaped when dropped, so a failing assertion leaves no
+/// server behind.
+pub struct KillOnDrop(pub Child);
+
+impl KillOnDrop {
+    /// Kills it now.
+    pub fn take(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+
+    /// Stops it as a container stop would (SIGTERM) and waits for it to exit. Blocking.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let kill = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(kill.success(), "kill -TERM: {kill:?}");
+        self.0.wait().expect("wait for nudge")
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        self.take();
+    }
 }
 
 /// A port nothing listens on right now.
