@@ -20,7 +20,8 @@
 //!   (by concern: routing, fan-out, SMS, email, webhooks, events, group commit), `planner`,
 //!   `planner_loop`, `store`, `contact_changes`, `transitions`, `edge_errors` (SPEC §13 input
 //!   limits, bounded statuses, exact refusals, error details through a real grpcurl).
-//! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`.
+//! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`, `bench`
+//!   (`nudge-bench --via grpc` with a tiny N).
 //! - The pure core: `engine_props`, `engine_routing`, `engine_simulate`, `engine_steps`,
 //!   `flow_fixtures`, `flow_props`, `timing_golden`, `timing_phone_cases`, `timing_props`,
 //!   `timing_window_props`.
@@ -38,6 +39,7 @@ mod accounts;
 mod api;
 mod api_flows_timing;
 mod approvals;
+mod bench;
 mod capacity;
 mod cli;
 mod cli_commands;
