@@ -58,7 +58,7 @@ fresh_db() {
 
 # The number before " <unit>" in a line of $2 that contains $1, e.g. `= 12345 jobs/s`.
 rate() {
-    { grep -F "$1" <<<"$2" || true; } | sed -nE "s/.* = ([0-9]+) $3.*/\1/p" | head -1
+    { grep -F "$1" <<<"$2" || true; } | sed -nE "s#.* = ([0-9]+) $3.*#\1#p" | head -1
 }
 
 declare -A results # results[side,callers,figure] = "r1 r2 r3"
