@@ -21,7 +21,8 @@
 //!   `planner_loop`, `store`, `contact_changes`, `transitions`, `edge_errors` (SPEC §13 input
 //!   limits, bounded statuses, exact refusals, error details through a real grpcurl).
 //! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`,
-//!   `request_tracing` (OTLP export to a local receiver, JSON log lines).
+//!   `request_tracing` (OTLP export to a local receiver, JSON log lines), `bench`
+//!   (`nudge-bench --via grpc` with a tiny N).
 //! - The pure core: `engine_props`, `engine_routing`, `engine_simulate`, `engine_steps`,
 //!   `flow_fixtures`, `flow_props`, `timing_golden`, `timing_phone_cases`, `timing_props`,
 //!   `timing_window_props`.
@@ -39,6 +40,7 @@ mod accounts;
 mod api;
 mod api_flows_timing;
 mod approvals;
+mod bench;
 mod capacity;
 mod cli;
 mod cli_commands;

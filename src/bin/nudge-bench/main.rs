@@ -1,7 +1,18 @@
 //! Engine figures on a real database. Prints one line per figure.
 //!
-//! - default (`--mode throughput`): `BatchEnroll` rate, and the planner's due-step rate with N
-//!   enrollments due at once (manual clock, `Planner::drain`).
+//! - default (`--mode throughput`): `BatchEnroll` rate (`--callers` side by side, calls of
+//!   `--enroll-batch` items, 10,000 by default), and the planner's due-step rate with N
+//!   enrollments due at once (manual clock, `Planner::drain`). With `--consumers K`, K delivery
+//!   workers claim (1,000 at a time) and ack (`--acks-in-flight` each, 8) every dispatch while
+//!   the planner drains, through the service calls the gRPC adapter makes, and a line gives the
+//!   steps/s up to the last ack; `--signals S` then reports S reply signals, one per enrolled
+//!   contact, `--signal-concurrency` (32) at a time.
+//! - `--via grpc` (module `grpc`): the same run through a real `nudge serve --clock manual`
+//!   (the `nudge` binary next to this one) and the tonic client: BatchEnroll calls of 1,000,
+//!   `TestClockService.Advance` to make them due, ClaimDispatches/AckDispatch workers (2 by
+//!   default) until the last ack, ReportSignal (10,000 by default). With
+//!   `--compare-database-url`, the in-process run with the same settings first, on that
+//!   database, and the ratios.
 //! - `--mode wake-latency`: the real planner loop of `nudge serve` (system clock, `Wakeup` and
 //!   on PostgreSQL `LISTEN/NOTIFY`) while timers are created at `--rate` per second for `--secs`
 //!   seconds (every 10 ms a `BatchEnroll` into `wait 2s → end`); the latency of a wake is the
@@ -18,6 +29,7 @@
 //! ```text
 //! nudge-bench --database-url sqlite:///tmp/bench.db --n 20000
 //! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --n 100000 [--callers 1] [--batch 1000] [--workers 4]
+//! nudge-bench --via grpc --database-url postgres://postgres@127.0.0.1/bench_grpc --compare-database-url postgres://postgres@127.0.0.1/bench --n 100000 --callers 4
 //! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode wake-latency --rate 1000 --secs 10
 //! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode memory --n 1000000
 //! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode caps --n 30000 --senders 1000
@@ -28,22 +40,29 @@
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use futures_util::{StreamExt, TryStreamExt};
 use nudge::api::AppState;
 use nudge::app::App;
 use nudge::clock::{to_millis, Clock, ManualClock, SystemClock};
 use nudge::config::{ClockKind, Config, DatabaseUrl};
+use nudge::inbound::SignalKind;
 use nudge::planner::Planner;
 use nudge::service::contacts::{self as contact_service, ContactInput};
 use nudge::service::enrollments::{self, EnrollInput};
 use nudge::service::flows;
+use nudge::service::signals;
 use nudge::store::accounts::DEFAULT_ACCOUNT_ID;
 use nudge::store::contacts::ContactRow;
 use nudge::store::schema::contacts;
 use nudge::store::schema::{enrollments as enrollments_table, journey};
 use nudge::store::Db;
+use run::{Acks, Figures, Run};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
+
+mod grpc;
+mod run;
 
 /// Runs `$body` with `$c` bound to a pooled connection of whichever backend `$db` is (the body
 /// is compiled for each): the bench reads its results with plain diesel.
@@ -65,7 +84,7 @@ macro_rules! on_db {
 }
 
 /// A wait, an email, a wait, then the end: every wake is one step of real work.
-const FLOW: &str = r#"{
+pub(crate) const FLOW: &str = r#"{
   "name": "bench",
   "start": "w1",
   "steps": {
@@ -76,7 +95,7 @@ const FLOW: &str = r#"{
   }
 }"#;
 
-fn arg(name: &str) -> Option<String> {
+pub(crate) fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter()
         .position(|a| a == name)
@@ -114,19 +133,32 @@ const DUE_FLOW: &str = r#"{
   }
 }"#;
 
-fn num<T: std::str::FromStr>(name: &str, default: T) -> anyhow::Result<T>
+pub(crate) fn num<T: std::str::FromStr>(name: &str, default: T) -> anyhow::Result<T>
 where
     T::Err: std::error::Error + Send + Sync + 'static,
 {
     Ok(arg(name).map(|s| s.parse()).transpose()?.unwrap_or(default))
 }
 
+/// Where the bench runs without `--database-url`.
+pub(crate) const DEFAULT_DATABASE_URL: &str = "sqlite://bench.db";
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let url = DatabaseUrl::parse(&arg("--database-url").unwrap_or("sqlite://bench.db".into()))
+    let url = DatabaseUrl::parse(&arg("--database-url").unwrap_or(DEFAULT_DATABASE_URL.into()))
         .map_err(anyhow::Error::msg)?;
+    if let Some(via) = arg("--via") {
+        anyhow::ensure!(
+            via == "grpc",
+            "unknown --via {via}: grpc (or leave it out: in process)"
+        );
+        return grpc::throughput(url).await;
+    }
     match arg("--mode").as_deref().unwrap_or("throughput") {
-        "throughput" => throughput(url).await,
+        "throughput" => {
+            let run = Run::from_args(enrollments::MAX_BATCH, 0, 0)?;
+            throughput(url, &run).await.map(drop)
+        }
         "wake-latency" => wake_latency(url).await,
         "memory" => memory(url).await,
         "caps" => caps(url).await,
@@ -134,8 +166,10 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-async fn throughput(url: DatabaseUrl) -> anyhow::Result<()> {
-    let n: usize = num("--n", 20_000)?;
+/// The in-process run: BatchEnroll, the planner's drain of N due enrollments (with delivery
+/// workers acking meanwhile when `run.consumers` > 0), then reply signals.
+pub(crate) async fn throughput(url: DatabaseUrl, run: &Run) -> anyhow::Result<Figures> {
+    let mut figures = Figures::default();
     let mut config = Config::new("127.0.0.1:0".parse()?, url.clone(), ClockKind::Manual);
     config.announce_first_token = false;
     let clock = Arc::new(ManualClock::new(SystemClock.now()));
@@ -143,30 +177,22 @@ async fn throughput(url: DatabaseUrl) -> anyhow::Result<()> {
     let state = app.state().clone();
     let now = clock.now();
     flows::create(&state.core, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
-    insert_contacts(&state, n, now).await?;
+    insert_contacts(&state.core.db, run.n, now).await?;
 
-    // `--callers` clients send BatchEnroll calls of up to 10,000 side by side, as a CRM's
-    // workers would; each call's contacts are its own.
-    let callers: usize = arg("--callers")
-        .map(|s| s.parse())
-        .transpose()?
-        .unwrap_or(1);
+    // `--callers` clients send BatchEnroll calls side by side, as a CRM's workers would; each
+    // call's contacts are its own.
     let started = Instant::now();
-    let calls: Vec<(usize, usize)> = (0..n)
-        .step_by(enrollments::MAX_BATCH)
-        .map(|start| (start, (n - start).min(enrollments::MAX_BATCH)))
-        .collect();
-    let queue = Arc::new(std::sync::Mutex::new(calls.into_iter()));
+    let queue = Arc::new(std::sync::Mutex::new(run.enroll_calls()));
     let mut clients = tokio::task::JoinSet::new();
-    for _ in 0..callers.max(1) {
+    for _ in 0..run.callers {
         let (state, queue) = (state.clone(), queue.clone());
         clients.spawn(async move {
             loop {
                 let next = queue.lock().expect("queue lock").next();
-                let Some((start, size)) = next else {
+                let Some(contacts) = next else {
                     return Ok::<(), anyhow::Error>(());
                 };
-                let items = (start..start + size)
+                let items = contacts
                     .map(|i| EnrollInput {
                         contact_id: format!("c{i}"),
                         flow_id: "bench".into(),
@@ -182,13 +208,11 @@ async fn throughput(url: DatabaseUrl) -> anyhow::Result<()> {
     while let Some(joined) = clients.join_next().await {
         joined??;
     }
-    let secs = started.elapsed().as_secs_f64();
-    println!(
-        "{url}: BatchEnroll {n} enrollments in {secs:.2} s = {:.0} enrollments/s ({callers} callers)",
-        n as f64 / secs
-    );
+    figures.enrolled = run.print_enrolled(&url.to_string(), started.elapsed());
 
     // All of them are due at once an hour later: each wake sends the email and enters w2.
+    // With `--consumers`, delivery workers claim and ack the dispatches meanwhile (the service
+    // calls the gRPC adapter makes, without gRPC).
     let due = now + Duration::hours(1);
     clock.set(due);
     let mut planner = Planner::new(state.core.clone());
@@ -198,17 +222,88 @@ async fn throughput(url: DatabaseUrl) -> anyhow::Result<()> {
     if let Some(workers) = arg("--workers") {
         planner.workers = workers.parse()?;
     }
+    let acks = Arc::new(Acks::new(run.n));
+    let mut consumers = tokio::task::JoinSet::new();
+    for _ in 0..run.consumers {
+        consumers.spawn(consume(state.clone(), run.acks_in_flight, acks.clone()));
+    }
     let started = Instant::now();
     let woken = planner.drain(due).await?;
     let secs = started.elapsed().as_secs_f64();
+    figures.stepped = woken as f64 / secs;
     println!(
         "{url}: planner woke {woken} due enrollments (each: email dispatch + next wait) in {secs:.2} s = {:.0} steps/s (batch {}, workers {})",
-        woken as f64 / secs,
+        figures.stepped,
         planner.batch,
         planner.workers
     );
+    if run.consumers > 0 {
+        while let Some(joined) = consumers.join_next().await {
+            joined??;
+        }
+        figures.delivered =
+            Some(run.print_delivered(&url.to_string(), acks.count(), acks.elapsed_since(started)));
+    }
+
+    if run.signals > 0 {
+        let kind = SignalKind::reply("email").map_err(|e| anyhow::anyhow!(e.message))?;
+        let elapsed = run
+            .report_signals(|i| {
+                let (state, kind) = (state.clone(), kind.clone());
+                async move {
+                    let now = state.core.clock.now();
+                    signals::report(
+                        &state.signals,
+                        DEFAULT_ACCOUNT_ID,
+                        &format!("c{i}"),
+                        kind,
+                        Some(format!("bench-{i}")),
+                        now,
+                    )
+                    .await?;
+                    Ok::<(), anyhow::Error>(())
+                }
+            })
+            .await?;
+        figures.signalled = Some(run.print_signals(&url.to_string(), elapsed));
+    }
     if let Some(rss) = rss_kib() {
         println!("{url}: RSS after the run {} MiB", rss / 1024);
+    }
+    Ok(figures)
+}
+
+/// A delivery worker as a CRM runs one, in process: claims up to 1,000 due dispatches (what
+/// ClaimDispatches does, unsubscribe headers included), acks each as sent (`acks_in_flight` at
+/// a time), until every dispatch of the run is acked.
+async fn consume(state: AppState, acks_in_flight: usize, acks: Arc<Acks>) -> anyhow::Result<()> {
+    use nudge::service::dispatches::{self, Outcome};
+    use nudge::service::{approvals, unsubscribe};
+    while !acks.all_done() {
+        let mut rows =
+            dispatches::claim(&state.core, DEFAULT_ACCOUNT_ID, 60_000, 1_000, &[]).await?;
+        if rows.is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            continue;
+        }
+        unsubscribe::attach(&state.core, DEFAULT_ACCOUNT_ID, &state.link_base, &mut rows).await?;
+        approvals::attach_url(&state.link_base, &mut rows);
+        futures_util::stream::iter(rows)
+            .map(|d| {
+                let (state, acks) = (&state, &acks);
+                async move {
+                    let sent = Outcome::Sent {
+                        provider_message_id: format!("p-{}", d.id),
+                    };
+                    let token = d.lease_token.clone().unwrap_or_default();
+                    dispatches::ack(&state.core, DEFAULT_ACCOUNT_ID, &d.id, &token, &sent).await?;
+                    acks.one();
+                    Ok::<(), anyhow::Error>(())
+                }
+            })
+            .buffer_unordered(acks_in_flight)
+            .try_collect::<()>()
+            .await?;
     }
     Ok(())
 }
@@ -225,7 +320,7 @@ async fn caps(url: DatabaseUrl) -> anyhow::Result<()> {
     let state = app.state().clone();
     let start = clock.now();
     flows::create(&state.core, DEFAULT_ACCOUNT_ID, FLOW, start).await?;
-    insert_contacts(&state, n, start).await?;
+    insert_contacts(&state.core.db, n, start).await?;
     let share = n.div_ceil(senders_n);
     let cap = (share * 2).div_ceil(3).max(1);
     for i in 0..senders_n {
@@ -311,7 +406,7 @@ async fn caps(url: DatabaseUrl) -> anyhow::Result<()> {
 
 /// `n` contacts `c0`, `c1`, … written straight to the table (the bench measures enrolling,
 /// not contact upserts).
-async fn insert_contacts(state: &AppState, n: usize, now: DateTime<Utc>) -> anyhow::Result<()> {
+pub(crate) async fn insert_contacts(db: &Db, n: usize, now: DateTime<Utc>) -> anyhow::Result<()> {
     let rows: Vec<ContactRow> = (0..n)
         .map(|i| ContactRow {
             account_id: DEFAULT_ACCOUNT_ID.into(),
@@ -326,7 +421,7 @@ async fn insert_contacts(state: &AppState, n: usize, now: DateTime<Utc>) -> anyh
             updated_at: to_millis(now),
         })
         .collect();
-    match &state.core.db {
+    match db {
         Db::Postgres(pool) => {
             let mut c = pool.get().await?;
             for chunk in rows.chunks(3_000) {
