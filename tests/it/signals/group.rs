@@ -391,7 +391,10 @@ async fn a_reply_that_leads_to_an_approval_hands_out_its_link(backend: Backend) 
     contact(&app, "ann", "ann@example.com", "").await;
     let id = enroll(&app, "ann", &flow).await;
     let receipt = report(&app, "ann", "reply", "email", "r-1").await;
-    assert_eq!(effects_of(&receipt.deliveries), vec![(id.clone(), "woke".to_string())]);
+    assert_eq!(
+        effects_of(&receipt.deliveries),
+        vec![(id.clone(), "woke".to_string())]
+    );
     let dispatches = DispatchServiceClient::new(app.channel().await)
         .list_dispatches(app.authed(ListDispatchesRequest {
             enrollment_id: id.clone(),
@@ -405,7 +408,10 @@ async fn a_reply_that_leads_to_an_approval_hands_out_its_link(backend: Backend) 
     assert_eq!(channels, vec!["approval"], "{dispatches:?}");
     let params: serde_json::Value = serde_json::from_str(&dispatches[0].channel_params).unwrap();
     assert!(
-        params["path"].as_str().unwrap_or_default().starts_with("/approvals/"),
+        params["path"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("/approvals/"),
         "{params}"
     );
     app.stop().await;
