@@ -12,6 +12,7 @@
 //! and place quiet-hours rules through the window arithmetic.
 
 use crate::code::Code;
+use crate::engine::interpret::channel_of;
 use crate::engine::state::{EnrollmentState, Run, Status, TaskPhase};
 use crate::flow::model::{Action, StepKind};
 use crate::flow::Flow;
@@ -501,15 +502,6 @@ fn wait_zone(state: &EnrollmentState, flow: &Flow, step: &str) -> Option<Zone> {
     explicit.or_else(|| {
         zones_of(state, flow, Channel::Email, &QuietHours::federal()).map(|z| z.arithmetic)
     })
-}
-
-fn channel_of(kind: StepKind) -> Channel {
-    match kind {
-        StepKind::Sms => Channel::Sms,
-        StepKind::Call => Channel::Call,
-        StepKind::LinkedinConnect | StepKind::LinkedinMessage => Channel::Linkedin,
-        _ => Channel::Email,
-    }
 }
 
 /// `2026-12-04 09:00` in `zone` (UTC without one).

@@ -775,15 +775,7 @@ pub async fn contact_journey(
     let steps: Vec<ContactStep> = with_conn!(conn, c => query.load(c).await)?;
     let mut out = Vec::new();
     for s in steps {
-        let stored = StoredStep {
-            enrollment_id: s.enrollment_id,
-            seq: s.seq,
-            n: s.n,
-            at: s.at,
-            last_pos: s.last_pos,
-            entries: s.entries,
-        };
-        for (_, row) in stored.expand()? {
+        for (_, row) in s.step.expand()? {
             let key = (row.at, row.enrollment_id.as_str(), row.seq);
             if after.is_some_and(|k| key <= (k.at, k.enrollment_id.as_str(), k.seq)) {
                 continue;
@@ -806,20 +798,10 @@ pub async fn contact_journey(
 /// A stored step of one of a contact's enrollments, with the enrollment's flow.
 #[derive(QueryableByName)]
 struct ContactStep {
-    #[diesel(sql_type = diesel::sql_types::Text)]
-    enrollment_id: String,
+    #[diesel(embed)]
+    step: StoredStep,
     #[diesel(sql_type = diesel::sql_types::Text)]
     flow_id: String,
     #[diesel(sql_type = diesel::sql_types::Integer)]
     flow_version: i32,
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    seq: i64,
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    n: i64,
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    at: i64,
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    last_pos: i64,
-    #[diesel(sql_type = diesel::sql_types::Text)]
-    entries: String,
 }

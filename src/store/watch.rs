@@ -18,6 +18,7 @@
 use super::journey::StoredStep;
 use super::{Db, StoreError};
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
+use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 /// One entry of the log, with its enrollment's flow and contact.
@@ -35,26 +36,16 @@ pub struct WatchRow {
 }
 
 /// A stored step of the log, with its enrollment's flow and contact.
-#[derive(diesel::QueryableByName)]
+#[derive(QueryableByName)]
 struct LogStep {
-    #[diesel(sql_type = Text)]
-    enrollment_id: String,
+    #[diesel(embed)]
+    step: StoredStep,
     #[diesel(sql_type = Text)]
     flow_id: String,
     #[diesel(sql_type = Integer)]
     flow_version: i32,
     #[diesel(sql_type = Text)]
     contact_id: String,
-    #[diesel(sql_type = BigInt)]
-    seq: i64,
-    #[diesel(sql_type = BigInt)]
-    n: i64,
-    #[diesel(sql_type = BigInt)]
-    at: i64,
-    #[diesel(sql_type = BigInt)]
-    last_pos: i64,
-    #[diesel(sql_type = Text)]
-    entries: String,
 }
 
 /// Up to `limit` log entries of the account after position `after`, in order, of the flow and
@@ -87,15 +78,7 @@ pub async fn page(
     let steps: Vec<LogStep> = with_conn!(conn, c => query.load(c).await)?;
     let mut out = Vec::new();
     for s in steps {
-        let stored = StoredStep {
-            enrollment_id: s.enrollment_id,
-            seq: s.seq,
-            n: s.n,
-            at: s.at,
-            last_pos: s.last_pos,
-            entries: s.entries,
-        };
-        for (pos, row) in stored.expand()? {
+        for (pos, row) in s.step.expand()? {
             if pos <= after {
                 continue;
             }
