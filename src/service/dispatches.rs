@@ -17,9 +17,11 @@ use crate::code::Code;
 use crate::engine::{AckOutcome, JourneyEntry, JourneyKind};
 use crate::runtime::Core;
 use crate::store::dispatches::{AckUpdate, DispatchRow, Lease};
+use crate::store::journey::JourneyStep;
 use crate::store::{self, DispatchStatus, StoreError, Tx};
 use crate::timing::Channel;
 use chrono::{DateTime, Utc};
+use std::collections::HashMap;
 
 /// The lease when the caller asks for none.
 pub const DEFAULT_LEASE_MS: i64 = 60_000;
@@ -295,51 +297,107 @@ pub async fn ack(
     lease_token: &str,
     outcome: &Outcome,
 ) -> Result<Acked, ServiceError> {
-    let mut problems = Violations::default();
-    problems.check(fields::parse_id("id", id.as_str()));
-    problems.check(fields::check_text("lease_token", lease_token, Limit::Id));
-    problems.finish()?;
-    let now = core.clock.now();
-    let mut tx = core.db.begin().await?;
-    let result = ack_in(core, &mut tx, account_id, id, lease_token, outcome, now).await;
-    let (acked, woke) = tx.finish(result).await?;
-    core.announce(woke).await;
-    Ok(acked)
+    let item = AckItem {
+        id: id.clone(),
+        lease_token: lease_token.to_string(),
+        outcome: outcome.clone(),
+    };
+    let mut answers = ack_batch(core, account_id, std::slice::from_ref(&item)).await?;
+    answers.pop().expect("one answer per item")
 }
 
-/// The ack inside its transaction; with what committing it means to the planners (a waiter
-/// woken by the slot it gave back).
-async fn ack_in(
+/// The most acks one `BatchAckDispatch` carries: a claim's worth.
+pub const MAX_ACK_BATCH: usize = MAX_CLAIM as usize;
+
+/// One ack of [`ack_batch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AckItem {
+    pub id: DispatchId,
+    pub lease_token: String,
+    pub outcome: Outcome,
+}
+
+/// `BatchAckDispatch`: the acks of `items` in one transaction, each answered (in order) as
+/// [`ack`] answers it alone, so one refused ack (a lost lease, an unknown id) refuses only
+/// itself. The rows are locked and written set-wise: the enrollments, then the dispatches, in
+/// id order (as the signal router locks them), one update of the dispatches, and the journey
+/// entries as the batch's last statement, so the account's Watch head is taken once per batch,
+/// not once per ack (issue 18: one transaction per ack held acks to about 100/s per account).
+pub async fn ack_batch(
     core: &Core,
-    tx: &mut Tx,
     account_id: &str,
+    items: &[AckItem],
+) -> Result<Vec<Result<Acked, ServiceError>>, ServiceError> {
+    if items.is_empty() || items.len() > MAX_ACK_BATCH {
+        return Err(ServiceError::Invalid(vec![Violation::new(
+            "items",
+            Code::BadSchema,
+            format!(
+                "{} acks in one call; send 1 to {MAX_ACK_BATCH} per BatchAckDispatch",
+                items.len()
+            ),
+        )]));
+    }
+    let mut answers: Vec<Option<Result<Acked, ServiceError>>> = Vec::with_capacity(items.len());
+    let mut seen = std::collections::HashSet::new();
+    for item in items {
+        let mut problems = Violations::default();
+        problems.check(fields::parse_id("id", item.id.as_str()));
+        problems.check(fields::check_text(
+            "lease_token",
+            &item.lease_token,
+            Limit::Id,
+        ));
+        answers.push(match problems.finish() {
+            Err(e) => Some(Err(e)),
+            Ok(()) if !seen.insert(item.id.as_str()) => {
+                Some(Err(ServiceError::Invalid(vec![Violation::new(
+                    "id",
+                    Code::BadSchema,
+                    format!(
+                        "dispatch `{}` is acked twice in this call; ack it once",
+                        item.id
+                    ),
+                )])))
+            }
+            Ok(()) => None,
+        });
+    }
+    let now = core.clock.now();
+    let mut tx = core.db.begin().await?;
+    let result = ack_batch_in(core, &mut tx, account_id, items, &mut answers, now).await;
+    let woke = tx.finish(result).await?;
+    core.announce(woke).await;
+    Ok(answers
+        .into_iter()
+        .map(|a| a.expect("every ack answered"))
+        .collect())
+}
+
+/// What an ack does to a dispatch it may apply to.
+enum Decision<'a> {
+    /// A repeat of the ack that ended the lease: the same answer, nothing written.
+    Repeat(Acked),
+    /// The ack applies: the dispatch's new fields and the journey entry's.
+    Apply {
+        update: AckUpdate<'a>,
+        kind: AckOutcome,
+        retry_at: Option<i64>,
+        gave_up: bool,
+    },
+}
+
+/// How `outcome`, carrying `lease_token`, applies to the locked dispatch `row` at `now_ms`.
+fn decide<'a>(
+    row: &DispatchRow,
     id: &DispatchId,
     lease_token: &str,
-    outcome: &Outcome,
-    now: DateTime<Utc>,
-) -> Result<(Acked, store::Committed), ServiceError> {
-    let missing = || ServiceError::NotFound {
-        what: "dispatch",
-        id: id.to_string(),
-    };
-    // The enrollment first, then the dispatch: the order a step transition takes them in.
-    let enrollment_id = tx
-        .dispatch_enrollment(account_id, id.as_str())
-        .await?
-        .ok_or_else(missing)?;
-    let enrollment = tx.lock_enrollment(Some(account_id), &enrollment_id).await?;
-    let row = tx
-        .lock_dispatch(account_id, id.as_str())
-        .await?
-        .ok_or_else(missing)?;
+    outcome: &'a Outcome,
+    now_ms: i64,
+) -> Result<Decision<'a>, ServiceError> {
     let status = DispatchStatus::parse(&row.status).ok_or_else(|| {
         StoreError::Corrupt(format!("dispatch {}: status `{}`", row.id, row.status))
     })?;
-    let answer = |status| Acked {
-        status,
-        due_at: from_millis(row.due_at),
-        attempts: row.attempts,
-    };
     if row.lease_owner.as_deref() != Some(lease_token) {
         return Err(match status {
             DispatchStatus::Pending => ServiceError::FailedPrecondition(format!(
@@ -371,7 +429,11 @@ async fn ack_in(
             _ => false,
         };
         return if same {
-            Ok((answer(status), store::Committed::default()))
+            Ok(Decision::Repeat(Acked {
+                status,
+                due_at: from_millis(row.due_at),
+                attempts: row.attempts,
+            }))
         } else if status == DispatchStatus::Pending {
             Err(ServiceError::FailedPrecondition(format!(
                 "dispatch `{id}` was acked for a retry at {}; its next claim carries a new lease \
@@ -384,104 +446,181 @@ async fn ack_in(
             )))
         };
     }
-    let now_ms = to_millis(now);
-    let (update, outcome_kind, retry_at, gave_up) = match outcome {
+    let ended = |status, failure: &'a str, gave_up| Decision::Apply {
+        update: AckUpdate {
+            status,
+            provider_message_id: None,
+            failure: Some(failure),
+            due_at: row.due_at,
+        },
+        kind: AckOutcome::Failed,
+        retry_at: None,
+        gave_up,
+    };
+    Ok(match outcome {
         Outcome::Sent {
             provider_message_id,
-        } => (
-            AckUpdate {
+        } => Decision::Apply {
+            update: AckUpdate {
                 status: DispatchStatus::Sent,
                 provider_message_id: Some(provider_message_id),
                 failure: None,
                 due_at: row.due_at,
             },
-            AckOutcome::Sent,
-            None,
-            false,
-        ),
-        Outcome::Failed { failure } => (
-            AckUpdate {
-                status: DispatchStatus::Failed,
-                provider_message_id: None,
-                failure: Some(failure),
-                due_at: row.due_at,
-            },
-            AckOutcome::Failed,
-            None,
-            false,
-        ),
-        Outcome::Retry { failure, .. } if row.attempts >= MAX_ATTEMPTS => (
-            AckUpdate {
-                status: DispatchStatus::Failed,
-                provider_message_id: None,
-                failure: Some(failure),
-                due_at: row.due_at,
-            },
-            AckOutcome::Failed,
-            None,
-            true,
-        ),
+            kind: AckOutcome::Sent,
+            retry_at: None,
+            gave_up: false,
+        },
+        Outcome::Failed { failure } => ended(DispatchStatus::Failed, failure, false),
+        Outcome::Retry { failure, .. } if row.attempts >= MAX_ATTEMPTS => {
+            ended(DispatchStatus::Failed, failure, true)
+        }
         Outcome::Retry { failure, at } => {
             let due = retry_due(*at, now_ms, row.attempts);
-            (
-                AckUpdate {
+            Decision::Apply {
+                update: AckUpdate {
                     status: DispatchStatus::Pending,
                     provider_message_id: None,
                     failure: Some(failure),
                     due_at: due,
                 },
-                AckOutcome::Retry,
-                Some(due),
-                false,
-            )
+                kind: AckOutcome::Retry,
+                retry_at: Some(due),
+                gave_up: false,
+            }
         }
-    };
-    tx.ack_dispatch(&row.id, &update).await?;
-    let mut freed = None;
-    if outcome_kind == AckOutcome::Failed {
-        // SPEC §9: a dispatch that was not sent gives its capacity slot back. Without the
-        // sender's lock: a reserver that read the row meanwhile only saw less capacity.
-        if tx.release_slot(&row.idempotency_key).await? > 0 {
-            freed = row.channel.parse::<Channel>().ok();
+    })
+}
+
+/// The batch inside its transaction: fills the unanswered `answers`, and says what committing
+/// means to the planners (waiters woken by slots given back).
+async fn ack_batch_in(
+    core: &Core,
+    tx: &mut Tx,
+    account_id: &str,
+    items: &[AckItem],
+    answers: &mut [Option<Result<Acked, ServiceError>>],
+    now: DateTime<Utc>,
+) -> Result<store::Committed, StoreError> {
+    let now_ms = to_millis(now);
+    let ids: Vec<&str> = items
+        .iter()
+        .zip(answers.iter())
+        .filter(|(_, a)| a.is_none())
+        .map(|(item, _)| item.id.as_str())
+        .collect();
+    // The enrollments first, then the dispatches: the order a step transition takes them in.
+    let mut enrollments: HashMap<String, store::EnrollmentRow> = tx
+        .lock_enrollments_of_dispatches(account_id, &ids)
+        .await?
+        .into_iter()
+        .map(|e| (e.id.clone(), e))
+        .collect();
+    let rows: HashMap<String, DispatchRow> = tx
+        .lock_dispatches(account_id, &ids)
+        .await?
+        .into_iter()
+        .map(|d| (d.id.clone(), d))
+        .collect();
+    let mut updates: Vec<(&str, AckUpdate<'_>)> = Vec::new();
+    // The journey step of each acked enrollment, in the order of its first ack.
+    let mut steps: Vec<JourneyStep> = Vec::new();
+    let mut step_of: HashMap<&str, usize> = HashMap::new();
+    let mut freed: Vec<(&str, Channel)> = Vec::new();
+    for (item, answer) in items.iter().zip(answers.iter_mut()) {
+        if answer.is_some() {
+            continue;
         }
-    }
-    let sender = enrollment
-        .as_ref()
-        .map(|e| (e.account_id.clone(), e.sender_id.clone()));
-    if let Some(enrollment) = enrollment {
-        let entry = JourneyEntry::DispatchAcked {
-            run: row.run as u64,
-            step: row.step.clone(),
-            dispatch: row.id.clone(),
-            attempt: row.attempts.max(0) as u32,
-            outcome: outcome_kind,
-            provider_message_id: update.provider_message_id.map(str::to_string),
-            failure: update.failure.map(str::to_string),
-            retry_at: retry_at.map(from_millis),
-            gave_up,
+        let Some(row) = rows.get(item.id.as_str()) else {
+            *answer = Some(Err(ServiceError::NotFound {
+                what: "dispatch",
+                id: item.id.to_string(),
+            }));
+            continue;
         };
-        let detail = serde_json::to_value(&entry)
-            .expect("journey entries serialize")
-            .to_string();
-        tx.append_journey(
-            &enrollment,
-            now_ms,
-            JourneyKind::DispatchAcked.as_str(),
-            detail,
-        )
-        .await?;
+        let (update, kind, retry_at, gave_up) =
+            match decide(row, &item.id, &item.lease_token, &item.outcome, now_ms) {
+                Err(e) => {
+                    *answer = Some(Err(e));
+                    continue;
+                }
+                Ok(Decision::Repeat(acked)) => {
+                    *answer = Some(Ok(acked));
+                    continue;
+                }
+                Ok(Decision::Apply {
+                    update,
+                    kind,
+                    retry_at,
+                    gave_up,
+                }) => (update, kind, retry_at, gave_up),
+            };
+        if kind == AckOutcome::Failed {
+            // SPEC §9: a dispatch that was not sent gives its capacity slot back. Without the
+            // sender's lock: a reserver that read the row meanwhile only saw less capacity.
+            if tx.release_slot(&row.idempotency_key).await? > 0 {
+                if let Ok(channel) = row.channel.parse::<Channel>() {
+                    freed.push((row.enrollment_id.as_str(), channel));
+                }
+            }
+        }
+        if let Some(enrollment) = enrollments.get_mut(&row.enrollment_id) {
+            let entry = JourneyEntry::DispatchAcked {
+                run: row.run as u64,
+                step: row.step.clone(),
+                dispatch: row.id.clone(),
+                attempt: row.attempts.max(0) as u32,
+                outcome: kind,
+                provider_message_id: update.provider_message_id.map(str::to_string),
+                failure: update.failure.map(str::to_string),
+                retry_at: retry_at.map(from_millis),
+                gave_up,
+            };
+            let detail = serde_json::to_value(&entry)
+                .expect("journey entries serialize")
+                .to_string();
+            enrollment.journey_seq += 1;
+            let at = *step_of
+                .entry(row.enrollment_id.as_str())
+                .or_insert_with(|| {
+                    steps.push(JourneyStep::new(
+                        &enrollment.id,
+                        &enrollment.account_id,
+                        enrollment.journey_seq,
+                        now_ms,
+                    ));
+                    steps.len() - 1
+                });
+            steps[at].push(JourneyKind::DispatchAcked.as_str(), &detail);
+        }
+        *answer = Some(Ok(Acked {
+            status: update.status,
+            due_at: from_millis(update.due_at),
+            attempts: row.attempts,
+        }));
+        updates.push((row.id.as_str(), update));
     }
-    // After the ack's own entry: the waiter may be this very enrollment, read again here.
+    tx.ack_dispatches(&updates).await?;
+    // Each acked enrollment's row again with its journey advanced, and its entries: one write,
+    // whose last statement numbers the entries in the account's Watch order.
+    let mut writes = store::Writes::default();
+    for step in &steps {
+        writes
+            .enrollments
+            .push(enrollments[&step.enrollment_id].clone());
+    }
+    writes.journey = steps;
+    tx.write_all(&writes).await?;
+    // After the acks' own entries: a waiter may be an enrollment acked here, read again.
     let mut woke = store::Committed::default();
-    if let (Some(channel), Some((account, sender))) = (freed, sender) {
-        woke = wake_first_waiter(core, tx, &account, &sender, channel, now).await?;
+    for (enrollment_id, channel) in freed {
+        if let Some(e) = enrollments.get(enrollment_id) {
+            let (account, sender) = (e.account_id.clone(), e.sender_id.clone());
+            let more = wake_first_waiter(core, tx, &account, &sender, channel, now).await?;
+            woke.absorb(more);
+        }
     }
-    let acked = Acked {
-        status: update.status,
-        due_at: from_millis(update.due_at),
-        attempts: row.attempts,
-    };
-    Ok((acked, woke))
+    Ok(woke)
 }
 
 /// SPEC §9 (priority): a slot given back goes to the step first in line for it, now, rather

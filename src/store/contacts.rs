@@ -6,7 +6,7 @@ use crate::engine::ContactView;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, QueryableByName, Selectable, Insertable)]
 #[diesel(table_name = contacts)]
 pub struct ContactRow {
     pub account_id: String,
@@ -141,12 +141,19 @@ pub async fn get_many(
     let mut found = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(1_000) {
         let conn = db.conn().await?;
-        found.extend(with_conn!(conn, c => contacts::table
-            .filter(contacts::account_id.eq(account_id))
-            .filter(contacts::id.eq_any(chunk))
-            .select(ContactRow::as_select())
-            .load::<ContactRow>(c)
-            .await)?);
+        found.extend(match conn {
+            Conn::Postgres(mut c) => {
+                super::pg_batch::contacts_by_id(&mut c, account_id, chunk).await?
+            }
+            Conn::Sqlite(mut c) => {
+                contacts::table
+                    .filter(contacts::account_id.eq(account_id))
+                    .filter(contacts::id.eq_any(chunk))
+                    .select(ContactRow::as_select())
+                    .load::<ContactRow>(&mut *c)
+                    .await?
+            }
+        });
     }
     Ok(found)
 }

@@ -2,7 +2,6 @@
 //! written by [`Tx::write_all`](super::Tx::write_all) with the step that made them.
 
 pub use super::enrollments::DispatchRow;
-use super::journey::JourneyStep;
 use super::schema::dispatches;
 use super::{Conn, Db, DispatchStatus, EnrollmentRow, StoreError, Tx};
 use crate::timing::Channel;
@@ -199,23 +198,80 @@ impl Tx {
         Ok(())
     }
 
-    /// Appends `detail` (a journey entry as JSON, of kind `kind`) to the journey of `row`, an
-    /// enrollment this transaction locked, and advances its `journey_seq`.
-    pub async fn append_journey(
+    /// The account's enrollments that the dispatches `ids` belong to, locked in id order
+    /// (PostgreSQL `FOR UPDATE`, the order the signal router locks in, so concurrent batches
+    /// cannot deadlock; SQLite has one writer).
+    pub async fn lock_enrollments_of_dispatches(
         &mut self,
-        row: &EnrollmentRow,
-        at: i64,
-        kind: &str,
-        detail: String,
-    ) -> Result<(), StoreError> {
+        account_id: &str,
+        ids: &[&str],
+    ) -> Result<Vec<EnrollmentRow>, StoreError> {
         use super::schema::enrollments;
-        let seq = row.journey_seq + 1;
-        on_conn!(&mut self.conn, c => diesel::update(enrollments::table.filter(enrollments::id.eq(&row.id)))
-            .set(enrollments::journey_seq.eq(seq))
-            .execute(c)
-            .await)?;
-        let mut step = JourneyStep::new(&row.id, &row.account_id, seq, at);
-        step.push(kind, &detail);
-        self.insert_journey(&[step]).await
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        macro_rules! find {
+            () => {
+                enrollments::table
+                    .filter(enrollments::account_id.eq(account_id))
+                    .filter(
+                        enrollments::id.eq_any(
+                            dispatches::table
+                                .filter(dispatches::account_id.eq(account_id))
+                                .filter(dispatches::id.eq_any(ids))
+                                .select(dispatches::enrollment_id),
+                        ),
+                    )
+                    .order(enrollments::id.asc())
+                    .select(EnrollmentRow::as_select())
+            };
+        }
+        Ok(match &mut self.conn {
+            Conn::Postgres(c) => find!().for_update().load(&mut **c).await?,
+            Conn::Sqlite(c) => find!().load(&mut **c).await?,
+        })
+    }
+
+    /// The account's dispatches `ids` (those that exist), locked in id order until this
+    /// transaction ends.
+    pub async fn lock_dispatches(
+        &mut self,
+        account_id: &str,
+        ids: &[&str],
+    ) -> Result<Vec<DispatchRow>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        macro_rules! find {
+            () => {
+                dispatches::table
+                    .filter(dispatches::account_id.eq(account_id))
+                    .filter(dispatches::id.eq_any(ids))
+                    .order(dispatches::id.asc())
+                    .select(DispatchRow::as_select())
+            };
+        }
+        Ok(match &mut self.conn {
+            Conn::Postgres(c) => find!().for_update().load(&mut **c).await?,
+            Conn::Sqlite(c) => find!().load(&mut **c).await?,
+        })
+    }
+
+    /// [`Tx::ack_dispatch`] for each of `acks`: one array-bound statement on PostgreSQL.
+    pub async fn ack_dispatches(
+        &mut self,
+        acks: &[(&str, AckUpdate<'_>)],
+    ) -> Result<(), StoreError> {
+        if acks.is_empty() {
+            return Ok(());
+        }
+        if let Conn::Postgres(c) = &mut self.conn {
+            super::pg_batch::ack_dispatches(c, acks).await?;
+            return Ok(());
+        }
+        for (id, ack) in acks {
+            self.ack_dispatch(id, ack).await?;
+        }
+        Ok(())
     }
 }

@@ -177,6 +177,19 @@ pub struct Committed {
     pub transitions: std::collections::BTreeMap<&'static str, u64>,
 }
 
+impl Committed {
+    /// Adds what `other` means too: the sooner wake, both counts.
+    pub fn absorb(&mut self, other: Committed) {
+        self.wake = match (self.wake, other.wake) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        for (kind, n) in other.transitions {
+            *self.transitions.entry(kind).or_insert(0) += n;
+        }
+    }
+}
+
 impl Writes {
     /// What to announce and count once these writes are committed.
     pub fn committed(&self) -> Committed {
@@ -563,13 +576,24 @@ impl Tx {
         if contact_ids.is_empty() {
             return Ok(Vec::new());
         }
-        Ok(on_conn!(&mut self.conn, c => enrollments::table
-            .filter(enrollments::account_id.eq(account_id))
-            .filter(enrollments::contact_id.eq_any(contact_ids))
-            .filter(enrollments::status.eq_any(LIVE))
-            .select((enrollments::contact_id, enrollments::flow_id, enrollments::id))
-            .load(c)
-            .await)?)
+        Ok(match &mut self.conn {
+            Conn::Postgres(c) => {
+                super::pg_batch::live_enrollments_of(c, account_id, contact_ids).await?
+            }
+            Conn::Sqlite(c) => {
+                enrollments::table
+                    .filter(enrollments::account_id.eq(account_id))
+                    .filter(enrollments::contact_id.eq_any(contact_ids))
+                    .filter(enrollments::status.eq_any(LIVE))
+                    .select((
+                        enrollments::contact_id,
+                        enrollments::flow_id,
+                        enrollments::id,
+                    ))
+                    .load(&mut **c)
+                    .await?
+            }
+        })
     }
 }
 

@@ -195,7 +195,7 @@ async fn concurrent_batch_enrolls_make_one_active_enrollment_per_contact(backend
                 if r.created {
                     created += 1;
                 } else {
-                    assert_eq!(r.error_code, "AlreadyExists", "trial {trial}: {r:?}");
+                    assert_eq!(r.error_code, "ALREADY_EXISTS", "trial {trial}: {r:?}");
                 }
             }
         }

@@ -1,5 +1,6 @@
 //! The delivery side of the outbox (SPEC §6) and a contact's journey (§5.8), end to end:
-//! `ClaimDispatches` by channel, repeated and retried `AckDispatch`, `GetDispatch` /
+//! `ClaimDispatches` by channel, repeated and retried `AckDispatch`, `BatchAckDispatch`,
+//! `GetDispatch` /
 //! `ListDispatches` for held and pending dispatches, tasks that carry their contact, and
 //! `ListJourney` across a contact's enrollments.
 
@@ -17,6 +18,7 @@ use tonic::Code;
 backend_tests!(
     claim_takes_only_the_channels_asked_for,
     a_repeated_ack_answers_the_same,
+    a_batch_of_acks_answers_each_alone,
     a_transient_failure_is_retried_then_failed,
     held_and_pending_dispatches_are_listed_with_why,
     tasks_carry_their_contact,
@@ -314,6 +316,143 @@ async fn a_repeated_ack_answers_the_same(backend: Backend) {
     assert_eq!(entries[0]["outcome"], "sent");
     assert_eq!(entries[0]["provider_message_id"], "ses-1");
     assert_eq!(entries[0]["attempt"], 1);
+    app.stop().await;
+}
+
+async fn batch_ack(
+    app: &TestApp,
+    c: &mut Clients,
+    items: Vec<AckDispatchRequest>,
+) -> Result<Vec<BatchAckDispatchResult>, tonic::Status> {
+    c.dispatches
+        .batch_ack_dispatch(app.authed(BatchAckDispatchRequest { items }))
+        .await
+        .map(|r| r.into_inner().results)
+}
+
+/// `BatchAckDispatch`: each item answered as `AckDispatch` would answer it, in order, in one
+/// transaction; a refused item (unknown id, lost lease, bad outcome, twice in the call) refuses
+/// only itself, and every applied ack is in its enrollment's journey.
+async fn a_batch_of_acks_answers_each_alone(backend: Backend) {
+    let app = spawn_app(backend).await;
+    setup(&app).await;
+    let mut c = clients(&app).await;
+    let ann_mail = enroll(&app, &mut c, "ann", "mail-now").await;
+    let ann_text = enroll(&app, &mut c, "ann", "text-now").await;
+    let bob_mail = enroll(&app, &mut c, "bob", "mail-now").await;
+    let bob_text = enroll(&app, &mut c, "bob", "text-now").await;
+    advance(&app, &mut c, 1_000).await;
+    let claimed = claim(&app, &mut c, &[]).await;
+    assert_eq!(claimed.len(), 4, "{claimed:?}");
+    let of = |e: &Enrollment| claimed.iter().find(|d| d.enrollment_id == e.id).unwrap();
+    let with = |d: &Dispatch, req: AckDispatchRequest| AckDispatchRequest {
+        id: d.id.clone(),
+        lease_token: d.lease_token.clone(),
+        ..req
+    };
+    let (mail, text, other) = (of(&ann_mail), of(&ann_text), of(&bob_mail));
+    let stale = of(&bob_text);
+    let at = now_ms(&app);
+    let items = vec![
+        with(mail, sent("ses-1")),
+        with(other, failed("no such mailbox")),
+        with(
+            text,
+            retry("carrier busy", Some(RetryWhen::RetryAfterMs(5 * MINUTE_MS))),
+        ),
+        // An id that names nothing, a stale lease, the same dispatch twice, a bad outcome.
+        AckDispatchRequest {
+            id: "dp_nothing_here".into(),
+            lease_token: mail.lease_token.clone(),
+            ..sent("ses-x")
+        },
+        AckDispatchRequest {
+            lease_token: "not-the-lease".into(),
+            ..with(stale, sent("ses-y"))
+        },
+        with(mail, sent("ses-1")),
+        AckDispatchRequest {
+            retry_when: Some(RetryWhen::RetryAfterMs(1)),
+            ..with(text, retry("again", None))
+        },
+    ];
+    let results = batch_ack(&app, &mut c, items.clone()).await.unwrap();
+    assert_eq!(results.len(), items.len(), "{results:?}");
+    let status = |r: &BatchAckDispatchResult| r.ack.as_ref().map(|a| a.status.clone());
+    assert_eq!(status(&results[0]).as_deref(), Some("sent"), "{results:?}");
+    assert_eq!(
+        status(&results[1]).as_deref(),
+        Some("failed"),
+        "{results:?}"
+    );
+    assert_eq!(
+        status(&results[2]).as_deref(),
+        Some("pending"),
+        "{results:?}"
+    );
+    assert_eq!(
+        ms(&results[2].ack.as_ref().unwrap().due_at),
+        at + 5 * MINUTE_MS,
+        "the retry is due when asked"
+    );
+    let codes: Vec<&str> = results[3..].iter().map(|r| r.error_code.as_str()).collect();
+    assert_eq!(
+        codes,
+        [
+            "NOT_FOUND",
+            "FAILED_PRECONDITION",
+            "INVALID_ARGUMENT",
+            "INVALID_ARGUMENT"
+        ],
+        "{results:?}"
+    );
+    assert!(results[3..].iter().all(|r| r.ack.is_none()));
+    assert!(results[5].error_message.contains("twice"), "{results:?}");
+    assert_eq!(results[5].problems[0].path, "id");
+    assert_eq!(results[6].problems[0].path, "retry_after_ms", "{results:?}");
+
+    // Stored as each ack alone would store it, one journey entry per applied ack.
+    assert_eq!(
+        get_dispatch(&app, &mut c, &mail.id)
+            .await
+            .provider_message_id,
+        "ses-1"
+    );
+    assert_eq!(get_dispatch(&app, &mut c, &other.id).await.status, "failed");
+    assert_eq!(get_dispatch(&app, &mut c, &text.id).await.status, "pending");
+    assert!(acks(&journey(&app, &mut c, &bob_text.id).await).is_empty());
+    let outcomes = |entries: Vec<serde_json::Value>| -> Vec<String> {
+        entries
+            .iter()
+            .map(|e| e["outcome"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        outcomes(acks(&journey(&app, &mut c, &ann_mail.id).await)),
+        ["sent"]
+    );
+    assert_eq!(
+        outcomes(acks(&journey(&app, &mut c, &ann_text.id).await)),
+        ["retry"]
+    );
+    assert_eq!(
+        outcomes(acks(&journey(&app, &mut c, &bob_mail.id).await)),
+        ["failed"]
+    );
+
+    // The same batch again: the applied acks repeat their answers and write nothing.
+    let again = batch_ack(&app, &mut c, items[..3].to_vec()).await.unwrap();
+    assert_eq!(again, results[..3].to_vec());
+    assert_eq!(acks(&journey(&app, &mut c, &ann_mail.id).await).len(), 1);
+
+    // No items, or more than a claim's worth, refuses the call and names `items`.
+    for n in [0, 1_001] {
+        let err = batch_ack(&app, &mut c, vec![with(mail, sent("ses-1")); n])
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
+        assert!(err.message().contains("items"), "{err:?}");
+    }
     app.stop().await;
 }
 

@@ -691,9 +691,9 @@ async fn batch_enroll_answers_every_item(backend: Backend) {
         .collect();
     assert_eq!(ids.len(), n);
     assert!(results[..n].iter().all(|r| r.created));
-    assert_eq!(results[n].error_code, "InvalidArgument");
+    assert_eq!(results[n].error_code, "INVALID_ARGUMENT");
     assert_eq!(results[n].problems[0].path, "input.demo_at");
-    assert_eq!(results[n + 1].error_code, "NotFound");
+    assert_eq!(results[n + 1].error_code, "NOT_FOUND");
     assert!(!results[n + 2].created);
     assert_eq!(
         results[n + 2].enrollment.as_ref().unwrap().id,

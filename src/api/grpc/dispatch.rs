@@ -46,6 +46,27 @@ impl From<Dispatch> for pb::Dispatch {
     }
 }
 
+impl From<dispatches::Acked> for pb::AckDispatchResponse {
+    fn from(acked: dispatches::Acked) -> pb::AckDispatchResponse {
+        pb::AckDispatchResponse {
+            status: acked.status.as_str().to_string(),
+            due_at: Some(timestamp(acked.due_at)),
+            attempts: acked.attempts,
+        }
+    }
+}
+
+/// The answer to an item of a `BatchAckDispatch` that was refused.
+fn refused(e: ServiceError) -> pb::BatchAckDispatchResult {
+    let (error_code, error_message, problems) = super::error::item_error(e);
+    pb::BatchAckDispatchResult {
+        error_code,
+        error_message,
+        problems,
+        ..Default::default()
+    }
+}
+
 /// The retry time a request names, if it names one.
 fn retry_at(when: Option<RetryWhen>) -> Result<Option<RetryAt>, ServiceError> {
     Ok(match when {
@@ -112,10 +133,55 @@ impl DispatchService for DispatchApi {
             &outcome,
         )
         .await?;
-        Ok(Response::new(pb::AckDispatchResponse {
-            status: acked.status.as_str().to_string(),
-            due_at: Some(timestamp(acked.due_at)),
-            attempts: acked.attempts,
+        Ok(Response::new(acked.into()))
+    }
+
+    async fn batch_ack_dispatch(
+        &self,
+        request: Request<pb::BatchAckDispatchRequest>,
+    ) -> Result<Response<pb::BatchAckDispatchResponse>, Status> {
+        let who = principal(&request)?;
+        let items = request.into_inner().items;
+        // An item whose outcome does not parse is answered alone; the others go in one batch.
+        let mut results: Vec<Option<pb::BatchAckDispatchResult>> = Vec::with_capacity(items.len());
+        let mut batch = Vec::with_capacity(items.len());
+        let mut positions = Vec::with_capacity(items.len());
+        for (i, r) in items.into_iter().enumerate() {
+            let outcome = retry_at(r.retry_when)
+                .and_then(|at| Outcome::parse(&r.provider_message_id, &r.failure, r.retry, at));
+            match outcome {
+                Ok(outcome) => {
+                    positions.push(i);
+                    results.push(None);
+                    batch.push(dispatches::AckItem {
+                        id: DispatchId::from(r.id),
+                        lease_token: r.lease_token,
+                        outcome,
+                    });
+                }
+                Err(e) => results.push(Some(refused(e))),
+            }
+        }
+        if !batch.is_empty() {
+            let answers = dispatches::ack_batch(&self.state.core, &who.account_id, &batch).await?;
+            for (&i, answer) in positions.iter().zip(answers) {
+                results[i] = Some(match answer {
+                    Ok(acked) => pb::BatchAckDispatchResult {
+                        ack: Some(acked.into()),
+                        ..Default::default()
+                    },
+                    Err(e) => refused(e),
+                });
+            }
+        } else if results.is_empty() {
+            // No items at all: the service's own answer names the field.
+            dispatches::ack_batch(&self.state.core, &who.account_id, &[]).await?;
+        }
+        Ok(Response::new(pb::BatchAckDispatchResponse {
+            results: results
+                .into_iter()
+                .map(|r| r.expect("every item answered"))
+                .collect(),
         }))
     }
 

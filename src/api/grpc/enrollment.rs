@@ -2,13 +2,13 @@
 
 use super::auth::principal;
 use super::convert::{json_to_struct, opt_timestamp, timestamp};
+use super::error::item_error;
 use crate::api::AppState;
 use crate::engine::{Input, WaitReason};
 use crate::proto::v1 as pb;
 use crate::proto::v1::enrollment_service_server::EnrollmentService;
 use crate::service::enrollments::{self, EnrollInput, Enrollment, Entry, ListFilter};
 use crate::service::ids::EnrollmentId;
-use crate::service::ServiceError;
 use tonic::{Request, Response, Status};
 
 pub struct EnrollmentApi {
@@ -154,22 +154,10 @@ impl EnrollmentService for EnrollmentApi {
                     ..Default::default()
                 },
                 Err(e) => {
-                    let problems = match &e {
-                        ServiceError::Invalid(v) => v
-                            .iter()
-                            .map(|v| pb::Problem {
-                                code: v.code.as_str().to_string(),
-                                path: v.field.clone(),
-                                message: v.message.clone(),
-                                severity: "error".into(),
-                            })
-                            .collect(),
-                        _ => Vec::new(),
-                    };
-                    let status = Status::from(e);
+                    let (error_code, error_message, problems) = item_error(e);
                     pb::BatchEnrollResult {
-                        error_code: format!("{:?}", status.code()),
-                        error_message: status.message().to_string(),
+                        error_code,
+                        error_message,
                         problems,
                         ..Default::default()
                     }

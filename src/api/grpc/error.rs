@@ -135,3 +135,51 @@ fn store_status(error: StoreError) -> Status {
         }
     }
 }
+
+/// gRPC's canonical name of `code` (`INVALID_ARGUMENT`, `NOT_FOUND`, …), as the protos' batch
+/// results name an item's refusal.
+pub fn code_name(code: Code) -> &'static str {
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// One refused item of a batch call (`BatchEnroll`, `BatchAckDispatch`): the code's canonical
+/// name, the message as the status carries it (bounded), and for invalid input every field
+/// problem.
+pub fn item_error(e: ServiceError) -> (String, String, Vec<crate::proto::v1::Problem>) {
+    let problems = match &e {
+        ServiceError::Invalid(v) => v
+            .iter()
+            .map(|v| crate::proto::v1::Problem {
+                code: v.code.as_str().to_string(),
+                path: v.field.clone(),
+                message: v.message.clone(),
+                severity: "error".into(),
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let status = Status::from(e);
+    (
+        code_name(status.code()).to_string(),
+        status.message().to_string(),
+        problems,
+    )
+}

@@ -3,7 +3,8 @@
 //! client of `nudge::proto`: BatchEnroll calls of `--enroll-batch` (1,000) from `--callers`
 //! connections; one `TestClockService.Advance` of an hour makes every enrollment due (the
 //! server wakes them all before it answers) while `--consumers` delivery workers, each on its
-//! own connection, ClaimDispatches (1,000 at a time) and AckDispatch each as sent; the step
+//! own connection, ClaimDispatches (1,000 at a time) and ack them as sent (BatchAckDispatch,
+//! or AckDispatch each with `--ack-batch 1`); the step
 //! figure runs from the Advance to the last ack. Then `--signals` ReportSignal replies.
 //!
 //! With `--compare-database-url` (another empty database) the in-process run with the same
@@ -138,7 +139,7 @@ async fn drive(server: &Server, url: &DatabaseUrl, run: &Run) -> anyhow::Result<
     let mut workers = tokio::task::JoinSet::new();
     for _ in 0..run.consumers {
         let client = DispatchServiceClient::new(server.connect().await?);
-        workers.spawn(deliver(client, run.acks_in_flight, acks.clone()));
+        workers.spawn(deliver(client, run.clone(), acks.clone()));
     }
     let mut clock = TestClockServiceClient::new(setup.clone());
     let started = Instant::now();
@@ -192,11 +193,12 @@ async fn drive(server: &Server, url: &DatabaseUrl, run: &Run) -> anyhow::Result<
     Ok(figures)
 }
 
-/// A delivery worker as a CRM runs one: claims up to 1,000 due dispatches, acks each as sent
-/// (`acks_in_flight` at a time on its connection), until every dispatch of the run is acked.
+/// A delivery worker as a CRM runs one: claims up to 1,000 due dispatches, acks them as sent
+/// (BatchAckDispatch of `ack_batch`, or AckDispatch each when it is 1; `acks_in_flight` calls
+/// at a time on its connection), until every dispatch of the run is acked.
 async fn deliver(
     mut client: DispatchServiceClient<Authed>,
-    acks_in_flight: usize,
+    run: Run,
     acks: Arc<Acks>,
 ) -> anyhow::Result<()> {
     while !acks.all_done() {
@@ -213,23 +215,43 @@ async fn deliver(
             tokio::time::sleep(Duration::from_millis(5)).await;
             continue;
         }
-        futures_util::stream::iter(claimed)
-            .map(|d| {
+        let items: Vec<pb::AckDispatchRequest> = claimed
+            .into_iter()
+            .map(|d| pb::AckDispatchRequest {
+                provider_message_id: format!("p-{}", d.id),
+                id: d.id,
+                lease_token: d.lease_token,
+                ..Default::default()
+            })
+            .collect();
+        let chunks: Vec<Vec<_>> = items.chunks(run.ack_batch).map(<[_]>::to_vec).collect();
+        futures_util::stream::iter(chunks)
+            .map(|chunk| {
                 let (mut client, acks) = (client.clone(), &acks);
                 async move {
-                    client
-                        .ack_dispatch(pb::AckDispatchRequest {
-                            provider_message_id: format!("p-{}", d.id),
-                            id: d.id,
-                            lease_token: d.lease_token,
-                            ..Default::default()
-                        })
-                        .await?;
-                    acks.one();
+                    if let [item] = chunk.as_slice() {
+                        client.ack_dispatch(item.clone()).await?;
+                    } else {
+                        let results = client
+                            .batch_ack_dispatch(pb::BatchAckDispatchRequest {
+                                items: chunk.clone(),
+                            })
+                            .await?
+                            .into_inner()
+                            .results;
+                        if let Some(refused) = results.iter().find(|r| r.ack.is_none()) {
+                            anyhow::bail!(
+                                "BatchAckDispatch refused an ack: {} {}",
+                                refused.error_code,
+                                refused.error_message
+                            );
+                        }
+                    }
+                    acks.add(chunk.len());
                     Ok::<(), anyhow::Error>(())
                 }
             })
-            .buffer_unordered(acks_in_flight)
+            .buffer_unordered(run.acks_in_flight)
             .try_collect::<()>()
             .await?;
     }

@@ -3,7 +3,8 @@
 //! - default (`--mode throughput`): `BatchEnroll` rate (`--callers` side by side, calls of
 //!   `--enroll-batch` items, 10,000 by default), and the planner's due-step rate with N
 //!   enrollments due at once (manual clock, `Planner::drain`). With `--consumers K`, K delivery
-//!   workers claim (1,000 at a time) and ack (`--acks-in-flight` each, 8) every dispatch while
+//!   workers claim (1,000 at a time) and ack (BatchAckDispatch of `--ack-batch`, 1,000, or with
+//!   `--ack-batch 1` one AckDispatch each; `--acks-in-flight` calls each, 8) every dispatch while
 //!   the planner drains, through the service calls the gRPC adapter makes, and a line gives the
 //!   steps/s up to the last ack; `--signals S` then reports S reply signals, one per enrolled
 //!   contact, `--signal-concurrency` (32) at a time.
@@ -225,7 +226,7 @@ pub(crate) async fn throughput(url: DatabaseUrl, run: &Run) -> anyhow::Result<Fi
     let acks = Arc::new(Acks::new(run.n));
     let mut consumers = tokio::task::JoinSet::new();
     for _ in 0..run.consumers {
-        consumers.spawn(consume(state.clone(), run.acks_in_flight, acks.clone()));
+        consumers.spawn(consume(state.clone(), run.clone(), acks.clone()));
     }
     let started = Instant::now();
     let woken = planner.drain(due).await?;
@@ -274,10 +275,10 @@ pub(crate) async fn throughput(url: DatabaseUrl, run: &Run) -> anyhow::Result<Fi
 }
 
 /// A delivery worker as a CRM runs one, in process: claims up to 1,000 due dispatches (what
-/// ClaimDispatches does, unsubscribe headers included), acks each as sent (`acks_in_flight` at
-/// a time), until every dispatch of the run is acked.
-async fn consume(state: AppState, acks_in_flight: usize, acks: Arc<Acks>) -> anyhow::Result<()> {
-    use nudge::service::dispatches::{self, Outcome};
+/// ClaimDispatches does, unsubscribe headers included), acks them as sent (`ack_batch` per
+/// call, `acks_in_flight` calls at a time), until every dispatch of the run is acked.
+async fn consume(state: AppState, run: Run, acks: Arc<Acks>) -> anyhow::Result<()> {
+    use nudge::service::dispatches::{self, AckItem, Outcome};
     use nudge::service::{approvals, unsubscribe};
     while !acks.all_done() {
         let mut rows =
@@ -288,20 +289,41 @@ async fn consume(state: AppState, acks_in_flight: usize, acks: Arc<Acks>) -> any
         }
         unsubscribe::attach(&state.core, DEFAULT_ACCOUNT_ID, &state.link_base, &mut rows).await?;
         approvals::attach_url(&state.link_base, &mut rows);
-        futures_util::stream::iter(rows)
-            .map(|d| {
+        let items: Vec<AckItem> = rows
+            .into_iter()
+            .map(|d| AckItem {
+                outcome: Outcome::Sent {
+                    provider_message_id: format!("p-{}", d.id),
+                },
+                lease_token: d.lease_token.unwrap_or_default(),
+                id: d.id,
+            })
+            .collect();
+        let chunks: Vec<Vec<_>> = items.chunks(run.ack_batch).map(<[_]>::to_vec).collect();
+        futures_util::stream::iter(chunks)
+            .map(|chunk| {
                 let (state, acks) = (&state, &acks);
                 async move {
-                    let sent = Outcome::Sent {
-                        provider_message_id: format!("p-{}", d.id),
-                    };
-                    let token = d.lease_token.clone().unwrap_or_default();
-                    dispatches::ack(&state.core, DEFAULT_ACCOUNT_ID, &d.id, &token, &sent).await?;
-                    acks.one();
+                    if let [item] = chunk.as_slice() {
+                        let AckItem {
+                            id,
+                            lease_token,
+                            outcome,
+                        } = item;
+                        dispatches::ack(&state.core, DEFAULT_ACCOUNT_ID, id, lease_token, outcome)
+                            .await?;
+                    } else {
+                        for answer in
+                            dispatches::ack_batch(&state.core, DEFAULT_ACCOUNT_ID, &chunk).await?
+                        {
+                            answer?;
+                        }
+                    }
+                    acks.add(chunk.len());
                     Ok::<(), anyhow::Error>(())
                 }
             })
-            .buffer_unordered(acks_in_flight)
+            .buffer_unordered(run.acks_in_flight)
             .try_collect::<()>()
             .await?;
     }

@@ -20,8 +20,11 @@ pub struct Run {
     pub enroll_batch: usize,
     /// Delivery workers claiming and acking while the steps run (0: none).
     pub consumers: usize,
-    /// Acks each delivery worker keeps in flight.
+    /// Acks (or BatchAckDispatch calls) each delivery worker keeps in flight.
     pub acks_in_flight: usize,
+    /// Acks per call: 1 is one AckDispatch per dispatch, more is BatchAckDispatch of that
+    /// many (a claim's worth, 1,000, by default).
+    pub ack_batch: usize,
     /// Reply signals reported after the steps (0: none), to contacts `c0`, `c1`, ….
     pub signals: usize,
     /// Signals in flight.
@@ -47,9 +50,16 @@ impl Run {
             enroll_batch: num("--enroll-batch", enroll_batch)?,
             consumers: num("--consumers", consumers)?,
             acks_in_flight: num("--acks-in-flight", 8_usize)?.max(1),
+            ack_batch: num("--ack-batch", 1_000_usize)?,
             signals: num("--signals", signals)?,
             signal_concurrency: num("--signal-concurrency", 32_usize)?.max(1),
         };
+        anyhow::ensure!(
+            (1..=nudge::service::dispatches::MAX_ACK_BATCH).contains(&run.ack_batch),
+            "--ack-batch {} is out of range: 1 (AckDispatch) to {} (BatchAckDispatch)",
+            run.ack_batch,
+            nudge::service::dispatches::MAX_ACK_BATCH
+        );
         anyhow::ensure!(
             (1..=nudge::service::enrollments::MAX_BATCH).contains(&run.enroll_batch),
             "--enroll-batch {} is out of range: 1 to {}",
@@ -94,8 +104,13 @@ impl Run {
         let secs = elapsed.as_secs_f64();
         let rate = acked as f64 / secs;
         println!(
-            "{via}: delivery workers claimed and acked {acked} dispatches, first wake to last ack {secs:.2} s = {rate:.0} steps/s end to end ({} workers, {} acks in flight each, claims of 1000)",
-            self.consumers, self.acks_in_flight
+            "{via}: delivery workers claimed and acked {acked} dispatches, first wake to last ack {secs:.2} s = {rate:.0} steps/s end to end ({} workers, claims of 1000, {} in flight each)",
+            self.consumers,
+            if self.ack_batch == 1 {
+                format!("{} AckDispatch", self.acks_in_flight)
+            } else {
+                format!("{} BatchAckDispatch of {}", self.acks_in_flight, self.ack_batch)
+            }
         );
         rate
     }
@@ -144,8 +159,9 @@ impl Acks {
         }
     }
 
-    pub fn one(&self) {
-        if self.done.fetch_add(1, Ordering::Relaxed) + 1 == self.total {
+    pub fn add(&self, n: usize) {
+        let before = self.done.fetch_add(n, Ordering::Relaxed);
+        if before < self.total && before + n >= self.total {
             *self.last.lock().expect("acks lock") = Some(Instant::now());
         }
     }
