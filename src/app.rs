@@ -65,6 +65,7 @@ impl App {
             public_url: config.public_url.clone(),
             link_base,
             webhook_keys: Default::default(),
+            tokens: Default::default(),
             metrics_token: config.metrics_token.as_deref().map(Into::into),
         };
         bootstrap(&state.core, config.announce_first_token).await?;

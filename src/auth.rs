@@ -6,7 +6,10 @@
 
 use crate::store::{self, tokens::ApiToken, Db, StoreError};
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// What every token starts with, so a leaked one is easy to recognise (and to scan for).
 pub const TOKEN_PREFIX: &str = "nudge_";
@@ -113,23 +116,70 @@ fn bearer_token(header: &str) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
-/// Checks an `authorization` header value (`Bearer <token>`) and returns the caller.
-pub async fn authenticate(db: &Db, header: Option<&str>) -> Result<Principal, AuthError> {
+/// How long a token that was found is trusted without reading it again: one read a second
+/// per token instead of one per call (a database round trip and a pooled connection each), and
+/// a token deleted from the database stops working within a second, as the webhook keys do.
+pub const TOKEN_TTL: Duration = Duration::from_secs(1);
+/// The most tokens remembered; past it the cache starts over.
+const MAX_CACHED_TOKENS: usize = 10_000;
+
+/// Tokens found recently, by their SHA-256. Only found tokens are kept: an unknown one is read
+/// again each time, so a token created a moment ago works at once.
+#[derive(Debug, Clone, Default)]
+pub struct TokenCache(Arc<Mutex<HashMap<String, (Instant, Principal)>>>);
+
+impl TokenCache {
+    /// The caller of the token with hash `hash`, if it was found less than [`TOKEN_TTL`]
+    /// before `now`.
+    pub fn get(&self, hash: &str, now: Instant) -> Option<Principal> {
+        let cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .get(hash)
+            .filter(|(found, _)| now.saturating_duration_since(*found) < TOKEN_TTL)
+            .map(|(_, who)| who.clone())
+    }
+
+    /// Remembers that the token with hash `hash` was found at `now`.
+    pub fn put(&self, hash: &str, who: &Principal, now: Instant) {
+        let mut cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= MAX_CACHED_TOKENS {
+            cache.retain(|_, (found, _)| now.saturating_duration_since(*found) < TOKEN_TTL);
+            if cache.len() >= MAX_CACHED_TOKENS {
+                cache.clear();
+            }
+        }
+        cache.insert(hash.to_string(), (now, who.clone()));
+    }
+}
+
+/// Checks an `authorization` header value (`Bearer <token>`) and returns the caller: from
+/// `cache` when the token was found less than [`TOKEN_TTL`] ago, else from the database.
+pub async fn authenticate(
+    db: &Db,
+    cache: &TokenCache,
+    header: Option<&str>,
+) -> Result<Principal, AuthError> {
     let header = header.ok_or(AuthError::Missing)?;
     let token = bearer_token(header).ok_or(AuthError::Malformed)?;
     if !token.starts_with(TOKEN_PREFIX) {
         return Err(AuthError::Unknown);
     }
-    let stored = store::tokens::find_by_hash(db, &hash_token(token))
+    let hash = hash_token(token);
+    if let Some(who) = cache.get(&hash, Instant::now()) {
+        return Ok(who);
+    }
+    let stored = store::tokens::find_by_hash(db, &hash)
         .await?
         .ok_or(AuthError::Unknown)?;
     let scope = Scope::parse(&stored.scope)
         .map_err(|e| StoreError::Corrupt(format!("token {}: {e}", stored.id)))?;
-    Ok(Principal {
+    let who = Principal {
         account_id: stored.account_id,
         token_id: stored.id,
         scope,
-    })
+    };
+    cache.put(&hash, &who, Instant::now());
+    Ok(who)
 }
 
 #[cfg(test)]
@@ -144,6 +194,33 @@ mod tests {
         assert_eq!(s.to_string(), "enrollment:en_1");
         assert!(Scope::parse("enrollment:").is_err());
         assert!(Scope::parse("admin").is_err());
+    }
+
+    #[test]
+    fn a_found_token_is_trusted_for_the_ttl_only() {
+        let cache = TokenCache::default();
+        let who = Principal {
+            account_id: "acc".into(),
+            token_id: "tk_1".into(),
+            scope: Scope::Full,
+        };
+        let t0 = Instant::now();
+        assert_eq!(cache.get("h1", t0), None, "nothing before it was found");
+        cache.put("h1", &who, t0);
+        assert_eq!(cache.get("h1", t0 + TOKEN_TTL / 2), Some(who.clone()));
+        assert_eq!(
+            cache.get("h1", t0 + TOKEN_TTL),
+            None,
+            "read again after the TTL"
+        );
+        assert_eq!(cache.get("h2", t0), None, "another token is not this one");
+        // Full of live entries, it starts over rather than grow.
+        for i in 0..MAX_CACHED_TOKENS {
+            cache.put(&format!("k{i}"), &who, t0);
+        }
+        cache.put("last", &who, t0);
+        assert!(cache.0.lock().unwrap().len() <= MAX_CACHED_TOKENS);
+        assert_eq!(cache.get("last", t0), Some(who));
     }
 
     #[test]

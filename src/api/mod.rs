@@ -25,6 +25,9 @@ pub struct AppState {
     pub link_base: String,
     /// Webhook keys read recently, so a burst of webhooks does not read the account each time.
     pub webhook_keys: crate::api::http::webhooks::KeyCache,
+    /// API tokens found recently ([`crate::auth::TOKEN_TTL`]), so a call does not read its
+    /// token each time.
+    pub tokens: crate::auth::TokenCache,
     /// `--metrics-token`: what `GET /metrics` requires, when set.
     pub metrics_token: Option<std::sync::Arc<str>>,
 }

@@ -9,7 +9,9 @@
 //! apply, signal receipts, the edge's request span). Gauges that need a count query
 //! (enrollments by status, waiting runs by reason, pending dispatches) are set by
 //! [`run_refresher`] in the background, every `--metrics-refresh` (15 s by default), never per
-//! scrape. The pool gauges are read from the pool at scrape time (no query).
+//! scrape; the wait reasons come from a census that explains at most [`SCAN_BUDGET`] pages of
+//! live enrollments per refresh. The pool gauges are read from the pool at scrape time (no
+//! query).
 
 use crate::engine::{self, Status, WaitReason};
 use crate::runtime::{Core, Stop};
@@ -205,11 +207,27 @@ pub struct Counts {
 
 /// Live enrollments read per query while counting wait reasons.
 const SCAN_PAGE: i64 = 1_000;
+/// The most pages of live enrollments one refresh explains (100,000 enrollments). Counting
+/// wait reasons means reading and explaining every live enrollment; with 10,000,000 stored a
+/// whole pass took longer than the interval, so the refresher never rested and the planner's
+/// wake latency rose from 1 ms to 315 ms at p99 (issue 18). A pass now walks the table a slice
+/// per refresh, and the gauges show the last complete pass.
+pub const SCAN_BUDGET: usize = 100;
 
-/// Reads the counts: one grouped query each for statuses and pending dispatches, and a keyset
-/// scan of live enrollments for the wait reasons (each explained by the pure
-/// [`engine::explain()`], the same answer Explain gives).
-pub async fn count(core: &Core) -> Result<Counts, StoreError> {
+/// The census of wait reasons, carried from one refresh to the next: where the current pass
+/// is, what it counted so far, and the last complete pass.
+#[derive(Debug, Clone, Default)]
+pub struct Census {
+    after: String,
+    partial: BTreeMap<WaitReason, u64>,
+    done: Option<BTreeMap<WaitReason, u64>>,
+}
+
+/// Reads the counts: one grouped query each for statuses and pending dispatches, and at most
+/// `budget` pages ([`SCAN_BUDGET`] in the refresher) of the `census`'s keyset scan of live enrollments for the wait reasons
+/// (each explained by the pure [`engine::explain()`], the same answer Explain gives). The wait
+/// reasons are those of the last complete pass; until one completes, the counts so far.
+pub async fn count(core: &Core, census: &mut Census, budget: usize) -> Result<Counts, StoreError> {
     let now = core.clock.now();
     let mut counts = Counts::default();
     for s in [
@@ -229,11 +247,17 @@ pub async fn count(core: &Core) -> Result<Counts, StoreError> {
     for r in WaitReason::ALL {
         counts.waiting.insert(r, 0);
     }
-    let mut after = String::new();
+    let mut pages = 0;
     loop {
-        let page = store::enrollments::live_page(&core.db, &after, SCAN_PAGE).await?;
-        let Some(last) = page.last() else { break };
-        after = last.id.clone();
+        if pages == budget.max(1) {
+            break;
+        }
+        pages += 1;
+        let page = store::enrollments::live_page(&core.db, &census.after, SCAN_PAGE).await?;
+        let ended = (page.len() as i64) < SCAN_PAGE;
+        if let Some(last) = page.last() {
+            census.after = last.id.clone();
+        }
         for row in &page {
             let key = (row.flow_id.clone(), row.flow_version);
             let definition = if core.flows.contains(&key) {
@@ -250,12 +274,18 @@ pub async fn count(core: &Core) -> Result<Counts, StoreError> {
                 continue;
             };
             if let Some(r) = engine::explain(&state, &flow, now).reason {
-                *counts.waiting.entry(r).or_insert(0) += 1;
+                *census.partial.entry(r).or_insert(0) += 1;
             }
         }
-        if (page.len() as i64) < SCAN_PAGE {
+        if ended {
+            census.done = Some(std::mem::take(&mut census.partial));
+            census.after.clear();
             break;
         }
+    }
+    let reasons = census.done.as_ref().unwrap_or(&census.partial);
+    for (r, n) in reasons {
+        counts.waiting.insert(*r, *n);
     }
     for c in Channel::ALL {
         counts.pending.insert(c, (0, 0.0));
@@ -272,8 +302,9 @@ pub async fn count(core: &Core) -> Result<Counts, StoreError> {
 
 /// Sets the count-based gauges now, then every `every`, until `stop`.
 pub async fn run_refresher(core: Core, every: Duration, mut stop: Stop) {
+    let mut census = Census::default();
     loop {
-        match count(&core).await {
+        match count(&core, &mut census, SCAN_BUDGET).await {
             Ok(counts) => core.metrics.set_counts(&counts),
             Err(e) => tracing::warn!(error = %e, "cannot refresh the metrics' counts"),
         }

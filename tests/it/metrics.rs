@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 backend_tests!(
     metrics_parse_and_move_after_work,
-    metrics_token_is_required_when_set
+    metrics_token_is_required_when_set,
+    the_wait_census_walks_a_slice_per_refresh,
 );
 
 async fn fast_app(backend: Backend, token: Option<&str>) -> TestApp {
@@ -305,5 +306,60 @@ async fn metrics_token_is_required_when_set(backend: Backend) {
         "{}",
         right.body
     );
+    app.stop().await;
+}
+
+/// The refresher's census of wait reasons reads at most its budget of pages per refresh and
+/// goes on where it stopped; the counts are the last complete pass (before one, the counts so
+/// far), so a huge table costs each refresh the same as a small one (issue 18).
+async fn the_wait_census_walks_a_slice_per_refresh(backend: Backend) {
+    use nudge::engine::WaitReason;
+    use nudge::runtime::metrics::{count, Census};
+    use nudge::service::contacts::{self as contacts, ContactInput};
+    use nudge::service::enrollments::{self, EnrollInput};
+    use nudge::store::accounts::DEFAULT_ACCOUNT_ID;
+    let app = crate::common::spawn_app(backend).await;
+    let core = &app.state.core;
+    let now = nudge::clock::Clock::now(core.clock.as_ref());
+    let flow = r#"{"name": "hold", "start": "w", "steps": {
+        "w": {"type": "wait", "params": {"duration": "1d"}, "next": {"then": "done"}},
+        "done": {"type": "end"}}}"#;
+    nudge::service::flows::create(core, DEFAULT_ACCOUNT_ID, flow, now)
+        .await
+        .unwrap();
+    let contact = ContactInput {
+        id: "c".into(),
+        email: "c@example.com".into(),
+        ..Default::default()
+    };
+    contacts::upsert(core, DEFAULT_ACCOUNT_ID, contact, now)
+        .await
+        .unwrap();
+    let items = (0..2_500)
+        .map(|_| EnrollInput {
+            contact_id: "c".into(),
+            flow_id: "hold".into(),
+            allow_duplicate: true,
+            ..Default::default()
+        })
+        .collect();
+    let results = enrollments::batch_enroll(core, DEFAULT_ACCOUNT_ID, items)
+        .await
+        .unwrap();
+    assert!(results.iter().all(|r| r.is_ok()));
+
+    // One page (1,000) per refresh: 1,000, 2,000 counted so far, then the pass ends at 2,500,
+    // and the next refresh, starting a new pass, still shows that pass.
+    let mut census = Census::default();
+    let mut timers = Vec::new();
+    for _ in 0..4 {
+        let counts = count(core, &mut census, 1).await.unwrap();
+        timers.push(counts.waiting[&WaitReason::Timer]);
+    }
+    assert_eq!(timers, [1_000, 2_000, 2_500, 2_500]);
+    // A whole pass in one refresh when the budget allows it.
+    let mut census = Census::default();
+    let counts = count(core, &mut census, 100).await.unwrap();
+    assert_eq!(counts.waiting[&WaitReason::Timer], 2_500);
     app.stop().await;
 }

@@ -46,7 +46,8 @@ pub async fn require_token(
             Err(_) => return Status::from(AuthError::Malformed).into_http(),
         },
     };
-    let principal = match auth::authenticate(&state.core.db, header.as_deref()).await {
+    let principal = match auth::authenticate(&state.core.db, &state.tokens, header.as_deref()).await
+    {
         Ok(principal) => principal,
         Err(error) => return Status::from(error).into_http(),
     };

@@ -294,7 +294,7 @@ async fn sign_in(
         )
     };
     let header = format!("Bearer {}", form.token.trim());
-    let who = match crate::auth::authenticate(&state.core.db, Some(&header)).await {
+    let who = match crate::auth::authenticate(&state.core.db, &state.tokens, Some(&header)).await {
         Ok(who) => who,
         Err(_) => return refuse("That token is not valid here."),
     };

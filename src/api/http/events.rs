@@ -34,7 +34,7 @@ pub async fn post_event(
         None => None,
         Some(v) => Some(v.to_str().map_err(|_| AuthError::Malformed)?),
     };
-    let principal = auth::authenticate(&state.core.db, authorization).await?;
+    let principal = auth::authenticate(&state.core.db, &state.tokens, authorization).await?;
     if principal.scope != Scope::Full {
         // An event can complete a wait the enrollment's owner is waiting on (seed 001).
         return Err(AuthError::Forbidden {

@@ -36,7 +36,8 @@
 //! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode caps --n 30000 --senders 1000
 //! ```
 //! Use an empty database for each run: the bench migrates it and enrolls into the default
-//! account.
+//! account. `--stored M` (PostgreSQL, throughput and wake-latency) first stores M enrollments
+//! that are not due, so the figures show what a big table costs (issue 18, point 6).
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
@@ -179,6 +180,7 @@ pub(crate) async fn throughput(url: DatabaseUrl, run: &Run) -> anyhow::Result<Fi
     let now = clock.now();
     flows::create(&state.core, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
     insert_contacts(&state.core.db, run.n, now).await?;
+    store_idle(&state).await?;
 
     // `--callers` clients send BatchEnroll calls side by side, as a CRM's workers would; each
     // call's contacts are its own.
@@ -502,6 +504,122 @@ async fn serve(
     Ok((state, tx, server))
 }
 
+/// `--stored M` (PostgreSQL): M more enrollments that are not due, as a long-running account
+/// has: each a copy of one real enrollment waiting 30 days (`HOLD_FLOW`), with its journey row,
+/// its own contact id and its own Watch positions, written by SQL in chunks (BatchEnroll would
+/// take most of an hour for 10,000,000), then `VACUUM ANALYZE`d as a table that size would be.
+/// Their contacts are not stored: no step of the run reads them.
+async fn store_idle(state: &AppState) -> anyhow::Result<()> {
+    use diesel::sql_types::{BigInt, Text};
+    use diesel_async::SimpleAsyncConnection;
+    let m: i64 = num("--stored", 0)?;
+    if m == 0 {
+        return Ok(());
+    }
+    let Db::Postgres(pool) = &state.core.db else {
+        anyhow::bail!("--stored needs PostgreSQL (a --database-url postgres://…)");
+    };
+    let now = state.core.clock.now();
+    let (hold, _) = flows::create(&state.core, DEFAULT_ACCOUNT_ID, HOLD_FLOW, now).await?;
+    contact_service::upsert(
+        &state.core,
+        DEFAULT_ACCOUNT_ID,
+        ContactInput {
+            id: "idle-template".into(),
+            email: "idle@example.com".into(),
+            tz: "UTC".into(),
+            ..Default::default()
+        },
+        now,
+    )
+    .await?;
+    let item = EnrollInput {
+        contact_id: "idle-template".into(),
+        flow_id: hold.id.clone(),
+        ..Default::default()
+    };
+    let template = enrollments::batch_enroll(&state.core, DEFAULT_ACCOUNT_ID, vec![item])
+        .await?
+        .remove(0)?
+        .0
+        .id;
+    let mut c = pool.get().await?;
+    let started = Instant::now();
+    const CHUNK: i64 = 500_000;
+    let mut lo = 1;
+    while lo <= m {
+        let hi = (lo + CHUNK - 1).min(m);
+        c.batch_execute("BEGIN").await?;
+        diesel::sql_query(
+            "INSERT INTO enrollments (id, account_id, flow_id, flow_version, contact_id, \
+             sender_id, status, client_key, state, next_run_at, journey_seq, created_at, \
+             updated_at, allow_duplicate) \
+             SELECT 'en_idle_' || g, account_id, flow_id, flow_version, 'idle-' || g, sender_id, \
+             status, NULL, state, next_run_at, journey_seq, created_at, updated_at, allow_duplicate \
+             FROM enrollments t, generate_series($1::int8, $2::int8) g WHERE t.id = $3",
+        )
+        .bind::<BigInt, _>(lo)
+        .bind::<BigInt, _>(hi)
+        .bind::<Text, _>(template.as_str())
+        .execute(&mut *c)
+        .await?;
+        let copied = diesel::sql_query(
+            "INSERT INTO journey_steps (enrollment_id, seq, n, at, account_id, last_pos, entries) \
+             SELECT 'en_idle_' || g, s.seq, s.n, s.at, s.account_id, \
+             h.pos + (g - $1 + 1) * s.n, s.entries \
+             FROM journey_steps s JOIN journey_heads h ON h.account_id = s.account_id, \
+             generate_series($1::int8, $2::int8) g WHERE s.enrollment_id = $3",
+        )
+        .bind::<BigInt, _>(lo)
+        .bind::<BigInt, _>(hi)
+        .bind::<Text, _>(template.as_str())
+        .execute(&mut *c)
+        .await?;
+        anyhow::ensure!(
+            copied as i64 == hi - lo + 1,
+            "the template enrollment has {} journey rows, not one",
+            copied as i64 / (hi - lo + 1)
+        );
+        diesel::sql_query(
+            "UPDATE journey_heads h SET pos = h.pos + ($2 - $1 + 1) * s.n \
+             FROM journey_steps s WHERE s.enrollment_id = $3 AND h.account_id = s.account_id",
+        )
+        .bind::<BigInt, _>(lo)
+        .bind::<BigInt, _>(hi)
+        .bind::<Text, _>(template.as_str())
+        .execute(&mut *c)
+        .await?;
+        c.batch_execute("COMMIT").await?;
+        if hi % 1_000_000 == 0 || hi == m {
+            println!(
+                "stored {hi} idle enrollments by SQL, {:.0} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        lo = hi + 1;
+    }
+    c.batch_execute("VACUUM ANALYZE enrollments, journey_steps, journey_heads")
+        .await?;
+    #[derive(diesel::QueryableByName)]
+    struct Size {
+        #[diesel(sql_type = Text)]
+        size: String,
+    }
+    let size: Size = diesel::sql_query(
+        "SELECT pg_size_pretty(pg_total_relation_size('enrollments')) || ' enrollments, ' || \
+         pg_size_pretty(pg_total_relation_size('journey_steps')) || ' journey (with indexes)' \
+         AS size",
+    )
+    .get_result(&mut *c)
+    .await?;
+    println!(
+        "{m} idle enrollments stored and analyzed in {:.0} s: {}",
+        started.elapsed().as_secs_f64(),
+        size.size
+    );
+    Ok(())
+}
+
 /// `BatchEnroll`s `n` enrollments of the `bench` contact into `flow`.
 async fn enroll(state: &AppState, flow: &str, n: usize) -> anyhow::Result<()> {
     let items = (0..n)
@@ -560,9 +678,11 @@ async fn wake_latency(url: DatabaseUrl) -> anyhow::Result<()> {
         state.core.clock.now(),
     )
     .await?;
+    store_idle(&state).await?;
 
     // Every 10 ms, rate / 100 timers due two seconds later; each tick's BatchEnroll is its own
     // task, as concurrent requests would be, so a slow one does not hold back the next.
+    let since = to_millis(state.core.clock.now());
     let per_tick = (rate / 100).max(1);
     let mut ticks = tokio::time::interval(std::time::Duration::from_millis(10));
     let started = Instant::now();
@@ -583,9 +703,16 @@ async fn wake_latency(url: DatabaseUrl) -> anyhow::Result<()> {
     let _ = stop.send(());
     server.await??;
 
-    // Due time: the wait's `until` (run 1); woken: the `at` of run 1's `run_closed`.
+    // Due time: the wait's `until` (run 1); woken: the `at` of run 1's `run_closed`. Only this
+    // run's timers: the database may hold other enrollments (`--stored`, an earlier run).
     let rows: Vec<(String, i64, String, String)> = on_db!(&state.core.db, c => journey::table
         .filter(journey::kind.eq_any(vec!["run_opened", "run_closed"]))
+        .filter(journey::enrollment_id.eq_any(
+            enrollments_table::table
+                .filter(enrollments_table::flow_id.eq(&flow.id))
+                .filter(enrollments_table::created_at.ge(since))
+                .select(enrollments_table::id),
+        ))
         .select((journey::enrollment_id, journey::at, journey::kind, journey::detail))
         .load(c)
         .await)?;

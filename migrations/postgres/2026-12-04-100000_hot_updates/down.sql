@@ -1,0 +1,2 @@
+ALTER TABLE dispatches RESET (fillfactor);
+ALTER TABLE enrollments RESET (fillfactor);
