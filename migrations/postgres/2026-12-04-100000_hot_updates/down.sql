@@ -1,2 +1,0 @@
-ALTER TABLE dispatches RESET (fillfactor);
-ALTER TABLE enrollments RESET (fillfactor);

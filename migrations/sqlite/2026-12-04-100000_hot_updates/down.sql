@@ -1,2 +1,0 @@
--- Nothing to undo (see up.sql).
-SELECT 1;
