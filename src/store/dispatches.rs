@@ -146,42 +146,6 @@ pub async fn list(
 }
 
 impl Tx {
-    /// The enrollment of the account's dispatch `id`, read without a lock: what to lock first.
-    pub async fn dispatch_enrollment(
-        &mut self,
-        account_id: &str,
-        id: &str,
-    ) -> Result<Option<String>, StoreError> {
-        Ok(on_conn!(&mut self.conn, c => dispatches::table
-            .filter(dispatches::account_id.eq(account_id))
-            .filter(dispatches::id.eq(id))
-            .select(dispatches::enrollment_id)
-            .first(c)
-            .await
-            .optional())?)
-    }
-
-    /// The account's dispatch `id`, locked until this transaction ends (PostgreSQL
-    /// `FOR UPDATE`; SQLite has one writer).
-    pub async fn lock_dispatch(
-        &mut self,
-        account_id: &str,
-        id: &str,
-    ) -> Result<Option<DispatchRow>, StoreError> {
-        macro_rules! find {
-            () => {
-                dispatches::table
-                    .filter(dispatches::account_id.eq(account_id))
-                    .filter(dispatches::id.eq(id))
-                    .select(DispatchRow::as_select())
-            };
-        }
-        Ok(match &mut self.conn {
-            Conn::Postgres(c) => find!().for_update().first(&mut **c).await.optional()?,
-            Conn::Sqlite(c) => find!().first(&mut **c).await.optional()?,
-        })
-    }
-
     /// Applies an ack to dispatch `id`: its status, provider id or failure, due time; the lease
     /// ends (its owner is kept, so a repeat of the same ack is recognised).
     pub async fn ack_dispatch(&mut self, id: &str, ack: &AckUpdate<'_>) -> Result<(), StoreError> {

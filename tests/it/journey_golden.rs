@@ -40,10 +40,12 @@ async fn advance(app: &TestApp, by_ms: i64) {
         .unwrap();
 }
 
-/// Claims what is due and acks each as sent.
-async fn send_all(app: &TestApp) {
+/// Claims what is due and acks each as sent, in the order of `enrollments` (a claim orders
+/// dispatches due at the same instant by their random ids, so the claim's order would make the
+/// provider ids and the acks' Watch order differ from run to run).
+async fn send_all(app: &TestApp, enrollments: &[String]) {
     let mut d = DispatchServiceClient::new(app.channel().await);
-    let claimed = d
+    let mut claimed = d
         .claim_dispatches(app.authed(ClaimDispatchesRequest {
             lease_ms: 60_000,
             max_count: 10,
@@ -53,6 +55,7 @@ async fn send_all(app: &TestApp) {
         .unwrap()
         .into_inner()
         .dispatches;
+    claimed.sort_by_key(|d| enrollments.iter().position(|e| *e == d.enrollment_id));
     for (i, dispatch) in claimed.iter().enumerate() {
         d.ack_dispatch(app.authed(AckDispatchRequest {
             id: dispatch.id.clone(),
@@ -149,9 +152,9 @@ async fn the_journey_of_the_spec_walk_is_unchanged(backend: Backend) {
     // Both get the first email; two business days later the SMS; bob replies to it, ann does
     // not and gets the call task after the 5bd timeout, which she connects.
     advance(&app, HOUR_MS).await;
-    send_all(&app).await;
+    send_all(&app, &ids).await;
     advance(&app, 4 * DAY_MS).await;
-    send_all(&app).await;
+    send_all(&app, &ids).await;
     SignalServiceClient::new(app.channel().await)
         .report_signal(app.authed(ReportSignalRequest {
             contact: "bob".into(),
