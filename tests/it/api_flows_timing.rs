@@ -27,6 +27,7 @@ backend_tests!(
     resolve_answers_each_question,
     resolve_refusals_name_the_field,
     resolve_uses_a_stored_contact,
+    resolve_times_by_place_and_quiet_hours,
     simulate_a_definition_or_a_stored_flow,
     simulate_refusals_name_the_field,
     simulate_refuses_what_enroll_refuses,
@@ -452,6 +453,86 @@ async fn resolve_refusals_name_the_field(backend: Backend) {
             .unwrap_err(),
     );
     assert_eq!(fields, [("window".to_string(), "BAD_WINDOW".to_string())]);
+    app.stop().await;
+}
+
+/// SPEC §11 through `Resolve` as through `nudge timing`: `holidays: ["contact"]` with the
+/// contact's `country`, the quiet-hours policy named in the request, else the account's, and
+/// the place rule that decided. Expected instants worked out by hand and checked with
+/// `zoneinfo`: Tuesday 3 March 20:30 EST (01:30Z) is inside the federal 08:00–21:00 window but
+/// after Florida's 20:00, so under `us_states` a Miami number waits for 08:00 EST (13:00Z);
+/// Germany's 25 and 26 December close a weekday window until Monday 28 December, 09:00 CET.
+async fn resolve_times_by_place_and_quiet_hours(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let mut timing = timing(&app).await;
+    let miami = |quiet: &str| {
+        let mut req = resolve("2026-03-04T01:30:00Z", Question::NoWindow(true));
+        req.channel = "sms".into();
+        req.contact = Some(ResolveContact {
+            phone: "+1 305 555 0100".into(),
+            ..Default::default()
+        });
+        req.quiet_hours = quiet.into();
+        app.authed(req)
+    };
+    let strict = timing.resolve(miami("us_states")).await.unwrap().into_inner();
+    assert_eq!(strict.at, ts("2026-03-04T13:00:00Z"));
+    assert_eq!(strict.rule, "US-FL");
+    let federal = timing.resolve(miami("federal")).await.unwrap().into_inner();
+    assert_eq!(federal.at, ts("2026-03-04T01:30:00Z"));
+    assert_eq!(federal.rule, "");
+    // No policy named: the account's (none yet: the server's federal default), then the one
+    // set with UpdateAccount, as execution uses.
+    let default = timing.resolve(miami("")).await.unwrap().into_inner();
+    assert_eq!(default.at, federal.at);
+    let policy = serde_json::json!({"policy": "us_states", "overrides": []});
+    let serde_json::Value::Object(policy) = policy else {
+        unreachable!()
+    };
+    nudge::proto::v1::account_service_client::AccountServiceClient::new(app.channel().await)
+        .update_account(app.authed(UpdateAccountRequest {
+            account: Some(Account {
+                quiet_hours: Some(nudge::api::grpc::convert::json_to_struct(policy)),
+                ..Default::default()
+            }),
+            update_mask: Some(prost_types::FieldMask {
+                paths: vec!["quiet_hours".into()],
+            }),
+        }))
+        .await
+        .unwrap();
+    let account = timing.resolve(miami("")).await.unwrap().into_inner();
+    assert_eq!((account.at, account.rule), (strict.at, strict.rule));
+
+    // The contact's holidays: its country's calendar; with no country and no phone, none.
+    let christmas = |country: &str| {
+        let mut req = resolve(
+            "2026-12-24T17:00:00Z",
+            Question::Window(SendWindow {
+                days: ["mon", "tue", "wed", "thu", "fri"].map(String::from).to_vec(),
+                r#from: "09:00".into(),
+                to: "17:00".into(),
+                tz: String::new(),
+            }),
+        );
+        req.holidays = vec!["contact".into()];
+        req.contact = Some(ResolveContact {
+            tz: "Europe/Berlin".into(),
+            country: country.into(),
+            ..Default::default()
+        });
+        app.authed(req)
+    };
+    let german = timing.resolve(christmas("DE")).await.unwrap().into_inner();
+    assert_eq!(german.at, ts("2026-12-28T08:00:00Z"));
+    let nowhere = timing.resolve(christmas("")).await.unwrap().into_inner();
+    assert_eq!(nowhere.at, ts("2026-12-25T08:00:00Z"));
+
+    // A bad policy or country is named.
+    let (fields, _) = violations(&timing.resolve(miami("strict")).await.unwrap_err());
+    assert_eq!(fields, [("quiet_hours".to_string(), "BAD_SCHEMA".to_string())]);
+    let (fields, _) = violations(&timing.resolve(christmas("Germany")).await.unwrap_err());
+    assert_eq!(fields, [("contact.country".to_string(), "BAD_SCHEMA".to_string())]);
     app.stop().await;
 }
 

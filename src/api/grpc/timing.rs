@@ -15,7 +15,7 @@ use crate::proto::v1::simulate_request::Flow as FlowChoice;
 use crate::proto::v1::timing_service_server::TimingService;
 use crate::proto::v1::*;
 use crate::service::simulate::{self, FlowSource};
-use crate::service::{contacts, ServiceError, Violation, Violations};
+use crate::service::{accounts, contacts, ServiceError, Violation, Violations};
 use crate::timing::question::answer;
 use crate::timing::{
     phone_zones, Duration, Holidays, SendWindow as CoreWindow, TimingError, Until, Zone,
@@ -39,11 +39,14 @@ impl TimingService for TimingApi {
         // A stored contact stands in for the recipient's zone and phone.
         if let Some(contact) = req.contact.as_mut() {
             if !contact.contact_id.is_empty() {
-                if !contact.tz.is_empty() || !contact.phone.is_empty() {
+                if !contact.tz.is_empty()
+                    || !contact.phone.is_empty()
+                    || !contact.country.is_empty()
+                {
                     return Err(ServiceError::Invalid(vec![Violation::new(
                         "contact.contact_id",
                         Code::BadSchema,
-                        "give either `contact_id` (a stored contact) or `tz`/`phone`, not both",
+                        "give either `contact_id` (a stored contact) or `tz`/`phone`/`country`, not both",
                     )])
                     .into());
                 }
@@ -51,13 +54,23 @@ impl TimingService for TimingApi {
                     contacts::get(&self.state.core, &who.account_id, &contact.contact_id).await?;
                 contact.tz = stored.tz.unwrap_or_default();
                 contact.phone = stored.phone.unwrap_or_default();
+                contact.country = stored.country.unwrap_or_default();
             }
         }
         let now = match &req.now {
             Some(t) => instant("now", t)?,
             None => self.state.core.clock.now(),
         };
-        let (question, json) = to_json(&req, now)?;
+        // The policy execution would use when the question names none.
+        let default_quiet = match accounts::get(&self.state.core, &who.account_id)
+            .await?
+            .quiet_hours
+        {
+            Some(stored) => stored,
+            None => serde_json::to_value(&*self.state.core.quiet_hours)
+                .map_err(|e| internal(format!("the server's quiet hours as JSON: {e}")))?,
+        };
+        let (question, json) = to_json(&req, now, default_quiet)?;
         let answer = answer(&json)
             .map_err(|e| ServiceError::Invalid(vec![violation(refused_field(question, &e), e)]))?;
         Ok(Response::new(from_answer(&answer)?))
@@ -103,6 +116,7 @@ impl TimingService for TimingApi {
 fn to_json(
     req: &ResolveRequest,
     now: DateTime<Utc>,
+    default_quiet: Value,
 ) -> Result<(&'static str, Value), ServiceError> {
     let mut problems = Violations::default();
     let mut obj = Map::new();
@@ -206,11 +220,52 @@ fn to_json(
             if !c.phone.is_empty() {
                 contact.insert("phone".into(), json!(c.phone));
             }
+            if !c.country.is_empty() {
+                if !crate::timing::holiday_calendars::is_country(&c.country) {
+                    problems.push(Violation::new(
+                        "contact.country",
+                        Code::BadSchema,
+                        format!(
+                            "{} is not a country nudge has calendars for: use an ISO 3166-1 alpha-2 code in upper case, such as `DE`",
+                            crate::quote::quote(&c.country)
+                        ),
+                    ));
+                }
+                contact.insert("country".into(), json!(c.country));
+            }
             obj.insert("contact".into(), Value::Object(contact));
         }
     }
+    if !req.quiet_hours.is_empty() && extra(&mut problems, "quiet_hours", is_window) {
+        match quiet_hours(&req.quiet_hours) {
+            Ok(v) => {
+                obj.insert("quiet_hours".into(), v);
+            }
+            Err(message) => problems.push(Violation::new("quiet_hours", Code::BadSchema, message)),
+        }
+    } else if is_window {
+        obj.insert("quiet_hours".into(), default_quiet);
+    }
     problems.finish()?;
     Ok((question, Value::Object(obj)))
+}
+
+/// A request's `quiet_hours`: a policy's name, or a policy with overrides as JSON text, checked
+/// by the timing core's own parser (what execution would run).
+fn quiet_hours(text: &str) -> Result<Value, String> {
+    use crate::timing::{QuietHours, QuietHoursPolicy};
+    if text.trim_start().starts_with('{') {
+        let v: Value =
+            serde_json::from_str(text).map_err(|e| format!("`quiet_hours` is not JSON: {e}"))?;
+        QuietHours::from_json(&v).map_err(|problems| {
+            let first = &problems[0];
+            format!("`quiet_hours{}`: {}", first.path, first.message)
+        })?;
+        Ok(v)
+    } else {
+        text.parse::<QuietHoursPolicy>().map_err(|e| e.hint)?;
+        Ok(Value::String(text.to_string()))
+    }
 }
 
 fn check<T>(problems: &mut Violations, field: &str, result: Result<T, TimingError>) {
@@ -266,6 +321,11 @@ fn from_answer(answer: &Value) -> Result<ResolveResponse, Status> {
         zones: strings("zones"),
         e164: answer
             .get("e164")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        rule: answer
+            .get("rule")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string(),
@@ -357,12 +417,29 @@ mod tests {
             holidays: vec!["2026-12-25".into()],
             ..Default::default()
         };
-        let (q, json) = to_json(&req, at("2026-03-02T03:00:00.250Z")).unwrap();
+        let (q, json) = to_json(&req, at("2026-03-02T03:00:00.250Z"), json!("federal")).unwrap();
         assert_eq!(q, "window");
         assert_eq!(
             json,
             json!({"now": "2026-03-02T03:00:00.250Z", "window": {"days": ["mon"], "from": "09:00", "to": "17:00"},
-                   "channel": "sms", "contact": {"tz": "America/New_York"}, "holidays": ["2026-12-25"]})
+                   "channel": "sms", "contact": {"tz": "America/New_York"}, "holidays": ["2026-12-25"],
+                   "quiet_hours": "federal"})
+        );
+        // The request's own policy and the contact's country go in as the question names them.
+        let req = ResolveRequest {
+            quiet_hours: r#"{"policy": "us_states"}"#.into(),
+            contact: Some(ResolveContact {
+                phone: "+13055550100".into(),
+                country: "US".into(),
+                ..Default::default()
+            }),
+            ..req
+        };
+        let (_, json) = to_json(&req, at("2026-03-02T03:00:00Z"), json!("federal")).unwrap();
+        assert_eq!(json["quiet_hours"], json!({"policy": "us_states"}));
+        assert_eq!(
+            json["contact"],
+            json!({"phone": "+13055550100", "country": "US"})
         );
     }
 
@@ -375,7 +452,7 @@ mod tests {
             holidays: vec!["2026-13-01".into()],
             ..Default::default()
         };
-        let got = fields(to_json(&req, at("2026-03-02T03:00:00Z")).unwrap_err());
+        let got = fields(to_json(&req, at("2026-03-02T03:00:00Z"), Value::Null).unwrap_err());
         assert_eq!(
             got,
             [
@@ -385,8 +462,40 @@ mod tests {
                 ("channel".to_string(), Code::BadSchema),
             ]
         );
-        let none =
-            fields(to_json(&ResolveRequest::default(), at("2026-03-02T03:00:00Z")).unwrap_err());
+        let none = fields(
+            to_json(
+                &ResolveRequest::default(),
+                at("2026-03-02T03:00:00Z"),
+                Value::Null,
+            )
+            .unwrap_err(),
+        );
         assert_eq!(none, [("question".to_string(), Code::BadSchema)]);
+        // A window question with a bad policy and a bad country; a policy on another question.
+        let req = ResolveRequest {
+            question: Some(Question::NoWindow(true)),
+            quiet_hours: "strict".into(),
+            contact: Some(ResolveContact {
+                tz: "UTC".into(),
+                country: "de".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let got = fields(to_json(&req, at("2026-03-02T03:00:00Z"), Value::Null).unwrap_err());
+        assert_eq!(
+            got,
+            [
+                ("contact.country".to_string(), Code::BadSchema),
+                ("quiet_hours".to_string(), Code::BadSchema),
+            ]
+        );
+        let req = ResolveRequest {
+            question: Some(Question::Duration("1d".into())),
+            quiet_hours: "federal".into(),
+            ..Default::default()
+        };
+        let got = fields(to_json(&req, at("2026-03-02T03:00:00Z"), Value::Null).unwrap_err());
+        assert_eq!(got, [("quiet_hours".to_string(), Code::BadSchema)]);
     }
 }
