@@ -475,7 +475,11 @@ async fn resolve_times_by_place_and_quiet_hours(backend: Backend) {
         req.quiet_hours = quiet.into();
         app.authed(req)
     };
-    let strict = timing.resolve(miami("us_states")).await.unwrap().into_inner();
+    let strict = timing
+        .resolve(miami("us_states"))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(strict.at, ts("2026-03-04T13:00:00Z"));
     assert_eq!(strict.rule, "US-FL");
     let federal = timing.resolve(miami("federal")).await.unwrap().into_inner();
@@ -509,7 +513,9 @@ async fn resolve_times_by_place_and_quiet_hours(backend: Backend) {
         let mut req = resolve(
             "2026-12-24T17:00:00Z",
             Question::Window(SendWindow {
-                days: ["mon", "tue", "wed", "thu", "fri"].map(String::from).to_vec(),
+                days: ["mon", "tue", "wed", "thu", "fri"]
+                    .map(String::from)
+                    .to_vec(),
                 r#from: "09:00".into(),
                 to: "17:00".into(),
                 tz: String::new(),
@@ -530,9 +536,15 @@ async fn resolve_times_by_place_and_quiet_hours(backend: Backend) {
 
     // A bad policy or country is named.
     let (fields, _) = violations(&timing.resolve(miami("strict")).await.unwrap_err());
-    assert_eq!(fields, [("quiet_hours".to_string(), "BAD_SCHEMA".to_string())]);
+    assert_eq!(
+        fields,
+        [("quiet_hours".to_string(), "BAD_SCHEMA".to_string())]
+    );
     let (fields, _) = violations(&timing.resolve(christmas("Germany")).await.unwrap_err());
-    assert_eq!(fields, [("contact.country".to_string(), "BAD_SCHEMA".to_string())]);
+    assert_eq!(
+        fields,
+        [("contact.country".to_string(), "BAD_SCHEMA".to_string())]
+    );
     app.stop().await;
 }
 
