@@ -350,16 +350,32 @@ async fn the_wait_census_walks_a_slice_per_refresh(backend: Backend) {
 
     // One page (1,000) per refresh: 1,000, 2,000 counted so far, then the pass ends at 2,500,
     // and the next refresh, starting a new pass, still shows that pass.
+    // Statuses are counted as each pass begins: one more enrollment after the third refresh
+    // (which ended the pass) shows at the fourth, which begins the next.
     let mut census = Census::default();
-    let mut timers = Vec::new();
-    for _ in 0..4 {
+    let (mut timers, mut active) = (Vec::new(), Vec::new());
+    for refresh in 0..4 {
+        if refresh == 3 {
+            let one = EnrollInput {
+                contact_id: "c".into(),
+                flow_id: "hold".into(),
+                allow_duplicate: true,
+                ..Default::default()
+            };
+            let added = enrollments::batch_enroll(core, DEFAULT_ACCOUNT_ID, vec![one])
+                .await
+                .unwrap();
+            assert!(added[0].is_ok());
+        }
         let counts = count(core, &mut census, 1).await.unwrap();
         timers.push(counts.waiting[&WaitReason::Timer]);
+        active.push(counts.enrollments["active"]);
     }
     assert_eq!(timers, [1_000, 2_000, 2_500, 2_500]);
+    assert_eq!(active, [2_500, 2_500, 2_500, 2_501]);
     // A whole pass in one refresh when the budget allows it.
     let mut census = Census::default();
     let counts = count(core, &mut census, 100).await.unwrap();
-    assert_eq!(counts.waiting[&WaitReason::Timer], 2_500);
+    assert_eq!(counts.waiting[&WaitReason::Timer], 2_501);
     app.stop().await;
 }
