@@ -64,8 +64,8 @@ impl App {
             core,
             public_url: config.public_url.clone(),
             link_base,
-            webhook_keys: Default::default(),
-            tokens: Default::default(),
+            webhook_keys: crate::api::http::webhooks::key_cache(),
+            tokens: crate::auth::token_cache(),
             metrics_token: config.metrics_token.as_deref().map(Into::into),
         };
         bootstrap(&state.core, config.announce_first_token).await?;

@@ -6,9 +6,7 @@
 
 use crate::store::{self, tokens::ApiToken, Db, StoreError};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// What every token starts with, so a leaked one is easy to recognise (and to scan for).
@@ -125,31 +123,11 @@ const MAX_CACHED_TOKENS: usize = 10_000;
 
 /// Tokens found recently, by their SHA-256. Only found tokens are kept: an unknown one is read
 /// again each time, so a token created a moment ago works at once.
-#[derive(Debug, Clone, Default)]
-pub struct TokenCache(Arc<Mutex<HashMap<String, (Instant, Principal)>>>);
+pub type TokenCache = crate::cache::TtlCache<Principal>;
 
-impl TokenCache {
-    /// The caller of the token with hash `hash`, if it was found less than [`TOKEN_TTL`]
-    /// before `now`.
-    pub fn get(&self, hash: &str, now: Instant) -> Option<Principal> {
-        let cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        cache
-            .get(hash)
-            .filter(|(found, _)| now.saturating_duration_since(*found) < TOKEN_TTL)
-            .map(|(_, who)| who.clone())
-    }
-
-    /// Remembers that the token with hash `hash` was found at `now`.
-    pub fn put(&self, hash: &str, who: &Principal, now: Instant) {
-        let mut cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.len() >= MAX_CACHED_TOKENS {
-            cache.retain(|_, (found, _)| now.saturating_duration_since(*found) < TOKEN_TTL);
-            if cache.len() >= MAX_CACHED_TOKENS {
-                cache.clear();
-            }
-        }
-        cache.insert(hash.to_string(), (now, who.clone()));
-    }
+/// An empty [`TokenCache`]: entries trusted for [`TOKEN_TTL`], at most [`MAX_CACHED_TOKENS`].
+pub fn token_cache() -> TokenCache {
+    TokenCache::new(TOKEN_TTL, MAX_CACHED_TOKENS)
 }
 
 /// Checks an `authorization` header value (`Bearer <token>`) and returns the caller: from
@@ -198,7 +176,7 @@ mod tests {
 
     #[test]
     fn a_found_token_is_trusted_for_the_ttl_only() {
-        let cache = TokenCache::default();
+        let cache = token_cache();
         let who = Principal {
             account_id: "acc".into(),
             token_id: "tk_1".into(),
@@ -219,7 +197,7 @@ mod tests {
             cache.put(&format!("k{i}"), &who, t0);
         }
         cache.put("last", &who, t0);
-        assert!(cache.0.lock().unwrap().len() <= MAX_CACHED_TOKENS);
+        assert!(cache.len() <= MAX_CACHED_TOKENS);
         assert_eq!(cache.get("last", t0), Some(who));
     }
 

@@ -54,6 +54,7 @@
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod cache;
 pub mod capacity;
 pub mod cli;
 pub mod clock;

@@ -244,7 +244,7 @@ pub async fn count(core: &Core, census: &mut Census, budget: usize) -> Result<Co
     ] {
         counts.enrollments.insert(s.as_str(), 0);
     }
-    if census.after.is_empty() || census.statuses.is_none() {
+    if census.after.is_empty() {
         census.statuses = Some(store::enrollments::count_by_status(&core.db).await?);
     }
     for (status, n) in census.statuses.iter().flatten() {

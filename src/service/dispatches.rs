@@ -14,7 +14,7 @@ use super::ids::{DispatchId, EnrollmentId};
 use super::{next_page_token, ServiceError, Violation, Violations};
 use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
-use crate::engine::{AckOutcome, JourneyEntry, JourneyKind};
+use crate::engine::{AckOutcome, Effect, JourneyEntry};
 use crate::runtime::Core;
 use crate::store::dispatches::{AckUpdate, DispatchRow, Lease};
 use crate::store::journey::JourneyStep;
@@ -578,9 +578,6 @@ async fn ack_batch_in(
                 retry_at: retry_at.map(from_millis),
                 gave_up,
             };
-            let detail = serde_json::to_value(&entry)
-                .expect("journey entries serialize")
-                .to_string();
             enrollment.journey_seq += 1;
             let at = *step_of
                 .entry(row.enrollment_id.as_str())
@@ -593,7 +590,7 @@ async fn ack_batch_in(
                     ));
                     steps.len() - 1
                 });
-            steps[at].push(JourneyKind::DispatchAcked.as_str(), &detail);
+            steps[at].push_effect(&Effect::Journey(entry));
         }
         *answer = Some(Ok(Acked {
             status: update.status,

@@ -15,7 +15,7 @@ use super::schema::{dispatches, enrollments, journey_steps, tasks};
 use super::{Conn, Db, DispatchStatus, StoreError, TaskStatus, Tx};
 use crate::clock::to_millis;
 use crate::engine::state::TaskPhase;
-use crate::engine::{Effect, EnrollmentState, JourneyKind, Status};
+use crate::engine::{Effect, EnrollmentState, Status};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -155,18 +155,6 @@ pub struct Writes {
     pub transitions: std::collections::BTreeMap<&'static str, u64>,
 }
 
-/// The effect's kind and its JSON, as the journey stores them.
-fn kind_and_detail(effect: &Effect) -> (&'static str, String) {
-    // Through a `Value`, as it always was: the stored text keeps its key order.
-    let detail = match effect {
-        Effect::Journey(entry) => serde_json::to_value(entry),
-        other => serde_json::to_value(other),
-    }
-    .expect("engine effects serialize")
-    .to_string();
-    (JourneyKind::of(effect).as_str(), detail)
-}
-
 /// What a stored [`Writes`] means to this process once committed: the earliest wake to
 /// announce to the planners, and the runs entered (counted in `nudge_transitions_total`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -222,9 +210,8 @@ impl Writes {
             .map(|r| r.id);
         let mut step = JourneyStep::new(&row.id, &row.account_id, row.journey_seq + 1, now_ms);
         for effect in effects {
-            let (kind, detail) = kind_and_detail(effect);
             row.journey_seq += 1;
-            step.push(kind, &detail);
+            step.push_effect(effect);
             match effect {
                 Effect::RunOpened(r) => {
                     *self.transitions.entry(r.step_type.as_str()).or_insert(0) += 1;

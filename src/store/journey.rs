@@ -15,6 +15,7 @@
 
 use super::schema::journey_steps;
 use super::{Conn, StoreError, Tx};
+use crate::engine::{Effect, JourneyKind};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use serde_json::value::RawValue;
@@ -72,6 +73,19 @@ impl JourneyStep {
         self.entries.push_str(detail);
         self.entries.push(']');
         self.n += 1;
+    }
+
+    /// Appends the entry an engine effect makes: its kind, and its JSON, serialized through a
+    /// `Value` as it always was (so the stored text keeps its key order). Every writer of the
+    /// journey encodes entries here.
+    pub fn push_effect(&mut self, effect: &Effect) {
+        let detail = match effect {
+            Effect::Journey(entry) => serde_json::to_value(entry),
+            other => serde_json::to_value(other),
+        }
+        .expect("engine effects serialize")
+        .to_string();
+        self.push(JourneyKind::of(effect).as_str(), &detail);
     }
 
     /// The JSON array to store (call once every entry is pushed).

@@ -36,8 +36,6 @@ use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// The largest webhook body accepted (1 MiB: an email's text with its headers).
@@ -65,27 +63,18 @@ impl WebhookQuery {
 pub const KEY_TTL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// An account's webhook secret and Twilio auth token.
-type Keys = (String, Option<String>);
+pub type Keys = (String, Option<String>);
 
 /// Webhook keys by account, each read at most [`KEY_TTL`] ago. Cheap to clone.
-#[derive(Clone, Default)]
-pub struct KeyCache(Arc<Mutex<HashMap<String, (Instant, Keys)>>>);
+pub type KeyCache = crate::cache::TtlCache<Keys>;
 
-impl KeyCache {
-    fn get(&self, account: &str) -> Option<Keys> {
-        let cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        cache
-            .get(account)
-            .filter(|(read, _)| read.elapsed() < KEY_TTL)
-            .map(|(_, keys)| keys.clone())
-    }
-
-    fn put(&self, account: &str, keys: &Keys) {
-        let mut cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        cache.retain(|_, (read, _)| read.elapsed() < KEY_TTL);
-        cache.insert(account.to_string(), (Instant::now(), keys.clone()));
-    }
+/// An empty [`KeyCache`] (one entry per account that sent a webhook in the last [`KEY_TTL`]).
+pub fn key_cache() -> KeyCache {
+    KeyCache::new(KEY_TTL, MAX_CACHED_ACCOUNTS)
 }
+
+/// The most accounts whose keys are remembered at once.
+const MAX_CACHED_ACCOUNTS: usize = 100_000;
 
 /// Runs `check` with the account's webhook keys: the cached ones when they pass it, else
 /// (and for the answer) the ones stored now. An unknown account is a bad credential.
@@ -94,7 +83,7 @@ async fn with_keys<T>(
     account: &str,
     check: impl Fn(&Keys) -> Result<T, HttpError>,
 ) -> Result<T, HttpError> {
-    if let Some(keys) = state.webhook_keys.get(account) {
+    if let Some(keys) = state.webhook_keys.get(account, Instant::now()) {
         if let Ok(done) = check(&keys) {
             return Ok(done);
         }
@@ -107,7 +96,7 @@ async fn with_keys<T>(
                  webhook is for (leave it out for the default account)"
             ))
         })?;
-    state.webhook_keys.put(account, &keys);
+    state.webhook_keys.put(account, &keys, Instant::now());
     check(&keys)
 }
 
