@@ -262,12 +262,15 @@ pub async fn count(core: &Core, census: &mut Census, budget: usize) -> Result<Co
             break;
         }
         pages += 1;
-        let page = store::enrollments::live_page(&core.db, &census.after, SCAN_PAGE).await?;
+        let page = store::enrollments::page_after(&core.db, &census.after, SCAN_PAGE).await?;
         let ended = (page.len() as i64) < SCAN_PAGE;
         if let Some(last) = page.last() {
             census.after = last.id.clone();
         }
-        for row in &page {
+        for row in page
+            .iter()
+            .filter(|r| store::enrollments::LIVE.contains(&r.status.as_str()))
+        {
             let key = (row.flow_id.clone(), row.flow_version);
             let definition = if core.flows.contains(&key) {
                 None
