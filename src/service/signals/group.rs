@@ -126,7 +126,8 @@ async fn route_together(
     core: &Core,
     jobs: &[&Pending],
 ) -> Result<Option<(Vec<Outcome>, crate::store::Committed)>, StoreError> {
-    let mut tx = core.db.begin().await?;
+    // A group is a dozen short statements: planned once, not at every group.
+    let mut tx = core.db.begin_generic().await?;
     match route_in(&mut tx, &core.flows, &core.quiet_hours, jobs).await {
         Ok(None) => {
             tx.rollback().await?;
