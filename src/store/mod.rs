@@ -264,12 +264,6 @@ impl Db {
         Tx::begin(self.conn().await?).await
     }
 
-    /// A transaction whose statements run generic plans on PostgreSQL (see
-    /// [`Tx::begin_generic`]).
-    pub async fn begin_generic(&self) -> Result<Tx, StoreError> {
-        Tx::begin_generic(self.conn().await?).await
-    }
-
     /// True on PostgreSQL, where several replicas may share the database.
     pub fn is_postgres(&self) -> bool {
         matches!(self, Db::Postgres(_))

@@ -22,30 +22,6 @@ impl Tx {
         Ok(Tx { conn })
     }
 
-    /// [`Tx::begin`], and on PostgreSQL every prepared statement of the transaction runs its
-    /// generic plan (`plan_cache_mode`, for this transaction only; the same round trip as
-    /// `BEGIN`).
-    ///
-    /// For a transaction of many short array-bound statements, such as a group of a few
-    /// signals: PostgreSQL weighs a custom plan against the generic one at each execution,
-    /// and for these it kept choosing custom ones, so every statement was planned again
-    /// each time (planning was 16 % of the database's CPU under a signal load, issue 18).
-    /// Not for statements whose plan depends on a parameter's value (`$1 IS NULL OR …`, a
-    /// partial index matched by a bound value): none run in such a transaction.
-    pub(super) async fn begin_generic(mut conn: Conn) -> Result<Tx, StoreError> {
-        match &mut conn {
-            Conn::Postgres(c) => {
-                diesel_async::AnsiTransactionManager::begin_transaction_sql(
-                    &mut **c,
-                    "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan",
-                )
-                .await?
-            }
-            Conn::Sqlite(_) => on_conn!(&mut conn, c => begin(c).await)?,
-        }
-        Ok(Tx { conn })
-    }
-
     /// Commits everything done through this transaction.
     pub async fn commit(mut self) -> Result<(), StoreError> {
         Ok(on_conn!(&mut self.conn, c => commit(c).await)?)

@@ -126,8 +126,7 @@ async fn route_together(
     core: &Core,
     jobs: &[&Pending],
 ) -> Result<Option<(Vec<Outcome>, crate::store::Committed)>, StoreError> {
-    // A group is a dozen short statements: planned once, not at every group.
-    let mut tx = core.db.begin_generic().await?;
+    let mut tx = core.db.begin().await?;
     match route_in(&mut tx, &core.flows, &core.quiet_hours, jobs).await {
         Ok(None) => {
             tx.rollback().await?;
