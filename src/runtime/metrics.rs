@@ -205,9 +205,9 @@ pub struct Counts {
     pub pending: BTreeMap<Channel, (u64, f64)>,
 }
 
-/// Live enrollments read per query while counting wait reasons.
+/// Enrollments read per query while counting wait reasons (the live ones are explained).
 const SCAN_PAGE: i64 = 1_000;
-/// The most pages of live enrollments one refresh explains (100,000 enrollments). Counting
+/// The most pages of enrollments one refresh reads (100,000 enrollments). Counting
 /// wait reasons means reading and explaining every live enrollment; with 10,000,000 stored a
 /// whole pass took longer than the interval, so the refresher never rested and the planner's
 /// wake latency rose from 1 ms to 315 ms at p99 (issue 18). A pass now walks the table a slice
@@ -226,9 +226,9 @@ pub struct Census {
 }
 
 /// Reads the counts: one grouped query for pending dispatches; at most `budget` pages
-/// ([`SCAN_BUDGET`] in the refresher) of the `census`'s keyset scan of live enrollments for
-/// the wait reasons (each explained by the pure [`engine::explain()`], the same answer Explain
-/// gives), which are those of the last complete pass (until one completes, the counts so far);
+/// ([`SCAN_BUDGET`] in the refresher) of the `census`'s keyset scan of enrollments for the
+/// wait reasons (each live one explained by the pure [`engine::explain()`], the same answer
+/// Explain gives), which are those of the last complete pass (until one completes, the counts so far);
 /// and the enrollments by status, counted as each pass begins. That count reads the whole
 /// table (2.2 s at 10,000,000), so once a pass rather than every refresh: on a table a
 /// refresh covers whole, that is every refresh as before.
