@@ -229,8 +229,8 @@ pub struct Census {
 /// ([`SCAN_BUDGET`] in the refresher) of the `census`'s keyset scan of enrollments for the
 /// wait reasons (each live one explained by the pure [`engine::explain()`], the same answer
 /// Explain gives), which are those of the last complete pass (until one completes, the counts
-/// so far); and the enrollments by status, counted as each pass begins. That count reads the whole
-/// table (2.2 s at 10,000,000), so once a pass rather than every refresh: on a table a
+/// so far); and the enrollments by status, counted as each pass begins. That count reads the
+/// whole table (2.2 s at 10,000,000), so once a pass rather than every refresh: on a table a
 /// refresh covers whole, that is every refresh as before.
 pub async fn count(core: &Core, census: &mut Census, budget: usize) -> Result<Counts, StoreError> {
     let now = core.clock.now();
