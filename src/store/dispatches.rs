@@ -133,7 +133,12 @@ pub async fn list(
             .select(DispatchRow::as_select())
             .into_boxed();
         if let Some(enrollment) = filter.enrollment_id {
-            q = q.filter(dispatches::enrollment_id.eq(enrollment));
+            // Its keys are `enrollment:run…`, a range of the key's index (the column sorts
+            // bytewise, and `;` follows `:`).
+            q = q
+                .filter(dispatches::idempotency_key.ge(format!("{enrollment}:")))
+                .filter(dispatches::idempotency_key.lt(format!("{enrollment};")))
+                .filter(dispatches::enrollment_id.eq(enrollment));
         }
         if let Some(status) = filter.status {
             q = q.filter(dispatches::status.eq(status.as_str()));

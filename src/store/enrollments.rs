@@ -11,7 +11,7 @@
 //! Queries that must commit together are methods of [`Tx`]; one-shot reads take a [`Db`].
 
 use super::journey::{JourneyRow, JourneyStep, StoredStep};
-use super::schema::{dispatches, enrollments, journey_steps, tasks};
+use super::schema::{dispatches, enrollment_keys, enrollments, journey_steps, tasks};
 use super::{Conn, Db, DispatchStatus, StoreError, TaskStatus, Tx};
 use crate::clock::to_millis;
 use crate::engine::state::TaskPhase;
@@ -19,6 +19,7 @@ use crate::engine::{Effect, EnrollmentState, Status};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use std::collections::{HashMap, HashSet};
 
 /// The statuses of an enrollment a signal still reaches and a duplicate check still counts.
 pub const LIVE: [&str; 2] = [Status::LIVE[0].as_str(), Status::LIVE[1].as_str()];
@@ -132,8 +133,16 @@ pub struct ApprovalLink {
 /// The rows some engine steps produce, written together in one transaction.
 #[derive(Debug, Default, Clone)]
 pub struct Writes {
-    /// Inserted, or updated when the id exists (state, status, next_run_at, journey_seq).
+    /// Rows to store: inserted when their id is in `created`, else updated (state, status,
+    /// next_run_at, journey_seq). The last row of an id wins.
     pub enrollments: Vec<EnrollmentRow>,
+    /// Enrollments these writes make ([`Writes::add_created`]): inserted, with their
+    /// `enrollment_keys` row.
+    pub created: HashSet<String>,
+    /// The status each stepped enrollment had before its first step here: where its last row's
+    /// status differs, its `enrollment_keys` row is updated too (PostgreSQL). A row pushed
+    /// without a step keeps its status.
+    pub status_before: HashMap<String, Status>,
     /// One row per step that wrote entries ([`super::journey`]).
     pub journey: Vec<JourneyStep>,
     pub dispatches: Vec<DispatchRow>,
@@ -191,6 +200,20 @@ impl Writes {
         self.enrollments.is_empty()
     }
 
+    /// [`Writes::add_step`] for an enrollment these writes make: its row is inserted, not
+    /// updated.
+    pub fn add_created(
+        &mut self,
+        row: EnrollmentRow,
+        before: &EnrollmentState,
+        after: &EnrollmentState,
+        effects: &[Effect],
+        now: DateTime<Utc>,
+    ) {
+        self.created.insert(row.id.clone());
+        self.add_step(row, before, after, effects, now, None);
+    }
+
     /// Adds what one engine step did to `row` (the row before the step): the updated row and a
     /// row for each effect. `outcome` is the task outcome the step applied, if it was one.
     pub fn add_step(
@@ -203,6 +226,9 @@ impl Writes {
         outcome: Option<&str>,
     ) {
         let now_ms = to_millis(now);
+        if !self.status_before.contains_key(&row.id) {
+            self.status_before.insert(row.id.clone(), before.status);
+        }
         let open_task = before
             .run
             .as_ref()
@@ -368,6 +394,50 @@ impl Writes {
         }
         self.enrollments.push(row);
     }
+}
+
+impl Writes {
+    /// The rows to store, the last of each enrollment (in first-seen order: one statement may
+    /// not touch a row twice, and a later step of the same enrollment supersedes the earlier),
+    /// split into the enrollments these writes make and those they update.
+    pub(super) fn rows_to_store(&self) -> (Vec<&EnrollmentRow>, Vec<&EnrollmentRow>) {
+        let mut index: HashMap<&str, usize> = HashMap::with_capacity(self.enrollments.len());
+        let mut last: Vec<&EnrollmentRow> = Vec::with_capacity(self.enrollments.len());
+        for row in &self.enrollments {
+            match index.get(row.id.as_str()) {
+                Some(&i) => last[i] = row,
+                None => {
+                    index.insert(&row.id, last.len());
+                    last.push(row);
+                }
+            }
+        }
+        last.into_iter().partition(|r| self.created.contains(&r.id))
+    }
+
+    /// True when an updated enrollment's status is no longer the one it had before its first
+    /// step here (its `enrollment_keys` row must follow).
+    pub(super) fn status_changed(&self, row: &EnrollmentRow) -> bool {
+        self.status_before
+            .get(&row.id)
+            .is_some_and(|was| was.as_str() != row.status)
+    }
+}
+
+/// `n` rows updated where `expected` were meant to be: an enrollment row that is not stored
+/// was given as an update (new rows belong in [`Writes::created`]), which must not pass as done.
+pub(super) fn all_updated(n: usize, expected: usize) -> QueryResult<usize> {
+    if n == expected {
+        return Ok(n);
+    }
+    Err(diesel::result::Error::QueryBuilderError(
+        format!(
+            "{} of {expected} enrollment rows to update are not stored (a new enrollment must \
+             be written as created)",
+            expected - n.min(expected)
+        )
+        .into(),
+    ))
 }
 
 impl Tx {
@@ -545,8 +615,9 @@ impl Tx {
             return Ok(Vec::new());
         }
         Ok(on_conn!(&mut self.conn, c => enrollments::table
-            .filter(enrollments::account_id.eq(account_id))
-            .filter(enrollments::client_key.eq_any(keys))
+            .inner_join(enrollment_keys::table)
+            .filter(enrollment_keys::account_id.eq(account_id))
+            .filter(enrollment_keys::client_key.eq_any(keys))
             .select(EnrollmentRow::as_select())
             .load(c)
             .await)?)
@@ -568,14 +639,14 @@ impl Tx {
                 super::pg_batch::live_enrollments_of(c, account_id, contact_ids).await?
             }
             Conn::Sqlite(c) => {
-                enrollments::table
-                    .filter(enrollments::account_id.eq(account_id))
-                    .filter(enrollments::contact_id.eq_any(contact_ids))
-                    .filter(enrollments::status.eq_any(LIVE))
+                enrollment_keys::table
+                    .filter(enrollment_keys::account_id.eq(account_id))
+                    .filter(enrollment_keys::contact_id.eq_any(contact_ids))
+                    .filter(enrollment_keys::status.eq_any(LIVE))
                     .select((
-                        enrollments::contact_id,
-                        enrollments::flow_id,
-                        enrollments::id,
+                        enrollment_keys::contact_id,
+                        enrollment_keys::flow_id,
+                        enrollment_keys::id,
                     ))
                     .load(&mut **c)
                     .await?
@@ -594,12 +665,13 @@ pub async fn next_due(db: &Db) -> Result<Option<DateTime<Utc>>, StoreError> {
     Ok(min.map(crate::clock::from_millis))
 }
 
-/// How many enrollments have each status (one grouped query; the metrics refresher).
+/// How many enrollments have each status (one grouped query over the narrow keys; the metrics
+/// refresher).
 pub async fn count_by_status(db: &Db) -> Result<Vec<(String, i64)>, StoreError> {
     let conn = db.conn().await?;
-    Ok(with_conn!(conn, c => enrollments::table
-        .group_by(enrollments::status)
-        .select((enrollments::status, diesel::dsl::count_star()))
+    Ok(with_conn!(conn, c => enrollment_keys::table
+        .group_by(enrollment_keys::status)
+        .select((enrollment_keys::status, diesel::dsl::count_star()))
         .load(c)
         .await)?)
 }
@@ -677,24 +749,44 @@ pub async fn list(
     limit: i64,
 ) -> Result<Vec<EnrollmentRow>, StoreError> {
     let conn = db.conn().await?;
+    if filter.flow_id.is_none() && filter.contact_id.is_none() {
+        // The account's enrollments in key order: the table's own primary key.
+        return Ok(with_conn!(conn, c => {
+            let mut q = enrollments::table
+                .filter(enrollments::account_id.eq(account_id))
+                .order(enrollments::id.asc())
+                .limit(limit)
+                .select(EnrollmentRow::as_select())
+                .into_boxed();
+            if let Some(status) = filter.status {
+                q = q.filter(enrollments::status.eq(status.as_str()));
+            }
+            if let Some(after) = filter.after_id {
+                q = q.filter(enrollments::id.gt(after));
+            }
+            q.load(c).await
+        })?);
+    }
+    // By flow or contact: found through their indexes in `enrollment_keys`.
     Ok(with_conn!(conn, c => {
         let mut q = enrollments::table
-            .filter(enrollments::account_id.eq(account_id))
-            .order(enrollments::id.asc())
+            .inner_join(enrollment_keys::table)
+            .filter(enrollment_keys::account_id.eq(account_id))
+            .order(enrollment_keys::id.asc())
             .limit(limit)
             .select(EnrollmentRow::as_select())
             .into_boxed();
         if let Some(flow) = filter.flow_id {
-            q = q.filter(enrollments::flow_id.eq(flow));
+            q = q.filter(enrollment_keys::flow_id.eq(flow));
         }
         if let Some(contact) = filter.contact_id {
-            q = q.filter(enrollments::contact_id.eq(contact));
+            q = q.filter(enrollment_keys::contact_id.eq(contact));
         }
         if let Some(status) = filter.status {
-            q = q.filter(enrollments::status.eq(status.as_str()));
+            q = q.filter(enrollment_keys::status.eq(status.as_str()));
         }
         if let Some(after) = filter.after_id {
-            q = q.filter(enrollments::id.gt(after));
+            q = q.filter(enrollment_keys::id.gt(after));
         }
         q.load(c).await
     })?)
@@ -773,8 +865,9 @@ pub async fn contact_journey(
     let query = diesel::sql_query(
         "SELECT j.enrollment_id, e.flow_id, e.flow_version, j.seq, j.n, j.at, j.last_pos, \
          j.entries \
-         FROM enrollments e JOIN journey_steps j ON j.enrollment_id = e.id \
-         WHERE e.account_id = $1 AND e.contact_id = $2 \
+         FROM enrollment_keys k JOIN enrollments e ON e.id = k.id \
+         JOIN journey_steps j ON j.enrollment_id = k.id \
+         WHERE k.account_id = $1 AND k.contact_id = $2 \
          AND ($3 IS NULL OR e.id = $3) \
          AND ($4 IS NULL OR (j.at, j.enrollment_id, j.seq + j.n - 1) > ($4, $5, $6)) \
          ORDER BY j.at, j.enrollment_id, j.seq LIMIT $7",

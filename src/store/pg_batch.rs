@@ -5,7 +5,7 @@
 //! list that is 25,000 bind parameters to encode, send, parse and plan, in chunks; as arrays it
 //! is five parameters and one plan, whatever the batch size.
 
-use super::enrollments::{EnrollmentRow, Writes};
+use super::enrollments::{all_updated, EnrollmentRow, Writes};
 use super::signals::{DeliveryRow, SignalRow};
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, BoxedSqlQuery, Query, QueryFragment, QueryId, SqlQuery};
@@ -59,38 +59,73 @@ pub async fn write_with<'a>(
     more: Vec<BoxFuture<'a, QueryResult<usize>>>,
 ) -> QueryResult<()> {
     let mut sent: Vec<BoxFuture<'_, QueryResult<usize>>> = Vec::new();
-    let enrollments = last_per_id(&w.enrollments);
-    if !enrollments.is_empty() {
-        let e = &enrollments;
+    let (created, stepped) = w.rows_to_store();
+    // Only a change of status reaches the keys (a step that moves the state alone writes none of
+    // their index entries, which is why they are a table of their own).
+    let moved: Vec<&EnrollmentRow> = stepped
+        .iter()
+        .copied()
+        .filter(|r| w.status_changed(r))
+        .collect();
+    if !created.is_empty() {
+        sent.push(insert_enrollments(c, created.clone()));
+        let e = &created;
         let q = Cached(
             diesel::sql_query(
-                "INSERT INTO enrollments (id, account_id, flow_id, flow_version, contact_id, \
-             sender_id, status, client_key, state, next_run_at, journey_seq, created_at, \
-             updated_at, allow_duplicate) \
-             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], \
-             $6::text[], $7::text[], $8::text[], $9::text[], $10::int8[], $11::int8[], \
-             $12::int8[], $13::int8[], $14::bool[]) \
-             ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, state = EXCLUDED.state, \
-             next_run_at = EXCLUDED.next_run_at, journey_seq = EXCLUDED.journey_seq, \
-             updated_at = EXCLUDED.updated_at",
+                "INSERT INTO enrollment_keys (id, account_id, contact_id, flow_id, status, \
+                 client_key, allow_duplicate) \
+                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
+                 $6::text[], $7::bool[])",
             )
             .bind::<Array<Text>, _>(col(e, |r| r.id.as_str()))
             .bind::<Array<Text>, _>(col(e, |r| r.account_id.as_str()))
-            .bind::<Array<Text>, _>(col(e, |r| r.flow_id.as_str()))
-            .bind::<Array<Integer>, _>(col(e, |r| r.flow_version))
             .bind::<Array<Text>, _>(col(e, |r| r.contact_id.as_str()))
-            .bind::<Array<Text>, _>(col(e, |r| r.sender_id.as_str()))
+            .bind::<Array<Text>, _>(col(e, |r| r.flow_id.as_str()))
             .bind::<Array<Text>, _>(col(e, |r| r.status.as_str()))
             .bind::<Array<Nullable<Text>>, _>(col(e, |r| r.client_key.as_deref()))
-            .bind::<Array<Text>, _>(col(e, |r| r.state.as_str()))
-            .bind::<Array<Nullable<BigInt>>, _>(col(e, |r| r.next_run_at))
-            .bind::<Array<BigInt>, _>(col(e, |r| r.journey_seq))
-            .bind::<Array<BigInt>, _>(col(e, |r| r.created_at))
-            .bind::<Array<BigInt>, _>(col(e, |r| r.updated_at))
             .bind::<Array<Bool>, _>(col(e, |r| r.allow_duplicate)),
         )
         .execute(&mut &*c);
         sent.push(q);
+    }
+    if !stepped.is_empty() {
+        let e = &stepped;
+        let expected = stepped.len();
+        let q = Cached(
+            diesel::sql_query(
+                "UPDATE enrollments e SET status = u.status, state = u.state, \
+                 next_run_at = u.next_run_at, journey_seq = u.journey_seq, updated_at = u.updated_at \
+                 FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::int8[]) \
+                 AS u(id, status, state, next_run_at, journey_seq, updated_at) WHERE e.id = u.id",
+            )
+            .bind::<Array<Text>, _>(col(e, |r| r.id.as_str()))
+            .bind::<Array<Text>, _>(col(e, |r| r.status.as_str()))
+            .bind::<Array<Text>, _>(col(e, |r| r.state.as_str()))
+            .bind::<Array<Nullable<BigInt>>, _>(col(e, |r| r.next_run_at))
+            .bind::<Array<BigInt>, _>(col(e, |r| r.journey_seq))
+            .bind::<Array<BigInt>, _>(col(e, |r| r.updated_at)),
+        )
+        .execute(&mut &*c);
+        sent.push(Box::pin(async move { all_updated(q.await?, expected) }));
+        if !moved.is_empty() {
+            let m = &moved;
+            let q = Cached(
+                diesel::sql_query(
+                    "UPDATE enrollment_keys k SET status = u.status \
+                     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) \
+                     AS u(account_id, contact_id, flow_id, id, status) \
+                     WHERE k.account_id = u.account_id AND k.contact_id = u.contact_id \
+                     AND k.flow_id = u.flow_id AND k.id = u.id",
+                )
+                .bind::<Array<Text>, _>(col(m, |r| r.account_id.as_str()))
+                .bind::<Array<Text>, _>(col(m, |r| r.contact_id.as_str()))
+                .bind::<Array<Text>, _>(col(m, |r| r.flow_id.as_str()))
+                .bind::<Array<Text>, _>(col(m, |r| r.id.as_str()))
+                .bind::<Array<Text>, _>(col(m, |r| r.status.as_str())),
+            )
+            .execute(&mut &*c);
+            sent.push(q);
+        }
     }
     if !w.dispatches.is_empty() {
         let d = &w.dispatches;
@@ -204,6 +239,41 @@ pub async fn write_with<'a>(
     Ok(())
 }
 
+/// Inserts new enrollment rows (their keys go in beside them, see [`write_with`]).
+fn insert_enrollments<'a>(
+    c: &'a AsyncPgConnection,
+    e: Vec<&'a EnrollmentRow>,
+) -> BoxFuture<'a, QueryResult<usize>> {
+    Box::pin(async move {
+        Cached(
+            diesel::sql_query(
+                "INSERT INTO enrollments (id, account_id, flow_id, flow_version, contact_id, \
+                 sender_id, status, client_key, state, next_run_at, journey_seq, created_at, \
+                 updated_at, allow_duplicate) \
+                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], \
+                 $6::text[], $7::text[], $8::text[], $9::text[], $10::int8[], $11::int8[], \
+                 $12::int8[], $13::int8[], $14::bool[])",
+            )
+            .bind::<Array<Text>, _>(col(&e, |r| r.id.as_str()))
+            .bind::<Array<Text>, _>(col(&e, |r| r.account_id.as_str()))
+            .bind::<Array<Text>, _>(col(&e, |r| r.flow_id.as_str()))
+            .bind::<Array<Integer>, _>(col(&e, |r| r.flow_version))
+            .bind::<Array<Text>, _>(col(&e, |r| r.contact_id.as_str()))
+            .bind::<Array<Text>, _>(col(&e, |r| r.sender_id.as_str()))
+            .bind::<Array<Text>, _>(col(&e, |r| r.status.as_str()))
+            .bind::<Array<Nullable<Text>>, _>(col(&e, |r| r.client_key.as_deref()))
+            .bind::<Array<Text>, _>(col(&e, |r| r.state.as_str()))
+            .bind::<Array<Nullable<BigInt>>, _>(col(&e, |r| r.next_run_at))
+            .bind::<Array<BigInt>, _>(col(&e, |r| r.journey_seq))
+            .bind::<Array<BigInt>, _>(col(&e, |r| r.created_at))
+            .bind::<Array<BigInt>, _>(col(&e, |r| r.updated_at))
+            .bind::<Array<Bool>, _>(col(&e, |r| r.allow_duplicate)),
+        )
+        .execute(&mut &*c)
+        .await
+    })
+}
+
 /// The journey's statement: every account's Watch head moved by its entries' count (locked in
 /// account order, so writers spanning accounts cannot deadlock), then the rows of `steps`
 /// inserted with their positions (see [`super::journey`]).
@@ -306,7 +376,8 @@ pub fn insert_deliveries<'a>(
 /// A join on the pairs, not `account_id = ANY(…) AND contact_id = ANY(…)`: with the lists,
 /// PostgreSQL sometimes walked another index of the account and filtered every enrollment by
 /// contact (20,000 rows read for 5 found, 15 ms, seen on a freshly loaded table); the join can
-/// only be driven by the contact index.
+/// only be driven by the contact index (of `enrollment_keys`). The status is asked of the
+/// enrollment too: a row locked after a concurrent commit is checked again as it is now.
 pub async fn reached_enrollments(
     c: &AsyncPgConnection,
     pairs: &[(String, String)],
@@ -317,8 +388,9 @@ pub async fn reached_enrollments(
     Cached(
         diesel::sql_query(
             "SELECT e.* FROM unnest($1::text[], $2::text[]) AS k(account_id, contact_id) \
-         JOIN enrollments e ON e.account_id = k.account_id AND e.contact_id = k.contact_id \
-         AND e.status IN ('active', 'paused') \
+         JOIN enrollment_keys x ON x.account_id = k.account_id AND x.contact_id = k.contact_id \
+         AND x.status IN ('active', 'paused') \
+         JOIN enrollments e ON e.id = x.id AND e.status IN ('active', 'paused') \
          ORDER BY e.id FOR UPDATE OF e",
         )
         .bind::<Array<Text>, _>(col(pairs, |p| p.0.as_str()))
@@ -378,7 +450,7 @@ pub async fn live_enrollments_of(
     let rows: Vec<Live> = Cached(
         diesel::sql_query(
             "SELECT e.contact_id, e.flow_id, e.id FROM unnest($2::text[]) AS k(contact_id) \
-             CROSS JOIN LATERAL (SELECT contact_id, flow_id, id FROM enrollments \
+             CROSS JOIN LATERAL (SELECT contact_id, flow_id, id FROM enrollment_keys \
              WHERE account_id = $1 AND contact_id = k.contact_id \
              AND status IN ('active', 'paused') OFFSET 0) e",
         )
@@ -449,22 +521,4 @@ pub async fn contacts_by_phone(
 /// One column of `rows`, as the array bound to its parameter.
 fn col<'a, R, T>(rows: &'a [R], f: impl Fn(&'a R) -> T) -> Vec<T> {
     rows.iter().map(f).collect()
-}
-
-/// The last row written for each enrollment, in first-seen order: one statement may not update
-/// a row twice (`ON CONFLICT DO UPDATE`), and a later step of the same enrollment in one batch
-/// supersedes the earlier.
-fn last_per_id(rows: &[EnrollmentRow]) -> Vec<&EnrollmentRow> {
-    let mut index: HashMap<&str, usize> = HashMap::with_capacity(rows.len());
-    let mut out: Vec<&EnrollmentRow> = Vec::with_capacity(rows.len());
-    for row in rows {
-        match index.get(row.id.as_str()) {
-            Some(&i) => out[i] = row,
-            None => {
-                index.insert(&row.id, out.len());
-                out.push(row);
-            }
-        }
-    }
-    out
 }

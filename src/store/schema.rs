@@ -105,6 +105,23 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// What enrollments are found by besides their id (contact, flow, status, client key): on
+    /// PostgreSQL a table the writer keeps beside `enrollments` (written when an enrollment is
+    /// made and when its status changes, so a step's update writes fewer index entries), on
+    /// SQLite a view of `enrollments`. Declared keyed by `id` for joins; the PostgreSQL table
+    /// has no primary key.
+    enrollment_keys (id) {
+        id -> Text,
+        account_id -> Text,
+        contact_id -> Text,
+        flow_id -> Text,
+        status -> Text,
+        client_key -> Nullable<Text>,
+        allow_duplicate -> Bool,
+    }
+}
+
+diesel::table! {
     /// A view (read only): each entry of `journey_steps` as a row, as the journey was stored
     /// before steps held their entries together.
     journey (enrollment_id, seq) {
@@ -246,6 +263,7 @@ diesel::table! {
 
 diesel::joinable!(api_tokens -> accounts (account_id));
 diesel::joinable!(flow_versions -> flows (flow_id));
+diesel::joinable!(enrollment_keys -> enrollments (id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     accounts,
@@ -257,6 +275,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     flows,
     flow_versions,
     enrollments,
+    enrollment_keys,
     journey,
     journey_heads,
     journey_steps,

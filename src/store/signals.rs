@@ -5,8 +5,8 @@
 
 use super::enrollments::{EnrollmentRow, Writes, LIVE};
 use super::schema::{
-    accounts, contacts, dispatches, enrollments, senders, signal_deliveries, signals,
-    webhook_replays,
+    accounts, contacts, dispatches, enrollment_keys, enrollments, senders, signal_deliveries,
+    signals, webhook_replays,
 };
 use super::{pg_batch, Conn, Db, StoreError, Tx};
 use diesel::prelude::*;
@@ -145,9 +145,10 @@ impl Tx {
     ) -> Result<Vec<String>, StoreError> {
         let contacts: Vec<String> = row.contact_ids()?;
         Ok(on_conn!(&mut self.conn, c => enrollments::table
-            .filter(enrollments::account_id.eq(&row.account_id))
-            .filter(enrollments::contact_id.eq_any(&contacts))
-            .filter(enrollments::status.eq_any(LIVE))
+            .inner_join(enrollment_keys::table)
+            .filter(enrollment_keys::account_id.eq(&row.account_id))
+            .filter(enrollment_keys::contact_id.eq_any(&contacts))
+            .filter(enrollment_keys::status.eq_any(LIVE))
             .filter(enrollments::id.ne(except.unwrap_or("")))
             .order((enrollments::created_at.asc(), enrollments::id.asc()))
             .select(enrollments::id)
@@ -626,9 +627,20 @@ pub async fn thread_contact(
     if candidates.is_empty() {
         return Ok(None);
     }
+    // A Message-ID nudge assigned names its dispatch's key (`enrollment:run`), whose unique
+    // index finds it; the stored Message-ID must match as well.
+    let keys: Vec<String> = candidates
+        .iter()
+        .filter_map(|m| crate::engine::parse_message_id(m))
+        .map(|(enrollment, run)| format!("{enrollment}:{run}"))
+        .collect();
+    if keys.is_empty() {
+        return Ok(None);
+    }
     let conn = db.conn().await?;
     let found: Vec<(String, String)> = with_conn!(conn, c => dispatches::table
         .inner_join(enrollments::table.on(enrollments::id.eq(dispatches::enrollment_id)))
+        .filter(dispatches::idempotency_key.eq_any(&keys))
         .filter(dispatches::account_id.eq(account_id))
         .filter(dispatches::message_id.eq_any(candidates))
         .select((dispatches::message_id.assume_not_null(), enrollments::contact_id))

@@ -3,32 +3,38 @@
 //! multi-row inserts work. Through the async wrapper every statement would be its own hop to
 //! the blocking pool, which made a 1,000-enrollment batch take thousands of hops.
 
-use super::enrollments::{Writes, MAX_BINDS};
+use super::enrollments::{all_updated, Writes, MAX_BINDS};
 use super::journey::JourneyStep;
 use super::schema::{capacity_ledger, dispatches, enrollments, journey_steps, tasks};
 use super::TaskStatus;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
-use diesel::upsert::excluded;
 use diesel::SqliteConnection;
 use std::collections::BTreeMap;
 
 /// Writes `w` with `conn`, which the caller has inside a transaction.
 pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
-    for chunk in w.enrollments.chunks(MAX_BINDS / 14) {
+    // As on PostgreSQL: new enrollments are inserted, the others updated (and must be stored).
+    // Their keys are a view of this table here, so nothing else is written for them.
+    let (created, stepped) = w.rows_to_store();
+    for chunk in created.chunks(MAX_BINDS / 14) {
         diesel::insert_into(enrollments::table)
-            .values(chunk)
-            .on_conflict(enrollments::id)
-            .do_update()
+            .values(chunk.to_vec())
+            .execute(conn)?;
+    }
+    let mut updated = 0;
+    for r in &stepped {
+        updated += diesel::update(enrollments::table.filter(enrollments::id.eq(&r.id)))
             .set((
-                enrollments::status.eq(excluded(enrollments::status)),
-                enrollments::state.eq(excluded(enrollments::state)),
-                enrollments::next_run_at.eq(excluded(enrollments::next_run_at)),
-                enrollments::journey_seq.eq(excluded(enrollments::journey_seq)),
-                enrollments::updated_at.eq(excluded(enrollments::updated_at)),
+                enrollments::status.eq(&r.status),
+                enrollments::state.eq(&r.state),
+                enrollments::next_run_at.eq(r.next_run_at),
+                enrollments::journey_seq.eq(r.journey_seq),
+                enrollments::updated_at.eq(r.updated_at),
             ))
             .execute(conn)?;
     }
+    all_updated(updated, stepped.len())?;
     for chunk in w.dispatches.chunks(MAX_BINDS / 21) {
         diesel::insert_into(dispatches::table)
             .values(chunk)

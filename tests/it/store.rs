@@ -146,7 +146,19 @@ async fn reach_matches_account_and_contact_pairs() {
          ('e2', 'a2', 'f', 1, 'ann', 's', 'active', '{}', 2, 2), \
          ('e3', 'a1', 'f', 1, 'bob', 's', 'paused', '{}', 3, 3), \
          ('e4', 'a2', 'f', 1, 'bob', 's', 'paused', '{}', 4, 4), \
-         ('e5', 'a1', 'f', 1, 'ann', 's', 'completed', '{}', 5, 5)",
+         ('e5', 'a1', 'f', 1, 'ann', 's', 'completed', '{}', 5, 5), \
+         ('e6', 'a1', 'g', 1, 'ann', 's', 'completed', '{}', 6, 6)",
+    )
+    .execute(c)
+    .await
+    .unwrap();
+    // Their keys, as the writer keeps them; e6's still says active, as a row read before a
+    // concurrent commit would: the enrollment's own status decides.
+    diesel::sql_query(
+        "INSERT INTO enrollment_keys (id, account_id, contact_id, flow_id, status, client_key, \
+         allow_duplicate) SELECT id, account_id, contact_id, flow_id, \
+         CASE id WHEN 'e6' THEN 'active' ELSE status END, client_key, allow_duplicate \
+         FROM enrollments",
     )
     .execute(c)
     .await
@@ -210,7 +222,9 @@ macro_rules! on_db {
 async fn batch_writers_round_trip(backend: Backend) {
     use diesel::{QueryDsl, SelectableHelper};
     use nudge::store::enrollments::{DispatchRow, TaskClosure, TaskRow};
-    use nudge::store::schema::{dispatches, enrollments, signal_deliveries, signals, tasks};
+    use nudge::store::schema::{
+        dispatches, enrollment_keys, enrollments, signal_deliveries, signals, tasks,
+    };
     use nudge::store::signals::{DeliveryRow, SignalRow};
     use nudge::store::{EnrollmentRow, JourneyRow, JourneyStep, TaskStatus, Writes};
 
@@ -327,6 +341,7 @@ async fn batch_writers_round_trip(backend: Backend) {
 
     let first = Writes {
         enrollments: vec![enrollment.clone()],
+        created: ["en_1".to_string()].into(),
         journey: vec![step],
         dispatches: vec![dispatch.clone()],
         tasks: vec![task.clone()],
@@ -357,6 +372,37 @@ async fn batch_writers_round_trip(backend: Backend) {
         (e, d, t, s, dl)
     });
     assert_eq!(e, enrollment);
+    // What enrollments are found by (a table beside them on PostgreSQL, a view on SQLite).
+    let keys = |db: &Db| {
+        let db = db.clone();
+        async move {
+            on_db!(&db, c => enrollment_keys::table
+                .select((
+                    enrollment_keys::id,
+                    enrollment_keys::account_id,
+                    enrollment_keys::contact_id,
+                    enrollment_keys::flow_id,
+                    enrollment_keys::status,
+                    enrollment_keys::client_key,
+                    enrollment_keys::allow_duplicate,
+                ))
+                .load::<(String, String, String, String, String, Option<String>, bool)>(c)
+                .await
+                .unwrap())
+        }
+    };
+    assert_eq!(
+        keys(&db).await,
+        vec![(
+            "en_1".to_string(),
+            "default".to_string(),
+            "c1".to_string(),
+            flow.id.clone(),
+            "paused".to_string(),
+            Some("ck-1".to_string()),
+            true
+        )]
+    );
     assert_eq!(j, vec![entry]);
     assert_eq!(d, dispatch);
     assert_eq!(t, task);
@@ -378,6 +424,8 @@ async fn batch_writers_round_trip(backend: Backend) {
     };
     let second = Writes {
         enrollments: vec![updated.clone()],
+        // Its step found it paused: the keys follow the new status.
+        status_before: [("en_1".to_string(), nudge::engine::Status::Paused)].into(),
         closed_tasks: vec![TaskClosure {
             enrollment_id: "en_1".into(),
             run: 51,
@@ -400,7 +448,7 @@ async fn batch_writers_round_trip(backend: Backend) {
         EnrollmentRow {
             client_key: enrollment.client_key.clone(),
             created_at: enrollment.created_at,
-            ..updated
+            ..updated.clone()
         }
     );
     assert_eq!(
@@ -411,5 +459,24 @@ async fn batch_writers_round_trip(backend: Backend) {
             completed_at: Some(94),
             ..task
         }
+    );
+    assert_eq!(keys(&db).await[0].4, "active");
+
+    // An update of an enrollment that is not stored is an error, not a write of nothing: a new
+    // enrollment must be written as created.
+    let stray = Writes {
+        enrollments: vec![EnrollmentRow {
+            id: "en_missing".into(),
+            ..updated.clone()
+        }],
+        ..Default::default()
+    };
+    let mut tx = db.begin().await.unwrap();
+    let refused = tx.write_all(&stray).await;
+    tx.rollback().await.unwrap();
+    let message = refused.expect_err("a missing row is refused").to_string();
+    assert!(
+        message.contains("1 of 1 enrollment rows to update are not stored"),
+        "{message}"
     );
 }

@@ -563,6 +563,18 @@ async fn store_idle(state: &AppState) -> anyhow::Result<()> {
         .bind::<Text, _>(template.as_str())
         .execute(&mut *c)
         .await?;
+        diesel::sql_query(
+            "INSERT INTO enrollment_keys (id, account_id, contact_id, flow_id, status, \
+             client_key, allow_duplicate) \
+             SELECT 'en_idle_' || g, account_id, 'idle-' || g, flow_id, status, NULL, \
+             allow_duplicate \
+             FROM enrollments t, generate_series($1::int8, $2::int8) g WHERE t.id = $3",
+        )
+        .bind::<BigInt, _>(lo)
+        .bind::<BigInt, _>(hi)
+        .bind::<Text, _>(template.as_str())
+        .execute(&mut *c)
+        .await?;
         let copied = diesel::sql_query(
             "INSERT INTO journey_steps (enrollment_id, seq, n, at, account_id, last_pos, entries) \
              SELECT 'en_idle_' || g, s.seq, s.n, s.at, s.account_id, \
@@ -598,7 +610,7 @@ async fn store_idle(state: &AppState) -> anyhow::Result<()> {
         }
         lo = hi + 1;
     }
-    c.batch_execute("VACUUM ANALYZE enrollments, journey_steps, journey_heads")
+    c.batch_execute("VACUUM ANALYZE enrollments, enrollment_keys, journey_steps, journey_heads")
         .await?;
     #[derive(diesel::QueryableByName)]
     struct Size {

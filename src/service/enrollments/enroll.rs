@@ -308,8 +308,10 @@ enum Outcome {
 /// stored enrollment; one that would duplicate an active enrollment is refused (unless
 /// allowed).
 ///
-/// The checks read before the insert; the unique indexes (`enrollments_client_key`,
-/// `enrollments_one_live`) refuse what a concurrent call committed in between, and
+/// The checks read before the insert; the unique indexes (on PostgreSQL
+/// `enrollment_keys_client_key` and `enrollment_keys_contact`, on SQLite
+/// `enrollments_client_key` and `enrollments_one_live`) refuse what a concurrent call
+/// committed in between, and
 /// [`write_items`] then runs this again, when the reads see the winner.
 async fn write_prepared(
     tx: &mut Tx,
@@ -382,7 +384,7 @@ async fn write_prepared(
         } else {
             active.insert(pair, p.row.id.clone());
         }
-        writes.add_step(p.row.clone(), &p.before, &p.after, &p.effects, now, None);
+        writes.add_created(p.row.clone(), &p.before, &p.after, &p.effects, now);
         outcomes.push(Outcome::Created(
             writes.enrollments.last().expect("just added").clone(),
         ));

@@ -1,0 +1,1 @@
+DROP VIEW enrollment_keys;
