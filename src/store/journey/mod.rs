@@ -13,6 +13,8 @@
 //! [`pg_batch::write_with`](super::pg_batch::write_with)): see [`super::watch`] for why that
 //! gives one commit order for every replica.
 
+pub mod detail;
+
 use super::schema::journey_steps;
 use super::{Conn, StoreError, Tx};
 use crate::engine::{Effect, JourneyKind};
@@ -75,17 +77,11 @@ impl JourneyStep {
         self.n += 1;
     }
 
-    /// Appends the entry an engine effect makes: its kind, and its JSON, serialized through a
-    /// `Value` as it always was (so the stored text keeps its key order). Every writer of the
-    /// journey encodes entries here.
+    /// Appends the entry an engine effect makes: its kind, and its JSON ([`detail::detail`]:
+    /// the text a `Value` of it prints, keys sorted, as entries were always written). Every
+    /// writer of the journey encodes entries here.
     pub fn push_effect(&mut self, effect: &Effect) {
-        let detail = match effect {
-            Effect::Journey(entry) => serde_json::to_value(entry),
-            other => serde_json::to_value(other),
-        }
-        .expect("engine effects serialize")
-        .to_string();
-        self.push(JourneyKind::of(effect).as_str(), &detail);
+        self.push(JourneyKind::of(effect).as_str(), &detail::detail(effect));
     }
 
     /// The JSON array to store (call once every entry is pushed).
