@@ -61,6 +61,146 @@ pub mod optional {
     }
 }
 
+/// The text chrono's serde writes for an instant (RFC 3339 in UTC with a `Z`, and as many
+/// fractional digits as the instant needs: none, 3, 6 or 9). Stored states and journey entries
+/// have always held instants in this form; [`stored`] writes it straight (chrono's formatter
+/// goes a character at a time through `fmt`, a few percent of the planner's CPU), and reads
+/// it back with a fast path for exactly this form.
+pub fn write_stored(out: &mut Vec<u8>, t: &DateTime<Utc>) {
+    use chrono::Datelike;
+    let (year, nanos) = (t.year(), t.nanosecond());
+    if !(0..=9999).contains(&year) || nanos >= 1_000_000_000 {
+        // Years outside four digits, and leap seconds: chrono's own spelling.
+        out.extend_from_slice(t.to_rfc3339_opts(SecondsFormat::AutoSi, true).as_bytes());
+        return;
+    }
+    let digits = |n: u32, width: usize, out: &mut Vec<u8>| {
+        let mut buf = [b'0'; 9];
+        let mut n = n;
+        for slot in buf[..width].iter_mut().rev() {
+            *slot = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        out.extend_from_slice(&buf[..width]);
+    };
+    digits(year as u32, 4, out);
+    out.push(b'-');
+    digits(t.month(), 2, out);
+    out.push(b'-');
+    digits(t.day(), 2, out);
+    out.push(b'T');
+    digits(t.hour(), 2, out);
+    out.push(b':');
+    digits(t.minute(), 2, out);
+    out.push(b':');
+    digits(t.second(), 2, out);
+    if nanos != 0 {
+        out.push(b'.');
+        if nanos % 1_000_000 == 0 {
+            digits(nanos / 1_000_000, 3, out);
+        } else if nanos % 1_000 == 0 {
+            digits(nanos / 1_000, 6, out);
+        } else {
+            digits(nanos, 9, out);
+        }
+    }
+    out.push(b'Z');
+}
+
+/// Reads an instant as chrono's serde does (any RFC 3339 instant, offsets converted to UTC),
+/// with a fast path for the form [`write_stored`] writes.
+pub fn read_stored(text: &str) -> Result<DateTime<Utc>, String> {
+    if let Some(t) = read_canonical(text.as_bytes()) {
+        return Ok(t);
+    }
+    text.parse::<DateTime<chrono::FixedOffset>>()
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| e.to_string())
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.f{3,6,9}]Z` exactly, or `None` (then chrono decides).
+fn read_canonical(b: &[u8]) -> Option<DateTime<Utc>> {
+    let num = |range: std::ops::Range<usize>| -> Option<u32> {
+        let part = b.get(range)?;
+        part.iter().try_fold(0u32, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
+    };
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+        || *b.last()? != b'Z'
+    {
+        return None;
+    }
+    let nanos = match b.len() {
+        20 => 0,
+        24 if b[19] == b'.' => num(20..23)? * 1_000_000,
+        27 if b[19] == b'.' => num(20..26)? * 1_000,
+        30 if b[19] == b'.' => num(20..29)?,
+        _ => return None,
+    };
+    let date = chrono::NaiveDate::from_ymd_opt(num(0..4)? as i32, num(5..7)?, num(8..10)?)?;
+    let time = chrono::NaiveTime::from_hms_nano_opt(num(11..13)?, num(14..16)?, num(17..19)?, nanos)?;
+    Some(date.and_time(time).and_utc())
+}
+
+/// serde `with` module for an instant kept in stored state: chrono's text, written and read
+/// fast ([`write_stored`], [`read_stored`]).
+pub mod stored {
+    use super::*;
+
+    /// Writes the instant as chrono's serde does.
+    pub fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = Vec::with_capacity(30);
+        write_stored(&mut out, t);
+        s.serialize_str(std::str::from_utf8(&out).expect("ASCII"))
+    }
+
+    /// Reads an instant as chrono's serde does.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
+        d.deserialize_str(Visitor)
+    }
+
+    struct Visitor;
+
+    impl serde::de::Visitor<'_> for Visitor {
+        type Value = DateTime<Utc>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an RFC 3339 formatted date and time string")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<DateTime<Utc>, E> {
+            read_stored(text).map_err(E::custom)
+        }
+    }
+}
+
+/// [`stored`] for an optional instant (use with `default` and
+/// `skip_serializing_if = "Option::is_none"`).
+pub mod stored_opt {
+    use super::*;
+
+    /// Writes the instant as chrono's serde does, or `null`.
+    pub fn serialize<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+        match t {
+            Some(t) => stored::serialize(t, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// Reads an instant as chrono's serde does, or `null`.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
+        #[derive(Deserialize)]
+        struct Wrapped(#[serde(with = "stored")] DateTime<Utc>);
+        Ok(Option::<Wrapped>::deserialize(d)?.map(|Wrapped(t)| t))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,5 +217,61 @@ mod tests {
             Utc.with_ymd_and_hms(2026, 12, 4, 20, 0, 0).unwrap()
         );
         assert!(parse("2026-12-04 20:00").unwrap_err().contains("RFC 3339"));
+    }
+
+    /// The stored form is chrono's serde text, both ways, for any instant: whole seconds,
+    /// milli-, micro- and nanoseconds, years from 0 to 9999 and beyond, offsets read back.
+    mod stored_form {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn chrono_text(t: &DateTime<Utc>) -> String {
+            serde_json::to_string(t).unwrap()
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(5_000))]
+
+            #[test]
+            fn written_and_read_as_chrono_does(
+                secs in -62_167_219_200i64 - 86_400 * 400..253_402_300_799 + 86_400 * 400,
+                sub in prop_oneof![
+                    Just(0u32),
+                    (0u32..1000).prop_map(|ms| ms * 1_000_000),
+                    (0u32..1_000_000).prop_map(|us| us * 1_000),
+                    0u32..1_000_000_000,
+                ],
+            ) {
+                let t = DateTime::from_timestamp(secs, sub).unwrap();
+                let mut out = Vec::new();
+                write_stored(&mut out, &t);
+                let text = String::from_utf8(out).unwrap();
+                prop_assert_eq!(format!("\"{text}\""), chrono_text(&t));
+                prop_assert_eq!(read_stored(&text).unwrap(), t);
+                let through_serde: DateTime<Utc> = serde_json::from_str(&chrono_text(&t)).unwrap();
+                prop_assert_eq!(read_stored(&text).unwrap(), through_serde);
+            }
+        }
+
+        #[test]
+        fn other_rfc_3339_forms_are_read_as_chrono_reads_them() {
+            for text in [
+                "2026-12-04T21:00:00+01:00",
+                "2026-12-04t20:00:00z",
+                "2026-12-04 20:00:00Z",
+                "2026-12-04T20:00:00.5Z",
+                "2026-12-04T20:00:00.1234Z",
+                "+12026-12-04T20:00:00Z",
+            ] {
+                let ours = read_stored(text).ok();
+                let chrono: Option<DateTime<Utc>> =
+                    serde_json::from_str(&format!("\"{text}\"")).ok();
+                assert_eq!(ours, chrono, "{text}");
+            }
+            for bad in ["2026-13-04T20:00:00Z", "2026-12-04T20:00:00", "", "2026-12-04T25:00:00Z"] {
+                assert!(read_stored(bad).is_err(), "{bad}");
+                assert!(serde_json::from_str::<DateTime<Utc>>(&format!("\"{bad}\"")).is_err());
+            }
+        }
     }
 }

@@ -113,15 +113,16 @@ pub struct Run {
     #[serde(rename = "type")]
     pub step_type: StepKind,
     /// When the step was entered: where its durations count from.
+    #[serde(with = "crate::engine::instant::stored")]
     pub entered: DateTime<Utc>,
     /// The wake time of a `wait`; the timeout deadline of a `wait_for` or an open task.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::engine::instant::stored_opt")]
     pub until: Option<DateTime<Utc>>,
     /// When an outreach step goes or a task is created, fixed at entry (§2.7).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::engine::instant::stored_opt")]
     pub scheduled: Option<DateTime<Utc>>,
     /// The next opening an execution-time deferral moved the step to (§3 step 4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::engine::instant::stored_opt")]
     pub deferred_to: Option<DateTime<Utc>>,
     /// The events a `wait_for` waits for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -156,7 +157,7 @@ pub struct Run {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fetch: Option<crate::engine::outside::FetchCall>,
     /// An `approval` run: when its link stops working (never after `until`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::engine::instant::stored_opt")]
     pub link_expires: Option<DateTime<Utc>>,
 }
 
@@ -196,7 +197,7 @@ pub struct EnrollmentState {
     pub run: Option<Run>,
     /// The planner's key: when to call [`crate::engine::step`] with `Wake`. `None` while
     /// paused, waiting without a deadline, held, or finished.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::engine::instant::stored_opt")]
     pub next_run_at: Option<DateTime<Utc>>,
     /// Signals no step was waiting for (SPEC §5.3 rule 4).
     #[serde(default, skip_serializing_if = "SignalBuffer::is_empty")]
@@ -232,6 +233,7 @@ pub struct EnrollmentState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Away {
     /// When it resumes by itself.
+    #[serde(with = "crate::engine::instant::stored")]
     pub until: DateTime<Utc>,
     /// The out-of-office signal that paused it.
     pub signal: String,

@@ -22,6 +22,7 @@ use crate::engine::Input;
 use crate::runtime::{apply, Core, StepContext, Stop};
 use crate::store::{self, Committed, StoreError, Tx, Writes};
 use chrono::{DateTime, Utc};
+use std::sync::Arc;
 
 pub use crate::runtime::POLL;
 
@@ -30,6 +31,9 @@ pub const DEFAULT_BATCH: usize = 1_000;
 /// How many batches run at once on PostgreSQL while a backlog drains: one computes while
 /// another waits on the database. SQLite has one writer, so it always runs one.
 pub const DEFAULT_WORKERS: usize = 4;
+
+/// Where a drain's last claim ended: the due time and id of the last row it took.
+type Cursor = Arc<tokio::sync::Mutex<Option<(i64, String)>>>;
 
 /// What one batch did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,20 +68,27 @@ impl Planner {
     /// Claims up to `batch` enrollments due at `now`, wakes them, and writes everything in one
     /// transaction.
     pub async fn run_batch(&self, now: DateTime<Utc>) -> Result<BatchOutcome, StoreError> {
-        self.run_shard(now, None).await
+        let processed = self.run_shard(now, None, None).await?;
+        let next_due = store::enrollments::next_due(&self.core.db).await?;
+        Ok(BatchOutcome {
+            processed,
+            next_due,
+        })
     }
 
-    /// [`Planner::run_batch`], claiming only the capped senders of `shard` `(k, of)` (the
-    /// concurrent batches of [`Planner::drain`], see
+    /// One batch of [`Planner::run_batch`] or [`Planner::drain`]: how many it woke. `shard`
+    /// `(k, of)` claims only the capped senders of that shard, and `cursor` is the drain's
+    /// claim position, shared by its batches (see
     /// [`Tx::claim_due`](crate::store::Tx::claim_due)).
     async fn run_shard(
         &self,
         now: DateTime<Utc>,
         shard: Option<(u32, u32)>,
-    ) -> Result<BatchOutcome, StoreError> {
+        cursor: Option<&Cursor>,
+    ) -> Result<usize, StoreError> {
         let started = std::time::Instant::now();
         let mut tx = self.core.db.begin().await?;
-        let woken = self.wake_due(&mut tx, now, shard).await;
+        let woken = self.wake_due(&mut tx, now, shard, cursor).await;
         let (processed, committed, lateness) = tx.finish(woken).await?;
         if processed > 0 {
             let metrics = &self.core.metrics;
@@ -87,24 +98,47 @@ impl Planner {
             metrics.transitions(&committed.transitions);
             metrics.planner_batch(started.elapsed());
         }
-        let next_due = store::enrollments::next_due(&self.core.db).await?;
-        Ok(BatchOutcome {
-            processed,
-            next_due,
-        })
+        Ok(processed)
     }
 
-    /// The body of [`Planner::run_batch`], inside its transaction: how many it woke, what to
-    /// count once committed, and how late each one was (wake minus due).
+    /// Claims a batch: after the drain's cursor when there is one (and moves it past what it
+    /// took), from the earliest due row when the cursor has passed the last one or there is
+    /// none.
+    async fn claim(
+        &self,
+        tx: &mut Tx,
+        now_ms: i64,
+        shard: Option<(u32, u32)>,
+        cursor: Option<&Cursor>,
+    ) -> Result<Vec<store::EnrollmentRow>, StoreError> {
+        let limit = self.batch as i64;
+        let Some(cursor) = cursor else {
+            return tx.claim_due(now_ms, limit, shard, None).await;
+        };
+        // Claims of one drain take turns, so each starts where the last one ended.
+        let mut after = cursor.lock().await;
+        let mut rows = tx.claim_due(now_ms, limit, shard, after.as_ref()).await?;
+        if rows.is_empty() && after.is_some() {
+            // Past the last due row: whatever is left (rows a sibling or another replica held
+            // when the cursor passed, rows due since) is found from the start.
+            rows = tx.claim_due(now_ms, limit, shard, None).await?;
+        }
+        if let Some(last) = rows.last() {
+            *after = Some((last.next_run_at.unwrap_or(i64::MIN), last.id.clone()));
+        }
+        Ok(rows)
+    }
+
+    /// The body of a batch, inside its transaction: how many it woke, what to count once
+    /// committed, and how late each one was (wake minus due).
     async fn wake_due(
         &self,
         tx: &mut Tx,
         now: DateTime<Utc>,
         shard: Option<(u32, u32)>,
+        cursor: Option<&Cursor>,
     ) -> Result<(usize, Committed, Vec<chrono::Duration>), StoreError> {
-        let mut rows = tx
-            .claim_due(to_millis(now), self.batch as i64, shard)
-            .await?;
+        let mut rows = self.claim(tx, to_millis(now), shard, cursor).await?;
         let flows = &self.core.flows;
         let mut context = StepContext::load(tx, flows, &rows, &self.core.quiet_hours).await?;
         if context.has_caps() {
@@ -157,16 +191,20 @@ impl Planner {
         // Batches that reserve capacity lock their senders until they commit: side by side,
         // each takes the capped senders of its own shard, so they do not queue on each other.
         let sharded = workers > 1 && store::capacity::any_capped_sender(&self.core.db).await?;
+        // One claim position for every batch of this drain (sharded batches claim different
+        // rows, so each shard keeps its own).
+        let shared: Cursor = Arc::default();
         let mut loops = tokio::task::JoinSet::new();
         for k in 0..workers {
             let planner = self.clone();
             let shard = sharded.then_some((k as u32, workers as u32));
+            let cursor = if sharded { Arc::default() } else { shared.clone() };
             loops.spawn(async move {
                 let mut total = 0;
                 loop {
-                    let outcome = planner.run_shard(now, shard).await?;
-                    total += outcome.processed;
-                    if outcome.processed == 0 {
+                    let processed = planner.run_shard(now, shard, Some(&cursor)).await?;
+                    total += processed;
+                    if processed == 0 {
                         return Ok::<usize, StoreError>(total);
                     }
                 }

@@ -27,6 +27,7 @@ pub struct BufferedSignal {
     #[serde(default)]
     pub payload: serde_json::Value,
     /// When it arrived; the 7-day expiry counts from here.
+    #[serde(with = "crate::engine::instant::stored")]
     pub at: DateTime<Utc>,
 }
 

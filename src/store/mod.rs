@@ -48,6 +48,7 @@ pub mod fetches;
 pub mod flows;
 pub mod journey;
 pub mod link_secret;
+pub mod pg_array;
 pub mod pg_batch;
 pub mod schema;
 pub mod senders;

@@ -6,6 +6,7 @@
 //! is five parameters and one plan, whatever the batch size.
 
 use super::enrollments::{all_updated, EnrollmentRow, Writes};
+use super::pg_array::Arr;
 use super::signals::{DeliveryRow, SignalRow};
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, BoxedSqlQuery, Query, QueryFragment, QueryId, SqlQuery};
@@ -519,6 +520,6 @@ pub async fn contacts_by_phone(
 }
 
 /// One column of `rows`, as the array bound to its parameter.
-fn col<'a, R, T>(rows: &'a [R], f: impl Fn(&'a R) -> T) -> Vec<T> {
-    rows.iter().map(f).collect()
+fn col<'a, R, T>(rows: &'a [R], f: impl Fn(&'a R) -> T) -> Arr<T> {
+    Arr(rows.iter().map(f).collect())
 }

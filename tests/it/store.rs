@@ -178,12 +178,83 @@ async fn reach_matches_account_and_contact_pairs() {
         .is_empty());
 }
 
+/// The arrays the batch writers bind (`store::pg_array`, encoded without diesel) reach the
+/// server as the values they hold: every element type, NULLs, empty and non-ASCII text, the
+/// extremes of each integer, and an empty array.
+async fn bound_arrays_round_trip() {
+    use diesel::sql_types::{Array, Bool, Integer, Nullable};
+    use nudge::store::pg_array::Arr;
+    let (url, _dir, _pg) = fresh_database(Backend::Postgres).await;
+    let db = Db::connect(&url).await.unwrap();
+    let Db::Postgres(pool) = &db else {
+        panic!("a PostgreSQL database")
+    };
+    let mut pooled = pool.get().await.unwrap();
+    let c = &mut *pooled;
+    #[derive(QueryableByName, Debug, PartialEq)]
+    struct Back {
+        #[diesel(sql_type = Array<Text>)]
+        texts: Vec<String>,
+        #[diesel(sql_type = Array<Nullable<Text>>)]
+        maybe_texts: Vec<Option<String>>,
+        #[diesel(sql_type = Array<BigInt>)]
+        ints: Vec<i64>,
+        #[diesel(sql_type = Array<Nullable<BigInt>>)]
+        maybe_ints: Vec<Option<i64>>,
+        #[diesel(sql_type = Array<Integer>)]
+        int4s: Vec<i32>,
+        #[diesel(sql_type = Array<Bool>)]
+        bools: Vec<bool>,
+        #[diesel(sql_type = Array<Text>)]
+        empty: Vec<String>,
+    }
+    let texts = vec!["", "a", "é \"q\" \\ \t 𝄞", "en_0123456789abcdef"];
+    let maybe_texts = vec![Some("x"), None, Some("")];
+    let ints = vec![0i64, -1, i64::MIN, i64::MAX, 1_796_196_858_714];
+    let maybe_ints = vec![None, Some(7i64), None];
+    let int4s = vec![0i32, i32::MIN, i32::MAX];
+    let bools = vec![true, false, true];
+    let back: Back = diesel::sql_query(
+        "SELECT $1::text[] AS texts, $2::text[] AS maybe_texts, $3::int8[] AS ints, \
+         $4::int8[] AS maybe_ints, $5::int4[] AS int4s, $6::bool[] AS bools, \
+         $7::text[] AS empty",
+    )
+    .bind::<Array<Text>, _>(Arr(texts.clone()))
+    .bind::<Array<Nullable<Text>>, _>(Arr(maybe_texts.clone()))
+    .bind::<Array<BigInt>, _>(Arr(ints.clone()))
+    .bind::<Array<Nullable<BigInt>>, _>(Arr(maybe_ints.clone()))
+    .bind::<Array<Integer>, _>(Arr(int4s.clone()))
+    .bind::<Array<Bool>, _>(Arr(bools.clone()))
+    .bind::<Array<Text>, _>(Arr(Vec::<String>::new()))
+    .get_result(c)
+    .await
+    .unwrap();
+    assert_eq!(
+        back,
+        Back {
+            texts: texts.iter().map(|t| t.to_string()).collect(),
+            maybe_texts: maybe_texts.iter().map(|t| t.map(str::to_string)).collect(),
+            ints,
+            maybe_ints,
+            int4s,
+            bools,
+            empty: vec![],
+        }
+    );
+}
+
 mod pg {
     mod postgres {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
         async fn reach_matches_account_and_contact_pairs() {
             super::super::reach_matches_account_and_contact_pairs().await
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+        async fn bound_arrays_round_trip() {
+            super::super::bound_arrays_round_trip().await
         }
     }
 }

@@ -4,6 +4,9 @@ CREATE INDEX dispatches_message_id ON dispatches (account_id, message_id) WHERE 
 CREATE INDEX dispatches_enrollment ON dispatches (enrollment_id, run);
 ALTER TABLE dispatches ALTER COLUMN idempotency_key TYPE TEXT COLLATE "default";
 
+ALTER TABLE enrollments RESET (fillfactor);
+DROP INDEX enrollments_due;
+CREATE INDEX enrollments_due ON enrollments (next_run_at) WHERE next_run_at IS NOT NULL;
 CREATE UNIQUE INDEX enrollments_client_key ON enrollments (account_id, client_key)
     WHERE client_key IS NOT NULL;
 CREATE UNIQUE INDEX enrollments_one_live ON enrollments (account_id, contact_id, flow_id)

@@ -45,6 +45,21 @@ DROP INDEX enrollments_flow;
 DROP INDEX enrollments_one_live;
 DROP INDEX enrollments_client_key;
 
+-- Half of each page is kept free for the next versions of its rows. An enrollment's row is
+-- written again at every step, and a new version that does not fit on its page goes to another
+-- one, which costs PostgreSQL an extra WAL record (the old version is locked first) and the
+-- whole row in the log; on the same page only the changed bytes are logged. Enrollments made
+-- together (one BatchEnroll, one campaign) share pages and come due together, so a batch
+-- rewrites whole pages at once: at fill factor 50 a page has room for a new version of every
+-- row on it (measured on a batch of 1,000 steps: no lock records instead of 1,000, 525 kB of WAL
+-- instead of 940 kB). Pages already written keep their rows until they are rewritten.
+ALTER TABLE enrollments SET (fillfactor = 50);
+
+-- The planner claims due enrollments by (due time, id): the batches of one drain each claim after
+-- where the previous claim ended, instead of walking over the rows their siblings hold.
+DROP INDEX enrollments_due;
+CREATE INDEX enrollments_due ON enrollments (next_run_at, id) WHERE next_run_at IS NOT NULL;
+
 -- The outbox keeps the indexes its writers and the delivery side need. A dispatch's key is
 -- `enrollment:run` (SPEC §6), so the key's unique index also finds an enrollment's dispatches
 -- (a range of keys: the column sorts bytewise) and the dispatch of a reply's Message-ID

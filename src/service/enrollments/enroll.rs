@@ -43,9 +43,9 @@ struct Prepared {
 /// Flows, senders and settings looked up once per call.
 struct Lookups {
     account_default_sender: Option<String>,
-    max_wait: Option<String>,
-    /// The account's quiet-hours setting as stored (SPEC §11).
-    quiet_hours: Option<String>,
+    /// The engine's context for the account (its `max_wait`, its quiet-hours policy), made
+    /// once per call.
+    ctx: engine::Ctx,
     flows: HashMap<(String, i32), (String, i32, Arc<crate::flow::Flow>)>,
     /// Contacts preloaded for a batch (one query per 1,000 instead of one per item).
     contacts: HashMap<String, ContactRow>,
@@ -75,9 +75,12 @@ async fn lookups(core: &Core, account_id: &str) -> Result<Lookups, ServiceError>
             id: account_id.to_string(),
         })?;
     Ok(Lookups {
+        ctx: ctx_for(
+            account.max_wait.as_deref(),
+            account.quiet_hours.as_deref(),
+            &core.quiet_hours,
+        ),
         account_default_sender: account.default_sender_id,
-        max_wait: account.max_wait,
-        quiet_hours: account.quiet_hours,
         flows: HashMap::new(),
         contacts: HashMap::new(),
         senders: HashMap::new(),
@@ -249,11 +252,7 @@ async fn prepare(
         sender.tz.clone(),
         input,
     );
-    let ctx = ctx_for(
-        look.max_wait.as_deref(),
-        look.quiet_hours.as_deref(),
-        &core.quiet_hours,
-    );
+    let ctx = &look.ctx;
     // A capped sender's first step never reserves here: it is handed to the planner, which
     // reserves under the sender's lock (SPEC §9).
     let caps = sender
@@ -299,7 +298,8 @@ async fn prepare(
 
 /// What writing one item found.
 enum Outcome {
-    Created(EnrollmentRow),
+    /// Made by this call: the row written and the engine's state in it (not parsed back).
+    Created(EnrollmentRow, EnrollmentState),
     Existing(EnrollmentRow),
     Duplicate(String),
 }
@@ -356,7 +356,7 @@ async fn write_prepared(
             if let Some(first) = seen_keys.get(key) {
                 // The same key twice in one batch: the second is the first again.
                 let first_row = match &outcomes[*first] {
-                    Outcome::Created(r) => r.clone(),
+                    Outcome::Created(r, _) => r.clone(),
                     Outcome::Existing(r) => r.clone(),
                     Outcome::Duplicate(m) => {
                         outcomes.push(Outcome::Duplicate(m.clone()));
@@ -387,6 +387,7 @@ async fn write_prepared(
         writes.add_created(p.row.clone(), &p.before, &p.after, &p.effects, now);
         outcomes.push(Outcome::Created(
             writes.enrollments.last().expect("just added").clone(),
+            p.after.clone(),
         ));
     }
     // In key order: concurrent batches then take the unique indexes' entries in one order,
@@ -453,7 +454,7 @@ pub async fn enroll(
         .await?
         .remove(0);
     match outcome {
-        Outcome::Created(row) => Ok((Enrollment::from_row(row)?, true)),
+        Outcome::Created(row, state) => Ok((Enrollment::from_parts(row, state), true)),
         Outcome::Existing(row) => Ok((Enrollment::from_row(row)?, false)),
         Outcome::Duplicate(message) => Err(ServiceError::Conflict(message)),
     }
@@ -507,7 +508,7 @@ pub async fn batch_enroll(
             let outcomes = write_items(core, account_id, &ready, now).await?;
             for (&pos, outcome) in positions.iter().zip(outcomes) {
                 answers[pos] = Some(match outcome {
-                    Outcome::Created(row) => Enrollment::from_row(row).map(|e| (e, true)),
+                    Outcome::Created(row, state) => Ok((Enrollment::from_parts(row, state), true)),
                     Outcome::Existing(row) => Enrollment::from_row(row).map(|e| (e, false)),
                     Outcome::Duplicate(m) => Err(ServiceError::Conflict(m)),
                 });

@@ -64,7 +64,12 @@ pub struct Enrollment {
 impl Enrollment {
     pub(crate) fn from_row(row: EnrollmentRow) -> Result<Enrollment, ServiceError> {
         let state = row.engine_state()?;
-        Ok(Enrollment {
+        Ok(Enrollment::from_parts(row, state))
+    }
+
+    /// The enrollment of a row whose state is at hand (just written), without parsing it back.
+    pub(crate) fn from_parts(row: EnrollmentRow, state: EnrollmentState) -> Enrollment {
+        Enrollment {
             id: row.id.into(),
             flow_id: row.flow_id,
             flow_version: row.flow_version,
@@ -76,7 +81,7 @@ impl Enrollment {
             created_at: from_millis(row.created_at),
             updated_at: from_millis(row.updated_at),
             state,
-        })
+        }
     }
 }
 

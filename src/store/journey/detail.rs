@@ -43,7 +43,7 @@ fn fast(effect: &Effect) -> Option<String> {
             if let Some(b) = branch {
                 o.field("branch", b.as_str());
             }
-            o.field("closed", closed);
+            o.instant("closed", closed);
             o.field("kind", "run_closed");
             o.field("run", run);
             o.field("step", step.as_str());
@@ -67,16 +67,16 @@ fn run_opened(run: &Run) -> Option<String> {
         o.field("contact_holidays", c.as_str());
     }
     if let Some(t) = &run.deferred_to {
-        o.field("deferred_to", t);
+        o.instant("deferred_to", t);
     }
-    o.field("entered", &run.entered);
+    o.instant("entered", &run.entered);
     if !run.events.is_empty() {
         o.field("events", &run.events);
     }
     o.field("id", &run.id);
     o.field("kind", "run_opened");
     if let Some(t) = &run.link_expires {
-        o.field("link_expires", t);
+        o.instant("link_expires", t);
     }
     if run.moved {
         o.field("moved", &true);
@@ -88,7 +88,7 @@ fn run_opened(run: &Run) -> Option<String> {
         o.field("rule", r.as_str());
     }
     if let Some(t) = &run.scheduled {
-        o.field("scheduled", t);
+        o.instant("scheduled", t);
     }
     o.field("step", run.step.as_str());
     if let Some(t) = &run.task {
@@ -96,7 +96,7 @@ fn run_opened(run: &Run) -> Option<String> {
     }
     o.field("type", &run.step_type);
     if let Some(t) = &run.until {
-        o.field("until", t);
+        o.instant("until", t);
     }
     if let Some(w) = &run.wait_reason {
         o.field("wait_reason", w);
@@ -142,13 +142,25 @@ impl Object {
     /// (strings, numbers, instants, unit enums, string lists, `Value`s, whose maps are
     /// sorted): each prints as it does inside a `Value`.
     fn field<T: Serialize + ?Sized + Plain>(&mut self, key: &str, value: &T) {
+        self.key(key);
+        serde_json::to_writer(&mut self.text, value).expect("plain values serialize");
+    }
+
+    /// Appends `"key":"instant"`, in the text chrono's serde writes.
+    fn instant(&mut self, key: &str, t: &DateTime<Utc>) {
+        self.key(key);
+        self.text.push(b'"');
+        crate::engine::instant::write_stored(&mut self.text, t);
+        self.text.push(b'"');
+    }
+
+    fn key(&mut self, key: &str) {
         if self.text.len() > 1 {
             self.text.push(b',');
         }
         self.text.push(b'"');
         self.text.extend_from_slice(key.as_bytes());
         self.text.extend_from_slice(b"\":");
-        serde_json::to_writer(&mut self.text, value).expect("plain values serialize");
     }
 
     fn finish(mut self) -> String {
@@ -163,7 +175,6 @@ trait Plain {}
 impl Plain for str {}
 impl Plain for u64 {}
 impl Plain for bool {}
-impl Plain for DateTime<Utc> {}
 impl Plain for Vec<String> {}
 impl Plain for serde_json::Value {}
 impl Plain for serde_json::Map<String, serde_json::Value> {}
