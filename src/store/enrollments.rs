@@ -415,12 +415,13 @@ impl Writes {
         last.into_iter().partition(|r| self.created.contains(&r.id))
     }
 
-    /// True when an updated enrollment's status is no longer the one it had before its first
-    /// step here (its `enrollment_keys` row must follow).
-    pub(super) fn status_changed(&self, row: &EnrollmentRow) -> bool {
+    /// The status an updated enrollment had before its first step here, when its status is no
+    /// longer that one (its `enrollment_keys` row must follow).
+    pub(super) fn status_changed(&self, row: &EnrollmentRow) -> Option<&'static str> {
         self.status_before
             .get(&row.id)
-            .is_some_and(|was| was.as_str() != row.status)
+            .map(|was| was.as_str())
+            .filter(|was| *was != row.status)
     }
 }
 

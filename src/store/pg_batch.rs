@@ -63,10 +63,9 @@ pub async fn write_with<'a>(
     let (created, stepped) = w.rows_to_store();
     // Only a change of status reaches the keys (a step that moves the state alone writes none of
     // their index entries, which is why they are a table of their own).
-    let moved: Vec<&EnrollmentRow> = stepped
+    let moved: Vec<(&EnrollmentRow, &str)> = stepped
         .iter()
-        .copied()
-        .filter(|r| w.status_changed(r))
+        .filter_map(|r| w.status_changed(r).map(|was| (*r, was)))
         .collect();
     if !created.is_empty() {
         sent.push(insert_enrollments(c, created.clone()));
@@ -110,19 +109,22 @@ pub async fn write_with<'a>(
         sent.push(Box::pin(async move { all_updated(q.await?, expected) }));
         if !moved.is_empty() {
             let m = &moved;
+            // Found by the exact key of the flow index, old status included: without
+            // statistics (a young table) PostgreSQL otherwise walked every key of the flow.
             let q = Cached(
                 diesel::sql_query(
                     "UPDATE enrollment_keys k SET status = u.status \
-                     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) \
-                     AS u(account_id, contact_id, flow_id, id, status) \
-                     WHERE k.account_id = u.account_id AND k.contact_id = u.contact_id \
-                     AND k.flow_id = u.flow_id AND k.id = u.id",
+                     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
+                     $6::text[]) AS u(account_id, flow_id, was, id, contact_id, status) \
+                     WHERE k.account_id = u.account_id AND k.flow_id = u.flow_id \
+                     AND k.status = u.was AND k.id = u.id AND k.contact_id = u.contact_id",
                 )
-                .bind::<Array<Text>, _>(col(m, |r| r.account_id.as_str()))
-                .bind::<Array<Text>, _>(col(m, |r| r.contact_id.as_str()))
-                .bind::<Array<Text>, _>(col(m, |r| r.flow_id.as_str()))
-                .bind::<Array<Text>, _>(col(m, |r| r.id.as_str()))
-                .bind::<Array<Text>, _>(col(m, |r| r.status.as_str())),
+                .bind::<Array<Text>, _>(col(m, |r| r.0.account_id.as_str()))
+                .bind::<Array<Text>, _>(col(m, |r| r.0.flow_id.as_str()))
+                .bind::<Array<Text>, _>(col(m, |r| r.1))
+                .bind::<Array<Text>, _>(col(m, |r| r.0.id.as_str()))
+                .bind::<Array<Text>, _>(col(m, |r| r.0.contact_id.as_str()))
+                .bind::<Array<Text>, _>(col(m, |r| r.0.status.as_str())),
             )
             .execute(&mut &*c);
             sent.push(q);
