@@ -463,8 +463,18 @@ pub async fn enroll(
 /// One item's answer in `BatchEnroll`.
 pub type BatchResult = Result<(Enrollment, bool), ServiceError>;
 
-/// `BatchEnroll`: checks and writes the items 1,000 at a time, each chunk in one transaction
-/// with set-based inserts. Results are in the order of the items; a refused item fails alone.
+/// `BatchEnroll`: checks and writes the items 1,000 at a time, each chunk in up to [`PARTS`]
+/// transactions with set-based inserts. Results are in the order of the items; a refused item
+/// fails alone.
+///
+/// A chunk's items are split by contact into parts written side by side, each part handed to
+/// its own task as soon as it is prepared: the engine prepares the next part while the
+/// database writes the last, and the database writes parts on every core (one caller's calls
+/// left a core idle, issue 18). The fewer calls run at once, the more parts: calls side by side
+/// keep the cores busy already. Every item of a contact is in the same part, in call order, so
+/// a contact enrolled twice in one call is the same first-wins duplicate it was; a client key
+/// given in more than one part puts the chunk in one part. As before, a call that fails part
+/// way has written the parts (and chunks) that committed; their client keys make a retry safe.
 pub async fn batch_enroll(
     core: &Core,
     account_id: &str,
@@ -484,6 +494,7 @@ pub async fn batch_enroll(
     let mut look = lookups(core, account_id).await?;
     let mut results: Vec<BatchResult> = Vec::with_capacity(items.len());
     let mut items = items.into_iter().peekable();
+    let (_running, calls) = Running::start();
     // A chunk at a time: checked, prepared and written before the next is prepared, so a
     // call of 10,000 holds the engine's output for 1,000, not for all of them.
     while items.peek().is_some() {
@@ -491,22 +502,38 @@ pub async fn batch_enroll(
         let contact_ids: Vec<String> = chunk.iter().map(|i| i.contact_id.clone()).collect();
         look.preload_contacts(core, account_id, &contact_ids)
             .await?;
-        let mut answers: Vec<Option<BatchResult>> = Vec::with_capacity(chunk.len());
-        let (mut positions, mut ready) = (Vec::new(), Vec::new());
-        for (i, item) in chunk.into_iter().enumerate() {
-            match prepare(core, account_id, &mut look, item, now).await {
-                Ok(p) => {
-                    positions.push(i);
-                    ready.push(p);
-                    answers.push(None);
+        let mut answers: Vec<Option<BatchResult>> = chunk.iter().map(|_| None).collect();
+        let mut writing = tokio::task::JoinSet::new();
+        let parts = parts(&chunk, PARTS / calls);
+        let mut chunk: Vec<Option<EnrollInput>> = chunk.into_iter().map(Some).collect();
+        for part in parts {
+            let mut positions = Vec::with_capacity(part.len());
+            let mut ready = Vec::with_capacity(part.len());
+            for i in part {
+                let item = chunk[i].take().expect("each item is in one part");
+                match prepare(core, account_id, &mut look, item, now).await {
+                    Ok(p) => {
+                        positions.push(i);
+                        ready.push(p);
+                    }
+                    Err(e) => answers[i] = Some(Err(e)),
                 }
-                Err(e) => answers.push(Some(Err(e))),
             }
+            if ready.is_empty() {
+                continue;
+            }
+            let (core, account_id) = (core.clone(), account_id.to_string());
+            writing.spawn(async move {
+                let outcomes = write_items(&core, &account_id, &ready, now).await;
+                (positions, outcomes)
+            });
         }
         look.contacts.clear();
-        if !ready.is_empty() {
-            let outcomes = write_items(core, account_id, &ready, now).await?;
-            for (&pos, outcome) in positions.iter().zip(outcomes) {
+        while let Some(joined) = writing.join_next().await {
+            let (positions, outcomes) = joined.map_err(|e| {
+                ServiceError::Internal(format!("a BatchEnroll write stopped: {e}"))
+            })?;
+            for (pos, outcome) in positions.into_iter().zip(outcomes?) {
                 answers[pos] = Some(match outcome {
                     Outcome::Created(row, state) => Ok((Enrollment::from_parts(row, state), true)),
                     Outcome::Existing(row) => Enrollment::from_row(row).map(|e| (e, false)),
@@ -517,4 +544,91 @@ pub async fn batch_enroll(
         results.extend(answers.into_iter().map(|a| a.expect("every item answered")));
     }
     Ok(results)
+}
+
+/// How many transactions BatchEnroll writes side by side in this process, over all calls: a
+/// lone call splits its chunks into this many parts, and as more calls run each splits into
+/// fewer (more parts than cores only add commits and smaller statements).
+const PARTS: usize = 4;
+
+/// BatchEnroll calls running in this process.
+static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Counts a call while it runs.
+struct Running;
+
+impl Running {
+    fn start() -> (Running, usize) {
+        let now = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        (Running, now)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        CALLS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The positions of `chunk`'s items in each of (at most) `n` parts: by contact (every item of
+/// a contact in one part, in call order), or all in one part when a client key is given in two
+/// parts.
+fn parts(chunk: &[EnrollInput], n: usize) -> Vec<Vec<usize>> {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    let hasher = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+    let n = n.max(1);
+    let mut parts: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut key_part: HashMap<&str, usize> = HashMap::new();
+    for (i, item) in chunk.iter().enumerate() {
+        let part = (hasher.hash_one(item.contact_id.as_str()) % n as u64) as usize;
+        if !item.client_key.is_empty() && *key_part.entry(&item.client_key).or_insert(part) != part {
+            return vec![(0..chunk.len()).collect()];
+        }
+        parts[part].push(i);
+    }
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(contact: &str, key: &str) -> EnrollInput {
+        EnrollInput {
+            contact_id: contact.into(),
+            client_key: key.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_contacts_items_share_a_part_in_call_order() {
+        let chunk: Vec<EnrollInput> = (0..200).map(|i| item(&format!("c{}", i % 37), "")).collect();
+        let split = parts(&chunk, 4);
+        assert!(split.len() > 1 && split.len() <= 4);
+        let mut seen: Vec<usize> = split.iter().flatten().copied().collect();
+        seen.sort();
+        assert_eq!(seen, (0..200).collect::<Vec<_>>(), "every item once");
+        for part in &split {
+            assert!(part.windows(2).all(|w| w[0] < w[1]), "call order within a part");
+        }
+        let part_of = |i: usize| split.iter().position(|p| p.contains(&i)).unwrap();
+        for i in 0..200 {
+            assert_eq!(part_of(i), part_of(i % 37), "contact c{} split", i % 37);
+        }
+    }
+
+    #[test]
+    fn a_client_key_in_two_parts_keeps_the_chunk_whole() {
+        let chunk: Vec<EnrollInput> = (0..50).map(|i| item(&format!("c{i}"), "")).collect();
+        let apart = parts(&chunk, 4);
+        let (a, b) = (apart[0][0], apart[1][0]);
+        let mut keyed = chunk.clone();
+        keyed[a].client_key = "same".into();
+        keyed[b].client_key = "same".into();
+        assert_eq!(parts(&keyed, 4), vec![(0..50).collect::<Vec<_>>()]);
+        assert_eq!(parts(&chunk, 1), vec![(0..50).collect::<Vec<_>>()]);
+        assert_eq!(parts(&chunk, 0), vec![(0..50).collect::<Vec<_>>()]);
+    }
 }
