@@ -144,7 +144,8 @@ fn read_canonical(b: &[u8]) -> Option<DateTime<Utc>> {
         _ => return None,
     };
     let date = chrono::NaiveDate::from_ymd_opt(num(0..4)? as i32, num(5..7)?, num(8..10)?)?;
-    let time = chrono::NaiveTime::from_hms_nano_opt(num(11..13)?, num(14..16)?, num(17..19)?, nanos)?;
+    let time =
+        chrono::NaiveTime::from_hms_nano_opt(num(11..13)?, num(14..16)?, num(17..19)?, nanos)?;
     Some(date.and_time(time).and_utc())
 }
 
@@ -268,7 +269,12 @@ mod tests {
                     serde_json::from_str(&format!("\"{text}\"")).ok();
                 assert_eq!(ours, chrono, "{text}");
             }
-            for bad in ["2026-13-04T20:00:00Z", "2026-12-04T20:00:00", "", "2026-12-04T25:00:00Z"] {
+            for bad in [
+                "2026-13-04T20:00:00Z",
+                "2026-12-04T20:00:00",
+                "",
+                "2026-12-04T25:00:00Z",
+            ] {
                 assert!(read_stored(bad).is_err(), "{bad}");
                 assert!(serde_json::from_str::<DateTime<Utc>>(&format!("\"{bad}\"")).is_err());
             }

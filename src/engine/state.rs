@@ -116,13 +116,25 @@ pub struct Run {
     #[serde(with = "crate::engine::instant::stored")]
     pub entered: DateTime<Utc>,
     /// The wake time of a `wait`; the timeout deadline of a `wait_for` or an open task.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::engine::instant::stored_opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::engine::instant::stored_opt"
+    )]
     pub until: Option<DateTime<Utc>>,
     /// When an outreach step goes or a task is created, fixed at entry (§2.7).
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::engine::instant::stored_opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::engine::instant::stored_opt"
+    )]
     pub scheduled: Option<DateTime<Utc>>,
     /// The next opening an execution-time deferral moved the step to (§3 step 4).
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::engine::instant::stored_opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::engine::instant::stored_opt"
+    )]
     pub deferred_to: Option<DateTime<Utc>>,
     /// The events a `wait_for` waits for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -157,7 +169,11 @@ pub struct Run {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fetch: Option<crate::engine::outside::FetchCall>,
     /// An `approval` run: when its link stops working (never after `until`).
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::engine::instant::stored_opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::engine::instant::stored_opt"
+    )]
     pub link_expires: Option<DateTime<Utc>>,
 }
 
@@ -197,7 +213,11 @@ pub struct EnrollmentState {
     pub run: Option<Run>,
     /// The planner's key: when to call [`crate::engine::step`] with `Wake`. `None` while
     /// paused, waiting without a deadline, held, or finished.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::engine::instant::stored_opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::engine::instant::stored_opt"
+    )]
     pub next_run_at: Option<DateTime<Utc>>,
     /// Signals no step was waiting for (SPEC §5.3 rule 4).
     #[serde(default, skip_serializing_if = "SignalBuffer::is_empty")]

@@ -198,7 +198,11 @@ impl Planner {
         for k in 0..workers {
             let planner = self.clone();
             let shard = sharded.then_some((k as u32, workers as u32));
-            let cursor = if sharded { Arc::default() } else { shared.clone() };
+            let cursor = if sharded {
+                Arc::default()
+            } else {
+                shared.clone()
+            };
             loops.spawn(async move {
                 let mut total = 0;
                 loop {

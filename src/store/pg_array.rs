@@ -80,7 +80,10 @@ impl Element for i32 {
 impl Element for bool {
     const OID: u32 = BOOL;
     fn bytes(&self) -> Option<ElementBytes<'_>> {
-        Some(ElementBytes::Fixed([u8::from(*self), 0, 0, 0, 0, 0, 0, 0], 1))
+        Some(ElementBytes::Fixed(
+            [u8::from(*self), 0, 0, 0, 0, 0, 0, 0],
+            1,
+        ))
     }
 }
 
@@ -95,10 +98,11 @@ impl<T: Element> Arr<T> {
     /// The whole parameter: header, then every element.
     pub fn encode(&self) -> Result<Vec<u8>, std::num::TryFromIntError> {
         let parts: Vec<Option<ElementBytes<'_>>> = self.0.iter().map(Element::bytes).collect();
-        let size = 20 + parts
-            .iter()
-            .map(|p| 4 + p.as_ref().map_or(0, |b| b.as_slice().len()))
-            .sum::<usize>();
+        let size = 20
+            + parts
+                .iter()
+                .map(|p| 4 + p.as_ref().map_or(0, |b| b.as_slice().len()))
+                .sum::<usize>();
         let mut out = Vec::with_capacity(size);
         out.extend_from_slice(&1i32.to_be_bytes()); // dimensions
         out.extend_from_slice(&0i32.to_be_bytes()); // flags

@@ -530,9 +530,8 @@ pub async fn batch_enroll(
         }
         look.contacts.clear();
         while let Some(joined) = writing.join_next().await {
-            let (positions, outcomes) = joined.map_err(|e| {
-                ServiceError::Internal(format!("a BatchEnroll write stopped: {e}"))
-            })?;
+            let (positions, outcomes) = joined
+                .map_err(|e| ServiceError::Internal(format!("a BatchEnroll write stopped: {e}")))?;
             for (pos, outcome) in positions.into_iter().zip(outcomes?) {
                 answers[pos] = Some(match outcome {
                     Outcome::Created(row, state) => Ok((Enrollment::from_parts(row, state), true)),
@@ -581,7 +580,8 @@ fn parts(chunk: &[EnrollInput], n: usize) -> Vec<Vec<usize>> {
     let mut key_part: HashMap<&str, usize> = HashMap::new();
     for (i, item) in chunk.iter().enumerate() {
         let part = (hasher.hash_one(item.contact_id.as_str()) % n as u64) as usize;
-        if !item.client_key.is_empty() && *key_part.entry(&item.client_key).or_insert(part) != part {
+        if !item.client_key.is_empty() && *key_part.entry(&item.client_key).or_insert(part) != part
+        {
             return vec![(0..chunk.len()).collect()];
         }
         parts[part].push(i);
@@ -604,14 +604,19 @@ mod tests {
 
     #[test]
     fn a_contacts_items_share_a_part_in_call_order() {
-        let chunk: Vec<EnrollInput> = (0..200).map(|i| item(&format!("c{}", i % 37), "")).collect();
+        let chunk: Vec<EnrollInput> = (0..200)
+            .map(|i| item(&format!("c{}", i % 37), ""))
+            .collect();
         let split = parts(&chunk, 4);
         assert!(split.len() > 1 && split.len() <= 4);
         let mut seen: Vec<usize> = split.iter().flatten().copied().collect();
         seen.sort();
         assert_eq!(seen, (0..200).collect::<Vec<_>>(), "every item once");
         for part in &split {
-            assert!(part.windows(2).all(|w| w[0] < w[1]), "call order within a part");
+            assert!(
+                part.windows(2).all(|w| w[0] < w[1]),
+                "call order within a part"
+            );
         }
         let part_of = |i: usize| split.iter().position(|p| p.contains(&i)).unwrap();
         for i in 0..200 {
