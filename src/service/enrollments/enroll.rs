@@ -266,10 +266,10 @@ async fn prepare(
             &flow,
             Input::Start,
             now,
-            &ctx,
+            ctx,
             engine::CapacityView::HandOff(caps),
         ),
-        None => engine::step(&before, &flow, Input::Start, now, &ctx),
+        None => engine::step(&before, &flow, Input::Start, now, ctx),
     };
     let now_ms = to_millis(now);
     let row = EnrollmentRow {
@@ -299,7 +299,7 @@ async fn prepare(
 /// What writing one item found.
 enum Outcome {
     /// Made by this call: the row written and the engine's state in it (not parsed back).
-    Created(EnrollmentRow, EnrollmentState),
+    Created(EnrollmentRow, Box<EnrollmentState>),
     Existing(EnrollmentRow),
     Duplicate(String),
 }
@@ -387,7 +387,7 @@ async fn write_prepared(
         writes.add_created(p.row.clone(), &p.before, &p.after, &p.effects, now);
         outcomes.push(Outcome::Created(
             writes.enrollments.last().expect("just added").clone(),
-            p.after.clone(),
+            Box::new(p.after.clone()),
         ));
     }
     // In key order: concurrent batches then take the unique indexes' entries in one order,
@@ -454,7 +454,7 @@ pub async fn enroll(
         .await?
         .remove(0);
     match outcome {
-        Outcome::Created(row, state) => Ok((Enrollment::from_parts(row, state), true)),
+        Outcome::Created(row, state) => Ok((Enrollment::from_parts(row, *state), true)),
         Outcome::Existing(row) => Ok((Enrollment::from_row(row)?, false)),
         Outcome::Duplicate(message) => Err(ServiceError::Conflict(message)),
     }
@@ -534,7 +534,7 @@ pub async fn batch_enroll(
                 .map_err(|e| ServiceError::Internal(format!("a BatchEnroll write stopped: {e}")))?;
             for (pos, outcome) in positions.into_iter().zip(outcomes?) {
                 answers[pos] = Some(match outcome {
-                    Outcome::Created(row, state) => Ok((Enrollment::from_parts(row, state), true)),
+                    Outcome::Created(row, state) => Ok((Enrollment::from_parts(row, *state), true)),
                     Outcome::Existing(row) => Enrollment::from_row(row).map(|e| (e, false)),
                     Outcome::Duplicate(m) => Err(ServiceError::Conflict(m)),
                 });
