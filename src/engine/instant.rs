@@ -74,37 +74,43 @@ pub fn write_stored(out: &mut Vec<u8>, t: &DateTime<Utc>) {
         out.extend_from_slice(t.to_rfc3339_opts(SecondsFormat::AutoSi, true).as_bytes());
         return;
     }
-    let digits = |n: u32, width: usize, out: &mut Vec<u8>| {
-        let mut buf = [b'0'; 9];
+    // Spelled into a buffer on the stack, then appended once (one capacity check, not one per
+    // character); the date's parts are read from chrono once.
+    let (date, time) = (t.date_naive(), t.time());
+    let mut buf = [0u8; 30];
+    let mut len = 0;
+    let mut digits = |n: u32, width: usize, buf: &mut [u8; 30]| {
         let mut n = n;
-        for slot in buf[..width].iter_mut().rev() {
+        for slot in buf[len..len + width].iter_mut().rev() {
             *slot = b'0' + (n % 10) as u8;
             n /= 10;
         }
-        out.extend_from_slice(&buf[..width]);
+        len += width;
     };
-    digits(year as u32, 4, out);
-    out.push(b'-');
-    digits(t.month(), 2, out);
-    out.push(b'-');
-    digits(t.day(), 2, out);
-    out.push(b'T');
-    digits(t.hour(), 2, out);
-    out.push(b':');
-    digits(t.minute(), 2, out);
-    out.push(b':');
-    digits(t.second(), 2, out);
+    digits(year as u32, 4, &mut buf);
+    digits(date.month(), 3, &mut buf); // one digit more: the separator's slot, fixed below
+    digits(date.day(), 3, &mut buf);
+    digits(time.hour(), 3, &mut buf);
+    digits(time.minute(), 3, &mut buf);
+    digits(time.second(), 3, &mut buf);
     if nanos != 0 {
-        out.push(b'.');
         if nanos % 1_000_000 == 0 {
-            digits(nanos / 1_000_000, 3, out);
+            digits(nanos / 1_000_000, 4, &mut buf);
         } else if nanos % 1_000 == 0 {
-            digits(nanos / 1_000, 6, out);
+            digits(nanos / 1_000, 7, &mut buf);
         } else {
-            digits(nanos, 9, out);
+            digits(nanos, 10, &mut buf);
         }
+        buf[19] = b'.';
     }
-    out.push(b'Z');
+    // The separators over the leading zero each two-digit part was given.
+    buf[4] = b'-';
+    buf[7] = b'-';
+    buf[10] = b'T';
+    buf[13] = b':';
+    buf[16] = b':';
+    buf[len] = b'Z';
+    out.extend_from_slice(&buf[..len + 1]);
 }
 
 /// Reads an instant as chrono's serde does (any RFC 3339 instant, offsets converted to UTC),

@@ -122,8 +122,18 @@ impl StepContext {
 
     /// True when the sender of `row` has caps.
     pub fn is_capped(&self, row: &EnrollmentRow) -> bool {
-        self.caps
-            .contains_key(&(row.account_id.clone(), row.sender_id.clone()))
+        self.caps_of(row).is_some()
+    }
+
+    /// The caps of `row`'s sender, if it has any (no key is built when no sender has caps,
+    /// the common case).
+    fn caps_of(&self, row: &EnrollmentRow) -> Option<(SenderKey, &Caps)> {
+        if self.caps.is_empty() {
+            return None;
+        }
+        let key: SenderKey = (row.account_id.clone(), row.sender_id.clone());
+        let caps = self.caps.get(&key)?;
+        Some((key, caps))
     }
 
     async fn definitions(
@@ -163,8 +173,11 @@ impl StepContext {
     }
 
     /// The engine context of `account_id` (the defaults when its settings were not read).
-    pub fn ctx(&self, account_id: &str) -> Ctx {
-        self.ctx.get(account_id).cloned().unwrap_or_default()
+    pub fn ctx(&self, account_id: &str) -> std::borrow::Cow<'_, Ctx> {
+        match self.ctx.get(account_id) {
+            Some(ctx) => std::borrow::Cow::Borrowed(ctx),
+            None => std::borrow::Cow::Owned(Ctx::default()),
+        }
     }
 }
 
@@ -188,11 +201,10 @@ pub fn apply(
     let key = (row.flow_id.clone(), row.flow_version);
     let flow = flows.get_or_parse(&key, context.definitions.get(&key).map(String::as_str));
     let ctx = context.ctx(&row.account_id);
-    let sender: SenderKey = (row.account_id.clone(), row.sender_id.clone());
     let (after, effects) = match flow {
-        Ok(flow) => match (&context.books, context.caps.get(&sender)) {
+        Ok(flow) => match (&context.books, context.caps_of(&row)) {
             (_, None) => engine::step(&before, &flow, input, now, &ctx),
-            (Some(books), Some(caps)) => {
+            (Some(books), Some((sender, caps))) => {
                 let mut books = books.lock().expect("the ledger lock is never poisoned");
                 match books.get_mut(&sender) {
                     Some(book) => {
@@ -233,7 +245,7 @@ pub fn apply(
                     ),
                 }
             }
-            (None, Some(caps)) => engine::step_with(
+            (None, Some((_, caps))) => engine::step_with(
                 &before,
                 &flow,
                 input,

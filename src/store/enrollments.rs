@@ -387,7 +387,11 @@ impl Writes {
         }
         row.status = after.status.as_str().to_string();
         row.next_run_at = after.next_run_at.map(to_millis);
-        row.state = serde_json::to_string(after).expect("engine state serializes");
+        // Written over the old state's text: the new one is about as long, so no growing.
+        let mut text = std::mem::take(&mut row.state).into_bytes();
+        text.clear();
+        serde_json::to_writer(&mut text, after).expect("engine state serializes");
+        row.state = String::from_utf8(text).expect("serde_json writes UTF-8");
         row.updated_at = now_ms;
         if let Some(t) = row.next_run_at {
             self.earliest_wake = Some(self.earliest_wake.map_or(t, |e| e.min(t)));

@@ -282,9 +282,8 @@ fn insert_enrollments<'a>(
 /// inserted with their positions (see [`super::journey`]).
 pub fn journey_statement(
     steps: &[super::journey::JourneyStep],
-) -> Cached<BoxedSqlQuery<'static, Pg, SqlQuery>> {
+) -> Cached<BoxedSqlQuery<'_, Pg, SqlQuery>> {
     let (totals, cumulative) = super::journey::positions(steps);
-    let encoded: Vec<String> = steps.iter().map(|s| s.encoded()).collect();
     let total_of: HashMap<&str, i64> = totals.iter().copied().collect();
     Cached(
         diesel::sql_query(
@@ -302,16 +301,16 @@ pub fn journey_statement(
              JOIN head ON head.account_id = t.account_id",
         )
         .into_boxed::<Pg>()
-        .bind::<Array<Text>, _>(totals.iter().map(|t| t.0.to_string()).collect::<Vec<_>>())
-        .bind::<Array<BigInt>, _>(totals.iter().map(|t| t.1).collect::<Vec<_>>())
-        .bind::<Array<Text>, _>(col(steps, |s| s.enrollment_id.clone()))
+        .bind::<Array<Text>, _>(col(&totals, |t| t.0))
+        .bind::<Array<BigInt>, _>(col(&totals, |t| t.1))
+        .bind::<Array<Text>, _>(col(steps, |s| s.enrollment_id.as_str()))
         .bind::<Array<BigInt>, _>(col(steps, |s| s.seq))
         .bind::<Array<BigInt>, _>(col(steps, |s| s.n))
         .bind::<Array<BigInt>, _>(col(steps, |s| s.at))
-        .bind::<Array<Text>, _>(col(steps, |s| s.account_id.clone()))
-        .bind::<Array<BigInt>, _>(cumulative)
+        .bind::<Array<Text>, _>(col(steps, |s| s.account_id.as_str()))
+        .bind::<Array<BigInt>, _>(Arr(cumulative))
         .bind::<Array<BigInt>, _>(col(steps, |s| total_of[s.account_id.as_str()]))
-        .bind::<Array<Text>, _>(encoded),
+        .bind::<Array<Text>, _>(col(steps, |s| s.encoded())),
     )
 }
 

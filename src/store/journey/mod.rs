@@ -45,9 +45,14 @@ pub struct JourneyStep {
     pub at: i64,
     /// How many entries `entries` holds.
     pub n: i64,
-    /// The entries, encoded ([`JourneyStep::push`]).
+    /// The entries as the JSON array to store ([`JourneyStep::push`] keeps it closed, so it is
+    /// stored as it is, not copied to close it).
     pub entries: String,
 }
+
+/// Room for a planner step's entries (about five, 450 bytes), so pushing them does not grow the
+/// text again and again.
+const STEP_TEXT: usize = 640;
 
 impl JourneyStep {
     /// An empty step of `enrollment_id` whose first entry will have seq `seq`.
@@ -58,7 +63,11 @@ impl JourneyStep {
             seq,
             at,
             n: 0,
-            entries: String::from("["),
+            entries: {
+                let mut text = String::with_capacity(STEP_TEXT);
+                text.push_str("[]");
+                text
+            },
         }
     }
 
@@ -66,6 +75,7 @@ impl JourneyStep {
     /// text, stored as it is (so a reader gets back the very text the engine wrote).
     pub fn push(&mut self, kind: &str, detail: &str) {
         debug_assert!(kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
+        self.entries.pop(); // the closing `]`, put back below
         if self.n > 0 {
             self.entries.push(',');
         }
@@ -73,7 +83,7 @@ impl JourneyStep {
         self.entries.push_str(kind);
         self.entries.push_str("\",");
         self.entries.push_str(detail);
-        self.entries.push(']');
+        self.entries.push_str("]]");
         self.n += 1;
     }
 
@@ -84,11 +94,9 @@ impl JourneyStep {
         self.push(JourneyKind::of(effect).as_str(), &detail::detail(effect));
     }
 
-    /// The JSON array to store (call once every entry is pushed).
-    pub fn encoded(&self) -> String {
-        let mut text = self.entries.clone();
-        text.push(']');
-        text
+    /// The JSON array to store.
+    pub fn encoded(&self) -> &str {
+        &self.entries
     }
 }
 
@@ -200,7 +208,7 @@ mod tests {
             n: step.n,
             at: step.at,
             last_pos: 11,
-            entries: step.encoded(),
+            entries: step.encoded().to_string(),
         };
         let rows = stored.expand().unwrap();
         assert_eq!(rows.len(), 2);
