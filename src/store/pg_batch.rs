@@ -63,9 +63,10 @@ pub async fn write_with<'a>(
     let (created, stepped) = w.rows_to_store();
     // Only a change of status reaches the keys (a step that moves the state alone writes none of
     // their index entries, which is why they are a table of their own).
-    let moved: Vec<(&EnrollmentRow, &str)> = stepped
+    let moved: Vec<&EnrollmentRow> = stepped
         .iter()
-        .filter_map(|r| w.status_changed(r).map(|was| (*r, was)))
+        .copied()
+        .filter(|r| w.status_changed(r).is_some())
         .collect();
     if !created.is_empty() {
         sent.push(insert_enrollments(c, created.clone()));
@@ -109,22 +110,10 @@ pub async fn write_with<'a>(
         sent.push(Box::pin(async move { all_updated(q.await?, expected) }));
         if !moved.is_empty() {
             let m = &moved;
-            // Found by the exact key of the flow index, old status included: without
-            // statistics (a young table) PostgreSQL otherwise walked every key of the flow.
             let q = Cached(
-                diesel::sql_query(
-                    "UPDATE enrollment_keys k SET status = u.status \
-                     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
-                     $6::text[]) AS u(account_id, flow_id, was, id, contact_id, status) \
-                     WHERE k.account_id = u.account_id AND k.flow_id = u.flow_id \
-                     AND k.status = u.was AND k.id = u.id AND k.contact_id = u.contact_id",
-                )
-                .bind::<Array<Text>, _>(col(m, |r| r.0.account_id.as_str()))
-                .bind::<Array<Text>, _>(col(m, |r| r.0.flow_id.as_str()))
-                .bind::<Array<Text>, _>(col(m, |r| r.1))
-                .bind::<Array<Text>, _>(col(m, |r| r.0.id.as_str()))
-                .bind::<Array<Text>, _>(col(m, |r| r.0.contact_id.as_str()))
-                .bind::<Array<Text>, _>(col(m, |r| r.0.status.as_str())),
+                diesel::sql_query(KEYS_STATUS_UPDATE)
+                    .bind::<Array<Text>, _>(col(m, |r| r.id.as_str()))
+                    .bind::<Array<Text>, _>(col(m, |r| r.status.as_str())),
             )
             .execute(&mut &*c);
             sent.push(q);
@@ -241,6 +230,11 @@ pub async fn write_with<'a>(
     futures_util::future::try_join_all(sent).await?;
     Ok(())
 }
+
+/// A status change, copied to the enrollments' keys rows: `$1` their ids, `$2` the new
+/// statuses. By the primary key, one probe per row (see migration `enrollment_keys`).
+pub const KEYS_STATUS_UPDATE: &str = "UPDATE enrollment_keys k SET status = u.status \
+     FROM unnest($1::text[], $2::text[]) AS u(id, status) WHERE k.id = u.id";
 
 /// Inserts new enrollment rows (their keys go in beside them, see [`write_with`]).
 fn insert_enrollments<'a>(

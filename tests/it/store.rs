@@ -243,8 +243,76 @@ async fn bound_arrays_round_trip() {
     );
 }
 
+/// A status change reaches an enrollment's keys row through the primary key, one probe, even
+/// where the contact and flow indexes match thousands of rows: one contact enrolled 20,000
+/// times in one flow (allow_duplicate), on a table without statistics. Found through those indexes,
+/// PostgreSQL walked every enrollment of the contact for each changed row (4–6 s a batch).
+async fn a_status_change_finds_its_keys_row_by_id() {
+    let (url, _dir, _pg) = fresh_database(Backend::Postgres).await;
+    let db = Db::connect(&url).await.unwrap();
+    let Db::Postgres(pool) = &db else {
+        panic!("a PostgreSQL database")
+    };
+    let mut pooled = pool.get().await.unwrap();
+    let c = &mut *pooled;
+    diesel::sql_query(
+        "INSERT INTO enrollment_keys (id, account_id, contact_id, flow_id, status, client_key, \
+         allow_duplicate) \
+         SELECT 'en_' || lpad(i::text, 6, '0'), 'a1', 'ann', 'f1', 'active', NULL, TRUE \
+         FROM generate_series(1, 20000) i",
+    )
+    .execute(c)
+    .await
+    .unwrap();
+    #[derive(QueryableByName)]
+    struct Line {
+        #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
+        line: String,
+    }
+    let ids: Vec<String> = (19990..=20000).map(|i| format!("en_{i:06}")).collect();
+    let statuses = vec!["completed".to_string(); ids.len()];
+    let plan: Vec<Line> = diesel::sql_query(format!(
+        "EXPLAIN (COSTS OFF) {}",
+        nudge::store::pg_batch::KEYS_STATUS_UPDATE
+    ))
+    .bind::<diesel::sql_types::Array<Text>, _>(&ids)
+    .bind::<diesel::sql_types::Array<Text>, _>(&statuses)
+    .load(c)
+    .await
+    .unwrap();
+    let plan: String = plan.iter().map(|l| format!("{}\n", l.line)).collect();
+    assert!(
+        plan.contains("using enrollment_keys_pkey") && !plan.contains("Seq Scan"),
+        "the keys row is found by its id:\n{plan}"
+    );
+    let updated = diesel::sql_query(nudge::store::pg_batch::KEYS_STATUS_UPDATE)
+        .bind::<diesel::sql_types::Array<Text>, _>(&ids)
+        .bind::<diesel::sql_types::Array<Text>, _>(&statuses)
+        .execute(c)
+        .await
+        .unwrap();
+    assert_eq!(updated, ids.len());
+    #[derive(QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    let done: Count =
+        diesel::sql_query("SELECT count(*) AS n FROM enrollment_keys WHERE status = 'completed'")
+            .get_result(c)
+            .await
+            .unwrap();
+    assert_eq!(done.n, ids.len() as i64, "only the named rows changed");
+}
+
 mod pg {
     mod postgres {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+        async fn a_status_change_finds_its_keys_row_by_id() {
+            super::super::a_status_change_finds_its_keys_row_by_id().await
+        }
+
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
         async fn reach_matches_account_and_contact_pairs() {

@@ -13,7 +13,7 @@
 -- The columns stay on `enrollments` too (every reader of a row gets them); the writer keeps the
 -- two in one transaction.
 CREATE TABLE enrollment_keys (
-    id              TEXT NOT NULL,
+    id              TEXT PRIMARY KEY,
     account_id      TEXT NOT NULL,
     contact_id      TEXT NOT NULL,
     flow_id         TEXT NOT NULL,
@@ -21,9 +21,10 @@ CREATE TABLE enrollment_keys (
     client_key      TEXT,
     allow_duplicate BOOLEAN NOT NULL
 );
--- No primary key: rows are found by (account, contact, flow) and joined to enrollments by id.
--- Logical replication, if ever set up, then needs the whole row to identify an update.
-ALTER TABLE enrollment_keys REPLICA IDENTITY FULL;
+-- Keyed by the enrollment's id, so a status change updates its row with one probe whatever the
+-- data. Found through the flow or contact index instead, PostgreSQL (without statistics on a
+-- young table) chose the contact index and walked every enrollment of the contact in the flow:
+-- 4 to 6 s for a batch of 1,000 completions of one contact's 20,000 enrollments.
 
 INSERT INTO enrollment_keys (id, account_id, contact_id, flow_id, status, client_key, allow_duplicate)
 SELECT id, account_id, contact_id, flow_id, status, client_key, allow_duplicate FROM enrollments;
