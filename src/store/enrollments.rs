@@ -419,13 +419,12 @@ impl Writes {
         last.into_iter().partition(|r| self.created.contains(&r.id))
     }
 
-    /// The status an updated enrollment had before its first step here, when its status is no
-    /// longer that one (its `enrollment_keys` row must follow).
-    pub(super) fn status_changed(&self, row: &EnrollmentRow) -> Option<&'static str> {
+    /// Whether an updated enrollment's status differs from the one it had before its first
+    /// step here (its `enrollment_keys` row must follow).
+    pub(super) fn status_changed(&self, row: &EnrollmentRow) -> bool {
         self.status_before
             .get(&row.id)
-            .map(|was| was.as_str())
-            .filter(|was| *was != row.status)
+            .is_some_and(|was| was.as_str() != row.status)
     }
 }
 

@@ -66,7 +66,7 @@ pub async fn write_with<'a>(
     let moved: Vec<&EnrollmentRow> = stepped
         .iter()
         .copied()
-        .filter(|r| w.status_changed(r).is_some())
+        .filter(|r| w.status_changed(r))
         .collect();
     if !created.is_empty() {
         sent.push(insert_enrollments(c, created.clone()));

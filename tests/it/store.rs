@@ -127,17 +127,41 @@ async fn sqlite_runs_with_wal_busy_timeout_and_foreign_keys() {
     assert_eq!(fks, 1);
 }
 
+/// A fresh, migrated PostgreSQL database for the tests below that talk SQL to it directly;
+/// dropped with the value.
+struct ScratchPg {
+    db: Db,
+    _dir: tempfile::TempDir,
+    _pg: Option<crate::common::PgDatabase>,
+}
+
+impl ScratchPg {
+    async fn new() -> ScratchPg {
+        let (url, dir, pg) = fresh_database(Backend::Postgres).await;
+        Db::migrate(&url).await.unwrap();
+        ScratchPg {
+            db: Db::connect(&url).await.unwrap(),
+            _dir: dir,
+            _pg: pg,
+        }
+    }
+
+    async fn connection(
+        &self,
+    ) -> diesel_async::pooled_connection::deadpool::Object<diesel_async::AsyncPgConnection> {
+        let Db::Postgres(pool) = &self.db else {
+            panic!("a PostgreSQL database")
+        };
+        pool.get().await.unwrap()
+    }
+}
+
 /// PostgreSQL's reach query joins on (account, contact) pairs: a group holding signals for
 /// `ann` in one account and `bob` in another must not lock or route `bob` of the first account
 /// or `ann` of the second (a cross product of the two lists would).
 async fn reach_matches_account_and_contact_pairs() {
-    let (url, _dir, _pg) = fresh_database(Backend::Postgres).await;
-    Db::migrate(&url).await.unwrap();
-    let db = Db::connect(&url).await.unwrap();
-    let Db::Postgres(pool) = &db else {
-        panic!("a PostgreSQL database")
-    };
-    let mut pooled = pool.get().await.unwrap();
+    let pg = ScratchPg::new().await;
+    let mut pooled = pg.connection().await;
     let c = &mut *pooled;
     diesel::sql_query(
         "INSERT INTO enrollments (id, account_id, flow_id, flow_version, contact_id, sender_id, \
@@ -184,12 +208,8 @@ async fn reach_matches_account_and_contact_pairs() {
 async fn bound_arrays_round_trip() {
     use diesel::sql_types::{Array, Bool, Integer, Nullable};
     use nudge::store::pg_array::Arr;
-    let (url, _dir, _pg) = fresh_database(Backend::Postgres).await;
-    let db = Db::connect(&url).await.unwrap();
-    let Db::Postgres(pool) = &db else {
-        panic!("a PostgreSQL database")
-    };
-    let mut pooled = pool.get().await.unwrap();
+    let pg = ScratchPg::new().await;
+    let mut pooled = pg.connection().await;
     let c = &mut *pooled;
     #[derive(QueryableByName, Debug, PartialEq)]
     struct Back {
@@ -248,12 +268,8 @@ async fn bound_arrays_round_trip() {
 /// times in one flow (allow_duplicate), on a table without statistics. Found through those indexes,
 /// PostgreSQL walked every enrollment of the contact for each changed row (4–6 s a batch).
 async fn a_status_change_finds_its_keys_row_by_id() {
-    let (url, _dir, _pg) = fresh_database(Backend::Postgres).await;
-    let db = Db::connect(&url).await.unwrap();
-    let Db::Postgres(pool) = &db else {
-        panic!("a PostgreSQL database")
-    };
-    let mut pooled = pool.get().await.unwrap();
+    let pg = ScratchPg::new().await;
+    let mut pooled = pg.connection().await;
     let c = &mut *pooled;
     diesel::sql_query(
         "INSERT INTO enrollment_keys (id, account_id, contact_id, flow_id, status, client_key, \
