@@ -5,9 +5,10 @@
 //! list that is 25,000 bind parameters to encode, send, parse and plan, in chunks; as arrays it
 //! is five parameters and one plan, whatever the batch size.
 
-use super::enrollments::{all_updated, EnrollmentRow, Writes};
+use super::enrollments::{all_updated, DispatchRow, EnrollmentRow, Writes};
 use super::pg_array::Arr;
 use super::signals::{DeliveryRow, SignalRow};
+use super::DispatchStatus;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, BoxedSqlQuery, Query, QueryFragment, QueryId, SqlQuery};
 use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text};
@@ -119,42 +120,21 @@ pub async fn write_with<'a>(
             sent.push(q);
         }
     }
-    if !w.dispatches.is_empty() {
-        let d = &w.dispatches;
-        let q = Cached(diesel::sql_query(
-            "INSERT INTO dispatches (id, account_id, enrollment_id, run, step, idempotency_key, \
-             channel, recipient, template, input, channel_params, message_id, status, \
-             lease_owner, lease_until, attempts, provider_message_id, failure, created_at, \
-             due_at, hold_code) \
-             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], \
-             $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], \
-             $12::text[], $13::text[], $14::text[], $15::int8[], $16::int4[], $17::text[], \
-             $18::text[], $19::int8[], $20::int8[], $21::text[]) \
-             ON CONFLICT (idempotency_key) DO NOTHING",
-        )
-        .bind::<Array<Text>, _>(col(d, |r| r.id.as_str()))
-        .bind::<Array<Text>, _>(col(d, |r| r.account_id.as_str()))
-        .bind::<Array<Text>, _>(col(d, |r| r.enrollment_id.as_str()))
-        .bind::<Array<BigInt>, _>(col(d, |r| r.run))
-        .bind::<Array<Text>, _>(col(d, |r| r.step.as_str()))
-        .bind::<Array<Text>, _>(col(d, |r| r.idempotency_key.as_str()))
-        .bind::<Array<Text>, _>(col(d, |r| r.channel.as_str()))
-        .bind::<Array<Text>, _>(col(d, |r| r.recipient.as_str()))
-        .bind::<Array<Text>, _>(col(d, |r| r.template.as_str()))
-        .bind::<Array<Text>, _>(col(d, |r| r.input.as_str()))
-        .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.channel_params.as_deref()))
-        .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.message_id.as_deref()))
-        .bind::<Array<Text>, _>(col(d, |r| r.status.as_str()))
-        .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.lease_owner.as_deref()))
-        .bind::<Array<Nullable<BigInt>>, _>(col(d, |r| r.lease_until))
-        .bind::<Array<Integer>, _>(col(d, |r| r.attempts))
-        .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.provider_message_id.as_deref()))
-        .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.failure.as_deref()))
-        .bind::<Array<BigInt>, _>(col(d, |r| r.created_at))
-        .bind::<Array<BigInt>, _>(col(d, |r| r.due_at))
-        .bind::<Array<Nullable<Text>>, _>(col(d, |r| r.hold_code.as_deref())))
-        .execute(&mut &*c);
-        sent.push(q);
+    // A pending dispatch's key (`enrollment:run`) is new by construction: runs are numbered on
+    // the enrollment, whose row this transaction holds, and a run dispatches once. So it is a
+    // plain insert, and a repeat is an error (the unique index), never a silent skip: `ON
+    // CONFLICT`'s speculative insertion (the key's index probed before the row, a confirmation
+    // after it) was a quarter of the insert's cost. A held step is written again each time it
+    // is planned while still held, under `<key>:held`: those keep the first row.
+    let (held, fresh): (Vec<&DispatchRow>, Vec<&DispatchRow>) = w
+        .dispatches
+        .iter()
+        .partition(|d| d.status == DispatchStatus::Held.as_str());
+    if !fresh.is_empty() {
+        sent.push(insert_dispatches(c, fresh, INSERT_DISPATCHES));
+    }
+    if !held.is_empty() {
+        sent.push(insert_dispatches(c, held, INSERT_HELD_DISPATCHES));
     }
     if !w.tasks.is_empty() {
         let t = &w.tasks;
@@ -237,6 +217,65 @@ pub const KEYS_STATUS_UPDATE: &str = "UPDATE enrollment_keys k SET status = u.st
      FROM unnest($1::text[], $2::text[]) AS u(id, status) WHERE k.id = u.id";
 
 /// Inserts new enrollment rows (their keys go in beside them, see [`write_with`]).
+/// The outbox's insert, its rows one array per column; `ON CONFLICT` only in
+/// [`INSERT_HELD_DISPATCHES`].
+macro_rules! insert_dispatches_sql {
+    ($tail:literal) => {
+        concat!(
+            "INSERT INTO dispatches (id, account_id, enrollment_id, run, step, idempotency_key, \
+             channel, recipient, template, input, channel_params, message_id, status, \
+             lease_owner, lease_until, attempts, provider_message_id, failure, created_at, \
+             due_at, hold_code) \
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], \
+             $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], \
+             $12::text[], $13::text[], $14::text[], $15::int8[], $16::int4[], $17::text[], \
+             $18::text[], $19::int8[], $20::int8[], $21::text[])",
+            $tail
+        )
+    };
+}
+
+/// New dispatches: each key is written once (see [`write_with`]).
+const INSERT_DISPATCHES: &str = insert_dispatches_sql!("");
+/// Held steps' rows: a step held again keeps the row of its first hold.
+const INSERT_HELD_DISPATCHES: &str =
+    insert_dispatches_sql!(" ON CONFLICT (idempotency_key) DO NOTHING");
+
+fn insert_dispatches<'a>(
+    c: &'a AsyncPgConnection,
+    d: Vec<&'a DispatchRow>,
+    sql: &'static str,
+) -> BoxFuture<'a, QueryResult<usize>> {
+    Box::pin(async move {
+        Cached(
+            diesel::sql_query(sql)
+                .bind::<Array<Text>, _>(col(&d, |r| r.id.as_str()))
+                .bind::<Array<Text>, _>(col(&d, |r| r.account_id.as_str()))
+                .bind::<Array<Text>, _>(col(&d, |r| r.enrollment_id.as_str()))
+                .bind::<Array<BigInt>, _>(col(&d, |r| r.run))
+                .bind::<Array<Text>, _>(col(&d, |r| r.step.as_str()))
+                .bind::<Array<Text>, _>(col(&d, |r| r.idempotency_key.as_str()))
+                .bind::<Array<Text>, _>(col(&d, |r| r.channel.as_str()))
+                .bind::<Array<Text>, _>(col(&d, |r| r.recipient.as_str()))
+                .bind::<Array<Text>, _>(col(&d, |r| r.template.as_str()))
+                .bind::<Array<Text>, _>(col(&d, |r| r.input.as_str()))
+                .bind::<Array<Nullable<Text>>, _>(col(&d, |r| r.channel_params.as_deref()))
+                .bind::<Array<Nullable<Text>>, _>(col(&d, |r| r.message_id.as_deref()))
+                .bind::<Array<Text>, _>(col(&d, |r| r.status.as_str()))
+                .bind::<Array<Nullable<Text>>, _>(col(&d, |r| r.lease_owner.as_deref()))
+                .bind::<Array<Nullable<BigInt>>, _>(col(&d, |r| r.lease_until))
+                .bind::<Array<Integer>, _>(col(&d, |r| r.attempts))
+                .bind::<Array<Nullable<Text>>, _>(col(&d, |r| r.provider_message_id.as_deref()))
+                .bind::<Array<Nullable<Text>>, _>(col(&d, |r| r.failure.as_deref()))
+                .bind::<Array<BigInt>, _>(col(&d, |r| r.created_at))
+                .bind::<Array<BigInt>, _>(col(&d, |r| r.due_at))
+                .bind::<Array<Nullable<Text>>, _>(col(&d, |r| r.hold_code.as_deref())),
+        )
+        .execute(&mut &*c)
+        .await
+    })
+}
+
 fn insert_enrollments<'a>(
     c: &'a AsyncPgConnection,
     e: Vec<&'a EnrollmentRow>,

@@ -3,10 +3,10 @@
 //! multi-row inserts work. Through the async wrapper every statement would be its own hop to
 //! the blocking pool, which made a 1,000-enrollment batch take thousands of hops.
 
-use super::enrollments::{all_updated, Writes, MAX_BINDS};
+use super::enrollments::{all_updated, DispatchRow, Writes, MAX_BINDS};
 use super::journey::JourneyStep;
 use super::schema::{capacity_ledger, dispatches, enrollments, journey_steps, tasks};
-use super::TaskStatus;
+use super::{DispatchStatus, TaskStatus};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
 use diesel::SqliteConnection;
@@ -35,9 +35,20 @@ pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
             .execute(conn)?;
     }
     all_updated(updated, stepped.len())?;
-    for chunk in w.dispatches.chunks(MAX_BINDS / 21) {
+    // As on PostgreSQL (`pg_batch::write_with`): a new dispatch's key is written once, a
+    // repeat is an error; a held step's row keeps its first hold.
+    let (held, fresh): (Vec<&DispatchRow>, Vec<&DispatchRow>) = w
+        .dispatches
+        .iter()
+        .partition(|d| d.status == DispatchStatus::Held.as_str());
+    for chunk in fresh.chunks(MAX_BINDS / 21) {
         diesel::insert_into(dispatches::table)
-            .values(chunk)
+            .values(chunk.to_vec())
+            .execute(conn)?;
+    }
+    for chunk in held.chunks(MAX_BINDS / 21) {
+        diesel::insert_into(dispatches::table)
+            .values(chunk.to_vec())
             .on_conflict(dispatches::idempotency_key)
             .do_nothing()
             .execute(conn)?;

@@ -13,6 +13,7 @@ use nudge::store::{Db, StoreError};
 backend_tests!(
     foreign_keys_are_enforced,
     batch_writers_round_trip,
+    a_dispatch_key_is_written_once,
     the_link_secret_is_made_once_and_rotation_replaces_it
 );
 
@@ -353,6 +354,52 @@ const ROUND_TRIP_FLOW: &str = r#"{
   }
 }"#;
 
+/// A migrated database of one backend with the default account, the round-trip flow and the
+/// contact `c1`: what rows written straight through `Tx` refer to.
+struct Scratch {
+    db: Db,
+    flow: nudge::service::flows::Flow,
+    _dir: tempfile::TempDir,
+    _pg: Option<crate::common::PgDatabase>,
+}
+
+impl Scratch {
+    async fn new(backend: Backend) -> Scratch {
+        let (url, _dir, _pg) = fresh_database(backend).await;
+        Db::migrate(&url).await.unwrap();
+        let db = Db::connect(&url).await.unwrap();
+        let now = chrono::DateTime::from_timestamp_millis(1_790_000_000_000).unwrap();
+        nudge::store::accounts::ensure_default(&db, 1)
+            .await
+            .unwrap();
+        let core = nudge::runtime::Core::new(
+            db.clone(),
+            std::sync::Arc::new(nudge::clock::ManualClock::new(now)),
+        );
+        let (flow, _) = nudge::service::flows::create(&core, "default", ROUND_TRIP_FLOW, now)
+            .await
+            .unwrap();
+        nudge::service::contacts::upsert(
+            &core,
+            "default",
+            nudge::service::contacts::ContactInput {
+                id: "c1".into(),
+                tz: "UTC".into(),
+                ..Default::default()
+            },
+            now,
+        )
+        .await
+        .unwrap();
+        Scratch {
+            db,
+            flow,
+            _dir,
+            _pg,
+        }
+    }
+}
+
 /// Runs `$body` with `$c` bound to a pooled connection of `$db`, whichever backend it is.
 macro_rules! on_db {
     ($db:expr, $c:ident => $body:expr) => {
@@ -383,32 +430,8 @@ async fn batch_writers_round_trip(backend: Backend) {
     use nudge::store::signals::{DeliveryRow, SignalRow};
     use nudge::store::{EnrollmentRow, JourneyRow, JourneyStep, TaskStatus, Writes};
 
-    let (url, _dir, _pg) = fresh_database(backend).await;
-    Db::migrate(&url).await.unwrap();
-    let db = Db::connect(&url).await.unwrap();
-    let now = chrono::DateTime::from_timestamp_millis(1_790_000_000_000).unwrap();
-    nudge::store::accounts::ensure_default(&db, 1)
-        .await
-        .unwrap();
-    let core = nudge::runtime::Core::new(
-        db.clone(),
-        std::sync::Arc::new(nudge::clock::ManualClock::new(now)),
-    );
-    let (flow, _) = nudge::service::flows::create(&core, "default", ROUND_TRIP_FLOW, now)
-        .await
-        .unwrap();
-    nudge::service::contacts::upsert(
-        &core,
-        "default",
-        nudge::service::contacts::ContactInput {
-            id: "c1".into(),
-            tz: "UTC".into(),
-            ..Default::default()
-        },
-        now,
-    )
-    .await
-    .unwrap();
+    let scratch = Scratch::new(backend).await;
+    let (db, flow) = (scratch.db.clone(), &scratch.flow);
 
     let enrollment = EnrollmentRow {
         id: "en_1".into(),
@@ -633,5 +656,111 @@ async fn batch_writers_round_trip(backend: Backend) {
     assert!(
         message.contains("1 of 1 enrollment rows to update are not stored"),
         "{message}"
+    );
+}
+
+/// A dispatch's key (`enrollment:run`) is written once: a second new dispatch with it is an
+/// error, so the transition that made it is not stored either (the planner writes new
+/// dispatches without `ON CONFLICT`, which silently kept the first), while a step held again
+/// under `<key>:held` keeps the row of its first hold.
+async fn a_dispatch_key_is_written_once(backend: Backend) {
+    use diesel::QueryDsl;
+    use nudge::store::enrollments::DispatchRow;
+    use nudge::store::schema::dispatches;
+    use nudge::store::{EnrollmentRow, Writes};
+
+    let scratch = Scratch::new(backend).await;
+    let db = &scratch.db;
+    let dispatch = |id: &str, key: &str, status: &str| DispatchRow {
+        id: id.into(),
+        account_id: "default".into(),
+        enrollment_id: "en_1".into(),
+        run: 1,
+        step: "send".into(),
+        idempotency_key: key.into(),
+        channel: "email".into(),
+        recipient: "ada@example.com".into(),
+        template: "welcome".into(),
+        input: "{}".into(),
+        channel_params: None,
+        message_id: None,
+        status: status.into(),
+        lease_owner: None,
+        lease_until: None,
+        attempts: 0,
+        provider_message_id: None,
+        failure: None,
+        created_at: 1,
+        due_at: 1,
+        hold_code: (status == "held").then(|| "ZONE_UNKNOWN".into()),
+    };
+    let write = |w: Writes| async move {
+        let mut tx = db.begin().await.unwrap();
+        let written = tx.write_all(&w).await;
+        match &written {
+            Ok(()) => tx.commit().await.unwrap(),
+            Err(_) => tx.rollback().await.unwrap(),
+        }
+        written
+    };
+    write(Writes {
+        enrollments: vec![EnrollmentRow {
+            id: "en_1".into(),
+            account_id: "default".into(),
+            flow_id: scratch.flow.id.clone(),
+            flow_version: 1,
+            contact_id: "c1".into(),
+            sender_id: "default".into(),
+            status: "active".into(),
+            client_key: None,
+            state: "{}".into(),
+            next_run_at: None,
+            journey_seq: 0,
+            created_at: 1,
+            updated_at: 1,
+            allow_duplicate: false,
+        }],
+        created: ["en_1".to_string()].into(),
+        dispatches: vec![
+            dispatch("dp_1", "en_1:1", "pending"),
+            dispatch("dp_2", "en_1:2:held", "held"),
+        ],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+
+    // Held again: the first hold's row stays, and the write goes through.
+    write(Writes {
+        dispatches: vec![dispatch("dp_3", "en_1:2:held", "held")],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    // Made again: refused, nothing of that write stored.
+    let refused = write(Writes {
+        dispatches: vec![
+            dispatch("dp_4", "en_1:3", "pending"),
+            dispatch("dp_5", "en_1:1", "pending"),
+        ],
+        ..Default::default()
+    })
+    .await
+    .expect_err("a second dispatch with a stored key is refused")
+    .to_string();
+    assert!(refused.contains("idempotency_key"), "{refused}");
+
+    let stored: Vec<(String, String)> = on_db!(db, c => dispatches::table
+        .select((dispatches::id, dispatches::idempotency_key))
+        .order(dispatches::id)
+        .load(c)
+        .await
+        .unwrap());
+    assert_eq!(
+        stored,
+        vec![
+            ("dp_1".to_string(), "en_1:1".to_string()),
+            ("dp_2".to_string(), "en_1:2:held".to_string()),
+        ]
     );
 }
