@@ -3,10 +3,10 @@
 //!
 //! [`Writes`] is everything one or many [`crate::engine::step`] calls produce, turned into
 //! rows by [`Writes::add_step`]; [`Tx::write_all`] stores them inside the
-//! caller's transaction with one statement per table (and chunk): enrollment rows as one upsert
-//! (`INSERT … ON CONFLICT (id) DO UPDATE`, so new and updated enrollments go the same way),
-//! dispatches with `ON CONFLICT (idempotency_key) DO NOTHING` (created
-//! exactly once even if a step is re-processed).
+//! caller's transaction with one statement per table (and chunk): new enrollments inserted,
+//! the others updated (an update of a row that is not stored is an error), dispatches inserted
+//! once per key (`enrollment:run`, unique: a repeat is an error; a held step's `<key>:held` row
+//! keeps its first hold, `ON CONFLICT DO NOTHING`).
 //!
 //! Queries that must commit together are methods of [`Tx`]; one-shot reads take a [`Db`].
 
