@@ -216,7 +216,6 @@ pub async fn write_with<'a>(
 pub const KEYS_STATUS_UPDATE: &str = "UPDATE enrollment_keys k SET status = u.status \
      FROM unnest($1::text[], $2::text[]) AS u(id, status) WHERE k.id = u.id";
 
-/// Inserts new enrollment rows (their keys go in beside them, see [`write_with`]).
 /// The outbox's insert, its rows one array per column; `ON CONFLICT` only in
 /// [`INSERT_HELD_DISPATCHES`].
 macro_rules! insert_dispatches_sql {
@@ -276,6 +275,7 @@ fn insert_dispatches<'a>(
     })
 }
 
+/// Inserts new enrollment rows (their keys go in beside them, see [`write_with`]).
 fn insert_enrollments<'a>(
     c: &'a AsyncPgConnection,
     e: Vec<&'a EnrollmentRow>,
