@@ -426,6 +426,19 @@ impl Writes {
             .get(&row.id)
             .is_some_and(|was| was.as_str() != row.status)
     }
+
+    /// The dispatches to store, split into new ones and held steps' rows. A new dispatch's key
+    /// (`enrollment:run`) is new by construction: runs are numbered on the enrollment, whose row
+    /// the writing transaction holds, and a run dispatches once. So both backends insert it
+    /// plainly, and a repeat is an error (the unique index), never a silent skip: `ON
+    /// CONFLICT`'s speculative insertion (the key's index probed before the row, a confirmation
+    /// after it) was a quarter of PostgreSQL's insert. A held step is written again each time it
+    /// is planned while still held, under `<key>:held`: those keep the first row.
+    pub(super) fn new_and_held_dispatches(&self) -> (Vec<&DispatchRow>, Vec<&DispatchRow>) {
+        self.dispatches
+            .iter()
+            .partition(|d| d.status != DispatchStatus::Held.as_str())
+    }
 }
 
 /// `n` rows updated where `expected` were meant to be: an enrollment row that is not stored

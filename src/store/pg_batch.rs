@@ -8,7 +8,6 @@
 use super::enrollments::{all_updated, DispatchRow, EnrollmentRow, Writes};
 use super::pg_array::Arr;
 use super::signals::{DeliveryRow, SignalRow};
-use super::DispatchStatus;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, BoxedSqlQuery, Query, QueryFragment, QueryId, SqlQuery};
 use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text};
@@ -120,16 +119,9 @@ pub async fn write_with<'a>(
             sent.push(q);
         }
     }
-    // A pending dispatch's key (`enrollment:run`) is new by construction: runs are numbered on
-    // the enrollment, whose row this transaction holds, and a run dispatches once. So it is a
-    // plain insert, and a repeat is an error (the unique index), never a silent skip: `ON
-    // CONFLICT`'s speculative insertion (the key's index probed before the row, a confirmation
-    // after it) was a quarter of the insert's cost. A held step is written again each time it
-    // is planned while still held, under `<key>:held`: those keep the first row.
-    let (held, fresh): (Vec<&DispatchRow>, Vec<&DispatchRow>) = w
-        .dispatches
-        .iter()
-        .partition(|d| d.status == DispatchStatus::Held.as_str());
+    // New dispatches plainly, held steps' rows `ON CONFLICT DO NOTHING` (see
+    // `Writes::new_and_held_dispatches`).
+    let (fresh, held) = w.new_and_held_dispatches();
     if !fresh.is_empty() {
         sent.push(insert_dispatches(c, fresh, INSERT_DISPATCHES));
     }
@@ -234,7 +226,7 @@ macro_rules! insert_dispatches_sql {
     };
 }
 
-/// New dispatches: each key is written once (see [`write_with`]).
+/// New dispatches: each key is written once (see [`Writes::new_and_held_dispatches`]).
 const INSERT_DISPATCHES: &str = insert_dispatches_sql!("");
 /// Held steps' rows: a step held again keeps the row of its first hold.
 const INSERT_HELD_DISPATCHES: &str =

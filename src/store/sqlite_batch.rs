@@ -3,10 +3,10 @@
 //! multi-row inserts work. Through the async wrapper every statement would be its own hop to
 //! the blocking pool, which made a 1,000-enrollment batch take thousands of hops.
 
-use super::enrollments::{all_updated, DispatchRow, Writes, MAX_BINDS};
+use super::enrollments::{all_updated, Writes, MAX_BINDS};
 use super::journey::JourneyStep;
 use super::schema::{capacity_ledger, dispatches, enrollments, journey_steps, tasks};
-use super::{DispatchStatus, TaskStatus};
+use super::TaskStatus;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
 use diesel::SqliteConnection;
@@ -35,12 +35,8 @@ pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
             .execute(conn)?;
     }
     all_updated(updated, stepped.len())?;
-    // As on PostgreSQL (`pg_batch::write_with`): a new dispatch's key is written once, a
-    // repeat is an error; a held step's row keeps its first hold.
-    let (held, fresh): (Vec<&DispatchRow>, Vec<&DispatchRow>) = w
-        .dispatches
-        .iter()
-        .partition(|d| d.status == DispatchStatus::Held.as_str());
+    // As on PostgreSQL (see `Writes::new_and_held_dispatches`).
+    let (fresh, held) = w.new_and_held_dispatches();
     for chunk in fresh.chunks(MAX_BINDS / 21) {
         diesel::insert_into(dispatches::table)
             .values(chunk.to_vec())
