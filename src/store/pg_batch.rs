@@ -9,7 +9,9 @@
 //! that streams the rows, the arrays in lockstep), not in `FROM unnest($1, $2)`: that form is
 //! `ROWS FROM (unnest($1), unnest($2))`, which first copies every array into a tuplestore of
 //! its own and then zips them. For 1,000 outbox rows of 21 columns the select-list form took
-//! about a fifth less time (docs/benchmarks.md). Both pad a shorter array with NULLs.
+//! 13–22 % less time (`scripts/pg-unnest-forms.sql`, docs/benchmarks.md). Both pad a shorter
+//! array with NULLs. The lookups below that join arrays `LATERAL` keep `FROM unnest`: their
+//! plans are driven from the function scan, and they read a few rows per signal or contact.
 
 use super::enrollments::{all_updated, DispatchRow, EnrollmentRow, Writes};
 use super::pg_array::Arr;
