@@ -145,8 +145,68 @@ where
 /// Where the bench runs without `--database-url`.
 pub(crate) const DEFAULT_DATABASE_URL: &str = "sqlite://bench.db";
 
+/// Every flag the bench reads; each takes a value. Checked before anything runs, so a typo
+/// (or `--help`) is not a silent default run on `bench.db` in the current folder.
+const FLAGS: &[&str] = &[
+    "--ack-batch",
+    "--acks-in-flight",
+    "--batch",
+    "--callers",
+    "--compare-database-url",
+    "--consumers",
+    "--database-url",
+    "--due",
+    "--enroll-batch",
+    "--mode",
+    "--n",
+    "--rate",
+    "--rounds",
+    "--secs",
+    "--senders",
+    "--signal-concurrency",
+    "--signals",
+    "--stored",
+    "--via",
+    "--workers",
+];
+
+/// What `--help` prints: the runs of the module doc.
+const USAGE: &str = "\
+usage: nudge-bench [--flag value]...   (use an empty database for each run)
+  nudge-bench --database-url sqlite:///tmp/bench.db --n 20000
+  nudge-bench --database-url postgres://postgres@127.0.0.1/bench --n 100000 [--callers 1] [--batch 1000] [--workers 4]
+  nudge-bench --via grpc --database-url postgres://postgres@127.0.0.1/bench_grpc --compare-database-url postgres://postgres@127.0.0.1/bench --n 100000 --callers 4
+  nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode wake-latency --rate 1000 --secs 10
+  nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode memory --n 1000000
+  nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode caps --n 30000 --senders 1000";
+
+/// `Ok(true)` when the arguments ask for help; an error naming the first argument that is
+/// not a known flag followed by its value.
+fn check_args(args: &[String]) -> anyhow::Result<bool> {
+    let mut rest = args.iter();
+    while let Some(flag) = rest.next() {
+        if flag == "--help" || flag == "-h" {
+            return Ok(true);
+        }
+        anyhow::ensure!(
+            FLAGS.contains(&flag.as_str()),
+            "unknown argument `{flag}`: the flags are {} (each with a value); --help shows runs",
+            FLAGS.join(", ")
+        );
+        anyhow::ensure!(
+            rest.next().is_some(),
+            "`{flag}` needs a value: `{flag} VALUE`"
+        );
+    }
+    Ok(false)
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    if check_args(&std::env::args().skip(1).collect::<Vec<_>>())? {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let url = DatabaseUrl::parse(&arg("--database-url").unwrap_or(DEFAULT_DATABASE_URL.into()))
         .map_err(anyhow::Error::msg)?;
     if let Some(via) = arg("--via") {
