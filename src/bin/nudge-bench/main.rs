@@ -27,14 +27,7 @@
 //!   100,000), then while the planner loop works through `--rounds` rounds of `--due`
 //!   enrollments due a second after they are enrolled.
 //!
-//! ```text
-//! nudge-bench --database-url sqlite:///tmp/bench.db --n 20000
-//! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --n 100000 [--callers 1] [--batch 1000] [--workers 4]
-//! nudge-bench --via grpc --database-url postgres://postgres@127.0.0.1/bench_grpc --compare-database-url postgres://postgres@127.0.0.1/bench --n 100000 --callers 4
-//! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode wake-latency --rate 1000 --secs 10
-//! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode memory --n 1000000
-//! nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode caps --n 30000 --senders 1000
-//! ```
+//! `--help` prints example runs of each mode (`USAGE`).
 //! Use an empty database for each run: the bench migrates it and enrolls into the default
 //! account. `--stored M` (PostgreSQL, throughput and wake-latency) first stores M enrollments
 //! that are not due, so the figures show what a big table costs (issue 18, point 6).
@@ -98,6 +91,11 @@ pub(crate) const FLOW: &str = r#"{
 }"#;
 
 pub(crate) fn arg(name: &str) -> Option<String> {
+    // The list `check_args` accepts must name every flag read, or that flag would be refused.
+    assert!(
+        FLAGS.contains(&name),
+        "nudge-bench reads {name}: add it to FLAGS"
+    );
     let args: Vec<String> = std::env::args().collect();
     args.iter()
         .position(|a| a == name)
@@ -170,7 +168,7 @@ const FLAGS: &[&str] = &[
     "--workers",
 ];
 
-/// What `--help` prints: the runs of the module doc.
+/// What `--help` prints: a run of each mode.
 const USAGE: &str = "\
 usage: nudge-bench [--flag value]...   (use an empty database for each run)
   nudge-bench --database-url sqlite:///tmp/bench.db --n 20000
