@@ -89,7 +89,76 @@ impl Mail {
             .header("Date")
             .and_then(|d| DateTime::parse_from_rfc2822(d.trim()).ok())
             .map(|d| d.with_timezone(&Utc));
+        mail.read_report();
         mail
+    }
+
+    /// A delivery status notification given as headers and a body (the email webhook's JSON,
+    /// a provider's parsed fields, a simulation's script entry) is a DSN, as the same message
+    /// sent raw is: a bounce must never pass for a reply, on any path (issue 30). It is one
+    /// when its `Content-Type` is `multipart/report; report-type=delivery-status`, or when it
+    /// comes from a mail system (`mailer-daemon@…`, `postmaster@…`). The fields are read from
+    /// the body as MIME when it is the report's MIME body, else from the text itself; a report
+    /// whose fields cannot be read is still a report (journal-only), never a reply.
+    fn read_report(&mut self) {
+        if self.dsn.is_some() {
+            return;
+        }
+        let content_type = self.header("Content-Type").map(str::to_string);
+        let report = content_type.as_deref().is_some_and(is_delivery_report);
+        let daemon = self
+            .from
+            .as_deref()
+            .or(self.header("From"))
+            .is_some_and(is_mail_system);
+        if !report && !daemon {
+            return;
+        }
+        let text = self.text.clone().unwrap_or_default();
+        if let Some(ct) = content_type.as_deref().filter(|_| report) {
+            let raw = format!("Content-Type: {ct}\r\n\r\n{text}");
+            if let Ok(inner) = parse_raw(raw.as_bytes()) {
+                if inner.dsn.as_ref().is_some_and(|d| !d.recipients.is_empty()) {
+                    self.dsn = inner.dsn;
+                    self.returned_message_id = inner.returned_message_id;
+                    if inner.text.is_some() {
+                        self.text = inner.text;
+                    }
+                    return;
+                }
+            }
+        }
+        let dsn = parse_delivery_status(&text);
+        if self.returned_message_id.is_none() {
+            self.returned_message_id = returned_id_in_text(&text);
+        }
+        self.dsn = Some(dsn);
+    }
+
+    /// Takes in a part a provider posted beside the parsed fields (Mailgun's attachments): a
+    /// `message/delivery-status` part gives the DSN's fields, a `message/rfc822` or
+    /// `text/rfc822-headers` one the returned message's `Message-ID`.
+    pub fn add_part(&mut self, content_type: &str, bytes: &[u8]) {
+        let media = content_type
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        match media.as_str() {
+            "message/delivery-status" | "message/global-delivery-status" => {
+                let dsn = parse_delivery_status(&String::from_utf8_lossy(bytes));
+                if !dsn.recipients.is_empty() || self.dsn.is_none() {
+                    self.dsn = Some(dsn);
+                }
+            }
+            "message/rfc822" | "text/rfc822-headers" if self.returned_message_id.is_none() => {
+                self.returned_message_id = MessageParser::default()
+                    .parse_headers(bytes)
+                    .and_then(|m| m.message_id().map(|id| format!("<{id}>")));
+            }
+            _ => {}
+        }
     }
 
     /// A header's value, its name in any case (the first one).
@@ -208,6 +277,53 @@ pub fn parse_raw(bytes: &[u8]) -> Result<Mail, MailError> {
     })
 }
 
+/// `multipart/report; report-type=delivery-status` (any case, the parameter quoted or not).
+pub fn is_delivery_report(content_type: &str) -> bool {
+    let lower = content_type.to_ascii_lowercase();
+    let mut parts = lower.split(';').map(str::trim);
+    parts.next() == Some("multipart/report")
+        && parts.any(|p| {
+            p.strip_prefix("report-type")
+                .map(|v| {
+                    v.trim_start()
+                        .trim_start_matches('=')
+                        .trim()
+                        .trim_matches('"')
+                })
+                .is_some_and(|v| v.contains("delivery-status"))
+        })
+}
+
+/// Mail from a mail system rather than a person: `MAILER-DAEMON@…`, `postmaster@…` (RFC
+/// 5321's senders of delivery reports), given as an address or a `Name <address>`.
+pub fn is_mail_system(from: &str) -> bool {
+    let address = match (from.rfind('<'), from.rfind('>')) {
+        (Some(a), Some(b)) if a < b => &from[a + 1..b],
+        _ => from,
+    };
+    let local = address
+        .trim()
+        .rsplit_once('@')
+        .map(|(l, _)| l)
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    ["mailer-daemon", "mailerdaemon", "mail-daemon", "postmaster"].contains(&local.as_str())
+}
+
+/// The `Message-ID` of a returned message quoted in a report's text: the last `Message-ID:`
+/// line (the report's own headers are not in its text; the original's come after the fields).
+fn returned_id_in_text(text: &str) -> Option<String> {
+    text.lines()
+        .filter_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.trim()
+                .eq_ignore_ascii_case("message-id")
+                .then(|| value.trim().to_string())
+        })
+        .filter(|v| v.starts_with('<') && v.ends_with('>'))
+        .last()
+}
+
 /// Reads RFC 3464 fields: blocks separated by blank lines, the first one per message, the
 /// others per recipient; folded lines joined; names in any case.
 pub fn parse_delivery_status(text: &str) -> Dsn {
@@ -320,6 +436,109 @@ mod tests {
             .as_deref()
             .unwrap()
             .contains("Recipient address rejected"));
+    }
+
+    /// Issue 30: a Gmail DSN given as headers and a body (not raw MIME) is a report: the
+    /// webhook's JSON and `nudge simulate` read it as one, never as a reply.
+    #[test]
+    fn a_dsn_given_as_headers_and_body_is_a_report() {
+        let headers = |ct: &str| {
+            vec![
+                ("Content-Type".to_string(), ct.to_string()),
+                (
+                    "From".to_string(),
+                    "Mail Delivery Subsystem <mailer-daemon@googlemail.com>".to_string(),
+                ),
+                ("Return-Path".to_string(), "<>".to_string()),
+                ("In-Reply-To".to_string(), "<en_1.1@nudge>".to_string()),
+            ]
+        };
+        let fields = "Reporting-MTA: dns; googlemail.com\n\nFinal-Recipient: rfc822; ann@example.com\n\
+                      Action: failed\nStatus: 5.1.1\nDiagnostic-Code: smtp; 550-5.1.1 The email account \
+                      that you tried to reach does not exist.\n";
+        // The fields as the body's text.
+        let plain = Mail::from_parts(
+            headers("multipart/report; report-type=delivery-status; boundary=\"000b\""),
+            None,
+            None,
+            Some("Delivery Status Notification (Failure)".into()),
+            Some(format!("** Address not found **\n\n{fields}")),
+        );
+        // The report's MIME body, boundaries and all.
+        let mime_body = format!(
+            "--000b\r\nContent-Type: text/plain; charset=UTF-8\r\n\r\n** Address not found **\r\n\
+             --000b\r\nContent-Type: message/delivery-status\r\n\r\n{}\r\n\
+             --000b\r\nContent-Type: text/rfc822-headers\r\n\r\nMessage-ID: <en_1.1@nudge>\r\n\
+             Subject: hi\r\n\r\n--000b--\r\n",
+            fields.replace('\n', "\r\n")
+        );
+        let mime = Mail::from_parts(
+            headers("multipart/report; report-type=delivery-status; boundary=\"000b\""),
+            None,
+            None,
+            None,
+            Some(mime_body),
+        );
+        // No Content-Type at all: the mail system's address says it.
+        let bare = Mail::from_parts(
+            headers("text/plain")
+                .into_iter()
+                .filter(|(k, _)| k != "Content-Type")
+                .collect(),
+            None,
+            None,
+            None,
+            Some(fields.to_string()),
+        );
+        for (what, mail) in [("plain", &plain), ("mime", &mime), ("bare", &bare)] {
+            let r = &mail.dsn.as_ref().expect(what).recipients[0];
+            assert_eq!(r.action.as_deref(), Some("failed"), "{what}");
+            assert_eq!(r.status.as_deref(), Some("5.1.1"), "{what}");
+            assert_eq!(
+                r.final_recipient.as_deref(),
+                Some("ann@example.com"),
+                "{what}"
+            );
+        }
+        assert_eq!(mime.returned_message_id.as_deref(), Some("<en_1.1@nudge>"));
+        // A report whose fields cannot be read is still a report.
+        let unreadable = Mail::from_parts(
+            headers("multipart/report; report-type=delivery-status"),
+            None,
+            None,
+            None,
+            Some("Your message could not be delivered.".into()),
+        );
+        assert!(unreadable.dsn.is_some());
+        // A person's mail is not touched.
+        let person = Mail::from_parts(
+            vec![("From".into(), "Ann <ann@example.com>".into())],
+            None,
+            None,
+            None,
+            Some("Action: failed\nStatus: 5.1.1".into()),
+        );
+        assert!(person.dsn.is_none());
+    }
+
+    #[test]
+    fn report_types_and_mail_systems() {
+        assert!(is_delivery_report(
+            "Multipart/Report; Report-Type=\"delivery-status\""
+        ));
+        assert!(is_delivery_report(
+            "multipart/report; boundary=x; report-type=delivery-status"
+        ));
+        assert!(!is_delivery_report(
+            "multipart/report; report-type=disposition-notification"
+        ));
+        assert!(!is_delivery_report("multipart/mixed"));
+        assert!(is_mail_system("MAILER-DAEMON@example.com"));
+        assert!(is_mail_system(
+            "Mail Delivery System <postmaster@mx.example.com>"
+        ));
+        assert!(!is_mail_system("daemon.fan@example.com"));
+        assert!(!is_mail_system("Postmaster General <ann@example.com>"));
     }
 
     #[test]

@@ -10,6 +10,8 @@
 //! - [`return_date`] — an out-of-office's return date, in nine languages.
 //! - [`signing`] — `X-Nudge-Signature` (HMAC-SHA256, 5-minute window) and `X-Twilio-Signature`.
 //! - [`link`] — signed, expiring link tokens for the approval and unsubscribe pages.
+//! - [`providers`] — providers' own webhooks (Mailgun, SendGrid, Postmark, SES, Twilio status
+//!   and Voice, Calendly, Cal.com): verified on the raw bytes, read into notices.
 //!
 //! Storing a signal and fanning it out to every enrollment of the contact is
 //! [`crate::service::signals`]; what it does to each enrollment is [`crate::routing`].
@@ -22,6 +24,7 @@ pub mod link;
 pub mod mail;
 mod names;
 pub mod payload;
+pub mod providers;
 pub mod return_date;
 pub mod signing;
 pub mod sms;
