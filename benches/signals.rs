@@ -189,10 +189,12 @@ async fn setup(state: &AppState, n: usize) -> anyhow::Result<Vec<String>> {
     let flow = nudge::service::flows::create(&state.core, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
     let (flow, _) = flow;
     assert!(
-        nudge::store::signals::set_twilio_auth_token(
+        nudge::store::provider_secrets::set(
             &state.core.db,
             DEFAULT_ACCOUNT_ID,
-            Some(TWILIO_TOKEN)
+            nudge::inbound::providers::Provider::Twilio,
+            Some(TWILIO_TOKEN),
+            now.timestamp_millis(),
         )
         .await?
     );

@@ -66,6 +66,14 @@ impl App {
             link_base,
             webhook_keys: crate::api::http::webhooks::key_cache(),
             tokens: crate::auth::token_cache(),
+            signature_clock: config
+                .signature_clock
+                .clone()
+                .unwrap_or_else(|| std::sync::Arc::new(crate::clock::SystemClock)),
+            sns: config
+                .sns
+                .clone()
+                .unwrap_or_else(|| std::sync::Arc::new(crate::runtime::sns::HttpSns::new())),
             metrics_token: config.metrics_token.as_deref().map(Into::into),
         };
         bootstrap(&state.core, config.announce_first_token).await?;

@@ -99,6 +99,12 @@ pub struct Config {
     pub metrics_token: Option<String>,
     /// How often the count-based gauges are refreshed (never per scrape).
     pub metrics_refresh: std::time::Duration,
+    /// What webhook signatures' timestamps are checked against; `None`: the system clock.
+    /// Tests set a fixed one, to replay providers' signed vectors.
+    pub signature_clock: Option<crate::clock::SharedClock>,
+    /// Amazon SNS as the SES webhook reaches it; `None`: the real one over HTTPS. Tests pin
+    /// their own certificates.
+    pub sns: Option<crate::runtime::sns::SharedSns>,
 }
 
 impl Config {
@@ -116,6 +122,8 @@ impl Config {
             quiet_hours: Default::default(),
             metrics_token: None,
             metrics_refresh: crate::runtime::metrics::DEFAULT_REFRESH,
+            signature_clock: None,
+            sns: None,
         }
     }
 }

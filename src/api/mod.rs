@@ -28,6 +28,11 @@ pub struct AppState {
     /// API tokens found recently ([`crate::auth::TOKEN_TTL`]), so a call does not read its
     /// token each time.
     pub tokens: crate::auth::TokenCache,
+    /// What providers' signatures are checked against: the system clock (a signature is the
+    /// sender's real time, whatever clock the server runs on), or a test's fixed one.
+    pub signature_clock: crate::clock::SharedClock,
+    /// Amazon SNS: signing certificates and subscription confirmations.
+    pub sns: crate::runtime::sns::SharedSns,
     /// `--metrics-token`: what `GET /metrics` requires, when set.
     pub metrics_token: Option<std::sync::Arc<str>>,
 }

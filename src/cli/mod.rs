@@ -40,6 +40,9 @@ pub enum Command {
     /// Show the webhook signing secret (`X-Nudge-Signature`).
     #[command(subcommand)]
     WebhookSecret(webhooks::WebhookSecretCommand),
+    /// Set what a provider's webhooks are checked with (docs/providers.md).
+    #[command(subcommand)]
+    ProviderSecret(webhooks::ProviderSecretCommand),
     /// Set the Twilio auth token inbound SMS webhooks are checked with.
     #[command(subcommand)]
     TwilioToken(webhooks::TwilioTokenCommand),
@@ -118,6 +121,7 @@ impl Cli {
             Command::Simulate(args) => simulate::run(args).await,
             Command::Holidays(args) => holidays::run(args).await,
             Command::WebhookSecret(cmd) => webhooks::secret(cmd).await,
+            Command::ProviderSecret(cmd) => webhooks::provider(cmd).await,
             Command::TwilioToken(cmd) => webhooks::twilio(cmd).await,
             Command::LinkSecret(cmd) => link_secret::run(cmd).await,
         }

@@ -387,6 +387,27 @@ pub enum JourneyEntry {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         gave_up: bool,
     },
+    /// The provider reported that a dispatch it took was not delivered (a Twilio status
+    /// callback `undelivered` or `failed`, issue 30). Written by the provider webhook, like an
+    /// ack: it changes the outbox, never the enrollment's state.
+    DeliveryFailed {
+        /// The run whose dispatch it is.
+        run: u64,
+        /// Its step.
+        step: String,
+        /// The dispatch's id.
+        dispatch: String,
+        /// Who reported it (`twilio`).
+        provider: String,
+        /// The provider's status (`undelivered`, `failed`).
+        status: String,
+        /// The provider's error code (`30003`), when given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error_code: Option<u32>,
+        /// The provider's words, when given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
 }
 
 /// Why an enrollment was paused other than by an operator.

@@ -388,7 +388,7 @@ impl<'a> Machine<'a> {
                 self.st.contact.opted_out.remove(channel);
             }
             // A hard bounce blocks email to the address (SPEC §10).
-            Some(Inbox::HardBounce) => {
+            Some(Inbox::HardBounce) | Some(Inbox::Complaint) => {
                 self.st.contact.opted_out.insert("email".to_string());
             }
             _ => {}

@@ -172,6 +172,8 @@ pub enum JourneyKind {
     Rejected,
     /// [`JourneyEntry::DispatchAcked`].
     DispatchAcked,
+    /// [`JourneyEntry::DeliveryFailed`].
+    DeliveryFailed,
 }
 
 impl JourneyKind {
@@ -202,6 +204,7 @@ impl JourneyKind {
                 JourneyEntry::Signal { .. } => JourneyKind::Signal,
                 JourneyEntry::Rejected { .. } => JourneyKind::Rejected,
                 JourneyEntry::DispatchAcked { .. } => JourneyKind::DispatchAcked,
+                JourneyEntry::DeliveryFailed { .. } => JourneyKind::DeliveryFailed,
                 JourneyEntry::FetchAttempt { .. } => JourneyKind::FetchAttempt,
                 JourneyEntry::Decided { .. } => JourneyKind::Decided,
             },
@@ -209,7 +212,7 @@ impl JourneyKind {
     }
 
     /// Every kind (Watch's `kinds` filter is checked against them).
-    pub const ALL: [JourneyKind; 21] = [
+    pub const ALL: [JourneyKind; 22] = [
         JourneyKind::RunOpened,
         JourneyKind::RunClosed,
         JourneyKind::Dispatch,
@@ -231,6 +234,7 @@ impl JourneyKind {
         JourneyKind::Signal,
         JourneyKind::Rejected,
         JourneyKind::DispatchAcked,
+        JourneyKind::DeliveryFailed,
     ];
 
     /// The kind spelled `text`.
@@ -266,6 +270,7 @@ impl JourneyKind {
             JourneyKind::Signal => "signal",
             JourneyKind::Rejected => "rejected",
             JourneyKind::DispatchAcked => "dispatch_acked",
+            JourneyKind::DeliveryFailed => "delivery_failed",
         }
     }
 }
@@ -327,6 +332,15 @@ mod tests {
                 failure: Some("421 try later".into()),
                 retry_at: None,
                 gave_up: false,
+            }),
+            Effect::Journey(JourneyEntry::DeliveryFailed {
+                run: 1,
+                step: "sms_1".into(),
+                dispatch: "dp_1".into(),
+                provider: "twilio".into(),
+                status: "undelivered".into(),
+                error_code: Some(30003),
+                error: None,
             }),
             Effect::RaiseSignal {
                 run: 1,

@@ -62,6 +62,9 @@ pub enum SignalKind {
     },
     /// A meeting on the sender's calendar with the contact was cancelled.
     MeetingCancelled,
+    /// The recipient marked nudge's email as spam (a provider's complaint event): exits every
+    /// enrollment with `COMPLAINED` and blocks email to the address, like a hard bounce.
+    Complaint,
     /// SMS `START`, `UNSTOP`, `YES`: ends the opt-out of `channel` (nothing is re-enrolled).
     OptIn {
         /// The channel opted back into.
@@ -160,6 +163,7 @@ impl SignalKind {
             SignalKind::OutOfOffice { .. } => "out_of_office",
             SignalKind::Bounce { .. } => "bounce",
             SignalKind::MeetingCancelled => "meeting_cancelled",
+            SignalKind::Complaint => "complaint",
             SignalKind::OptIn { .. } => "opt_in",
             SignalKind::Help { .. } => "help",
         }
@@ -173,9 +177,10 @@ impl SignalKind {
             | SignalKind::OptIn { channel }
             | SignalKind::Help { channel } => Some(channel),
             SignalKind::CallConnected => Some("call"),
-            SignalKind::AutoReply | SignalKind::OutOfOffice { .. } | SignalKind::Bounce { .. } => {
-                Some("email")
-            }
+            SignalKind::AutoReply
+            | SignalKind::OutOfOffice { .. }
+            | SignalKind::Bounce { .. }
+            | SignalKind::Complaint => Some("email"),
             _ => None,
         }
     }
@@ -198,7 +203,9 @@ impl SignalKind {
                 bounce: BounceType::Delayed,
             } => Vec::new(),
             SignalKind::MeetingCancelled => vec!["meeting_cancelled".into()],
-            SignalKind::OptIn { .. } | SignalKind::Help { .. } => Vec::new(),
+            SignalKind::OptIn { .. } | SignalKind::Help { .. } | SignalKind::Complaint => {
+                Vec::new()
+            }
         }
     }
 
@@ -217,6 +224,7 @@ impl SignalKind {
                     what: "a delayed delivery (still being retried)".into(),
                 },
             }),
+            SignalKind::Complaint => Some(Inbox::Complaint),
             SignalKind::OptIn { channel } => Some(Inbox::OptIn {
                 channel: channel.clone(),
             }),
@@ -258,6 +266,7 @@ impl SignalKind {
             self,
             SignalKind::OptOut { .. }
                 | SignalKind::OptIn { .. }
+                | SignalKind::Complaint
                 | SignalKind::Bounce {
                     bounce: BounceType::Hard
                 }

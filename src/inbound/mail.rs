@@ -321,7 +321,7 @@ fn returned_id_in_text(text: &str) -> Option<String> {
                 .then(|| value.trim().to_string())
         })
         .filter(|v| v.starts_with('<') && v.ends_with('>'))
-        .last()
+        .next_back()
 }
 
 /// Reads RFC 3464 fields: blocks separated by blank lines, the first one per message, the

@@ -6,8 +6,14 @@ impl SignalKind {
     /// [`SignalKind::name`] of an opt-out, as stored in `signals.kind`.
     pub const OPT_OUT: &'static str = "opt_out";
     /// The names of the kinds that carry an [`crate::routing::Inbox`] class (SPEC §10).
-    pub const INBOX: [&'static str; 5] =
-        ["auto_reply", "out_of_office", "bounce", "opt_in", "help"];
+    pub const INBOX: [&'static str; 6] = [
+        "auto_reply",
+        "out_of_office",
+        "bounce",
+        "complaint",
+        "opt_in",
+        "help",
+    ];
 }
 
 #[cfg(test)]

@@ -35,6 +35,8 @@ pub enum ExitCause {
     },
     /// A hard bounce (SPEC §10).
     Bounced,
+    /// A spam complaint (issue 30).
+    Complained,
     /// An out-of-office with `settings.out_of_office.action` = `exit`.
     OutOfOffice,
 }
@@ -46,6 +48,7 @@ impl ExitCause {
             ExitCause::OptOut { channel } => format!("opt_out:{channel}"),
             ExitCause::ExitOn { event } => format!("exit_on:{event}"),
             ExitCause::Bounced => "BOUNCED".to_string(),
+            ExitCause::Complained => "COMPLAINED".to_string(),
             ExitCause::OutOfOffice => "OUT_OF_OFFICE".to_string(),
         }
     }
@@ -120,6 +123,7 @@ pub fn route(
     }
     match inbox {
         Some(Inbox::HardBounce) => return Route::Exit(ExitCause::Bounced),
+        Some(Inbox::Complaint) => return Route::Exit(ExitCause::Complained),
         Some(Inbox::OptIn { channel }) => {
             return Route::Noted(format!("the contact opted back into {channel}"))
         }

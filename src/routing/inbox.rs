@@ -25,6 +25,9 @@ pub enum Inbox {
     /// A hard bounce (5.x.x, or the third soft one in 7 days): raises `bounced`, exits with
     /// `BOUNCED` and blocks email to the address.
     HardBounce,
+    /// A spam complaint about nudge's email: exits with `COMPLAINED` and blocks email to the
+    /// address, like a hard bounce.
+    Complaint,
     /// SMS `START`/`UNSTOP`/`YES`: the opt-out of `channel` ends; journal-only otherwise.
     OptIn {
         /// The channel opted back into.

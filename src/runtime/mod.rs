@@ -17,6 +17,7 @@ pub mod apply;
 pub mod flows;
 pub mod metrics;
 pub mod outbound;
+pub mod sns;
 pub mod wakeup;
 
 pub use apply::{apply, ctx_for, StepContext};

@@ -9,9 +9,11 @@ use super::fields;
 use super::{ServiceError, Violation, Violations};
 use crate::code::Code;
 use crate::flow::allow::{self, AllowEntry, AllowList};
+use crate::inbound::providers::Provider;
 use crate::runtime::Core;
 use crate::store::{self, accounts::SettingsChange};
 use crate::timing::Duration;
+use chrono::{DateTime, Utc};
 
 /// An account's settings as the API shows them.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -24,6 +26,25 @@ pub struct Account {
     /// `{"policy": …, "overrides": […]}`; `None`: the federal policy.
     pub quiet_hours: Option<serde_json::Value>,
     pub default_sender_id: Option<String>,
+    /// As written (`45s`); `None`: [`DEFAULT_CALL_CONNECTED_THRESHOLD_SECS`].
+    pub call_connected_threshold: Option<String>,
+    /// The providers whose webhook secret is set, and when (never the secrets).
+    pub provider_secrets: Vec<(Provider, DateTime<Utc>)>,
+}
+
+/// A completed call at least this long is connected when the account sets no threshold.
+pub const DEFAULT_CALL_CONNECTED_THRESHOLD_SECS: u64 = 30;
+
+impl Account {
+    /// The shortest connected call, in seconds.
+    pub fn call_connected_secs(&self) -> u64 {
+        self.call_connected_threshold
+            .as_deref()
+            .and_then(|t| Duration::parse(t).ok())
+            .filter(Duration::is_fixed)
+            .map(|d| d.fixed_ms / 1000)
+            .unwrap_or(DEFAULT_CALL_CONNECTED_THRESHOLD_SECS)
+    }
 }
 
 /// A field of [`Account`] an update may name (its `update_mask` path).
@@ -33,15 +54,17 @@ pub enum Field {
     FetchAllow,
     QuietHours,
     DefaultSenderId,
+    CallConnectedThreshold,
 }
 
 impl Field {
     /// Every field, in the order an empty mask considers them.
-    pub const ALL: [Field; 4] = [
+    pub const ALL: [Field; 5] = [
         Field::MaxWait,
         Field::FetchAllow,
         Field::QuietHours,
         Field::DefaultSenderId,
+        Field::CallConnectedThreshold,
     ];
 
     /// The mask path (and the proto field name).
@@ -51,6 +74,7 @@ impl Field {
             Field::FetchAllow => "fetch_allow",
             Field::QuietHours => "quiet_hours",
             Field::DefaultSenderId => "default_sender_id",
+            Field::CallConnectedThreshold => "call_connected_threshold",
         }
     }
 
@@ -75,6 +99,7 @@ pub struct UpdateInput {
     pub fetch_allow: Vec<AllowInput>,
     pub quiet_hours: Option<serde_json::Value>,
     pub default_sender_id: String,
+    pub call_connected_threshold: String,
     /// The `update_mask` paths; empty: every field set in the input (AIP-134).
     pub mask: Vec<String>,
 }
@@ -106,7 +131,41 @@ pub async fn get(core: &Core, account_id: &str) -> Result<Account, ServiceError>
         fetch_allow,
         quiet_hours,
         default_sender_id: row.default_sender_id,
+        call_connected_threshold: row.call_connected_threshold,
+        provider_secrets: store::provider_secrets::list(&core.db, account_id)
+            .await?
+            .into_iter()
+            .map(|(p, at)| (p, crate::clock::from_millis(at)))
+            .collect(),
     })
+}
+
+/// Sets (an empty `secret`: removes) the account's secret for `provider`, checked first; the
+/// refusal never quotes the secret.
+pub async fn set_provider_secret(
+    core: &Core,
+    account_id: &str,
+    provider: &str,
+    secret: &str,
+) -> Result<Account, ServiceError> {
+    let provider = Provider::parse(provider)
+        .map_err(|m| ServiceError::Invalid(vec![Violation::new("provider", Code::BadSchema, m)]))?;
+    let secret = if secret.trim().is_empty() {
+        None
+    } else {
+        Some(provider.check_secret(secret).map_err(|m| {
+            ServiceError::Invalid(vec![Violation::new("secret", Code::BadSchema, m)])
+        })?)
+    };
+    let now = crate::clock::to_millis(core.clock.now());
+    if !store::provider_secrets::set(&core.db, account_id, provider, secret.as_deref(), now).await?
+    {
+        return Err(ServiceError::NotFound {
+            what: "account",
+            id: account_id.to_string(),
+        });
+    }
+    get(core, account_id).await
 }
 
 /// Checks every named field, then stores them together; nothing is stored when any is wrong.
@@ -169,6 +228,13 @@ pub async fn update(
                     }
                 }
             }
+            Field::CallConnectedThreshold => {
+                change.call_connected_threshold = Some(
+                    problems
+                        .check(parse_threshold(&input.call_connected_threshold))
+                        .flatten(),
+                );
+            }
         }
     }
     problems.finish()?;
@@ -186,6 +252,7 @@ fn mask_fields(input: &UpdateInput, problems: &mut Violations) -> Vec<Field> {
                 Field::FetchAllow => !input.fetch_allow.is_empty(),
                 Field::QuietHours => input.quiet_hours.is_some(),
                 Field::DefaultSenderId => !input.default_sender_id.is_empty(),
+                Field::CallConnectedThreshold => !input.call_connected_threshold.is_empty(),
             })
             .collect();
     }
@@ -199,13 +266,37 @@ fn mask_fields(input: &UpdateInput, problems: &mut Violations) -> Vec<Field> {
                 Code::BadSchema,
                 format!(
                     "{} is not a field UpdateAccount changes: use max_wait, fetch_allow, \
-                     quiet_hours or default_sender_id",
+                     quiet_hours, default_sender_id or call_connected_threshold",
                     crate::quote::quote(path)
                 ),
             )),
         }
     }
     out
+}
+
+/// `call_connected_threshold`: empty clears it (30 s); otherwise a fixed duration of 1 s to
+/// 1 h (`45s`, `2m`).
+fn parse_threshold(text: &str) -> Result<Option<String>, Violation> {
+    const FIELD: &str = "account.call_connected_threshold";
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    fields::check_text(FIELD, text, fields::Limit::Name)?;
+    let d = Duration::parse(text).map_err(|e| Violation::new(FIELD, e.code, e.message()))?;
+    match d.fixed_ms {
+        ms if d.is_fixed() && (1_000..=3_600_000).contains(&ms) => Ok(Some(text.to_string())),
+        _ => Err(Violation::new(
+            FIELD,
+            Code::BadSchema,
+            format!(
+                "{} is not a call length: write seconds or minutes from 1s to 1h, such as \
+                 `45s`",
+                crate::quote::quote(text)
+            ),
+        )),
+    }
 }
 
 /// `max_wait`: empty clears it; otherwise a duration (`7d`, `30bd`).

@@ -376,6 +376,107 @@ pub async fn ack_batch(
         .collect())
 }
 
+/// A provider's report that a dispatch it took was not delivered (a Twilio status callback):
+/// the dispatch, found by the id `AckDispatch` recorded, is marked failed and the failure is
+/// written on its enrollment's journey. Returns the dispatch's id, or `None` when no dispatch
+/// carries that id. Reported again (a provider's retry), it changes nothing.
+pub async fn delivery_failed(
+    core: &Core,
+    account_id: &str,
+    provider_message_id: &str,
+    provider: &str,
+    status: &str,
+    error_code: Option<u32>,
+    error: Option<&str>,
+) -> Result<Option<String>, ServiceError> {
+    let Some(found) =
+        store::dispatches::by_provider_message_id(&core.db, account_id, provider_message_id)
+            .await?
+    else {
+        return Ok(None);
+    };
+    let failure = match (error_code, error) {
+        (Some(code), Some(e)) => format!("{provider}: {status} ({code}: {e})"),
+        (Some(code), None) => format!("{provider}: {status} ({code})"),
+        (None, Some(e)) => format!("{provider}: {status} ({e})"),
+        (None, None) => format!("{provider}: {status}"),
+    };
+    let now_ms = to_millis(core.clock.now());
+    let report = FailureReport {
+        provider,
+        status,
+        error_code,
+        error,
+        failure: &failure,
+    };
+    let mut tx = core.db.begin().await?;
+    let result = delivery_failed_in(&mut tx, account_id, &found.id, &report, now_ms).await;
+    let woke = tx.finish(result).await?;
+    core.announce(woke).await;
+    Ok(Some(found.id))
+}
+
+/// A provider's delivery failure, as [`delivery_failed`] writes it.
+struct FailureReport<'a> {
+    provider: &'a str,
+    status: &'a str,
+    error_code: Option<u32>,
+    error: Option<&'a str>,
+    /// The dispatch's `failure` text.
+    failure: &'a str,
+}
+
+/// [`delivery_failed`] inside its transaction: the enrollment, then the dispatch, locked in
+/// the order a step takes them; nothing written when the same failure is recorded already.
+async fn delivery_failed_in(
+    tx: &mut Tx,
+    account_id: &str,
+    dispatch_id: &str,
+    report: &FailureReport<'_>,
+    now_ms: i64,
+) -> Result<store::Committed, StoreError> {
+    let ids = [dispatch_id];
+    let mut enrollments = tx.lock_enrollments_of_dispatches(account_id, &ids).await?;
+    let Some(row) = tx.lock_dispatches(account_id, &ids).await?.pop() else {
+        return Ok(store::Committed::default());
+    };
+    if row.status == DispatchStatus::Failed.as_str()
+        && row.failure.as_deref() == Some(report.failure)
+    {
+        return Ok(store::Committed::default());
+    }
+    let update = AckUpdate {
+        status: DispatchStatus::Failed,
+        provider_message_id: row.provider_message_id.as_deref(),
+        failure: Some(report.failure),
+        due_at: row.due_at,
+    };
+    tx.ack_dispatches(&[(row.id.as_str(), update)]).await?;
+    let mut writes = store::Writes::default();
+    if let Some(mut enrollment) = enrollments.pop() {
+        enrollment.journey_seq += 1;
+        let mut step = JourneyStep::new(
+            &enrollment.id,
+            &enrollment.account_id,
+            enrollment.journey_seq,
+            now_ms,
+        );
+        step.push_effect(&Effect::Journey(JourneyEntry::DeliveryFailed {
+            run: row.run as u64,
+            step: row.step.clone(),
+            dispatch: row.id.clone(),
+            provider: report.provider.to_string(),
+            status: report.status.to_string(),
+            error_code: report.error_code,
+            error: report.error.map(str::to_string),
+        }));
+        writes.enrollments.push(enrollment);
+        writes.journey.push(step);
+    }
+    tx.write_all(&writes).await?;
+    Ok(writes.committed())
+}
+
 /// What an ack does to a dispatch it may apply to.
 enum Decision<'a> {
     /// A repeat of the ack that ended the lease: the same answer, nothing written.

@@ -12,6 +12,7 @@ pub mod enrollments;
 pub mod fields;
 pub mod flows;
 pub mod ids;
+pub mod providers;
 pub mod senders;
 pub mod signals;
 pub mod simulate;

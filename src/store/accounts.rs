@@ -26,6 +26,8 @@ pub struct Account {
     pub fetch_allow: Option<String>,
     /// The quiet-hours policy (SPEC §11) as JSON, stored by `AccountService`.
     pub quiet_hours: Option<String>,
+    /// The shortest call that counts as connected (a duration, `30s`); `None`: the default.
+    pub call_connected_threshold: Option<String>,
 }
 
 /// The settings `AccountService.UpdateAccount` changes; `None` in an outer option leaves the
@@ -36,6 +38,7 @@ pub struct SettingsChange {
     pub fetch_allow: Option<Option<String>>,
     pub quiet_hours: Option<Option<String>>,
     pub default_sender_id: Option<String>,
+    pub call_connected_threshold: Option<Option<String>>,
 }
 
 /// Writes the settings `change` names, in one statement per column inside one transaction, so
@@ -62,6 +65,12 @@ pub async fn update_settings(
             }
             if let Some(v) = &change.default_sender_id {
                 diesel::update(row).set(accounts::default_sender_id.eq(v)).execute(c).await?;
+            }
+            if let Some(v) = &change.call_connected_threshold {
+                diesel::update(row)
+                    .set(accounts::call_connected_threshold.eq(v))
+                    .execute(c)
+                    .await?;
             }
             Ok::<_, diesel::result::Error>(())
         })
@@ -93,6 +102,7 @@ pub async fn ensure_default(db: &Db, now_ms: i64) -> Result<(Account, bool), Sto
         created_at: now_ms,
         fetch_allow: None,
         quiet_hours: None,
+        call_connected_threshold: None,
     };
     let conn = db.conn().await?;
     let created = with_conn!(conn, c => c
@@ -193,6 +203,7 @@ pub async fn create(db: &Db, id: &str, name: &str, now_ms: i64) -> Result<(), St
         created_at: now_ms,
         fetch_allow: None,
         quiet_hours: None,
+        call_connected_threshold: None,
     };
     let conn = db.conn().await?;
     with_conn!(conn, c => diesel::insert_into(accounts::table)

@@ -106,6 +106,33 @@ pub async fn get(db: &Db, account_id: &str, id: &str) -> Result<Option<DispatchR
         .optional())?)
 }
 
+/// The account's dispatch a provider reported on by its own id (what `AckDispatch` recorded),
+/// given as sent or without the angle brackets some providers strip; the newest when several.
+pub async fn by_provider_message_id(
+    db: &Db,
+    account_id: &str,
+    provider_message_id: &str,
+) -> Result<Option<DispatchRow>, StoreError> {
+    let bare = provider_message_id
+        .trim()
+        .trim_start_matches('<')
+        .trim_end_matches('>')
+        .to_string();
+    if bare.is_empty() {
+        return Ok(None);
+    }
+    let forms = [bare.clone(), format!("<{bare}>")];
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => dispatches::table
+        .filter(dispatches::account_id.eq(account_id))
+        .filter(dispatches::provider_message_id.eq_any(&forms))
+        .order(dispatches::created_at.desc())
+        .select(DispatchRow::as_select())
+        .first(c)
+        .await
+        .optional())?)
+}
+
 /// Filters of [`list`]; `None` means any.
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter<'a> {

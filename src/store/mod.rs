@@ -50,6 +50,7 @@ pub mod journey;
 pub mod link_secret;
 pub mod pg_array;
 pub mod pg_batch;
+pub mod provider_secrets;
 pub mod schema;
 pub mod senders;
 pub mod signals;

@@ -10,9 +10,19 @@ diesel::table! {
         webhook_secret -> Text,
         default_sender_id -> Nullable<Text>,
         created_at -> BigInt,
-        twilio_auth_token -> Nullable<Text>,
         fetch_allow -> Nullable<Text>,
         quiet_hours -> Nullable<Text>,
+        call_connected_threshold -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    /// What each provider's webhook is checked with, per account (issue 30).
+    provider_secrets (account_id, provider) {
+        account_id -> Text,
+        provider -> Text,
+        secret -> Text,
+        updated_at -> BigInt,
     }
 }
 
@@ -262,12 +272,14 @@ diesel::table! {
 }
 
 diesel::joinable!(api_tokens -> accounts (account_id));
+diesel::joinable!(provider_secrets -> accounts (account_id));
 diesel::joinable!(flow_versions -> flows (flow_id));
 diesel::joinable!(enrollment_keys -> enrollments (id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     accounts,
     api_tokens,
+    provider_secrets,
     fetch_requests,
     contacts,
     senders,

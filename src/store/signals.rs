@@ -679,35 +679,6 @@ pub async fn sender_by_calendar(
         .map(|(id, _, _)| id.clone()))
 }
 
-/// The account's webhook secret and Twilio auth token.
-pub async fn webhook_keys(
-    db: &Db,
-    account_id: &str,
-) -> Result<Option<(String, Option<String>)>, StoreError> {
-    let conn = db.conn().await?;
-    Ok(with_conn!(conn, c => accounts::table
-        .find(account_id)
-        .select((accounts::webhook_secret, accounts::twilio_auth_token))
-        .first(c)
-        .await
-        .optional())?)
-}
-
-/// Sets (or with `None` clears) the account's Twilio auth token. Returns whether the account
-/// exists.
-pub async fn set_twilio_auth_token(
-    db: &Db,
-    account_id: &str,
-    token: Option<&str>,
-) -> Result<bool, StoreError> {
-    let conn = db.conn().await?;
-    let n = with_conn!(conn, c => diesel::update(accounts::table.find(account_id))
-        .set(accounts::twilio_auth_token.eq(token))
-        .execute(c)
-        .await)?;
-    Ok(n == 1)
-}
-
 impl SignalRow {
     /// An opt-out: its contacts are marked opted out of its channel before it is routed.
     pub fn is_opt_out(&self) -> bool {

@@ -94,3 +94,33 @@ pub async fn contacts_of(
             .collect())
     })
 }
+
+/// The open tasks of `kind` (`call`, …) of the account's enrollments of `contact_ids`, oldest
+/// first: what a provider's call status completes when it names no task.
+pub async fn open_of_contacts(
+    db: &Db,
+    account_id: &str,
+    contact_ids: &[String],
+    kind: &str,
+) -> Result<Vec<TaskRow>, StoreError> {
+    if contact_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => tasks::table
+        .filter(tasks::account_id.eq(account_id))
+        .filter(tasks::status.eq(TaskStatus::Open.as_str()))
+        .filter(tasks::kind.eq(kind))
+        .filter(
+            tasks::enrollment_id.eq_any(
+                enrollments::table
+                    .filter(enrollments::account_id.eq(account_id))
+                    .filter(enrollments::contact_id.eq_any(contact_ids))
+                    .select(enrollments::id),
+            ),
+        )
+        .order((tasks::created_at.asc(), tasks::id.asc()))
+        .select(TaskRow::as_select())
+        .load(c)
+        .await)?)
+}

@@ -18,3 +18,8 @@ ALTER TABLE accounts DROP COLUMN twilio_auth_token;
 -- A completed call lasting at least this long (a duration, `30s`) is a connected call
 -- (`call_connected`); NULL: the default, 30 s.
 ALTER TABLE accounts ADD COLUMN call_connected_threshold TEXT;
+
+-- A provider's delivery event (a bounce, a Twilio status) finds its dispatch by the id the
+-- provider gave it, which AckDispatch recorded.
+CREATE INDEX dispatches_provider_message_id ON dispatches (account_id, provider_message_id)
+    WHERE provider_message_id IS NOT NULL;

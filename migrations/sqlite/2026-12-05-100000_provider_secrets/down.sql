@@ -1,3 +1,4 @@
+DROP INDEX dispatches_provider_message_id;
 ALTER TABLE accounts DROP COLUMN call_connected_threshold;
 ALTER TABLE accounts ADD COLUMN twilio_auth_token TEXT;
 UPDATE accounts SET twilio_auth_token =

@@ -54,10 +54,30 @@ impl AccountService for AccountApi {
                 .collect(),
             quiet_hours,
             default_sender_id: account.default_sender_id,
+            call_connected_threshold: account.call_connected_threshold,
             mask: req.update_mask.map(|m| m.paths).unwrap_or_default(),
         };
         let account = accounts::update(&self.state.core, &who.account_id, input).await?;
         Ok(Response::new(UpdateAccountResponse {
+            account: Some(to_proto(account)),
+        }))
+    }
+
+    async fn set_provider_secret(
+        &self,
+        request: Request<SetProviderSecretRequest>,
+    ) -> Result<Response<SetProviderSecretResponse>, Status> {
+        let who = principal(&request)?;
+        let req = request.into_inner();
+        let account = accounts::set_provider_secret(
+            &self.state.core,
+            &who.account_id,
+            &req.provider,
+            &req.secret,
+        )
+        .await?;
+        // The webhooks read the new secret at once: cached keys only ever accept.
+        Ok(Response::new(SetProviderSecretResponse {
             account: Some(to_proto(account)),
         }))
     }
@@ -82,5 +102,14 @@ fn to_proto(a: accounts::Account) -> Account {
             _ => None,
         },
         default_sender_id: a.default_sender_id.unwrap_or_default(),
+        call_connected_threshold: a.call_connected_threshold.unwrap_or_default(),
+        provider_secrets: a
+            .provider_secrets
+            .into_iter()
+            .map(|(p, at)| ProviderSecretSet {
+                provider: p.as_str().to_string(),
+                updated_at: at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            })
+            .collect(),
     }
 }

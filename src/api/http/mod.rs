@@ -17,6 +17,7 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::routing::{get, post};
 use axum::Router;
 use error::HttpError;
+use webhooks::providers;
 
 /// The HTTP routes.
 pub fn router(state: AppState) -> Router {
@@ -27,6 +28,35 @@ pub fn router(state: AppState) -> Router {
         .route("/webhooks/email", post(webhooks::email))
         .route("/webhooks/sms/twilio", post(webhooks::twilio))
         .route("/webhooks/calendar", post(webhooks::calendar))
+        .route("/webhooks/email/mailgun", post(providers::mailgun_inbound))
+        .route(
+            "/webhooks/email/mailgun/events",
+            post(providers::mailgun_events),
+        )
+        .route(
+            "/webhooks/email/sendgrid",
+            post(providers::sendgrid_inbound),
+        )
+        .route(
+            "/webhooks/email/sendgrid/events",
+            post(providers::sendgrid_events),
+        )
+        .route(
+            "/webhooks/email/postmark",
+            post(providers::postmark_inbound),
+        )
+        .route(
+            "/webhooks/email/postmark/events",
+            post(providers::postmark_events),
+        )
+        .route("/webhooks/email/ses", post(providers::ses))
+        .route(
+            "/webhooks/sms/twilio/status",
+            post(providers::twilio_status),
+        )
+        .route("/webhooks/call/twilio", post(providers::twilio_call))
+        .route("/webhooks/calendar/calendly", post(providers::calendly))
+        .route("/webhooks/calendar/calcom", post(providers::calcom))
         .route(
             "/unsubscribe/{token}",
             get(unsubscribe::show).post(unsubscribe::post),
@@ -44,6 +74,9 @@ pub fn router(state: AppState) -> Router {
 /// What the HTTP side serves, for the 404 and 405 answers.
 const PATHS: &str = "GET /healthz, GET /metrics, GET /console, POST /events/{key}, \
                      POST /webhooks/email, POST /webhooks/sms/twilio, POST /webhooks/calendar, \
+                     POST /webhooks/email/{mailgun,mailgun/events,sendgrid,sendgrid/events,\
+                     postmark,postmark/events,ses}, POST /webhooks/sms/twilio/status, \
+                     POST /webhooks/call/twilio, POST /webhooks/calendar/{calendly,calcom}, \
                      GET and POST /unsubscribe/{token}, GET and POST /approvals/{token}";
 
 /// A path nudge does not serve: 404, so a mistyped webhook URL fails at the provider instead

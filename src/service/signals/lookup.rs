@@ -6,13 +6,13 @@ use crate::runtime::Core;
 use crate::service::ServiceError;
 use crate::store;
 
-/// The account's webhook secret (for `X-Nudge-Signature`) and Twilio auth token, or `None`
-/// when there is no such account.
+/// The account's webhook secret (for `X-Nudge-Signature`) and its providers' secrets, or
+/// `None` when there is no such account.
 pub async fn webhook_keys(
     core: &Core,
     account_id: &str,
-) -> Result<Option<(String, Option<String>)>, ServiceError> {
-    Ok(store::signals::webhook_keys(&core.db, account_id).await?)
+) -> Result<Option<store::provider_secrets::Keys>, ServiceError> {
+    Ok(store::provider_secrets::keys(&core.db, account_id).await?)
 }
 
 /// `(contact, the Message-ID it matched)` for the first of `candidates` (a reply's

@@ -155,6 +155,8 @@ pub enum Source {
     Sms,
     /// The calendar webhook.
     Calendar,
+    /// A Twilio Voice call status.
+    Call,
     /// A completed task's outcome.
     Task,
 }
@@ -168,6 +170,7 @@ impl Source {
             Source::Email => "email",
             Source::Sms => "sms",
             Source::Calendar => "calendar",
+            Source::Call => "call",
             Source::Task => "task",
         }
     }
@@ -488,7 +491,9 @@ fn contact_mark(row: &SignalRow) -> Option<(bool, String)> {
         return None;
     }
     match serde_json::from_value::<crate::routing::Inbox>(payload.get(INBOX_KEY)?.clone()).ok()? {
-        crate::routing::Inbox::HardBounce => Some((true, "email".into())),
+        crate::routing::Inbox::HardBounce | crate::routing::Inbox::Complaint => {
+            Some((true, "email".into()))
+        }
         crate::routing::Inbox::OptIn { channel } => Some((false, channel)),
         _ => None,
     }

@@ -67,7 +67,7 @@ async fn twilio_signature_is_checked_against_the_public_url(backend: Backend) {
     // No auth token set: refused.
     let (code, text) = sms(&app, "+12125550100", "hi", "SM1").await;
     assert_eq!(code, 401, "{text}");
-    assert!(text.contains("twilio-token set"), "{text}");
+    assert!(text.contains("provider-secret set twilio"), "{text}");
     set_twilio_token(&app).await;
     let (code, text) = sms(&app, "+12125550100", "hi", "SM1").await;
     assert_eq!(code, 200, "{text}");
@@ -189,7 +189,10 @@ async fn twilio_signature_is_checked_before_the_body(backend: Backend) {
             assert!(!text.contains("webhook secret"), "{name}, {how}: {text}");
             if is_signed {
                 assert!(text.contains("Twilio auth token"), "{name}, {how}: {text}");
-                assert!(text.contains("twilio-token set"), "{name}, {how}: {text}");
+                assert!(
+                    text.contains("provider-secret set twilio"),
+                    "{name}, {how}: {text}"
+                );
             }
         }
         // Signed as Twilio does: now the body is judged.

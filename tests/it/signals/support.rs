@@ -276,11 +276,11 @@ pub fn json_body(body: &str) -> Value {
 }
 
 pub async fn webhook_secret(app: &TestApp) -> String {
-    nudge::store::signals::webhook_keys(&app.state.core.db, "default")
+    nudge::store::provider_secrets::keys(&app.state.core.db, "default")
         .await
         .unwrap()
         .unwrap()
-        .0
+        .webhook_secret
 }
 
 /// Now by the system clock, in unix seconds: what a webhook signature's timestamp is checked
@@ -329,10 +329,27 @@ pub async fn sms(app: &TestApp, from: &str, text: &str, sid: &str) -> (u16, Stri
 pub const TWILIO_TOKEN: &str = "twilio-test-token";
 
 pub async fn set_twilio_token(app: &TestApp) {
-    assert!(nudge::store::signals::set_twilio_auth_token(
+    set_provider_secret(
+        app,
+        nudge::inbound::providers::Provider::Twilio,
+        TWILIO_TOKEN,
+    )
+    .await;
+}
+
+/// Sets the default account's secret for `provider`, as `nudge provider-secret set` does.
+pub async fn set_provider_secret(
+    app: &TestApp,
+    provider: nudge::inbound::providers::Provider,
+    secret: &str,
+) {
+    let secret = provider.check_secret(secret).expect("a valid secret");
+    assert!(nudge::store::provider_secrets::set(
         &app.state.core.db,
         "default",
-        Some(TWILIO_TOKEN)
+        provider,
+        Some(&secret),
+        0
     )
     .await
     .unwrap());

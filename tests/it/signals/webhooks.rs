@@ -340,11 +340,15 @@ async fn cli_shows_the_webhook_secret_and_sets_the_twilio_token() {
     let db = nudge::store::Db::connect(&nudge::config::DatabaseUrl::parse(&url).unwrap())
         .await
         .unwrap();
-    let keys = nudge::store::signals::webhook_keys(&db, "default")
+    let keys = nudge::store::provider_secrets::keys(&db, "default")
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(keys, (secret, Some("tw-secret".to_string())));
+    assert_eq!(keys.webhook_secret, secret);
+    assert_eq!(
+        keys.of(nudge::inbound::providers::Provider::Twilio),
+        Some("tw-secret")
+    );
 
     let unknown = Command::new(nudge)
         .args([

@@ -16,14 +16,19 @@
 //!
 //! The account's keys are read at most once a second ([`KEY_TTL`]): a cached key may accept a
 //! request, but only keys read again may refuse one.
+//!
+//! Providers' own formats (Mailgun, SendGrid, Postmark, SES, Twilio status and Voice, Calendly,
+//! Cal.com) are in [`providers`]; docs/providers.md says what each does.
+
+pub mod providers;
 
 use super::error::HttpError;
 use super::{check_id, read_body, receipt_json};
 use crate::api::AppState;
-use crate::clock::{Clock, SystemClock};
 use crate::inbound::mail::{self, Mail};
+use crate::inbound::providers::{Notice, Provider, Reading};
 use crate::inbound::signing::{self, SignatureError};
-use crate::inbound::{classify, sms, SignalKind};
+use crate::inbound::{sms, SignalKind};
 use crate::service::fields::parse_phone;
 use crate::service::signals::{self, Arrival, Receipt, Received, Replay};
 use crate::service::signals::{lookup, Source};
@@ -45,11 +50,13 @@ pub const MAX_WEBHOOK_BYTES: usize = 1024 * 1024;
 pub struct WebhookQuery {
     /// The account the webhook is for; the default account when absent.
     pub account: Option<String>,
+    /// A Twilio Voice status callback's task (`tk_…`), when the callback URL names it.
+    pub task: Option<String>,
 }
 
 impl WebhookQuery {
     /// The account named, checked before it reaches the database.
-    fn account(&self) -> Result<&str, HttpError> {
+    pub(crate) fn account(&self) -> Result<&str, HttpError> {
         let account = self.account.as_deref().unwrap_or(DEFAULT_ACCOUNT_ID);
         check_id("account", account)?;
         Ok(account)
@@ -62,8 +69,8 @@ impl WebhookQuery {
 /// still accepted for at most this long.
 pub const KEY_TTL: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// An account's webhook secret and Twilio auth token.
-pub type Keys = (String, Option<String>);
+/// An account's webhook secret and its providers' secrets.
+pub use crate::store::provider_secrets::Keys;
 
 /// Webhook keys by account, each read at most [`KEY_TTL`] ago. Cheap to clone.
 pub type KeyCache = crate::cache::TtlCache<Keys>;
@@ -78,7 +85,7 @@ const MAX_CACHED_ACCOUNTS: usize = 100_000;
 
 /// Runs `check` with the account's webhook keys: the cached ones when they pass it, else
 /// (and for the answer) the ones stored now. An unknown account is a bad credential.
-async fn with_keys<T>(
+pub(crate) async fn with_keys<T>(
     state: &AppState,
     account: &str,
     check: impl Fn(&Keys) -> Result<T, HttpError>,
@@ -230,7 +237,7 @@ impl InboundEmail {
 
 /// A raw MIME message as a [`Mail`]; 422 when it does not parse, or when text nudge would
 /// store holds a NUL character.
-fn parse_raw_mail(bytes: &[u8]) -> Result<Mail, HttpError> {
+pub(crate) fn parse_raw_mail(bytes: &[u8]) -> Result<Mail, HttpError> {
     let mail = mail::parse_raw(bytes).map_err(|e| HttpError::unprocessable(e.to_string()))?;
     let fields = [
         ("From", mail.from.as_deref()),
@@ -260,9 +267,9 @@ pub async fn email(
 ) -> Result<Response, HttpError> {
     let account = query.account()?;
     let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
-    let now = SystemClock.now();
-    let replay = with_keys(&state, account, |(secret, _)| {
-        verify_nudge(secret, &headers, &body, now)
+    let now = state.signature_clock.now();
+    let replay = with_keys(&state, account, |keys| {
+        verify_nudge(&keys.webhook_secret, &headers, &body, now)
     })
     .await?;
     let raw = headers
@@ -274,65 +281,24 @@ pub async fn email(
     } else {
         parse_json::<InboundEmail>(&body)?.into_mail()?
     };
-    let candidates = mail.thread_candidates();
-    let Some((contact, thread_id)) =
-        lookup::thread_contact(&state.core, account, &candidates).await?
-    else {
-        // Nothing is stored, but the signature is spent all the same.
-        if !signals::remember_replay(&state.core, account, &replay).await? {
-            return Err(SignatureError::Replayed.into());
-        }
-        return Ok((
-            StatusCode::ACCEPTED,
-            Json(json!({
-                "status": "ignored",
-                "reason": "no In-Reply-To or References id (nor a bounced message's Message-ID) \
-                           is a Message-ID nudge assigned",
-            })),
-        )
-            .into_response());
+    let reading = Reading {
+        notices: vec![Notice::Mail(Box::new(mail))],
+        replay: Some(replay.key),
     };
-    let arrived = state.core.clock.now();
-    let class = classify::classify(&mail, arrived.date_naive());
-    let contacts = vec![contact];
-    let kind = signals::count_bounce(
-        &state.core,
+    // Mail in no nudge thread: 202, as this endpoint always answered it.
+    providers::act(
+        &state,
         account,
-        &contacts,
-        SignalKind::of_mail(&class),
-        arrived,
+        reading,
+        replay.seen_at,
+        None,
+        StatusCode::ACCEPTED,
     )
-    .await?;
-    let message_id = mail.header("Message-ID").map(str::to_string);
-    let mut payload = json!({
-        "from": mail.from,
-        "to": mail.to,
-        "subject": mail.subject,
-        "message_id": message_id,
-        "thread": thread_id,
-        "class": class.name(),
-    });
-    if let classify::MailClass::Bounce { status, note, .. } = &class {
-        payload["status"] = json!(status);
-        if let Some(note) = note {
-            payload["note"] = json!(note);
-        }
-    }
-    let arrival = Arrival {
-        contacts,
-        kind,
-        source: Source::Email,
-        provider_id: message_id.as_ref().map(|m| format!("email:{}", m.trim())),
-        payload,
-        replay: Some(replay),
-    };
-    let receipt =
-        answer(signals::receive(&state.signals, account, arrival, state.core.clock.now()).await?)?;
-    Ok((StatusCode::OK, Json(receipt_json(&receipt))).into_response())
+    .await
 }
 
 /// The URL Twilio signed: the configured public URL, or one rebuilt from the request.
-fn public_url(state: &AppState, headers: &HeaderMap, uri: &Uri) -> String {
+pub(crate) fn public_url(state: &AppState, headers: &HeaderMap, uri: &Uri) -> String {
     let path_and_query = uri
         .path_and_query()
         .map(|p| p.as_str().to_string())
@@ -371,11 +337,11 @@ pub async fn twilio(
         .map(|v| v.to_str())
         .transpose();
     let url = public_url(&state, &headers, &uri);
-    with_keys(&state, account, |(_, token)| {
-        let token = token.as_deref().ok_or_else(|| {
+    with_keys(&state, account, |keys| {
+        let token = keys.of(Provider::Twilio).ok_or_else(|| {
             HttpError::unauthenticated(format!(
                 "account `{account}` has no Twilio auth token to check `X-Twilio-Signature` with: \
-                 set it with `nudge twilio-token set`"
+                 set it with `nudge provider-secret set twilio`"
             ))
         })?;
         let header = header
@@ -483,9 +449,9 @@ pub async fn calendar(
 ) -> Result<Response, HttpError> {
     let account = query.account()?;
     let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
-    let now = SystemClock.now();
-    let replay = with_keys(&state, account, |(secret, _)| {
-        verify_nudge(secret, &headers, &body, now)
+    let now = state.signature_clock.now();
+    let replay = with_keys(&state, account, |keys| {
+        verify_nudge(&keys.webhook_secret, &headers, &body, now)
     })
     .await?;
     let event: CalendarEvent = parse_json(&body)?;
