@@ -57,6 +57,9 @@ pub struct CampaignContact {
     /// As a scenario's `contact` (its holiday calendar, SPEC §11).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub country: Option<String>,
+    /// As a scenario's `contact`: `contact.attributes.*`.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub attributes: serde_json::Map<String, serde_json::Value>,
     /// When it is enrolled; the scenario's `start` when absent.
     #[serde(
         default,
@@ -201,6 +204,7 @@ pub fn simulate_campaign(flow: &Flow, scenario: &Scenario) -> Result<Campaign, S
             phone: c.phone.clone(),
             email: c.email.clone(),
             country: c.country.clone(),
+            attributes: c.attributes.clone(),
         })?;
         view.id = c.id.clone();
         sims.push(Sim {

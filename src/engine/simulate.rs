@@ -42,6 +42,10 @@ pub struct ScenarioContact {
     /// ISO 3166-1 alpha-2: the `contact` holiday calendar (SPEC §11).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub country: Option<String>,
+    /// The CRM's attributes, as `UpsertContact` takes them: `contact.attributes.*` in a
+    /// `branch` or a template's input.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub attributes: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What a script entry does.
@@ -243,7 +247,8 @@ pub struct RunRecord {
         skip_serializing_if = "Option::is_none"
     )]
     pub until: Option<DateTime<Utc>>,
-    /// When an outreach step goes or a task is created, as planned at entry.
+    /// When an outreach step goes, as planned at entry; for a task, when it was created (later
+    /// than planned when a cap deferred it).
     #[serde(
         default,
         with = "instant::optional",
@@ -455,7 +460,7 @@ pub(super) fn contact_view(c: &ScenarioContact) -> Result<ContactView, SimError>
         tz: c.tz.clone(),
         country: c.country.clone(),
         opted_out: Default::default(),
-        attributes: Default::default(),
+        attributes: c.attributes.clone(),
     })
 }
 
@@ -650,7 +655,12 @@ impl Sim {
                 }
                 Effect::TaskCreated(task) => {
                     if let Some(&i) = self.by_run.get(&task.run) {
-                        self.runs[i].until = task.due_by;
+                        let r = &mut self.runs[i];
+                        r.until = task.due_by;
+                        // A task stays open after it is created, so no `closed` tells when it
+                        // was: one deferred for capacity (a LinkedIn `min_gap`) is created
+                        // later than planned at entry, and `scheduled` says when.
+                        r.scheduled = Some(now);
                     }
                 }
                 Effect::FetchRequested(r) => requested.push((r.run, r.attempt)),

@@ -38,7 +38,7 @@ pub enum SignatureError {
     #[error("the signature does not match the body: sign `<t>.<raw body>` with the account's webhook secret (see `nudge webhook-secret show`)")]
     /// Well formed, but signed with another secret or over another body.
     Mismatch,
-    #[error("`X-Twilio-Signature` does not match: Twilio signs the URL it called and the form's fields with the account's Twilio auth token, so that token must be the one set with `nudge twilio-token set`")]
+    #[error("`X-Twilio-Signature` does not match: Twilio signs the URL it called and the form's fields with the account's Twilio auth token, so that token must be the one set with `nudge provider-secret set twilio`")]
     /// Twilio's signature, made with another auth token or over another URL or form.
     TwilioMismatch,
     #[error("the signature's timestamp {t} is {age}s away from the system clock; at most {TOLERANCE_SECS}s is accepted (sign each request when it is sent)")]

@@ -21,6 +21,7 @@ backend_tests!(
     a_failed_ack_gives_the_slot_back,
     a_slot_given_back_goes_at_once_to_the_first_in_line,
     moved_first_then_follow_ups_then_first_touches,
+    a_linkedin_min_gap_is_kept_between_tasks,
 );
 
 /// One email, a wait, a second email, the end.
@@ -591,6 +592,35 @@ mod campaign {
         crate::engine_support::flow(serde_json::from_str(FLOW).unwrap())
     }
 
+    /// Issue 30: a LinkedIn cap's `min_gap` keeps tasks apart in a simulation too: with two
+    /// contacts enrolled at 14:00, the second's `linkedin_connect` task is created at 14:10
+    /// (it was shown at 14:00, as planned at entry, with only a deferral saying otherwise).
+    #[test]
+    fn a_linkedin_min_gap_moves_the_second_task() {
+        let s: Scenario = serde_json::from_value(serde_json::json!({
+            "start": "2026-12-07T14:00:00Z",
+            "horizon": "2026-12-10T00:00:00Z",
+            "sender": {"tz": "UTC",
+                       "caps": {"linkedin": {"daily": 2, "weekly": 5, "min_gap": "10m"}}},
+            "contacts": [{"id": "a", "tz": "UTC"}, {"id": "b", "tz": "UTC"}, {"id": "c", "tz": "UTC"}],
+        }))
+        .unwrap();
+        let flow = crate::engine_support::flow(serde_json::from_str(CONNECT).unwrap());
+        let c = simulate_campaign(&flow, &s).unwrap();
+        let at: Vec<Option<DateTime<Utc>>> =
+            c.enrollments.iter().map(|e| e.runs[0].scheduled).collect();
+        let t0: DateTime<Utc> = "2026-12-07T14:00:00Z".parse().unwrap();
+        assert_eq!(
+            at,
+            vec![
+                Some(t0),
+                Some(t0 + Duration::minutes(10)),
+                // Over the daily cap of 2: 24 h after the first.
+                Some(t0 + Duration::hours(24)),
+            ]
+        );
+    }
+
     /// Every email send instant of the simulation, sorted.
     fn simulated_sends(c: &nudge::engine::campaign::Campaign) -> Vec<DateTime<Utc>> {
         let mut out: Vec<DateTime<Utc>> = c
@@ -843,4 +873,75 @@ mod crash {
         second.kill().unwrap();
         second.wait().unwrap();
     }
+}
+
+/// One LinkedIn connection request, then the end.
+const CONNECT: &str = r#"{
+  "name": "capped",
+  "start": "l1",
+  "steps": {
+    "l1": { "type": "linkedin_connect", "params": { "instructions": "connect" },
+            "next": { "then": "done" } },
+    "done": { "type": "end" }
+  }
+}"#;
+
+/// Issue 30: with `caps.linkedin = {daily: 2, weekly: 5, min_gap: "10m"}`, two contacts enrolled
+/// at the same instant get their `linkedin_connect` tasks 10 minutes apart, not both at once.
+async fn a_linkedin_min_gap_is_kept_between_tasks(backend: Backend) {
+    let app = spawn_app(backend).await;
+    setup(&app, 3, CONNECT).await;
+    let caps = SenderCaps {
+        linkedin: Some(ChannelCaps {
+            daily: Some(2),
+            weekly: Some(5),
+            min_gap: "10m".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    upsert_sender(&app, "rep", Some(caps)).await.unwrap();
+    let t0 = app.clock.now();
+    let ids = enroll(&app, &[0, 1, 2], "rep").await;
+    let tasks = || async {
+        let filter = nudge::store::tasks::ListFilter::default();
+        let mut rows: Vec<(String, DateTime<Utc>)> =
+            nudge::store::tasks::list(&app.state.core.db, DEFAULT_ACCOUNT_ID, &filter, 100)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|t| (t.enrollment_id, from_millis(t.created_at)))
+                .collect();
+        rows.sort_by_key(|(_, at)| *at);
+        rows
+    };
+    advance(&app, t0).await;
+    let now = tasks().await;
+    assert_eq!(
+        now.len(),
+        1,
+        "one task at once, the others wait for the gap: {now:?}"
+    );
+    assert_eq!(now[0].1, t0);
+    advance(&app, t0 + Duration::minutes(10)).await;
+    let later = tasks().await;
+    assert_eq!(later.len(), 2, "{later:?}");
+    assert_eq!(
+        later[1].1,
+        t0 + Duration::minutes(10),
+        "the second 10 minutes after the first"
+    );
+    // The third is over the daily cap of 2: exactly 24 h after the first.
+    advance(&app, t0 + Duration::hours(23)).await;
+    assert_eq!(tasks().await.len(), 2);
+    let third = ids
+        .iter()
+        .find(|id| !later.iter().any(|(e, _)| e == *id))
+        .unwrap();
+    let d = deferrals(&app, third).await;
+    assert_eq!(d.last().unwrap()["cap"], "CAP_DAILY", "{d:?}");
+    advance(&app, t0 + Duration::hours(24)).await;
+    let all = tasks().await;
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert_eq!(all[2].1, t0 + Duration::hours(24));
 }

@@ -98,6 +98,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 phone: phone.map(String::from),
                 email: Some("a@example.com".into()),
                 country: None,
+                attributes: Default::default(),
             },
             sender_tz: sender.into(),
             input: json!({}),

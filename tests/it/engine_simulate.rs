@@ -233,3 +233,45 @@ fn simulate_and_reality_agree() {
         "another enrollment, another draw"
     );
 }
+
+/// Issue 30: a scenario's `contact.attributes` reach `contact.attributes.*` in a `branch`
+/// (they were refused as an unknown field, so such a branch could not be simulated).
+#[test]
+fn contact_attributes_reach_a_branch() {
+    let flow = Flow::from_json(
+        &json!({
+            "name": "by-tier",
+            "start": "route",
+            "steps": {
+                "route": { "type": "branch",
+                           "params": { "cases": [
+                               { "name": "gold", "when": { "eq": ["$: contact.attributes.tier", "gold"] } }
+                           ] },
+                           "next": { "gold": "end_gold", "else": "end_other" } },
+                "end_gold":  { "type": "end", "params": { "outcome": "gold" } },
+                "end_other": { "type": "end", "params": { "outcome": "other" } }
+            }
+        }),
+        &ValidateOptions::default(),
+    )
+    .unwrap();
+    let outcome = |attributes: Value| {
+        let scenario: Scenario = serde_json::from_value(json!({
+            "start": "2026-12-22T14:30:00Z",
+            "horizon": "2026-12-23T00:00:00Z",
+            "contact": { "tz": "America/New_York", "email": "ann@example.com",
+                         "attributes": attributes },
+        }))
+        .expect("a scenario's contact takes attributes");
+        let timeline = serde_json::to_value(simulate(&flow, &scenario).unwrap()).unwrap();
+        let text = timeline.to_string();
+        match (text.contains("\"gold\""), text.contains("\"other\"")) {
+            (true, false) => "gold",
+            (false, true) => "other",
+            _ => panic!("no single outcome in {timeline:#}"),
+        }
+    };
+    assert_eq!(outcome(json!({"tier": "gold"})), "gold");
+    assert_eq!(outcome(json!({"tier": "silver"})), "other");
+    assert_eq!(outcome(json!({})), "other");
+}

@@ -131,3 +131,21 @@ fn a_contact_change_and_an_unparseable_date() {
     assert_eq!(w["branch"], "timeout");
     assert_eq!(w["closed"], "2026-12-14T20:00:00Z");
 }
+
+/// Issue 30: a Gmail DSN given as headers and a body (no raw MIME) is a bounce: it exits as a
+/// hard bounce and never closes the wait on `reply`.
+#[test]
+fn a_dsn_given_as_headers_and_body_never_wakes_a_reply() {
+    let t = run(json!([
+        {"at": "2026-12-05T10:00:00Z", "kind": "email",
+         "headers": {"Content-Type": "multipart/report; report-type=delivery-status; boundary=\"00000000000042\"",
+                     "From": "Mail Delivery Subsystem <mailer-daemon@googlemail.com>",
+                     "Return-Path": "<>",
+                     "Subject": "Delivery Status Notification (Failure)"},
+         "text": "** Address not found **\n\nYour message wasn't delivered to ann@example.com because the address couldn't be found.\n\nReporting-MTA: dns; googlemail.com\nArrival-Date: Sat, 05 Dec 2026 10:00:00 -0800\n\nFinal-Recipient: rfc822; ann@example.com\nAction: failed\nStatus: 5.1.1\nDiagnostic-Code: smtp; 550-5.1.1 The email account that you tried to reach does not exist.\n"}
+    ]));
+    let w = wait_run(&t);
+    assert_ne!(w["branch"], "reply", "{t:#}");
+    assert_ne!(t["outcome"], "replied", "{t:#}");
+    assert_eq!(t["state"], "exited", "a hard bounce exits: {t:#}");
+}

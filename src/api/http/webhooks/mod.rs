@@ -65,7 +65,7 @@ impl WebhookQuery {
 
 /// How long webhook keys read from the account are trusted. Cached keys only ever accept a
 /// request: a refusal is decided on keys read again, so a new secret or token works at once,
-/// and one replaced (`nudge webhook-secret`, `nudge twilio-token set`, from any process) is
+/// and one replaced (`nudge webhook-secret`, `nudge provider-secret set`, from any process) is
 /// still accepted for at most this long.
 pub const KEY_TTL: std::time::Duration = std::time::Duration::from_secs(1);
 

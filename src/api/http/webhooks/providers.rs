@@ -153,12 +153,7 @@ pub(super) async fn act(
 ) -> Result<Response, HttpError> {
     let handled = service::apply(&state.signals, account, reading, seen_at, task)
         .await?
-        .map_err(|service::Replayed| {
-            HttpError::unauthenticated(
-                "replayed: this signature (or token) was used before; the first request's \
-                 effects stand",
-            )
-        })?;
+        .map_err(|service::Replayed| HttpError::from(signing::SignatureError::Replayed))?;
     let mut results: Vec<Value> = handled
         .outcomes
         .iter()
