@@ -43,6 +43,12 @@ impl<V: Clone> TtlCache<V> {
         entries.insert(key.to_string(), (now, value.clone()));
     }
 
+    /// Forgets `key`: the next `get` reads the source again (a secret changed in this process).
+    pub fn forget(&self, key: &str) {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        entries.remove(key);
+    }
+
     /// How many entries it holds, expired ones included.
     pub fn len(&self) -> usize {
         self.entries.lock().unwrap_or_else(|e| e.into_inner()).len()

@@ -76,7 +76,9 @@ impl AccountService for AccountApi {
             &req.secret,
         )
         .await?;
-        // The webhooks read the new secret at once: cached keys only ever accept.
+        // This process's webhooks read the new secret at once (another replica's within
+        // the cache's second).
+        self.state.webhook_keys.forget(&who.account_id);
         Ok(Response::new(SetProviderSecretResponse {
             account: Some(to_proto(account)),
         }))

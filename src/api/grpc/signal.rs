@@ -196,6 +196,7 @@ fn report_kind(kind: &str, channel: &str, bounce: &str) -> Result<SignalKind, St
         "connection_accepted" => Ok(SignalKind::ConnectionAccepted),
         "meeting_booked" => Ok(SignalKind::MeetingBooked),
         "meeting_cancelled" => Ok(SignalKind::MeetingCancelled),
+        "complaint" => Ok(SignalKind::Complaint),
         "bounce" => match crate::inbound::classify::BounceType::parse(bounce) {
             Some(bounce) => Ok(SignalKind::Bounce { bounce }),
             None => Err(refuse(
@@ -218,8 +219,8 @@ fn report_kind(kind: &str, channel: &str, bounce: &str) -> Result<SignalKind, St
                 text: other.to_string(),
                 message: format!(
                     "{} is not a signal kind: use `reply`, `call_connected`, \
-                     `connection_accepted`, `meeting_booked`, `meeting_cancelled`, `opt_out` \
-                     or `bounce` (a custom event is PostEvent)",
+                     `connection_accepted`, `meeting_booked`, `meeting_cancelled`, `opt_out`, \
+                     `bounce` or `complaint` (a custom event is PostEvent)",
                     crate::quote::quote(other)
                 ),
             },

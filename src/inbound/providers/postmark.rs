@@ -20,23 +20,23 @@ pub const RECORD_TYPES: [&str; 6] = [
 
 /// Bounce `Type`s that are permanent (the address does not take mail); every other type is a
 /// temporary failure or not a failure of the address at all.
-const HARD: [&str; 5] = [
+/// `Blocked` (an ISP's block, mostly of the sender's reputation) is temporary unless Postmark
+/// deactivated the address (`Inactive`).
+const HARD: [&str; 4] = [
     "HardBounce",
     "BadEmailAddress",
     "ManuallyDeactivated",
     "DMARCPolicy",
-    "Blocked",
 ];
 
 /// Bounce `Type`s that are no delivery failure of the recipient's (an auto-responder's answer,
 /// a changed address, a challenge): journal-only.
-const NOTED: [&str; 6] = [
+const NOTED: [&str; 5] = [
     "AutoResponder",
     "AddressChange",
     "Subscribe",
     "OpenRelayTest",
     "ChallengeVerification",
-    "Unsubscribe",
 ];
 
 fn json(body: &[u8]) -> Result<Value, Refusal> {
@@ -87,9 +87,10 @@ pub fn inbound(body: &[u8]) -> Result<Reading, Refusal> {
         .and_then(Value::as_str)
         .map(str::to_string)
         .or_else(|| text(&v, "From"));
-    if from.is_none() && headers.is_empty() {
+    if from.is_none() {
         return Err(malformed(
-            "the body has neither `From` nor `Headers`: Postmark's inbound webhook sends both",
+            "the body has no `From` (nor `FromFull.Email`): Postmark's inbound webhook always \
+             sends the sender",
         ));
     }
     let mail = Mail::from_parts(
@@ -120,6 +121,9 @@ pub fn events(body: &[u8]) -> Result<Reading, Refusal> {
             let kind = text(&v, "Type").unwrap_or_default();
             let event = if record == "SpamComplaint" || kind == "SpamComplaint" {
                 EmailEvent::Complaint
+            } else if kind == "Unsubscribe" {
+                // The recipient asked to be taken off (a reply to the unsubscribe address).
+                EmailEvent::Unsubscribe
             } else if NOTED.contains(&kind.as_str()) {
                 EmailEvent::Bounce(BounceType::Delayed)
             } else if HARD.contains(&kind.as_str()) || v.get("Inactive") == Some(&Value::Bool(true))

@@ -149,9 +149,10 @@ pub fn events(body: &[u8]) -> Result<Reading, Refusal> {
                 Some("blocked") => EmailEvent::Bounce(BounceType::Soft),
                 _ => EmailEvent::Bounce(BounceType::Hard),
             },
-            // Dropped: not sent at all (a suppressed address, a bounced one): SendGrid will
-            // not try again; deferred: still being retried.
-            "dropped" => EmailEvent::Bounce(BounceType::Soft),
+            // Dropped: not sent at all (a suppressed, bounced, invalid or spam-reporting
+            // address), and SendGrid will not try again: permanent. Deferred: still being
+            // retried (one event per attempt), so journal-only, not a soft bounce each time.
+            "dropped" => EmailEvent::Bounce(BounceType::Hard),
             "deferred" => EmailEvent::Bounce(BounceType::Delayed),
             "spamreport" => EmailEvent::Complaint,
             "unsubscribe" | "group_unsubscribe" => EmailEvent::Unsubscribe,
@@ -306,7 +307,7 @@ mod tests {
         let Notice::Email(e) = &r.notices[0] else {
             panic!("{r:?}")
         };
-        assert_eq!(e.event, EmailEvent::Bounce(BounceType::Soft));
+        assert_eq!(e.event, EmailEvent::Bounce(BounceType::Hard));
         assert_eq!(e.recipient, "hello@world.com");
         assert_eq!(
             e.provider_id,
@@ -342,7 +343,7 @@ mod tests {
             kinds,
             [
                 Some(EmailEvent::Bounce(BounceType::Hard)),
-                Some(EmailEvent::Bounce(BounceType::Soft)),
+                Some(EmailEvent::Bounce(BounceType::Hard)),
                 Some(EmailEvent::Complaint),
                 Some(EmailEvent::Unsubscribe),
                 None,

@@ -17,6 +17,7 @@ mod fanout;
 mod group;
 mod inbox;
 mod payloads;
+mod providers;
 mod routing;
 mod sms;
 mod unsubscribe;

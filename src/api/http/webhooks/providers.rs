@@ -339,6 +339,21 @@ pub async fn ses(
     let account = query.account()?;
     let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
     let envelope = ses::Envelope::parse(&body)?;
+    // The account's topics first: nothing is fetched for a topic no account takes.
+    with_keys(&state, account, |keys| {
+        let text = secret_of(keys, account, Provider::Ses)?;
+        let topics = ses::parse_topics(text)
+            .map_err(|e| HttpError::unauthenticated(format!("the stored ses topics: {e}")))?;
+        if !topics.iter().any(|t| *t == envelope.topic_arn) {
+            return Err(HttpError::unauthenticated(format!(
+                "the topic {} is not one account `{account}` takes notifications from: add its \
+                 ARN to the account's `ses` secret",
+                crate::quote::quote(&envelope.topic_arn)
+            )));
+        }
+        Ok(())
+    })
+    .await?;
     let cert_url = ses::check_sns_url(&envelope.signing_cert_url, "SigningCertURL")?;
     let cert = state.sns.certificate(&cert_url).await.map_err(|e| {
         tracing::warn!(error = %e, "fetching an SNS signing certificate");
@@ -350,21 +365,6 @@ pub async fn ses(
     })?;
     let now = signed_now(&state);
     envelope.verify(&cert, now)?;
-    let topics: Vec<String> = with_keys(&state, account, |keys| {
-        let text = secret_of(keys, account, Provider::Ses)?;
-        let topics = ses::parse_topics(text)
-            .map_err(|e| HttpError::unauthenticated(format!("the stored ses topics: {e}")))?;
-        if !topics.iter().any(|t| *t == envelope.topic_arn) {
-            return Err(HttpError::unauthenticated(format!(
-                "the topic {} is not one account `{account}` takes notifications from: add its \
-                 ARN to the account's `ses` secret",
-                crate::quote::quote(&envelope.topic_arn)
-            )));
-        }
-        Ok(topics)
-    })
-    .await?;
-    debug_assert!(!topics.is_empty());
     match envelope.kind {
         ses::MessageType::SubscriptionConfirmation => {
             let url = envelope.subscribe_url.as_deref().ok_or_else(|| {
