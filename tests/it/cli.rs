@@ -177,6 +177,7 @@ fn commands_refuse_a_database_file_that_does_not_exist() {
         vec!["token", "create"],
         vec!["webhook-secret", "show"],
         vec!["twilio-token", "set", "AC_token"],
+        vec!["provider-secret", "set", "calcom", "s3cret"],
         vec!["link-secret", "rotate"],
     ] {
         for url in [None, Some(format!("sqlite://{}", elsewhere.display()))] {

@@ -34,6 +34,7 @@ backend_tests!(
     calendly_bookings,
     calcom_bookings,
     provider_secrets_over_the_api,
+    over_the_limit_and_unknown_paths,
 );
 
 /// The certificate `SigningCertURL` names in `ses.json`.
@@ -1090,5 +1091,24 @@ async fn provider_secrets_over_the_api(backend: Backend) {
     assert!(got.provider_secrets.is_empty());
     let (code, body) = w.case("event_opened").await;
     assert_eq!(code, 401, "{body}");
+    w.app.stop().await;
+}
+
+/// A body over 1 MiB is 413 before anything is checked; a path nudge does not serve is 404.
+async fn over_the_limit_and_unknown_paths(backend: Backend) {
+    let w = world(backend, "calcom").await;
+    w.set_secret(Provider::Calcom).await;
+    let big = "x".repeat(1024 * 1024 + 1);
+    let r = w.req("booking_created").with_body(&big);
+    w.refused("over the limit", &r, 413, "limit").await;
+    for path in [
+        "/webhooks/email/mailgunn?account=default",
+        "/webhooks/calendar/google?account=default",
+        "/webhooks/sms/twilio/statuses",
+    ] {
+        let mut r = w.req("booking_created");
+        r.path = path.into();
+        w.refused(path, &r, 404, "nudge serves no").await;
+    }
     w.app.stop().await;
 }

@@ -364,3 +364,84 @@ async fn cli_shows_the_webhook_secret_and_sets_the_twilio_token() {
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no account `nope`"));
 }
+
+/// `nudge provider-secret set PROVIDER -` stores a provider's secret read from stdin, checked
+/// first (a bad one is refused without being echoed, and nothing stored changes); `--clear`
+/// removes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_sets_and_clears_a_provider_secret() {
+    use nudge::inbound::providers::Provider;
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("nudge.db").display());
+    let nudge = env!("CARGO_BIN_EXE_nudge");
+    let migrated = Command::new(nudge)
+        .args(["migrate", "--database-url", &url])
+        .output()
+        .unwrap();
+    assert!(migrated.status.success(), "{migrated:?}");
+    let set = |args: &[&str], stdin: &str| {
+        let mut child = Command::new(nudge)
+            .args(["provider-secret", "set"])
+            .args(args)
+            .args(["--database-url", &url])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let keys = || async {
+        let db = nudge::store::Db::connect(&nudge::config::DatabaseUrl::parse(&url).unwrap())
+            .await
+            .unwrap();
+        nudge::store::provider_secrets::keys(&db, "default")
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    let out = set(&["postmark", "-"], "pm-user:pm-password\n");
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        out.stdout.is_empty(),
+        "the secret is never printed: {out:?}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("pm-password"));
+    assert_eq!(
+        keys().await.of(Provider::Postmark),
+        Some("pm-user:pm-password")
+    );
+    // A secret of the wrong shape: refused, not echoed, the stored one kept.
+    let out = set(&["postmark", "-"], "no-colon-here\n");
+    assert!(!out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("user:password"), "{stderr}");
+    assert!(!stderr.contains("no-colon-here"), "{stderr}");
+    assert_eq!(
+        keys().await.of(Provider::Postmark),
+        Some("pm-user:pm-password")
+    );
+    // An unknown provider names the ones there are.
+    let out = set(&["mailchimp", "-"], "x");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sendgrid-events"));
+    // A list of SES topics, one a line.
+    let topics = "arn:aws:sns:us-east-1:123456789012:a\n\narn:aws:sns:eu-west-1:123456789012:b\n";
+    assert!(set(&["ses", "-"], topics).status.success());
+    assert_eq!(
+        keys().await.of(Provider::Ses),
+        Some("arn:aws:sns:us-east-1:123456789012:a\narn:aws:sns:eu-west-1:123456789012:b")
+    );
+    let out = set(&["postmark", "--clear"], "");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(keys().await.of(Provider::Postmark), None);
+    assert!(keys().await.of(Provider::Ses).is_some());
+}
