@@ -320,8 +320,7 @@ fn returned_id_in_text(text: &str) -> Option<String> {
                 .eq_ignore_ascii_case("message-id")
                 .then(|| value.trim().to_string())
         })
-        .filter(|v| v.starts_with('<') && v.ends_with('>'))
-        .next_back()
+        .rfind(|v| v.starts_with('<') && v.ends_with('>'))
 }
 
 /// Reads RFC 3464 fields: blocks separated by blank lines, the first one per message, the

@@ -33,10 +33,13 @@ pub trait SnsPeer: Send + Sync + 'static {
 /// Shared handle on the SNS peer.
 pub type SharedSns = Arc<dyn SnsPeer>;
 
+/// Certificates by URL, with when each was fetched.
+type CertCache = Mutex<HashMap<String, (Instant, Arc<Vec<u8>>)>>;
+
 /// The real SNS over HTTPS, with a certificate cache.
 pub struct HttpSns {
     client: reqwest::Client,
-    certs: Mutex<HashMap<String, (Instant, Arc<Vec<u8>>)>>,
+    certs: CertCache,
 }
 
 impl HttpSns {

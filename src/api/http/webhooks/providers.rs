@@ -344,7 +344,7 @@ pub async fn ses(
         let text = secret_of(keys, account, Provider::Ses)?;
         let topics = ses::parse_topics(text)
             .map_err(|e| HttpError::unauthenticated(format!("the stored ses topics: {e}")))?;
-        if !topics.iter().any(|t| *t == envelope.topic_arn) {
+        if !topics.contains(&envelope.topic_arn) {
             return Err(HttpError::unauthenticated(format!(
                 "the topic {} is not one account `{account}` takes notifications from: add its \
                  ARN to the account's `ses` secret",
