@@ -23,6 +23,8 @@ pub struct App {
     state: AppState,
     /// PostgreSQL URL for the planner's `LISTEN` connection.
     listen_url: Option<String>,
+    /// Its timeouts (the pool's).
+    listen_timeouts: crate::store::pg_connect::PgTimeouts,
     /// How often the count-based gauges are refreshed.
     metrics_refresh: std::time::Duration,
 }
@@ -47,7 +49,12 @@ impl App {
             .await
             .with_context(|| format!("migrating {}", config.database_url))?;
         tracing::info!(database = %config.database_url, applied, "migrations applied");
-        let db = Db::connect_within(&config.database_url, config.database_connect_timeout).await?;
+        let db = Db::connect_with(
+            &config.database_url,
+            config.database_connect_timeout,
+            &config.database,
+        )
+        .await?;
         restore_virtual_time(&db, clock.as_ref()).await?;
         let mut core = Core::new(db, clock);
         core.quiet_hours = std::sync::Arc::new(config.quiet_hours.clone());
@@ -106,6 +113,7 @@ impl App {
             limits: config.limits,
             state,
             listen_url,
+            listen_timeouts: config.database.postgres,
             metrics_refresh: config.metrics_refresh,
         })
     }
@@ -154,6 +162,7 @@ impl App {
             if let Some(url) = self.listen_url.clone() {
                 background.push(tokio::spawn(runtime::listen(
                     url,
+                    self.listen_timeouts,
                     core.wakeup.clone(),
                     stop.clone(),
                 )));

@@ -91,6 +91,9 @@ pub struct Config {
     pub limits: ConnLimits,
     /// How long connecting to the database at start may take (SPEC §13: 10 s).
     pub database_connect_timeout: std::time::Duration,
+    /// How the pool opens connections: PostgreSQL's timeouts and keepalives
+    /// (`--database-statement-timeout`, docs/operations.md), SQLite's size cap (tests).
+    pub database: crate::store::DbOptions,
     /// How often gRPC health probes the database, answering `NOT_SERVING` while it fails.
     pub health_probe_every: std::time::Duration,
     /// The quiet-hours policy for SMS and calls (`--quiet-hours`; SPEC §11).
@@ -118,6 +121,7 @@ impl Config {
             public_url: None,
             limits: ConnLimits::default(),
             database_connect_timeout: crate::store::DEFAULT_CONNECT_TIMEOUT,
+            database: Default::default(),
             health_probe_every: DEFAULT_HEALTH_PROBE_EVERY,
             quiet_hours: Default::default(),
             metrics_token: None,
@@ -138,6 +142,7 @@ impl fmt::Debug for Config {
             .field("public_url", &self.public_url)
             .field("limits", &self.limits)
             .field("database_connect_timeout", &self.database_connect_timeout)
+            .field("database", &self.database)
             .field("health_probe_every", &self.health_probe_every)
             .field(
                 "metrics_token",

@@ -29,6 +29,11 @@ pub struct ServeArgs {
     /// Seconds connecting to the database at start may take before the start fails.
     #[arg(long, env = "NUDGE_DATABASE_CONNECT_TIMEOUT", default_value_t = 10)]
     pub database_connect_timeout: u64,
+    /// Seconds a PostgreSQL statement may run (`statement_timeout`); a request with no answer
+    /// from PostgreSQL for 5 s more gives its connection up (a stalled link).
+    #[arg(long, env = "NUDGE_DATABASE_STATEMENT_TIMEOUT", default_value_t = 15,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub database_statement_timeout: u64,
     /// Seconds between gRPC health's database probes (`SELECT 1`; NOT_SERVING while it fails).
     #[arg(long, env = "NUDGE_HEALTH_PROBE_EVERY", default_value_t = 5)]
     pub health_probe_every: u64,
@@ -57,6 +62,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.public_url = args.public_url;
     config.limits.max_connections = args.max_connections as usize;
     config.database_connect_timeout = Duration::from_secs(args.database_connect_timeout);
+    config.database.postgres.statement = Duration::from_secs(args.database_statement_timeout);
+    config.database.postgres.answer = Duration::from_secs(args.database_statement_timeout + 5);
     config.health_probe_every = Duration::from_secs(args.health_probe_every.max(1));
     config.quiet_hours = crate::timing::QuietHours::policy(args.quiet_hours);
     config.metrics_token = args.metrics_token.filter(|t| !t.is_empty());

@@ -72,19 +72,21 @@ impl Core {
 
 /// PostgreSQL: listens on [`CHANNEL`] with a dedicated connection and wakes this process's
 /// planner on every notification. Reconnects after a failure; stops when `stop` fires.
-pub async fn listen(url: String, wakeup: Wakeup, mut stop: Stop) {
-    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-    use futures_util::StreamExt;
+pub async fn listen(
+    url: String,
+    timeouts: crate::store::pg_connect::PgTimeouts,
+    wakeup: Wakeup,
+    mut stop: Stop,
+) {
     loop {
         let session = async {
-            let mut conn = AsyncPgConnection::establish(&url).await?;
-            diesel::sql_query(format!("LISTEN {CHANNEL}"))
-                .execute(&mut conn)
-                .await?;
+            // Through every host of the URL, so after a failover it listens on the new primary.
+            let (client, mut notices) =
+                crate::store::pg_connect::connect_client(&url, &timeouts).await?;
+            client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
             // Anything written while we were not listening is caught by this first wake.
             wakeup.wake();
-            let mut stream = std::pin::pin!(conn.notifications_stream());
-            while let Some(note) = stream.next().await {
+            while let Some(note) = notices.recv().await {
                 note?;
                 wakeup.wake();
             }

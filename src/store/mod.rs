@@ -50,6 +50,7 @@ pub mod journey;
 pub mod link_secret;
 pub mod pg_array;
 pub mod pg_batch;
+pub mod pg_connect;
 pub mod provider_secrets;
 pub mod schema;
 pub mod senders;
@@ -99,7 +100,19 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const POSTGRES_POOL_SIZE: usize = 16;
 /// How long a request waits for a pooled connection (or for a new one to open) before it fails
 /// as unavailable, rather than hanging.
-const POOL_TIMEOUT: Duration = Duration::from_secs(30);
+const POOL_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long checking a pooled connection before it is lent out may take.
+const RECYCLE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How the pool opens its connections.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DbOptions {
+    /// PostgreSQL's connect, statement, answer and keepalive timeouts.
+    pub postgres: pg_connect::PgTimeouts,
+    /// SQLite: the most pages the file may grow to (`PRAGMA max_page_count`); `None`: no cap
+    /// but the disk's. Tests set it to fill the store as a full disk would.
+    pub sqlite_max_pages: Option<u32>,
+}
 
 /// The errors of the storage boundary. Each keeps its cause as its `source`.
 #[derive(Debug, thiserror::Error)]
@@ -129,6 +142,11 @@ pub enum StoreError {
     /// SQLite stayed busy past its timeout, or retries on a conflict ran out: try again later.
     #[error("too many concurrent writers: {0}")]
     Contention(String),
+    /// The database answers but refuses writes: it is read-only (a standby, or
+    /// `default_transaction_read_only`) or out of disk space. Nothing was changed; retryable
+    /// once an operator (or a failover) fixes it.
+    #[error("the database refuses writes: {0}")]
+    Unwritable(String),
     /// A storage task stopped (it panicked or was cancelled).
     #[error("a storage worker task stopped: {0}")]
     Worker(#[from] tokio::task::JoinError),
@@ -141,8 +159,9 @@ impl From<PoolError> for StoreError {
 }
 
 impl From<diesel::result::Error> for StoreError {
-    /// A lost connection is [`StoreError::Unavailable`] (the caller may retry), anything else
-    /// a failed query.
+    /// A lost connection, or a server that is going away, is [`StoreError::Unavailable`] (the
+    /// caller may retry); one that refuses writes is [`StoreError::Unwritable`]; a conflict
+    /// of concurrent transactions is [`StoreError::Contention`]; anything else a failed query.
     fn from(e: diesel::result::Error) -> StoreError {
         use diesel::result::{DatabaseErrorKind, Error};
         match e {
@@ -151,8 +170,85 @@ impl From<diesel::result::Error> for StoreError {
                 _,
             )
             | Error::BrokenTransactionManager => StoreError::Unavailable(Box::new(e)),
+            // The commit failed and so did the rollback: what the commit met decides (a lost
+            // connection, mostly).
+            Error::RollbackErrorOnCommit { commit_error, .. } => StoreError::from(*commit_error),
+            Error::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, info) => {
+                StoreError::Unwritable(format!("it is read-only ({})", info.message()))
+            }
+            Error::DatabaseError(DatabaseErrorKind::SerializationFailure, info) => {
+                StoreError::Contention(info.message().to_string())
+            }
+            Error::DatabaseError(DatabaseErrorKind::Unknown, ref info) => {
+                match server_condition(info.message()) {
+                    Some(Condition::GoingAway) => StoreError::Unavailable(Box::new(e)),
+                    Some(Condition::Full) => {
+                        StoreError::Unwritable(format!("it is out of space ({})", info.message()))
+                    }
+                    Some(Condition::Conflict) => StoreError::Contention(info.message().to_string()),
+                    None => StoreError::Query(e),
+                }
+            }
             e => StoreError::Query(e),
         }
+    }
+}
+
+/// What a database error that is no fault of the query says about the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Condition {
+    /// The connection or the server is going away, or a statement ran out of time: retry
+    /// (on another connection, after a failover).
+    GoingAway,
+    /// No space left for the write.
+    Full,
+    /// Two transactions conflicted (a deadlock): retry.
+    Conflict,
+}
+
+/// Classifies a server's error by its message. diesel keeps PostgreSQL's SQLSTATE to itself
+/// for these (its kind is `Unknown`), so the messages of the classes that mean "the server,
+/// not the query" are matched: 57P01–57P04 and 25P03 (terminated, shutting down, starting,
+/// in recovery), 57014 (a statement or lock timeout), 08xxx (connection failures), 53xxx
+/// (out of disk, memory, connections), 40P01 (deadlock); SQLite's `SQLITE_FULL` and I/O
+/// errors. PostgreSQL's messages are its English ones (`lc_messages`, the default).
+fn server_condition(message: &str) -> Option<Condition> {
+    const GOING_AWAY: [&str; 16] = [
+        "terminating connection due to administrator command",
+        "terminating connection due to crash",
+        "terminating connection because of crash",
+        "terminating connection due to idle-in-transaction timeout",
+        "terminating connection due to idle-session timeout",
+        "terminating connection due to conflict with recovery",
+        "the database system is shutting down",
+        "the database system is starting up",
+        "the database system is in recovery mode",
+        "the database system is not yet accepting connections",
+        "the database system is not accepting connections",
+        "canceling statement due to statement timeout",
+        "canceling statement due to lock timeout",
+        "canceling statement due to conflict with recovery",
+        "sorry, too many clients already",
+        "disk I/O error",
+    ];
+    const FULL: [&str; 4] = [
+        "No space left on device",
+        "could not extend file",
+        "database or disk is full",
+        "out of shared memory",
+    ];
+    if FULL.iter().any(|m| message.contains(m)) {
+        Some(Condition::Full)
+    } else if GOING_AWAY.iter().any(|m| message.contains(m))
+        || message.contains("remaining connection slots are reserved")
+        || message.starts_with("server closed the connection")
+        || message.contains("connection reset")
+    {
+        Some(Condition::GoingAway)
+    } else if message.contains("deadlock detected") {
+        Some(Condition::Conflict)
+    } else {
+        None
     }
 }
 
@@ -194,10 +290,21 @@ impl Db {
     /// [`Db::connect`], failing when the first connection takes longer than `timeout` (a
     /// server that accepts TCP but never answers would otherwise hang the start).
     pub async fn connect_within(url: &DatabaseUrl, timeout: Duration) -> Result<Db, StoreError> {
+        Db::connect_with(url, timeout, &DbOptions::default()).await
+    }
+
+    /// [`Db::connect_within`] with `options` (the server's configured timeouts).
+    pub async fn connect_with(
+        url: &DatabaseUrl,
+        timeout: Duration,
+        options: &DbOptions,
+    ) -> Result<Db, StoreError> {
         let db = match url {
             DatabaseUrl::Postgres(pg) => {
                 let mut config = ManagerConfig::<AsyncPgConnection>::default();
-                config.custom_setup = Box::new(|url| Box::pin(open_postgres(url.to_string())));
+                let timeouts = options.postgres;
+                config.custom_setup =
+                    Box::new(move |url| Box::pin(open_postgres(url.to_string(), timeouts)));
                 let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
                     pg.clone(),
                     config,
@@ -207,13 +314,18 @@ impl Db {
                     .runtime(deadpool::Runtime::Tokio1)
                     .wait_timeout(Some(POOL_TIMEOUT))
                     .create_timeout(Some(POOL_TIMEOUT))
+                    // Recycling checks a connection with a query: on a stalled link that
+                    // query would hang the request that asked for a connection.
+                    .recycle_timeout(Some(RECYCLE_TIMEOUT))
                     .build()
                     .expect("a pool with a runtime and timeouts builds");
                 Db::Postgres(pool)
             }
             DatabaseUrl::Sqlite(path) => {
                 let mut config = ManagerConfig::<SqliteConn>::default();
-                config.custom_setup = Box::new(|path| Box::pin(open_sqlite(path.to_string())));
+                let max_pages = options.sqlite_max_pages;
+                config.custom_setup =
+                    Box::new(move |path| Box::pin(open_sqlite(path.to_string(), max_pages)));
                 let manager =
                     AsyncDieselConnectionManager::<SqliteConn>::new_with_config(path, config);
                 // One connection: SQLite has a single writer anyway, and a second pooled
@@ -246,10 +358,49 @@ impl Db {
         }
     }
 
-    /// `SELECT 1`: whether the database answers now (the health probe).
+    /// Whether the database answers now and takes writes (the health probe): `SELECT 1` on
+    /// SQLite; on PostgreSQL a transaction that writes the `health_probe` row and commits, so a
+    /// read-only session (a standby reached without `target_session_attrs=read-write`, or
+    /// `default_transaction_read_only`: [`StoreError::Unwritable`]) fails it, and a primary
+    /// whose commits hang (waiting for a synchronous standby that is gone) never finishes it.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        let conn = self.conn().await?;
-        with_conn!(conn, c => c.batch_execute("SELECT 1").await)?;
+        #[derive(diesel::QueryableByName)]
+        struct ReadOnly {
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            read_only: String,
+        }
+        match self.conn().await? {
+            Conn::Postgres(mut c) => {
+                use diesel_async::{AsyncConnection, RunQueryDsl};
+                let read_only = c
+                    .transaction(async |c| {
+                        let row: ReadOnly = diesel::sql_query(
+                            "SELECT current_setting('transaction_read_only') AS read_only",
+                        )
+                        .get_result(c)
+                        .await?;
+                        if row.read_only != "on" {
+                            // A write makes the commit a real one: WAL, and the wait for a
+                            // synchronous standby.
+                            diesel::sql_query(
+                                "UPDATE health_probe SET at = \
+                                 (extract(epoch FROM clock_timestamp()) * 1000)::bigint \
+                                 WHERE id = 1",
+                            )
+                            .execute(c)
+                            .await?;
+                        }
+                        Ok::<_, diesel::result::Error>(row.read_only == "on")
+                    })
+                    .await?;
+                if read_only {
+                    return Err(StoreError::Unwritable(
+                        "it is read-only (transaction_read_only is on)".into(),
+                    ));
+                }
+            }
+            Conn::Sqlite(mut c) => c.batch_execute("SELECT 1").await?,
+        }
         Ok(())
     }
 
@@ -298,7 +449,7 @@ impl Db {
         match url {
             DatabaseUrl::Postgres(pg) => {
                 let conn = within(url, timeout, async {
-                    AsyncPgConnection::establish(pg)
+                    pg_connect::connect(pg, &pg_connect::PgTimeouts::for_migrations())
                         .await
                         .map_err(|e| StoreError::Connect {
                             url: url.to_string(),
@@ -392,23 +543,23 @@ async fn within<T>(
 /// sequential scan: `BatchEnroll`'s duplicate check then read every enrollment for each batch
 /// and fell from 3,400 to 700 enrollments/s as the table grew to 100,000. A custom plan costs
 /// a fraction of a millisecond per statement, and nudge's statements are few and batched.
-async fn open_postgres(url: String) -> diesel::ConnectionResult<AsyncPgConnection> {
-    let mut conn = AsyncPgConnection::establish(&url).await?;
-    conn.batch_execute("SET plan_cache_mode = force_custom_plan")
-        .await
-        .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
-    Ok(conn)
+async fn open_postgres(
+    url: String,
+    timeouts: pg_connect::PgTimeouts,
+) -> diesel::ConnectionResult<AsyncPgConnection> {
+    // `plan_cache_mode = force_custom_plan` is set there, with the timeouts.
+    pg_connect::connect(&url, &timeouts).await
 }
 
 /// Opens an SQLite connection with the settings nudge relies on: WAL (readers never block the
 /// writer), a busy timeout (a writer waits instead of failing), and enforced foreign keys.
-async fn open_sqlite(path: String) -> diesel::ConnectionResult<SqliteConn> {
+async fn open_sqlite(path: String, max_pages: Option<u32>) -> diesel::ConnectionResult<SqliteConn> {
     // Opening and switching to WAL can meet a lock another process holds (a replica starting at
     // the same time) and answer SQLITE_BUSY without consulting the busy timeout: wait for the
     // lock (up to about 5 s) instead of failing, as migrating does.
     let mut attempt = 0;
     loop {
-        match open_sqlite_once(&path).await {
+        match open_sqlite_once(&path, max_pages).await {
             Err(e) if attempt < 50 && e.to_string().contains("database is locked") => {
                 attempt += 1;
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -418,7 +569,10 @@ async fn open_sqlite(path: String) -> diesel::ConnectionResult<SqliteConn> {
     }
 }
 
-async fn open_sqlite_once(path: &str) -> diesel::ConnectionResult<SqliteConn> {
+async fn open_sqlite_once(
+    path: &str,
+    max_pages: Option<u32>,
+) -> diesel::ConnectionResult<SqliteConn> {
     let mut conn = SqliteConn::establish(path).await?;
     // The busy timeout first: switching to WAL takes a lock another process may hold (a
     // replica starting at the same time), and waits for it only with a timeout set.
@@ -428,6 +582,11 @@ async fn open_sqlite_once(path: &str) -> diesel::ConnectionResult<SqliteConn> {
     ))
     .await
     .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+    if let Some(pages) = max_pages {
+        conn.batch_execute(&format!("PRAGMA max_page_count = {pages}"))
+            .await
+            .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+    }
     Ok(conn)
 }
 

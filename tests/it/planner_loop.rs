@@ -246,7 +246,12 @@ async fn loop_wakes_on_notify_from_another_app() {
     // connecting, to catch what it missed). From then on, forward each wake to the loop.
     let heard = Wakeup::default();
     let (stop_tx, stop) = Stop::new();
-    let listener = tokio::spawn(runtime::listen(pg_url, heard.clone(), stop));
+    let listener = tokio::spawn(runtime::listen(
+        pg_url,
+        Default::default(),
+        heard.clone(),
+        stop,
+    ));
     tokio::time::timeout(StdDuration::from_secs(10), heard.woken())
         .await
         .expect("LISTEN connects");

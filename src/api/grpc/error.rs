@@ -129,6 +129,12 @@ fn store_status(error: StoreError) -> Status {
             tracing::error!(error = %error, "database unavailable");
             Status::unavailable("the database is unavailable; retry later")
         }
+        StoreError::Unwritable(why) => {
+            tracing::error!(error = %error, "database refuses writes");
+            Status::unavailable(format!(
+                "the database refuses writes: {why}; nothing was changed, retry later"
+            ))
+        }
         _ => {
             tracing::error!(error = %error, "storage error");
             Status::internal("internal error; the server log has the details")

@@ -6,6 +6,7 @@ pub mod account;
 pub mod auth;
 pub mod contact;
 pub mod convert;
+pub mod deadline;
 pub mod dispatch;
 pub mod enrollment;
 pub mod error;
@@ -134,6 +135,7 @@ pub async fn router(
             state,
             auth::require_token,
         ))
+        .layer(axum::middleware::from_fn(deadline::keep))
         .layer(axum::Extension(probe)))
 }
 

@@ -105,6 +105,14 @@ impl From<StoreError> for HttpError {
                     "the database is unavailable; retry later",
                 )
             }
+            StoreError::Unwritable(why) => {
+                tracing::error!(error = %error, "database refuses writes");
+                HttpError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "unavailable",
+                    format!("the database refuses writes: {why}; nothing was changed, retry later"),
+                )
+            }
             StoreError::Contention(_) => {
                 tracing::warn!(error = %error, "write contention");
                 HttpError::new(
