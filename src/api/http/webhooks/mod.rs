@@ -26,7 +26,7 @@ use super::error::HttpError;
 use super::{check_id, read_body, receipt_json};
 use crate::api::AppState;
 use crate::inbound::mail::{self, Mail};
-use crate::inbound::providers::{Notice, Provider, Reading};
+use crate::inbound::providers::{Notice, Reading};
 use crate::inbound::signing::{self, SignatureError};
 use crate::inbound::{sms, SignalKind};
 use crate::service::fields::parse_phone;
@@ -326,48 +326,8 @@ pub async fn twilio(
     body: Body,
 ) -> Result<Response, HttpError> {
     let account = query.account()?;
-    let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
-    // The signature first: it covers the form's fields, so a body that is no form is checked
-    // as one without fields (and cannot match what Twilio signed).
-    let form: Result<Vec<(String, String)>, String> = serde_urlencoded::from_bytes(&body)
-        .map_err(|e| format!("the body is not a form (application/x-www-form-urlencoded): {e}"));
-    let signed_params = form.as_deref().unwrap_or_default();
-    let header: Result<Option<&str>, _> = headers
-        .get(signing::TWILIO_HEADER)
-        .map(|v| v.to_str())
-        .transpose();
-    let url = public_url(&state, &headers, &uri);
-    with_keys(&state, account, |keys| {
-        let token = keys.of(Provider::Twilio).ok_or_else(|| {
-            HttpError::unauthenticated(format!(
-                "account `{account}` has no Twilio auth token to check `X-Twilio-Signature` with: \
-                 set it with `nudge provider-secret set twilio`"
-            ))
-        })?;
-        let header = header
-            .as_ref()
-            .map(|h| *h)
-            .map_err(|_| SignatureError::TwilioMismatch)?;
-        signing::twilio_verify(token, &url, signed_params, header).map_err(|e| {
-            let mut e = HttpError::from(e);
-            e.message = format!(
-                "{} (checked against the URL {url}; set --public-url if Twilio calls another)",
-                e.message
-            );
-            e
-        })
-    })
-    .await?;
-    let params = form.map_err(HttpError::unprocessable)?;
-    if let Some((k, _)) = params
-        .iter()
-        .find(|(k, v)| k.contains('\0') || v.contains('\0'))
-    {
-        return Err(HttpError::unprocessable(format!(
-            "the form field `{}` contains a NUL character (%00); remove it",
-            k.replace('\0', "\\0")
-        )));
-    }
+    let form = providers::twilio_form(&state, account, &uri, &headers, body).await?;
+    let params = form.pairs();
     let param = |name: &str| {
         params
             .iter()

@@ -394,8 +394,9 @@ pub async fn ses(
     }
 }
 
-/// Checks `X-Twilio-Signature` over the URL Twilio called and the form's fields.
-async fn twilio_form(
+/// Checks `X-Twilio-Signature` over the URL Twilio called and the form's fields, then the
+/// body: every Twilio webhook (inbound SMS, message status, Voice) is read here.
+pub(super) async fn twilio_form(
     state: &AppState,
     account: &str,
     uri: &Uri,
@@ -403,14 +404,21 @@ async fn twilio_form(
     body: Body,
 ) -> Result<Form, HttpError> {
     let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
-    form::form_type(content_type(headers), "Twilio")?;
-    // Checked as a form without fields when it is none: it cannot match what Twilio signed.
+    // The signature first: it covers the form's fields, so a body that is no form is checked
+    // as one without fields (and cannot match what Twilio signed).
     let form = Form::urlencoded(&body);
     let params = form.as_ref().map(Form::pairs).unwrap_or_default();
-    let header = header_text(headers, signing::TWILIO_HEADER);
+    let header = headers
+        .get(signing::TWILIO_HEADER)
+        .map(|v| {
+            v.to_str()
+                .map_err(|_| signing::SignatureError::TwilioMismatch)
+        })
+        .transpose();
     let url = public_url(state, headers, uri);
     with_keys(state, account, |keys| {
         let token = secret_of(keys, account, Provider::Twilio)?;
+        let header = header.clone()?;
         signing::twilio_verify(token, &url, &params, header).map_err(|e| {
             let mut e = HttpError::from(e);
             e.message = format!(
@@ -421,6 +429,9 @@ async fn twilio_form(
         })
     })
     .await?;
+    if content_type(headers).is_some() {
+        form::form_type(content_type(headers), "Twilio")?;
+    }
     let form = form?;
     form::refuse_nul(&form)?;
     Ok(form)
