@@ -889,7 +889,31 @@ async fn twilio_voice_calls(backend: Backend) {
     let w = world(backend, "twilio").await;
     let calls = create_flow(&w.app, CALL_FLOW).await;
     let meeting = create_flow(&w.app, MEETING_FLOW).await;
+    let long = w.req("call_completed_long");
+    w.refused("no token", &long, 401, "twilio").await;
     w.set_secret(Provider::Twilio).await;
+    let sig = long.headers["X-Twilio-Signature"].clone();
+    let mut forged = sig.clone();
+    forged.replace_range(0..1, if sig.starts_with('A') { "B" } else { "A" });
+    w.refused(
+        "forged",
+        &long.with_header("X-Twilio-Signature", &forged),
+        401,
+        "X-Twilio-Signature",
+    )
+    .await;
+    let other = long
+        .body
+        .clone()
+        .unwrap()
+        .replace("CallDuration=95", "CallDuration=96");
+    w.refused(
+        "another duration under the signature",
+        &long.with_body(&other),
+        401,
+        "X-Twilio-Signature",
+    )
+    .await;
     w.refused("malformed", &w.req("call_malformed"), 422, "")
         .await;
     let before = w.snapshot().await;
@@ -945,6 +969,11 @@ async fn twilio_voice_calls(backend: Backend) {
     let (code, body) = w.case("call_completed_long").await;
     assert_eq!((code, status_of(&body)), (200, "stored"), "{body}");
     assert_eq!(w.status(&waiting).await.1, "call", "{body}");
+    // Twilio's retry of the same callback: the same CallSid, a duplicate; nothing changes.
+    let before = w.snapshot().await;
+    let (code, body) = w.case("call_completed_long").await;
+    assert_eq!((code, status_of(&body)), (200, "duplicate"), "{body}");
+    assert_eq!(w.snapshot().await, before);
     // No task and no answer: nothing.
     let (code, body) = w.case("call_no_answer").await;
     assert_eq!((code, status_of(&body)), (200, "ignored"), "{body}");
