@@ -8,7 +8,8 @@
 #   N instructions per step
 #
 # then the ten functions with the most instructions of their own (callgrind_annotate). Steps:
-# NUDGE_CG_STEPS (20000). Needs valgrind and PostgreSQL; drops its database at the end.
+# NUDGE_CG_STEPS (20000); NUDGE_CG_FEATURES (cargo features, e.g. `mimalloc`). Needs valgrind
+# and PostgreSQL; drops its database at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/nudge-target}"
@@ -24,7 +25,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cargo build --release --locked --bin nudge-bench >&2
+# NUDGE_CG_FEATURES=mimalloc measures the build with that allocator.
+cargo build --release --locked --bin nudge-bench ${NUDGE_CG_FEATURES:+--features "$NUDGE_CG_FEATURES"} >&2
 bench="$CARGO_TARGET_DIR/release/nudge-bench"
 psql "$server/postgres" -qc "CREATE DATABASE $db" >/dev/null
 
@@ -33,9 +35,10 @@ valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect='*Planner
     "$bench" --database-url "$server/$db" --n "$steps" --enroll-batch 1000 >"$work/bench.log" 2>&1 \
     || { cat "$work/bench.log" >&2; exit 1; }
 
-total="$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')"
+# (awk reads to the end: an early exit would cut callgrind_annotate's pipe under pipefail)
+total="$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done { gsub(",", "", $1); print $1; done = 1 }')"
 [ -n "$total" ] || { echo "error: no totals in the callgrind output" >&2; exit 1; }
 echo "$(( total / steps )) instructions per step"
 echo "($total instructions in Planner::drain for $steps steps; top ten by self cost:)"
 callgrind_annotate --inclusive=no "$out" 2>/dev/null \
-    | awk '/^-+$/ { dashes++; next } dashes >= 3 && NF > 0 { print; if (++n == 10) exit }'
+    | awk '/file:function/ { on = 1; next } on && NF > 0 && !/^-+$/ && n < 10 { print; n++ }'

@@ -2,6 +2,11 @@
 //! subcommand, flush the spans, and print the whole error chain on failure.
 
 use clap::Parser;
+
+/// `--features mimalloc`: the allocator measured against glibc's (docs/benchmarks.md).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use nudge::cli::Cli;
 use nudge::config::LogFormat;
 use std::process::ExitCode;

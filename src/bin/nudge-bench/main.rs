@@ -33,6 +33,11 @@
 //! that are not due, so the figures show what a big table costs (issue 18, point 6).
 
 use chrono::{DateTime, Duration, Utc};
+
+/// `--features mimalloc`: the allocator measured against glibc's (docs/benchmarks.md).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures_util::{StreamExt, TryStreamExt};
