@@ -35,16 +35,25 @@ pub struct Account {
 /// A completed call at least this long is connected when the account sets no threshold.
 pub const DEFAULT_CALL_CONNECTED_THRESHOLD_SECS: u64 = 30;
 
-impl Account {
-    /// The shortest connected call, in seconds.
-    pub fn call_connected_secs(&self) -> u64 {
-        self.call_connected_threshold
-            .as_deref()
-            .and_then(|t| Duration::parse(t).ok())
-            .filter(Duration::is_fixed)
-            .map(|d| d.fixed_ms / 1000)
-            .unwrap_or(DEFAULT_CALL_CONNECTED_THRESHOLD_SECS)
-    }
+/// The shortest connected call of a stored `call_connected_threshold`, in seconds.
+fn call_connected_secs(threshold: Option<&str>) -> u64 {
+    threshold
+        .and_then(|t| Duration::parse(t).ok())
+        .filter(Duration::is_fixed)
+        .map(|d| d.fixed_ms / 1000)
+        .unwrap_or(DEFAULT_CALL_CONNECTED_THRESHOLD_SECS)
+}
+
+/// The account's shortest connected call, in seconds: what a call status is judged by, read
+/// alone (not the whole account, whose provider secrets a call status has no use for).
+pub async fn call_connected_threshold(core: &Core, account_id: &str) -> Result<u64, ServiceError> {
+    let row = store::accounts::find(&core.db, account_id)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound {
+            what: "account",
+            id: account_id.to_string(),
+        })?;
+    Ok(call_connected_secs(row.call_connected_threshold.as_deref()))
 }
 
 /// A field of [`Account`] an update may name (its `update_mask` path).

@@ -302,8 +302,7 @@ async fn call_status(
     replay: &mut Option<Replay>,
 ) -> Result<Step, ServiceError> {
     let core = router.core();
-    let account = accounts::get(core, account_id).await?;
-    let outcome = n.outcome(account.call_connected_secs());
+    let outcome = n.outcome(accounts::call_connected_threshold(core, account_id).await?);
     let contacts =
         store::signals::contacts_by_phone(&core.db, account_id, &n.contact_phone).await?;
     let task = match task_id {

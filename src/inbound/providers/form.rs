@@ -34,10 +34,9 @@ pub enum FormType {
     Multipart,
 }
 
-/// The form type a `Content-Type` names, or a refusal that names what was sent and what is
-/// expected.
-pub fn form_type(content_type: Option<&str>, provider: &str) -> Result<FormType, Refusal> {
-    let media = content_type
+/// A `Content-Type`'s media type, lower case, without its parameters (empty when absent).
+fn media_type(content_type: Option<&str>) -> String {
+    content_type
         .map(|c| {
             c.split(';')
                 .next()
@@ -45,20 +44,43 @@ pub fn form_type(content_type: Option<&str>, provider: &str) -> Result<FormType,
                 .trim()
                 .to_ascii_lowercase()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// The 415 that names what `provider` posts (`expected`) and what came (`media`).
+fn wrong_type(provider: &str, expected: &str, media: &str) -> Refusal {
+    Refusal::ContentType(format!(
+        "{provider} posts {expected} here, not {}",
+        if media.is_empty() {
+            "a body without a Content-Type".to_string()
+        } else {
+            format!("`{}`", crate::quote::quote(media))
+        }
+    ))
+}
+
+/// The form type a `Content-Type` names, or a refusal that names what was sent and what is
+/// expected.
+pub fn form_type(content_type: Option<&str>, provider: &str) -> Result<FormType, Refusal> {
+    let media = media_type(content_type);
     match media.as_str() {
         "application/x-www-form-urlencoded" => Ok(FormType::UrlEncoded),
         "multipart/form-data" => Ok(FormType::Multipart),
-        _ => Err(Refusal::ContentType(format!(
-            "{provider} posts `application/x-www-form-urlencoded` or `multipart/form-data` \
-             here, not {}",
-            if media.is_empty() {
-                "a body without a Content-Type".to_string()
-            } else {
-                format!("`{}`", crate::quote::quote(&media))
-            }
-        ))),
+        _ => Err(wrong_type(
+            provider,
+            "`application/x-www-form-urlencoded` or `multipart/form-data`",
+            &media,
+        )),
     }
+}
+
+/// Refuses a body whose `Content-Type` is not JSON (`application/json`, `…+json`).
+pub fn expect_json(content_type: Option<&str>, provider: &str) -> Result<(), Refusal> {
+    let media = media_type(content_type);
+    if media == "application/json" || media.ends_with("+json") {
+        return Ok(());
+    }
+    Err(wrong_type(provider, "`application/json`", &media))
 }
 
 impl Form {

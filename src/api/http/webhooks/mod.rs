@@ -128,6 +128,23 @@ fn verify_nudge(
     })
 }
 
+/// The body of a request signed with `X-Nudge-Signature` (`/webhooks/email`,
+/// `/webhooks/calendar`), checked against the signature clock, and the replay to remember.
+async fn nudge_signed(
+    state: &AppState,
+    account: &str,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Bytes, Replay), HttpError> {
+    let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
+    let now = state.signature_clock.now();
+    let replay = with_keys(state, account, |keys| {
+        verify_nudge(&keys.webhook_secret, headers, &body, now)
+    })
+    .await?;
+    Ok((body, replay))
+}
+
 fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, HttpError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| HttpError::unprocessable(format!("the body does not parse: {e}")))?;
@@ -266,12 +283,7 @@ pub async fn email(
     body: Body,
 ) -> Result<Response, HttpError> {
     let account = query.account()?;
-    let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
-    let now = state.signature_clock.now();
-    let replay = with_keys(&state, account, |keys| {
-        verify_nudge(&keys.webhook_secret, &headers, &body, now)
-    })
-    .await?;
+    let (body, replay) = nudge_signed(&state, account, &headers, body).await?;
     let raw = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -408,12 +420,7 @@ pub async fn calendar(
     body: Body,
 ) -> Result<Response, HttpError> {
     let account = query.account()?;
-    let body = read_body(body, MAX_WEBHOOK_BYTES).await?;
-    let now = state.signature_clock.now();
-    let replay = with_keys(&state, account, |keys| {
-        verify_nudge(&keys.webhook_secret, &headers, &body, now)
-    })
-    .await?;
+    let (body, replay) = nudge_signed(&state, account, &headers, body).await?;
     let event: CalendarEvent = parse_json(&body)?;
     let organizer = event.organizer.email().to_string();
     let sender = lookup::sender_by_calendar(&state.core, account, &organizer)

@@ -69,27 +69,7 @@ fn content_type(headers: &HeaderMap) -> Option<&str> {
 
 /// Refuses a body that is not JSON by its `Content-Type` (415).
 fn expect_json(headers: &HeaderMap, provider: &str) -> Result<(), HttpError> {
-    let media = content_type(headers)
-        .map(|c| {
-            c.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .unwrap_or_default();
-    if media == "application/json" || media.ends_with("+json") {
-        return Ok(());
-    }
-    Err(Refusal::ContentType(format!(
-        "{provider} posts `application/json` here, not {}",
-        if media.is_empty() {
-            "a body without a Content-Type".to_string()
-        } else {
-            format!("`{}`", crate::quote::quote(&media))
-        }
-    ))
-    .into())
+    Ok(form::expect_json(content_type(headers), provider)?)
 }
 
 /// A form body, URL-encoded or multipart (read with `multer`: each part within the body's own
