@@ -11,7 +11,7 @@
 use crate::common::pg::PgDatabase;
 use crate::pg_load::{Load, Served, DEADLINE};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -48,6 +48,9 @@ mod postgres {
         super::read_only().await
     }
 }
+
+/// How long the link stalls (issue 31: 30 s).
+const STALL_FOR: Duration = Duration::from_secs(30);
 
 /// What the proxy does to the bytes.
 const PASS: u8 = 0;
@@ -235,16 +238,16 @@ async fn behind_proxy(latency: Duration) -> (PgDatabase, FaultProxy, Served, Loa
 
 async fn reset() {
     let (pg, proxy, served, load) = behind_proxy(Duration::ZERO).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    // Reset every connection, five times, 400 ms apart: some mid-transaction.
+    load.wait_running().await;
+    // Reset every connection five times, each once the service works again: some resets cut
+    // a transaction in the middle.
+    let mut back = Duration::ZERO;
     for _ in 0..5 {
         proxy.reset_all();
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        back = load.wait_working(Duration::from_secs(10)).await;
     }
-    let back = load.wait_working(Duration::from_secs(10)).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    load.wait_running_more().await;
     let record = load.finish().await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
     eprintln!(
         "reset: working again {:.1} s after the last reset; {} gRPC and {} webhook calls \
          refused, {} enrollments OK",
@@ -260,17 +263,18 @@ async fn reset() {
 
 async fn stall() {
     let (pg, proxy, served, load) = behind_proxy(Duration::ZERO).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    load.wait_running().await;
     let stalled = Instant::now();
     proxy.set(STALL);
-    tokio::time::sleep(Duration::from_secs(30)).await;
+    // The issue's fault is a 30 s stall: its length is what is tested (longer than every
+    // deadline and timeout), so it is waited out, not a condition.
+    tokio::time::sleep(STALL_FOR).await;
     proxy.set(PASS);
     let ended = Instant::now();
     let back = load.wait_working(Duration::from_secs(15)).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    load.wait_running_more().await;
     let given_up = proxy.given_up.load(Ordering::SeqCst);
     let record = load.finish().await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
     eprintln!(
         "stall: {given_up} stalled connections given up by nudge; working again {:.1} s after \
          the stall ended; {} gRPC and {} webhook calls refused",
@@ -297,23 +301,24 @@ async fn stall() {
 
 async fn latency() {
     let (pg, proxy, served, load) = behind_proxy(Duration::from_millis(50)).await;
+    let before = load.counts();
     proxy.set(LATENCY);
-    tokio::time::sleep(Duration::from_secs(8)).await;
+    // Slow, but everything goes through: enrollments, signals and acks under the latency.
+    let took = load
+        .wait_until("work through the latency", Duration::from_secs(60), |r| {
+            r.enrolled.len() >= before.0 + 10
+                && r.signals.len() >= before.1 + 2
+                && r.acked.len() > before.2
+        })
+        .await;
     proxy.set(PASS);
-    let during = load.counts();
     load.wait_working(Duration::from_secs(10)).await;
     let record = load.finish().await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
     eprintln!(
-        "latency: with 50 ms a packet, {} enrollments, {} signals, {} acks OK; {} calls refused",
-        during.0,
-        during.1,
-        during.2,
+        "latency: with 50 ms a packet, 10 enrollments, 2 signals and an ack took {:.1} s; {} \
+         calls refused",
+        took.as_secs_f64(),
         record.failures.len() + record.http_failures.len()
-    );
-    assert!(
-        during.0 > 0 && during.1 > 0,
-        "nothing went through: {during:?}"
     );
     record.check_failures(&[]);
     record.verify(&pg.url).await;
@@ -324,7 +329,7 @@ async fn read_only() {
     let pg = PgDatabase::create().await;
     let served = Served::start(&pg.url, |_| {}).await;
     let load = Load::start(&served);
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    load.wait_running().await;
     let name = pg.url.rsplit('/').next().unwrap().to_string();
     let admin = crate::pg_cluster::connect(&pg.url).await;
     let terminate = format!(
@@ -340,8 +345,8 @@ async fn read_only() {
     // Sessions read the setting when they start: end the ones open now.
     admin.batch_execute(&terminate).await.unwrap();
     let refused_at = Instant::now();
-    tokio::time::sleep(Duration::from_secs(4)).await;
-    let messages: Arc<Mutex<Vec<String>>> = Arc::default();
+    load.wait_health(refused_at, false, Duration::from_secs(15))
+        .await;
     // A write now: UNAVAILABLE, saying the database refuses writes.
     let mut client =
         nudge::proto::v1::contact_service_client::ContactServiceClient::new(served.channel.clone());
@@ -358,7 +363,6 @@ async fn read_only() {
     );
     r.set_timeout(DEADLINE);
     let e = client.upsert_contact(r).await.unwrap_err();
-    messages.lock().unwrap().push(e.message().to_string());
     assert_eq!(e.code(), tonic::Code::Unavailable, "{e:?}");
     assert!(
         e.message().contains("the database refuses writes"),
@@ -366,10 +370,6 @@ async fn read_only() {
         e.message()
     );
     assert!(e.message().contains("read-only"), "{}", e.message());
-    assert!(
-        load.health_turned(refused_at, false).is_some(),
-        "health stayed SERVING while the database refused writes"
-    );
     // Writes allowed again: back by itself.
     admin
         .batch_execute(&format!(
@@ -380,10 +380,9 @@ async fn read_only() {
     admin.batch_execute(&terminate).await.unwrap();
     let allowed = Instant::now();
     let back = load.wait_working(Duration::from_secs(15)).await;
-    assert!(load.health_turned(allowed, true).is_some() || back < Duration::from_secs(15));
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    load.wait_health(allowed, true, Duration::from_secs(15))
+        .await;
     let record = load.finish().await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
     eprintln!(
         "read-only: working again {:.1} s after writes were allowed; {} calls refused",
         back.as_secs_f64(),
@@ -401,7 +400,7 @@ async fn terminated() {
     let pg = PgDatabase::create().await;
     let served = Served::start(&pg.url, |_| {}).await;
     let load = Load::start(&served);
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    load.wait_running().await;
     let name = pg.url.rsplit('/').next().unwrap().to_string();
     let admin = crate::pg_cluster::connect(&pg.url).await;
     let mut terminated = 0i64;
@@ -415,11 +414,10 @@ async fn terminated() {
             .await
             .unwrap();
         terminated += rows.len() as i64;
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Each time once the service works again on new connections.
+        load.wait_working(Duration::from_secs(10)).await;
     }
-    load.wait_working(Duration::from_secs(10)).await;
     let record = load.finish().await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
     eprintln!(
         "terminated: {terminated} backends; {} gRPC and {} webhook calls refused",
         record.failures.len(),

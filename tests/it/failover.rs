@@ -2,7 +2,7 @@
 //! ([`crate::pg_cluster`]), nudge serving on libpq's multi-host URL with the planner on the
 //! system clock, load running ([`crate::pg_load`]: BatchEnroll, due steps,
 //! ClaimDispatches/AckDispatch, signed Twilio webhooks), then the primary killed (`pg_ctl stop
-//! -m immediate`) and the standby promoted. Afterwards: everything a client got an OK for is
+//! -m immediate`) and the standby promoted once nudge has noticed. Afterwards: everything a client got an OK for is
 //! there, every due step ran once, no acked dispatch was handed out again, health went
 //! NOT_SERVING and back to SERVING within 10 s of the promotion, and every call in between
 //! answered UNAVAILABLE within its deadline.
@@ -31,31 +31,24 @@ async fn failover() {
     })
     .await;
     let load = Load::start(&served);
-    tokio::time::sleep(Duration::from_secs(4)).await;
-    let before = load.counts();
-    assert!(before.0 > 0 && before.1 > 0, "the load runs: {before:?}");
+    load.wait_running().await;
 
+    // The primary dies; the standby is promoted once nudge has noticed (health NOT_SERVING,
+    // calls refused), as a failover manager would after its own detection.
     let killed = Instant::now();
     pair.primary.kill();
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    load.wait_health(killed, false, Duration::from_secs(15))
+        .await;
+    load.wait_refused(Duration::from_secs(15)).await;
     let promoted = Instant::now();
     pair.standby.promote();
-    let serving_again = loop {
-        if let Some(at) = load.health_turned(promoted, true) {
-            break at;
-        }
-        assert!(
-            promoted.elapsed() < Duration::from_secs(30),
-            "health never turned SERVING after the promotion:\n{}",
-            pair.standby.log()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let serving_again = load
+        .wait_health(promoted, true, Duration::from_secs(30))
+        .await;
     let working_again = load.wait_working(Duration::from_secs(30)).await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // More of everything on the new primary before the load stops.
+    load.wait_running_more().await;
     let record = load.finish().await;
-    // Let the planner finish what fell due (the 1 s waits).
-    tokio::time::sleep(Duration::from_secs(3)).await;
 
     let gap = serving_again - killed;
     let after_promotion = serving_again - promoted;
@@ -102,17 +95,9 @@ async fn failover() {
     }
     let hung = Instant::now();
     let load = Load::start(&served);
-    let not_serving = loop {
-        if let Some(at) = load.health_turned(hung, false) {
-            break at;
-        }
-        assert!(
-            hung.elapsed() < Duration::from_secs(15),
-            "health stayed SERVING while no commit finished"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    let not_serving = load.wait_health(hung, false, Duration::from_secs(15)).await;
+    // A call has waited on a hung commit and been answered.
+    load.wait_refused(Duration::from_secs(15)).await;
     for sql in [
         "ALTER SYSTEM RESET synchronous_standby_names",
         "SELECT pg_reload_conf()",
@@ -121,19 +106,8 @@ async fn failover() {
     }
     let fixed = Instant::now();
     load.wait_working(Duration::from_secs(15)).await;
-    let serving = loop {
-        if let Some(at) = load.health_turned(fixed, true) {
-            break at;
-        }
-        assert!(
-            fixed.elapsed() < Duration::from_secs(15),
-            "health never came back"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let serving = load.wait_health(fixed, true, Duration::from_secs(15)).await;
     let record = load.finish().await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
     eprintln!(
         "commits waiting for a missing standby: NOT_SERVING after {:.1} s, SERVING {:.1} s \
          after the fix; {} gRPC and {} webhook calls refused",

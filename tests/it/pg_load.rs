@@ -382,23 +382,80 @@ impl Load {
             .map(|(at, _)| *at)
     }
 
-    /// Waits until every client `ok()` at least once more after now, up to `within`: the
-    /// service works again.
-    pub async fn wait_working(&self, within: Duration) -> Duration {
+    /// Waits until `done` holds of what the clients recorded, up to `within` (then fails,
+    /// naming `what`); returns how long it took. Polls every 50 ms.
+    pub async fn wait_until(
+        &self,
+        what: &str,
+        within: Duration,
+        done: impl Fn(&Record) -> bool,
+    ) -> Duration {
         let started = Instant::now();
-        let before = self.counts();
         loop {
-            let now = self.counts();
-            if now.0 > before.0 && now.1 > before.1 {
-                return started.elapsed();
+            {
+                let record = self.record.lock().unwrap();
+                if done(&record) {
+                    return started.elapsed();
+                }
+                assert!(
+                    started.elapsed() < within,
+                    "{what}: not within {within:?} (last failure {:?})",
+                    record.failures.last()
+                );
             }
-            assert!(
-                started.elapsed() < within,
-                "the service did not work again within {within:?}: {:?}",
-                self.record.lock().unwrap().failures.last()
-            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// Until the load has done some of everything: enrollments, signals, and acks (which need
+    /// the planner to have run due steps).
+    pub async fn wait_running(&self) {
+        self.wait_until("the load runs", Duration::from_secs(30), |r| {
+            r.enrolled.len() >= 50 && r.signals.len() >= 5 && r.acked.len() >= 5
+        })
+        .await;
+    }
+
+    /// Until the load has done as much again of everything as it had so far.
+    pub async fn wait_running_more(&self) {
+        let before = self.counts();
+        self.wait_until("the load goes on", Duration::from_secs(30), |r| {
+            r.enrolled.len() >= 2 * before.0.max(25)
+                && r.signals.len() >= before.1 + 5
+                && r.acked.len() >= before.2 + 5
+        })
+        .await;
+    }
+
+    /// Waits until enrollments and signals are answered OK again after now, up to `within`:
+    /// the service works again.
+    pub async fn wait_working(&self, within: Duration) -> Duration {
+        let before = self.counts();
+        self.wait_until("the service works again", within, |r| {
+            r.enrolled.len() > before.0 && r.signals.len() > before.1
+        })
+        .await
+    }
+
+    /// Until some call has been refused (or a webhook has failed) since `after` calls in all.
+    pub async fn wait_refused(&self, within: Duration) {
+        let before = {
+            let r = self.record.lock().unwrap();
+            r.failures.len() + r.http_failures.len()
+        };
+        self.wait_until("a call is refused", within, |r| {
+            r.failures.len() + r.http_failures.len() > before
+        })
+        .await;
+    }
+
+    /// Until health is `serving` in a sample after `after`; returns that sample's instant.
+    pub async fn wait_health(&self, after: Instant, serving: bool, within: Duration) -> Instant {
+        self.wait_until("health", within, |r| {
+            r.health.iter().any(|(at, s)| *at > after && *s == serving)
+        })
+        .await;
+        self.health_turned(after, serving).expect("just seen")
     }
 
     pub async fn finish(self) -> Record {
@@ -510,17 +567,29 @@ impl Record {
             .unwrap()
             .get(0);
         assert_eq!(doubled, 0, "a signal was delivered twice");
-        // The planner went on: every enrollment past its wait has its email.
-        let stuck: i64 = db
-            .query_one(
-                "SELECT count(*) FROM enrollments e WHERE e.status = 'active' \
-                 AND e.created_at < $1 AND NOT EXISTS \
-                 (SELECT 1 FROM dispatches d WHERE d.enrollment_id = e.id)",
-                &[&(chrono::Utc::now().timestamp_millis() - 3_000)],
-            )
-            .await
-            .unwrap()
-            .get(0);
-        assert_eq!(stuck, 0, "due steps stopped running");
+        // The planner goes on: every enrollment made before now gets its email once its 1 s
+        // wait is over (waited for, up to 20 s).
+        let cutoff = chrono::Utc::now().timestamp_millis();
+        let started = Instant::now();
+        loop {
+            let stuck: i64 = db
+                .query_one(
+                    "SELECT count(*) FROM enrollments e WHERE e.status = 'active' \
+                     AND e.created_at < $1 AND NOT EXISTS \
+                     (SELECT 1 FROM dispatches d WHERE d.enrollment_id = e.id)",
+                    &[&cutoff],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            if stuck == 0 {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "due steps stopped running: {stuck} enrollments never got their email"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 }
