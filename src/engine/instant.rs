@@ -2,7 +2,7 @@
 //! only when not zero.
 
 use chrono::{DateTime, SecondsFormat, Timelike, Utc};
-use serde::{Deserialize, Deserializer, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// `2026-12-04T20:00:00Z`, or `2026-12-04T20:00:00.250Z` when there are milliseconds.
 pub fn format(t: DateTime<Utc>) -> String {
@@ -160,21 +160,35 @@ fn read_canonical(b: &[u8]) -> Option<DateTime<Utc>> {
 pub mod stored {
     use super::*;
 
-    /// Writes the instant as chrono's serde does.
+    /// Writes the instant as chrono's serde does; to a binary format (the stored state's
+    /// MessagePack, `store::state_encoding`), as an integer: milliseconds since the epoch, or
+    /// when the instant has a finer part, `[seconds, nanoseconds]`.
     pub fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+        if !s.is_human_readable() {
+            let nanos = t.timestamp_subsec_nanos();
+            if nanos % 1_000_000 == 0 {
+                return s.serialize_i64(t.timestamp_millis());
+            }
+            return (t.timestamp(), nanos).serialize(s);
+        }
         let mut out = Vec::with_capacity(30);
         write_stored(&mut out, t);
         s.serialize_str(std::str::from_utf8(&out).expect("ASCII"))
     }
 
-    /// Reads an instant as chrono's serde does.
+    /// Reads an instant as chrono's serde does (and either form [`serialize`] writes to a
+    /// binary format).
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
-        d.deserialize_str(Visitor)
+        if d.is_human_readable() {
+            d.deserialize_str(Visitor)
+        } else {
+            d.deserialize_any(Visitor)
+        }
     }
 
     struct Visitor;
 
-    impl serde::de::Visitor<'_> for Visitor {
+    impl<'de> serde::de::Visitor<'de> for Visitor {
         type Value = DateTime<Utc>;
 
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -183,6 +197,32 @@ pub mod stored {
 
         fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<DateTime<Utc>, E> {
             read_stored(text).map_err(E::custom)
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, millis: i64) -> Result<DateTime<Utc>, E> {
+            DateTime::from_timestamp_millis(millis)
+                .ok_or_else(|| E::custom(format!("{millis} ms is out of range for an instant")))
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, millis: u64) -> Result<DateTime<Utc>, E> {
+            let millis = i64::try_from(millis)
+                .map_err(|_| E::custom(format!("{millis} ms is out of range for an instant")))?;
+            self.visit_i64(millis)
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<DateTime<Utc>, A::Error> {
+            use serde::de::Error;
+            let secs: i64 = seq
+                .next_element()?
+                .ok_or_else(|| A::Error::invalid_length(0, &self))?;
+            let nanos: u32 = seq
+                .next_element()?
+                .ok_or_else(|| A::Error::invalid_length(1, &self))?;
+            DateTime::from_timestamp(secs, nanos)
+                .ok_or_else(|| A::Error::custom(format!("{secs} s {nanos} ns is out of range")))
         }
     }
 }
@@ -257,6 +297,38 @@ mod tests {
                 prop_assert_eq!(read_stored(&text).unwrap(), t);
                 let through_serde: DateTime<Utc> = serde_json::from_str(&chrono_text(&t)).unwrap();
                 prop_assert_eq!(read_stored(&text).unwrap(), through_serde);
+            }
+
+            /// To a binary format (the stored state's MessagePack) an instant is an integer
+            /// of milliseconds, or seconds and nanoseconds, and reads back exactly, with and
+            /// without `Option` around it.
+            #[test]
+            fn a_binary_format_keeps_it_exactly(
+                secs in -62_167_219_200i64 - 86_400 * 400..253_402_300_799 + 86_400 * 400,
+                sub in prop_oneof![
+                    Just(0u32),
+                    (0u32..1000).prop_map(|ms| ms * 1_000_000),
+                    0u32..1_000_000_000,
+                ],
+            ) {
+                #[derive(Debug, PartialEq, Serialize, Deserialize)]
+                struct Both {
+                    #[serde(with = "stored")]
+                    at: DateTime<Utc>,
+                    #[serde(default, skip_serializing_if = "Option::is_none", with = "stored_opt")]
+                    maybe: Option<DateTime<Utc>>,
+                }
+                let t = DateTime::from_timestamp(secs, sub).unwrap();
+                for value in [Both { at: t, maybe: Some(t) }, Both { at: t, maybe: None }] {
+                    let bytes = rmp_serde::to_vec_named(&value).unwrap();
+                    prop_assert_eq!(rmp_serde::from_slice::<Both>(&bytes).unwrap(), value);
+                }
+                // Whole milliseconds are one integer (9 bytes at most), not 24 bytes of text.
+                if sub % 1_000_000 == 0 {
+                    let mut bytes = Vec::new();
+                    stored::serialize(&t, &mut rmp_serde::Serializer::new(&mut bytes)).unwrap();
+                    prop_assert!(bytes.len() <= 9);
+                }
             }
         }
 

@@ -200,7 +200,7 @@ impl Tx {
         now_ms: i64,
     ) -> Result<Option<super::EnrollmentRow>, StoreError> {
         use super::schema::enrollments;
-        let waiting: Vec<(String, String)> = on_conn!(&mut self.conn, c => enrollments::table
+        let waiting: Vec<(String, Vec<u8>)> = on_conn!(&mut self.conn, c => enrollments::table
             .filter(enrollments::account_id.eq(account_id))
             .filter(enrollments::sender_id.eq(sender_id))
             .filter(enrollments::status.eq("active"))
@@ -214,7 +214,7 @@ impl Tx {
         let first = waiting
             .into_iter()
             .filter_map(|(id, state)| {
-                let state: crate::engine::EnrollmentState = serde_json::from_str(&state).ok()?;
+                let state = super::state_encoding::decode(&state).ok()?;
                 let run = state.run.as_ref()?;
                 let waits = run.deferred_reason.is_some()
                     && crate::engine::channel_of(run.step_type) == channel;

@@ -1,4 +1,4 @@
-//! Enrollments and what an engine step writes: the enrollment row (state JSON, `status`,
+//! Enrollments and what an engine step writes: the enrollment row (state, `status`,
 //! `next_run_at`), journey entries, dispatches (the outbox, SPEC §6) and tasks.
 //!
 //! [`Writes`] is everything one or many [`crate::engine::step`] calls produce, turned into
@@ -39,8 +39,8 @@ pub struct EnrollmentRow {
     pub sender_id: String,
     pub status: String,
     pub client_key: Option<String>,
-    /// The engine's [`EnrollmentState`] as JSON.
-    pub state: String,
+    /// The engine's [`EnrollmentState`], encoded by [`super::state_encoding`].
+    pub state: Vec<u8>,
     pub next_run_at: Option<i64>,
     pub journey_seq: i64,
     pub created_at: i64,
@@ -53,7 +53,7 @@ pub struct EnrollmentRow {
 impl EnrollmentRow {
     /// The stored engine state.
     pub fn engine_state(&self) -> Result<EnrollmentState, super::StoreError> {
-        serde_json::from_str(&self.state)
+        super::state_encoding::decode(&self.state)
             .map_err(|e| super::StoreError::Corrupt(format!("enrollment {}: {e}", self.id)))
     }
 }
@@ -387,11 +387,8 @@ impl Writes {
         }
         row.status = after.status.as_str().to_string();
         row.next_run_at = after.next_run_at.map(to_millis);
-        // Written over the old state's text: the new one is about as long, so no growing.
-        let mut text = std::mem::take(&mut row.state).into_bytes();
-        text.clear();
-        serde_json::to_writer(&mut text, after).expect("engine state serializes");
-        row.state = String::from_utf8(text).expect("serde_json writes UTF-8");
+        // Written over the old state's bytes: the new one is about as long, so no growing.
+        super::state_encoding::encode_into(after, &mut row.state);
         row.updated_at = now_ms;
         if let Some(t) = row.next_run_at {
             self.earliest_wake = Some(self.earliest_wake.map_or(t, |e| e.min(t)));

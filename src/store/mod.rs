@@ -56,6 +56,7 @@ pub mod schema;
 pub mod senders;
 pub mod signals;
 pub mod sqlite_batch;
+pub mod state_encoding;
 pub mod tasks;
 pub mod tokens;
 mod tx;
@@ -449,7 +450,13 @@ impl Db {
         match url {
             DatabaseUrl::Postgres(pg) => {
                 let conn = within(url, timeout, async {
-                    pg_connect::connect(pg, &pg_connect::PgTimeouts::for_migrations())
+                    // Each host may take the whole start-up budget (a slow host, or a process
+                    // under valgrind, answers its startup late).
+                    let timeouts = pg_connect::PgTimeouts {
+                        connect: timeout,
+                        ..pg_connect::PgTimeouts::for_migrations()
+                    };
+                    pg_connect::connect(pg, &timeouts)
                         .await
                         .map_err(|e| StoreError::Connect {
                             url: url.to_string(),

@@ -12,7 +12,7 @@
 
 use diesel::pg::Pg;
 use diesel::serialize::{self, IsNull, Output, ToSql};
-use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text};
+use diesel::sql_types::{Array, BigInt, Binary, Bool, Integer, Nullable, Text};
 use std::io::Write;
 
 /// A column's values, bound as one array parameter.
@@ -43,6 +43,7 @@ impl ElementBytes<'_> {
 }
 
 const TEXT: u32 = 25;
+const BYTEA: u32 = 17;
 const INT8: u32 = 20;
 const INT4: u32 = 23;
 const BOOL: u32 = 16;
@@ -58,6 +59,13 @@ impl Element for String {
     const OID: u32 = TEXT;
     fn bytes(&self) -> Option<ElementBytes<'_>> {
         Some(ElementBytes::Borrowed(self.as_bytes()))
+    }
+}
+
+impl Element for &[u8] {
+    const OID: u32 = BYTEA;
+    fn bytes(&self) -> Option<ElementBytes<'_>> {
+        Some(ElementBytes::Borrowed(self))
     }
 }
 
@@ -140,6 +148,7 @@ macro_rules! array_of {
 
 array_of!(Text => &str, String);
 array_of!(Nullable<Text> => Option<&str>, Option<String>);
+array_of!(Binary => &[u8]);
 array_of!(BigInt => i64);
 array_of!(Nullable<BigInt> => Option<i64>);
 array_of!(Integer => i32);

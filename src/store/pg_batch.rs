@@ -18,7 +18,7 @@ use super::pg_array::Arr;
 use super::signals::{DeliveryRow, SignalRow};
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, BoxedSqlQuery, Query, QueryFragment, QueryId, SqlQuery};
-use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text};
+use diesel::sql_types::{Array, BigInt, Binary, Bool, Integer, Nullable, Text};
 use diesel::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
@@ -105,13 +105,13 @@ pub async fn write_with<'a>(
                 "UPDATE enrollments e SET status = u.status, state = u.state, \
                  next_run_at = u.next_run_at, journey_seq = u.journey_seq, updated_at = u.updated_at \
                  FROM (SELECT unnest($1::text[]) AS id, unnest($2::text[]) AS status, \
-                 unnest($3::text[]) AS state, unnest($4::int8[]) AS next_run_at, \
+                 unnest($3::bytea[]) AS state, unnest($4::int8[]) AS next_run_at, \
                  unnest($5::int8[]) AS journey_seq, unnest($6::int8[]) AS updated_at) AS u \
                  WHERE e.id = u.id",
             )
             .bind::<Array<Text>, _>(col(e, |r| r.id.as_str()))
             .bind::<Array<Text>, _>(col(e, |r| r.status.as_str()))
-            .bind::<Array<Text>, _>(col(e, |r| r.state.as_str()))
+            .bind::<Array<Binary>, _>(col(e, |r| r.state.as_slice()))
             .bind::<Array<Nullable<BigInt>>, _>(col(e, |r| r.next_run_at))
             .bind::<Array<BigInt>, _>(col(e, |r| r.journey_seq))
             .bind::<Array<BigInt>, _>(col(e, |r| r.updated_at)),
@@ -295,7 +295,7 @@ fn insert_enrollments<'a>(
                  updated_at, allow_duplicate) \
                  SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), \
                  unnest($4::int4[]), unnest($5::text[]), unnest($6::text[]), unnest($7::text[]), \
-                 unnest($8::text[]), unnest($9::text[]), unnest($10::int8[]), \
+                 unnest($8::text[]), unnest($9::bytea[]), unnest($10::int8[]), \
                  unnest($11::int8[]), unnest($12::int8[]), unnest($13::int8[]), \
                  unnest($14::bool[])",
             )
@@ -307,7 +307,7 @@ fn insert_enrollments<'a>(
             .bind::<Array<Text>, _>(col(&e, |r| r.sender_id.as_str()))
             .bind::<Array<Text>, _>(col(&e, |r| r.status.as_str()))
             .bind::<Array<Nullable<Text>>, _>(col(&e, |r| r.client_key.as_deref()))
-            .bind::<Array<Text>, _>(col(&e, |r| r.state.as_str()))
+            .bind::<Array<Binary>, _>(col(&e, |r| r.state.as_slice()))
             .bind::<Array<Nullable<BigInt>>, _>(col(&e, |r| r.next_run_at))
             .bind::<Array<BigInt>, _>(col(&e, |r| r.journey_seq))
             .bind::<Array<BigInt>, _>(col(&e, |r| r.created_at))

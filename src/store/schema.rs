@@ -105,7 +105,7 @@ diesel::table! {
         sender_id -> Text,
         status -> Text,
         client_key -> Nullable<Text>,
-        state -> Text,
+        state -> Binary,
         next_run_at -> Nullable<BigInt>,
         journey_seq -> BigInt,
         created_at -> BigInt,

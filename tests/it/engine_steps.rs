@@ -839,6 +839,67 @@ fn state_round_trips_through_json() {
     assert_eq!(back.buffer.len(), 1);
 }
 
+/// The state survives the stored encoding (MessagePack, `store::state_encoding`), and a state
+/// stored as JSON before it reads back the same: with a buffered signal, every optional field
+/// of a run set, instants with and without a finer part than milliseconds, and JSON values of
+/// every kind in the input and the contact's attributes.
+#[test]
+fn state_round_trips_through_the_stored_encoding() {
+    use nudge::store::state_encoding::{decode, encode};
+    let mut d = Driver::with_input(
+        wait_for_flow(Some(json!("1d")), true),
+        contact(
+            Some("America/New_York"),
+            Some("+14155550100"),
+            Some("a@example.com"),
+        ),
+        "UTC",
+        json!({"n": -3, "x": 1.5, "big": u64::MAX, "s": "é \"q\"\n", "a": [null, true, {}]}),
+    );
+    d.apply(Input::Start, "2026-12-04T20:00:00Z");
+    d.apply(
+        Input::Signal(Signal::raising("s1", &["payment.1"])),
+        "2026-12-04T20:30:00Z",
+    );
+    let mut full = d.state.clone();
+    full.contact.opted_out.insert("sms".into());
+    full.contact.attributes = json!({"tier": "gold", "seats": 12})
+        .as_object()
+        .unwrap()
+        .clone();
+    full.sent.insert(nudge::timing::Channel::Email);
+    full.reason = Some("why".into());
+    full.outcome = Some("won".into());
+    full.away = Some(nudge::engine::state::Away {
+        until: t("2026-12-06T09:00:00.123456789Z"),
+        signal: "s2".into(),
+    });
+    let run = full.run.as_mut().unwrap();
+    run.scheduled = Some(t("2026-12-05T10:00:00.250Z"));
+    run.deferred_to = Some(t("1969-07-20T20:17:40.000001Z"));
+    run.link_expires = Some(t("2100-01-01T00:00:00Z"));
+    run.moved = true;
+    run.pending_outcome = Some("interested".into());
+    run.rule = Some("US-FL".into());
+    run.hold = Some(nudge::engine::state::Hold {
+        code: nudge::code::Code::ZoneUnknown,
+        message: "set the zone".into(),
+    });
+    for state in [&d.state, &full] {
+        let bytes = encode(state);
+        assert_eq!(bytes[0], 1, "tagged");
+        assert_eq!(&decode(&bytes).unwrap(), state);
+        let json = serde_json::to_vec(state).unwrap();
+        assert_eq!(&decode(&json).unwrap(), state, "a state stored as JSON");
+        assert!(
+            bytes.len() < json.len(),
+            "{} bytes against JSON's {}",
+            bytes.len(),
+            json.len()
+        );
+    }
+}
+
 /// Every effect kind survives a JSON round trip (storage may keep journey entries as JSON), and
 /// the tags do not collide (`kind` for the effect, `event` for the journey entry, `effect` for
 /// what a signal did).

@@ -77,6 +77,7 @@ mod replicas;
 mod request_tracing;
 mod signals;
 mod sqlite_full;
+mod state_encoding;
 mod store;
 mod timing_golden;
 mod timing_phone_cases;

@@ -442,7 +442,7 @@ async fn batch_writers_round_trip(backend: Backend) {
         sender_id: "default".into(),
         status: "paused".into(),
         client_key: Some("ck-1".into()),
-        state: r#"{"s":1}"#.into(),
+        state: br#"{"s":1}"#.to_vec(),
         next_run_at: Some(11),
         journey_seq: 12,
         created_at: 13,
@@ -591,7 +591,7 @@ async fn batch_writers_round_trip(backend: Backend) {
     // status, outcome and time.
     let updated = EnrollmentRow {
         status: "active".into(),
-        state: r#"{"s":2}"#.into(),
+        state: br#"{"s":2}"#.to_vec(),
         next_run_at: Some(91),
         journey_seq: 92,
         updated_at: 93,
@@ -713,7 +713,7 @@ async fn a_dispatch_key_is_written_once(backend: Backend) {
             sender_id: "default".into(),
             status: "active".into(),
             client_key: None,
-            state: "{}".into(),
+            state: b"{}".to_vec(),
             next_run_at: None,
             journey_seq: 0,
             created_at: 1,

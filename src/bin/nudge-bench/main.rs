@@ -231,11 +231,24 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
+/// The service's configuration for an in-process run, with patient database timeouts: under
+/// callgrind (scripts/instructions-per-step.sh) the process runs some fifty times slower, and
+/// a connection's startup, or a batch's answer, would miss the service's 5 s and 20 s.
+fn bench_config(url: DatabaseUrl, clock: ClockKind) -> anyhow::Result<Config> {
+    let mut config = Config::new("127.0.0.1:0".parse()?, url, clock);
+    config.database_connect_timeout = std::time::Duration::from_secs(120);
+    let pg = &mut config.database.postgres;
+    pg.connect = std::time::Duration::from_secs(120);
+    pg.statement = std::time::Duration::ZERO;
+    pg.answer = std::time::Duration::from_secs(600);
+    Ok(config)
+}
+
 /// The in-process run: BatchEnroll, the planner's drain of N due enrollments (with delivery
 /// workers acking meanwhile when `run.consumers` > 0), then reply signals.
 pub(crate) async fn throughput(url: DatabaseUrl, run: &Run) -> anyhow::Result<Figures> {
     let mut figures = Figures::default();
-    let mut config = Config::new("127.0.0.1:0".parse()?, url.clone(), ClockKind::Manual);
+    let mut config = bench_config(url.clone(), ClockKind::Manual)?;
     config.announce_first_token = false;
     let clock = Arc::new(ManualClock::new(SystemClock.now()));
     let app = App::build_with_clock(config, clock.clone()).await?;
@@ -403,7 +416,7 @@ async fn caps(url: DatabaseUrl) -> anyhow::Result<()> {
     use nudge::service::senders::{self, SenderInput};
     let n: usize = num("--n", 30_000)?;
     let senders_n: usize = num("--senders", 1_000)?;
-    let mut config = Config::new("127.0.0.1:0".parse()?, url.clone(), ClockKind::Manual);
+    let mut config = bench_config(url.clone(), ClockKind::Manual)?;
     config.announce_first_token = false;
     let clock = Arc::new(ManualClock::new(SystemClock.now()));
     let app = App::build_with_clock(config, clock.clone()).await?;
@@ -547,7 +560,7 @@ async fn serve(
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<std::io::Result<()>>,
 )> {
-    let mut config = Config::new("127.0.0.1:0".parse()?, url.clone(), ClockKind::System);
+    let mut config = bench_config(url.clone(), ClockKind::System)?;
     config.announce_first_token = false;
     let app = App::build(config).await?;
     let state = app.state().clone();

@@ -281,7 +281,7 @@ async fn prepare(
         sender_id,
         status: before.status.as_str().to_string(),
         client_key: Some(item.client_key).filter(|k| !k.is_empty()),
-        state: String::with_capacity(512),
+        state: Vec::with_capacity(512),
         next_run_at: None,
         journey_seq: 0,
         created_at: now_ms,

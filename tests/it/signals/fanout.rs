@@ -367,7 +367,7 @@ async fn a_failed_chunk_keeps_the_chunks_before_it_and_resumes(backend: Backend)
 }
 
 /// An enrollment's stored state.
-async fn stored_state(db: &nudge::store::Db, id: &str) -> String {
+async fn stored_state(db: &nudge::store::Db, id: &str) -> Vec<u8> {
     use diesel::prelude::*;
     use diesel_async::RunQueryDsl;
     use nudge::store::schema::enrollments;
@@ -375,17 +375,17 @@ async fn stored_state(db: &nudge::store::Db, id: &str) -> String {
     match db {
         nudge::store::Db::Postgres(pool) => {
             let mut c = pool.get().await.unwrap();
-            query.first::<String>(&mut *c).await.unwrap()
+            query.first::<Vec<u8>>(&mut *c).await.unwrap()
         }
         nudge::store::Db::Sqlite(pool) => {
             let mut c = pool.get().await.unwrap();
-            query.first::<String>(&mut *c).await.unwrap()
+            query.first::<Vec<u8>>(&mut *c).await.unwrap()
         }
     }
 }
 
 /// Puts an enrollment's stored state back.
-async fn set_state(db: &nudge::store::Db, id: &str, state: &str) {
+async fn set_state(db: &nudge::store::Db, id: &str, state: &[u8]) {
     use diesel::prelude::*;
     use diesel_async::RunQueryDsl;
     use nudge::store::schema::enrollments;
