@@ -31,7 +31,8 @@ fn entry_json(e: &JourneyEntry) -> Value {
     })
 }
 
-async fn advance(app: &TestApp, by_ms: i64) {
+/// Moves the test clock of `app` on by `by_ms` (the planner runs what fell due).
+pub(crate) async fn advance(app: &TestApp, by_ms: i64) {
     TestClockServiceClient::new(app.channel().await)
         .advance(app.authed(AdvanceRequest {
             target: Some(advance_request::Target::ByMs(by_ms)),

@@ -4,10 +4,10 @@
 //! is written in the new form.
 
 use crate::common::{spawn_app, Backend, TestApp};
+use crate::journey_golden::advance;
 use diesel::sql_types::{Binary, Text};
 use diesel_async::RunQueryDsl;
 use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
-use nudge::proto::v1::test_clock_service_client::TestClockServiceClient;
 use nudge::proto::v1::*;
 use nudge::store::Db;
 
@@ -123,15 +123,6 @@ async fn read(app: &TestApp, id: &str) -> (Enrollment, ExplainResponse, Vec<Jour
         .into_inner()
         .entries;
     (enrollment, explain, journey)
-}
-
-async fn advance(app: &TestApp, by_ms: i64) {
-    TestClockServiceClient::new(app.channel().await)
-        .advance(app.authed(AdvanceRequest {
-            target: Some(advance_request::Target::ByMs(by_ms)),
-        }))
-        .await
-        .unwrap();
 }
 
 async fn enroll(app: &TestApp, key: &str) -> String {
