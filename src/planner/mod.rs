@@ -86,9 +86,20 @@ impl Planner {
         shard: Option<(u32, u32)>,
         cursor: Option<&Cursor>,
     ) -> Result<usize, StoreError> {
+        self.run_shard_reporting(now, shard, cursor, None).await
+    }
+
+    /// [`Planner::run_shard`], telling `claimed` how many rows it claimed once it has them.
+    async fn run_shard_reporting(
+        &self,
+        now: DateTime<Utc>,
+        shard: Option<(u32, u32)>,
+        cursor: Option<&Cursor>,
+        claimed: Option<tokio::sync::oneshot::Sender<usize>>,
+    ) -> Result<usize, StoreError> {
         let started = std::time::Instant::now();
         let mut tx = self.core.db.begin().await?;
-        let woken = self.wake_due(&mut tx, now, shard, cursor).await;
+        let woken = self.wake_due(&mut tx, now, shard, cursor, claimed).await;
         let (processed, committed, lateness) = tx.finish(woken).await?;
         if processed > 0 {
             let metrics = &self.core.metrics;
@@ -137,8 +148,15 @@ impl Planner {
         now: DateTime<Utc>,
         shard: Option<(u32, u32)>,
         cursor: Option<&Cursor>,
+        claimed: Option<tokio::sync::oneshot::Sender<usize>>,
     ) -> Result<(usize, Committed, Vec<chrono::Duration>), StoreError> {
         let mut rows = self.claim(tx, to_millis(now), shard, cursor).await?;
+        if let Some(claimed) = claimed {
+            let _ = claimed.send(rows.len());
+        }
+        if rows.is_empty() {
+            return Ok((0, Committed::default(), Vec::new()));
+        }
         let flows = &self.core.flows;
         let mut context = StepContext::load(tx, flows, &rows, &self.core.quiet_hours).await?;
         if context.has_caps() {
@@ -249,42 +267,119 @@ impl Planner {
     /// The loop of `nudge serve` (system clock): until `stop` fires. It sleeps through the
     /// clock ([`Clock::sleep_until`](crate::clock::Clock::sleep_until)), so tests can run it on
     /// a manual clock.
+    ///
+    /// Batches are pipelined (PostgreSQL: up to `workers` in flight; SQLite: one): the next
+    /// claim starts as soon as the last one has its rows, not once they are committed, so what
+    /// falls due while a batch computes and commits is woken in its own batch at its own time
+    /// instead of queueing behind that commit (issue 32 point 5: a wake's lateness was a whole
+    /// batch's duration under load). `SKIP LOCKED` keeps batches in flight apart. A full batch
+    /// means a backlog: the loop lets its batches finish and [`Planner::drain`]s it, whose
+    /// claims follow one cursor (and shards for capped senders).
     pub async fn run(self, mut stop: Stop) {
         tracing::info!(batch = self.batch, "planner started");
         let clock = &self.core.clock;
         let poll = chrono::Duration::from_std(POLL).expect("POLL fits");
+        let slots = if self.core.db.is_postgres() {
+            self.workers.max(1)
+        } else {
+            1
+        };
+        let mut in_flight = tokio::task::JoinSet::new();
+        // After a failed batch the loop waits a second before it claims again.
+        let mut retry_at: Option<DateTime<Utc>> = None;
         loop {
+            while in_flight.len() >= slots {
+                if let Some(joined) = in_flight.join_next().await {
+                    retry_at = retry_at.or(failed(joined, clock.now()));
+                }
+            }
             let now = clock.now();
-            let wake_at = match self.run_batch(now).await {
-                // A backlog: drain it with every worker, then look again.
-                Ok(outcome) if outcome.processed == self.batch => match self.drain(now).await {
-                    Ok(_) => continue,
+            let wake_at = if let Some(at) = retry_at.filter(|at| *at > now) {
+                at
+            } else {
+                retry_at = None;
+                let (claimed_tx, claimed) = tokio::sync::oneshot::channel();
+                let planner = self.clone();
+                in_flight.spawn(async move { planner.run_claimed(now, claimed_tx).await });
+                // A dropped sender is a claim that failed; its batch's error comes out of the join.
+                match claimed.await.unwrap_or(0) {
+                    n if n >= self.batch => {
+                        // A backlog: the batches in flight finish, then every worker drains it.
+                        while let Some(joined) = in_flight.join_next().await {
+                            retry_at = retry_at.or(failed(joined, clock.now()));
+                        }
+                        if retry_at.is_none() {
+                            if let Err(e) = self.drain(now).await {
+                                tracing::error!(error = %e, "planner batch failed; retrying");
+                                retry_at = Some(clock.now() + chrono::Duration::seconds(1));
+                            }
+                        }
+                        continue;
+                    }
+                    // Something was due: what fell due meanwhile is claimed next, in a free slot.
+                    n if n > 0 => continue,
+                    _ => {}
+                }
+                // Nothing unclaimed is due: sleep until the first due time after `now` (rows at or
+                // before it are in the batches in flight) or the poll.
+                let latest = clock.now() + poll;
+                match store::enrollments::next_due_after(&self.core.db, to_millis(now)).await {
+                    Ok(next) => next.map_or(latest, |due| due.min(latest)),
                     Err(e) => {
-                        tracing::error!(error = %e, "planner batch failed; retrying");
+                        tracing::error!(error = %e, "planner could not read the next due time; retrying");
                         clock.now() + chrono::Duration::seconds(1)
                     }
-                },
-                Ok(outcome) => {
-                    if outcome.processed > 0 {
-                        tracing::debug!(processed = outcome.processed, "planner batch");
-                    }
-                    let latest = clock.now() + poll;
-                    outcome.next_due.map_or(latest, |due| due.min(latest))
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "planner batch failed; retrying");
-                    clock.now() + chrono::Duration::seconds(1)
                 }
             };
             if wake_at <= clock.now() {
                 continue;
             }
-            tokio::select! {
-                () = clock.sleep_until(wake_at) => {}
-                () = self.core.wakeup.woken() => {}
-                () = stop.stopped() => break,
+            loop {
+                tokio::select! {
+                    () = clock.sleep_until(wake_at) => break,
+                    () = self.core.wakeup.woken() => break,
+                    // A batch that stepped something may have written a timer before `wake_at`
+                    // (or failed): look again. One that found nothing changes nothing.
+                    Some(joined) = in_flight.join_next(), if !in_flight.is_empty() => {
+                        if !matches!(joined, Ok(Ok(0))) {
+                            retry_at = retry_at.or(failed(joined, clock.now()));
+                            break;
+                        }
+                    }
+                    () = stop.stopped() => {
+                        while let Some(joined) = in_flight.join_next().await {
+                            failed(joined, clock.now());
+                        }
+                        tracing::info!("planner stopped");
+                        return;
+                    }
+                }
             }
         }
-        tracing::info!("planner stopped");
     }
+
+    /// One batch of the loop: [`Planner::run_shard`] that says through `claimed` how many rows
+    /// it claimed as soon as it has them.
+    async fn run_claimed(
+        &self,
+        now: DateTime<Utc>,
+        claimed: tokio::sync::oneshot::Sender<usize>,
+    ) -> Result<usize, StoreError> {
+        self.run_shard_reporting(now, None, None, Some(claimed))
+            .await
+    }
+}
+
+/// A batch's result as the loop sees it: logged when it failed, and then when to retry.
+fn failed(
+    joined: Result<Result<usize, StoreError>, tokio::task::JoinError>,
+    now: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    let error = match joined {
+        Ok(Ok(_)) => return None,
+        Ok(Err(e)) => e.to_string(),
+        Err(e) => e.to_string(),
+    };
+    tracing::error!(error = %error, "planner batch failed; retrying");
+    Some(now + chrono::Duration::seconds(1))
 }

@@ -699,6 +699,19 @@ pub async fn next_due(db: &Db) -> Result<Option<DateTime<Utc>>, StoreError> {
     Ok(min.map(crate::clock::from_millis))
 }
 
+/// The earliest `next_run_at` stored after `after_ms`: the planner loop's next wake while
+/// batches in flight hold the rows due until then (their `next_run_at` is still the old one
+/// until they commit).
+pub async fn next_due_after(db: &Db, after_ms: i64) -> Result<Option<DateTime<Utc>>, StoreError> {
+    let conn = db.conn().await?;
+    let min: Option<i64> = with_conn!(conn, c => enrollments::table
+        .filter(enrollments::next_run_at.gt(after_ms))
+        .select(diesel::dsl::min(enrollments::next_run_at))
+        .first(c)
+        .await)?;
+    Ok(min.map(crate::clock::from_millis))
+}
+
 /// How many enrollments have each status (one grouped query over the narrow keys; the metrics
 /// refresher).
 pub async fn count_by_status(db: &Db) -> Result<Vec<(String, i64)>, StoreError> {

@@ -67,17 +67,28 @@ mod postgres {
     async fn loop_wakes_on_notify_from_another_app() {
         super::loop_wakes_on_notify_from_another_app().await
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+    async fn a_batch_in_flight_does_not_hold_back_what_falls_due_next() {
+        super::a_batch_in_flight_does_not_hold_back_what_falls_due_next().await
+    }
 }
 
 /// The flow and a contact, written directly (no planner is woken by these).
 async fn setup(state: &AppState) {
+    setup_in(state, DEFAULT_ACCOUNT_ID).await
+}
+
+/// [`setup`] in the account `account_id`.
+async fn setup_in(state: &AppState, account_id: &str) {
     let now = state.core.clock.now();
-    flows::create(&state.core, DEFAULT_ACCOUNT_ID, FLOW, now)
+    flows::create(&state.core, account_id, FLOW, now)
         .await
         .unwrap();
     contacts::upsert(
         &state.core,
-        DEFAULT_ACCOUNT_ID,
+        account_id,
         ContactInput {
             id: "c".into(),
             tz: "UTC".into(),
@@ -91,9 +102,14 @@ async fn setup(state: &AppState) {
 
 /// Enrolls through the service, which announces the new timer (due 1 s from now).
 async fn enroll(state: &AppState) -> String {
+    enroll_in(state, DEFAULT_ACCOUNT_ID).await
+}
+
+/// [`enroll`] in the account `account_id`.
+async fn enroll_in(state: &AppState, account_id: &str) -> String {
     let (enrollment, created) = enrollments::enroll(
         &state.core,
-        DEFAULT_ACCOUNT_ID,
+        account_id,
         EnrollInput {
             contact_id: "c".into(),
             flow_id: "soon".into(),
@@ -145,8 +161,13 @@ async fn until_asleep(clock: &ManualClock) {
 /// Bounded poll until the enrollment has completed; returns when (virtual time) its wait was
 /// closed.
 async fn until_completed(state: &AppState, id: &str) -> DateTime<Utc> {
+    until_completed_in(state, DEFAULT_ACCOUNT_ID, id).await
+}
+
+/// [`until_completed`] for an enrollment of the account `account_id`.
+async fn until_completed_in(state: &AppState, account_id: &str, id: &str) -> DateTime<Utc> {
     let who = Principal {
-        account_id: DEFAULT_ACCOUNT_ID.into(),
+        account_id: account_id.into(),
         token_id: "test".into(),
         scope: Scope::Full,
     };
@@ -278,4 +299,86 @@ async fn loop_wakes_on_notify_from_another_app() {
     forward.abort();
     writer.stop().await;
     sleeper.stop().await;
+}
+
+/// PostgreSQL: a batch waiting to commit does not hold back what falls due meanwhile
+/// (issue 32 point 5). Another session holds the default account's Watch head, so the batch
+/// that wakes that account's enrollment (due at 1 s) waits at its last statement. A second
+/// account's enrollment falls due at 1.5 s: the loop must wake it then, in a batch of its own,
+/// while the first still waits. (The loop of before claimed again only once its batch had
+/// committed, so the second waited for the first: a wake's lateness was a whole batch.)
+async fn a_batch_in_flight_does_not_hold_back_what_falls_due_next() {
+    let app = spawn_app(Backend::Postgres).await;
+    let DatabaseUrl::Postgres(url) = app.database_url.clone() else {
+        unreachable!()
+    };
+    nudge::store::accounts::create(&app.state.core.db, "other", "Other", 0)
+        .await
+        .unwrap();
+    nudge::service::senders::upsert(
+        &app.state.core,
+        "other",
+        nudge::service::senders::SenderInput {
+            id: "s".into(),
+            email: "s@example.com".into(),
+            tz: "UTC".into(),
+            ..Default::default()
+        },
+        true,
+        app.clock.now(),
+    )
+    .await
+    .unwrap();
+    setup(&app.state).await;
+    setup_in(&app.state, "other").await;
+    let t = app.clock.now();
+    let first = enroll(&app.state).await;
+    app.clock.set(t + Duration::milliseconds(500));
+    let second = enroll_in(&app.state, "other").await;
+
+    let holder = crate::pg_cluster::connect(&url).await;
+    holder
+        .batch_execute(&format!(
+            "BEGIN; SELECT pos FROM journey_heads WHERE account_id = '{DEFAULT_ACCOUNT_ID}' FOR UPDATE"
+        ))
+        .await
+        .unwrap();
+    let running = start_loop(app.state.clone());
+    until_asleep(&app.clock).await;
+    app.clock.set(t + Duration::seconds(1));
+    // The first batch has claimed the first enrollment and waits for the head.
+    let mut waiting = 0;
+    for _ in 0..1_000 {
+        let row = holder
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .await
+            .unwrap();
+        waiting = row.get::<_, i64>(0);
+        if waiting == 1 {
+            break;
+        }
+        tokio::time::sleep(StdDuration::from_millis(10)).await;
+    }
+    assert_eq!(waiting, 1, "the first batch waits on the held head");
+    until_asleep(&app.clock).await;
+    app.clock.set(t + Duration::milliseconds(1_500));
+    assert_eq!(
+        until_completed_in(&app.state, "other", &second).await,
+        t + Duration::milliseconds(1_500),
+        "woken at its own time while the first batch waits"
+    );
+    assert_eq!(status(&app.state, &first).await, "active", "still held");
+
+    holder.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(
+        until_completed(&app.state, &first).await,
+        t + Duration::seconds(1),
+        "the first batch commits once the head is free, with its own time"
+    );
+    stop_loop(running).await;
+    app.stop().await;
 }
