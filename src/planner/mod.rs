@@ -6,8 +6,9 @@
 //! same enrollment twice; SQLite: one writer, a plain transaction), run the engine on each, and
 //! write every new state, journey entry, dispatch and task in that same transaction.
 //!
-//! [`Planner::run`] is the loop inside `nudge serve`: run batches while there is due work, then
-//! sleep until the earliest `next_run_at` (at most [`POLL`]), woken early by
+//! [`Planner::run`] is the loop inside `nudge serve`: run batches while there is due work (on
+//! PostgreSQL several in flight, each claimed as soon as the last has its rows), then sleep
+//! until the earliest `next_run_at` (at most [`POLL`]), woken early by
 //! [`Wakeup`](crate::runtime::Wakeup) when a
 //! writer in this process stores an earlier timer, and by PostgreSQL `LISTEN/NOTIFY` when a
 //! writer in another replica does ([`crate::runtime::listen`]). The planner owns a
