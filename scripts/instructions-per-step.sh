@@ -8,8 +8,9 @@
 #   N instructions per step
 #
 # then the ten functions with the most instructions of their own (callgrind_annotate). Steps:
-# NUDGE_CG_STEPS (20000); NUDGE_CG_FEATURES (cargo features, e.g. `mimalloc`). Needs valgrind
-# and PostgreSQL; drops its database at the end.
+# NUDGE_CG_STEPS (20000); NUDGE_CG_FEATURES (cargo features, e.g. `mimalloc`); NUDGE_CG_OUT (a
+# path to keep the callgrind output at, for `callgrind_annotate --inclusive=yes` or --tree).
+# Needs valgrind and PostgreSQL; drops its database at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/nudge-target}"
@@ -38,6 +39,7 @@ valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect='*Planner
 # (awk reads to the end: an early exit would cut callgrind_annotate's pipe under pipefail)
 total="$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done { gsub(",", "", $1); print $1; done = 1 }')"
 [ -n "$total" ] || { echo "error: no totals in the callgrind output" >&2; exit 1; }
+[ -z "${NUDGE_CG_OUT:-}" ] || cp "$out" "$NUDGE_CG_OUT"
 echo "$(( total / steps )) instructions per step"
 echo "($total instructions in Planner::drain for $steps steps; top ten by self cost:)"
 callgrind_annotate --inclusive=no "$out" 2>/dev/null \

@@ -317,12 +317,11 @@ impl Planner {
                         }
                         continue;
                     }
-                    // Something was due: what fell due meanwhile is claimed next, in a free slot.
-                    n if n > 0 => continue,
                     _ => {}
                 }
-                // Nothing unclaimed is due: sleep until the first due time after `now` (rows at or
-                // before it are in the batches in flight) or the poll.
+                // Every row due at `now` is claimed (or held by another writer): sleep until the
+                // first due time after it (rows at or before it are in the batches in flight),
+                // or the poll; a row that fell due meanwhile makes that at once.
                 let latest = clock.now() + poll;
                 match store::enrollments::next_due_after(&self.core.db, to_millis(now)).await {
                     Ok(next) => next.map_or(latest, |due| due.min(latest)),

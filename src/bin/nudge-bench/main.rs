@@ -794,6 +794,11 @@ async fn wake_latency(url: DatabaseUrl) -> anyhow::Result<()> {
     }
     let elapsed = started.elapsed().as_secs_f64();
     until_done(&state, &flow.id, std::time::Duration::from_secs(60)).await?;
+    // How the loop got through them: its batches (count, mean size and duration), from the
+    // service's own metrics.
+    let metrics = state.core.metrics.render(&state.core.db);
+    let batches = prometheus_value(&metrics, "nudge_planner_batch_seconds_count").unwrap_or(0.0);
+    let batch_secs = prometheus_value(&metrics, "nudge_planner_batch_seconds_sum").unwrap_or(0.0);
     let _ = stop.send(());
     server.await??;
 
@@ -842,7 +847,21 @@ async fn wake_latency(url: DatabaseUrl) -> anyhow::Result<()> {
         latencies[latencies.len() - 1],
         latencies[0],
     );
+    if batches > 0.0 {
+        println!(
+            "{url}: wake latency: the planner ran {batches:.0} batches, {:.0} enrollments and {:.2} ms each on average",
+            latencies.len() as f64 / batches,
+            batch_secs * 1e3 / batches,
+        );
+    }
     Ok(())
+}
+
+/// The value of an unlabelled sample `name` in Prometheus text.
+fn prometheus_value(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 async fn memory(url: DatabaseUrl) -> anyhow::Result<()> {
