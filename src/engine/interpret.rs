@@ -1555,19 +1555,20 @@ impl<'a> Machine<'a> {
         };
         let (holidays, _) = self.holidays();
         let holidays: &Holidays = &holidays;
-        let contact = self.expr_contact();
+        // Only an expression reads the contact: a literal wait (the common case) copies nothing.
+        let contact = || self.expr_contact();
         let expr_failure = |e: crate::flow::expr::ExprError| {
             Failure::new(Code::ExprType, format!("{e}; check the enrollment input"))
         };
         let (target, computed) = match &d.target {
             Target::For(DurationSlot::Literal(dur)) => (dur.add_to(from, &zone, holidays), false),
             Target::For(DurationSlot::Expr(e)) => {
-                let ms = eval_millis(e, &self.st.input, &contact).map_err(expr_failure)?;
+                let ms = eval_millis(e, &self.st.input, &contact()).map_err(expr_failure)?;
                 (from + chrono::Duration::milliseconds(ms), true)
             }
             Target::Until(UntilSlot::Literal(u)) => (u.resolve(from, &zone, holidays), true),
             Target::Until(UntilSlot::Expr(e)) => (
-                eval_instant(e, &self.st.input, &contact).map_err(expr_failure)?,
+                eval_instant(e, &self.st.input, &contact()).map_err(expr_failure)?,
                 true,
             ),
         };
