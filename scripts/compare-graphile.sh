@@ -75,17 +75,27 @@ figure() {
 declare -A results # results[side,callers,figure] = "r1 r2 r3"
 record() { results[$1]="${results[$1]:-}${results[$1]:+ }$2"; }
 
+# One graphile.mjs run on a fresh database: prints its lines, then sets `line` to its RESULT line
+# that starts with $1 (the rest of the arguments go to graphile.mjs).
+graphile_run() {
+    local tag="$1" url out
+    shift
+    url="$(fresh_db nudge_compare_graphile)"
+    out="$(cd "$work" && NO_LOG_SUCCESS=1 node graphile.mjs --database-url "$url" "$@")"
+    echo "$out"
+    line="$(grep "^RESULT $tag " <<<"$out")" || { echo "compare-graphile: graphile printed no $tag result" >&2; exit 1; }
+}
+# The number after ` $1=` in `line`.
+field() { sed -E "s/.* $1=([0-9]+).*/\1/" <<<"$line"; }
+
 for round in $(seq 1 "$rounds"); do
     for callers in 1 4; do
         for keys in "" --job-keys; do
             side="graphile${keys:+-keys}"
             echo "== round $round: graphile-worker${keys:+ with job keys}, $callers callers ($(uptime | sed 's/.*load/load/'))"
-            url="$(fresh_db nudge_compare_graphile)"
-            out="$(cd "$work" && NO_LOG_SUCCESS=1 node graphile.mjs --database-url "$url" --n "$n" --callers "$callers" --batch 1000 $keys)"
-            echo "$out"
-            line="$(grep '^RESULT graphile' <<<"$out")" || { echo "compare-graphile: graphile printed no result" >&2; exit 1; }
-            record "$side,$callers,enqueue" "$(sed -E 's/.* enqueue=([0-9]+).*/\1/' <<<"$line")"
-            record "$side,$callers,due" "$(sed -E 's/.* due=([0-9]+).*/\1/' <<<"$line")"
+            graphile_run graphile --n "$n" --callers "$callers" --batch 1000 $keys
+            record "$side,$callers,enqueue" "$(field enqueue)"
+            record "$side,$callers,due" "$(field due)"
         done
     done
     for callers in 1 4; do
@@ -109,12 +119,9 @@ for round in $(seq 1 "$rounds"); do
     record "nudge,wake,p99" "$p99"; record "nudge,wake,max" "$max"
     for poll in $polls; do
         echo "== round $round: graphile-worker wake latency at $rate/s, poll interval $poll ms ($(uptime | sed 's/.*load/load/'))"
-        url="$(fresh_db nudge_compare_graphile)"
-        out="$(cd "$work" && NO_LOG_SUCCESS=1 node graphile.mjs --database-url "$url" --mode wake-latency --rate "$rate" --secs 10 --poll-interval "$poll")"
-        echo "$out"
-        line="$(grep '^RESULT graphile-wake' <<<"$out")" || { echo "compare-graphile: graphile printed no wake latency" >&2; exit 1; }
-        record "graphile-$poll,wake,p99" "$(sed -E 's/.* p99=([0-9]+).*/\1/' <<<"$line")"
-        record "graphile-$poll,wake,max" "$(sed -E 's/.* max=([0-9]+).*/\1/' <<<"$line")"
+        graphile_run graphile-wake --mode wake-latency --rate "$rate" --secs 10 --poll-interval "$poll"
+        record "graphile-$poll,wake,p99" "$(field p99)"
+        record "graphile-$poll,wake,max" "$(field max)"
     done
 done
 
