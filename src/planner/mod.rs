@@ -310,10 +310,7 @@ impl Planner {
                             retry_at = retry_at.or(failed(joined, clock.now()));
                         }
                         if retry_at.is_none() {
-                            if let Err(e) = self.drain(now).await {
-                                tracing::error!(error = %e, "planner batch failed; retrying");
-                                retry_at = Some(clock.now() + chrono::Duration::seconds(1));
-                            }
+                            retry_at = failed(Ok(self.drain(now).await), clock.now());
                         }
                         continue;
                     }

@@ -691,24 +691,27 @@ impl Tx {
 
 /// The earliest `next_run_at` stored.
 pub async fn next_due(db: &Db) -> Result<Option<DateTime<Utc>>, StoreError> {
-    let conn = db.conn().await?;
-    let min: Option<i64> = with_conn!(conn, c => enrollments::table
-        .select(diesel::dsl::min(enrollments::next_run_at))
-        .first(c)
-        .await)?;
-    Ok(min.map(crate::clock::from_millis))
+    earliest_due(db, None).await
 }
 
 /// The earliest `next_run_at` stored after `after_ms`: the planner loop's next wake while
 /// batches in flight hold the rows due until then (their `next_run_at` is still the old one
 /// until they commit).
 pub async fn next_due_after(db: &Db, after_ms: i64) -> Result<Option<DateTime<Utc>>, StoreError> {
+    earliest_due(db, Some(after_ms)).await
+}
+
+async fn earliest_due(db: &Db, after_ms: Option<i64>) -> Result<Option<DateTime<Utc>>, StoreError> {
     let conn = db.conn().await?;
-    let min: Option<i64> = with_conn!(conn, c => enrollments::table
-        .filter(enrollments::next_run_at.gt(after_ms))
-        .select(diesel::dsl::min(enrollments::next_run_at))
-        .first(c)
-        .await)?;
+    let min: Option<i64> = with_conn!(conn, c => {
+        let mut query = enrollments::table
+            .select(diesel::dsl::min(enrollments::next_run_at))
+            .into_boxed();
+        if let Some(after) = after_ms {
+            query = query.filter(enrollments::next_run_at.gt(after));
+        }
+        query.first(c).await
+    })?;
     Ok(min.map(crate::clock::from_millis))
 }
 
