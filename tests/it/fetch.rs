@@ -217,16 +217,8 @@ async fn finished(app: &TestApp, id: &str) -> Enrollment {
 
 /// The `fetch_attempt` entries: (attempt, status, error).
 async fn attempts(app: &TestApp, id: &str) -> Vec<Value> {
-    let journey = EnrollmentServiceClient::new(app.channel().await)
-        .get_journey(app.authed(GetJourneyRequest {
-            enrollment_id: id.into(),
-            page: None,
-        }))
+    app.journey(id)
         .await
-        .unwrap()
-        .into_inner()
-        .entries;
-    journey
         .iter()
         .filter(|e| e.kind == "fetch_attempt")
         .map(detail_json)

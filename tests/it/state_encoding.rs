@@ -113,16 +113,7 @@ async fn read(app: &TestApp, id: &str) -> (Enrollment, ExplainResponse, Vec<Jour
         .await
         .unwrap()
         .into_inner();
-    let journey = client
-        .get_journey(app.authed(GetJourneyRequest {
-            enrollment_id: id.into(),
-            page: None,
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .entries;
-    (enrollment, explain, journey)
+    (enrollment, explain, app.journey(id).await)
 }
 
 async fn enroll(app: &TestApp, key: &str) -> String {

@@ -182,6 +182,20 @@ impl TestApp {
         FlowServiceClient::new(self.channel().await)
     }
 
+    /// The journey of enrollment `id` as `GetJourney` answers it (its first page).
+    pub async fn journey(&self, id: &str) -> Vec<nudge::proto::v1::JourneyEntry> {
+        use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
+        EnrollmentServiceClient::new(self.channel().await)
+            .get_journey(self.authed(nudge::proto::v1::GetJourneyRequest {
+                enrollment_id: id.into(),
+                page: None,
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .entries
+    }
+
     /// A request carrying this app's full token.
     pub fn authed<T>(&self, message: T) -> tonic::Request<T> {
         with_token(message, &self.token)
