@@ -89,9 +89,8 @@ pub async fn upsert(
         created_at: now_ms,
         updated_at: now_ms,
     };
-    let mut tx = db.begin().await?;
-    let result = upsert_in(&mut tx, core, row, now).await;
-    let (stored, created, wake) = tx.finish(result).await?;
+    let (stored, created, wake) =
+        crate::transaction!(db, |tx| upsert_in(tx, core, row.clone(), now).await)?;
     core.announce(wake).await;
     Ok((from_row(stored)?, created))
 }
@@ -211,9 +210,10 @@ pub async fn opt_out(
     // The contact is locked while the opt-outs merge, so concurrent opt-outs never lose a
     // channel, and its running enrollments learn of them in the same transaction (an SMS
     // already planned is then skipped, not sent).
-    let mut tx = db.begin().await?;
-    let result = opt_out_in(&mut tx, core, account_id, id, &parsed, true, now).await;
-    match tx.finish(result).await? {
+    let stored = crate::transaction!(db, |tx| {
+        opt_out_in(tx, core, account_id, id, &parsed, true, now).await
+    })?;
+    match stored {
         Some((row, wake)) => {
             core.announce(wake).await;
             Ok(from_row(row)?)
@@ -231,9 +231,10 @@ pub async fn opt_in(
     channel: Channel,
     now: DateTime<Utc>,
 ) -> Result<(), ServiceError> {
-    let mut tx = core.db.begin().await?;
-    let result = opt_out_in(&mut tx, core, account_id, id, &[channel], false, now).await;
-    match tx.finish(result).await? {
+    let stored = crate::transaction!(core.db, |tx| {
+        opt_out_in(tx, core, account_id, id, &[channel], false, now).await
+    })?;
+    match stored {
         Some((_, wake)) => {
             core.announce(wake).await;
             Ok(())

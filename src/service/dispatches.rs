@@ -409,9 +409,9 @@ pub async fn delivery_failed(
         error,
         failure: &failure,
     };
-    let mut tx = core.db.begin().await?;
-    let result = delivery_failed_in(&mut tx, account_id, &found.id, &report, now_ms).await;
-    let woke = tx.finish(result).await?;
+    let woke = crate::transaction!(core.db, |tx| {
+        delivery_failed_in(tx, account_id, &found.id, &report, now_ms).await
+    })?;
     core.announce(woke).await;
     Ok(Some(found.id))
 }

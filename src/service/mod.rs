@@ -72,16 +72,27 @@ pub enum ServiceError {
 }
 
 impl From<StoreError> for ServiceError {
-    /// An unreachable database is [`ServiceError::Unavailable`] (retryable); its cause is
-    /// logged here, since the caller's message never names the database.
+    /// An unreachable database is [`ServiceError::Unavailable`] (retryable), saying whether
+    /// anything may have been stored; its cause is logged here, since the caller's message
+    /// never names the database.
     fn from(error: StoreError) -> ServiceError {
         match error {
-            StoreError::Unavailable(_) | StoreError::Connect { .. } => {
-                tracing::warn!(error = %error, "database unavailable");
-                ServiceError::Unavailable("the database is unavailable; retry later".into())
+            StoreError::Unavailable(_)
+            | StoreError::Connect { .. }
+            | StoreError::ConnectionLost(_) => {
+                let sqlstate = error.sqlstate().map(|c| c.to_string()).unwrap_or_default();
+                tracing::warn!(error = %error, sqlstate, "database unavailable");
+                let advice = error.retry_advice().expect("a retryable store error");
+                ServiceError::Unavailable(advice.into())
             }
             error => ServiceError::Store(error),
         }
+    }
+}
+
+impl crate::store::Conflicted for ServiceError {
+    fn is_conflict(&self) -> bool {
+        matches!(self, ServiceError::Store(e) if e.is_conflict())
     }
 }
 

@@ -44,6 +44,7 @@ pub mod clock;
 pub mod contacts;
 pub mod dispatches;
 pub mod enrollments;
+mod error;
 pub mod fetches;
 pub mod flows;
 pub mod journey;
@@ -64,13 +65,14 @@ pub mod values;
 pub mod watch;
 
 pub use enrollments::{Committed, EnrollmentRow, Writes, LIVE};
+pub use error::{classify, ErrorClass, StoreError};
 pub use journey::{JourneyRow, JourneyStep};
-pub use tx::Tx;
+pub use tx::{conflict_backoff, Conflicted, Tx, CONFLICT_ATTEMPTS};
 pub use values::{DispatchStatus, TaskStatus};
 
 use crate::config::DatabaseUrl;
 use diesel::{Connection, SqliteConnection};
-use diesel_async::pooled_connection::deadpool::{Object, Pool, PoolError};
+use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
@@ -113,144 +115,6 @@ pub struct DbOptions {
     /// SQLite: the most pages the file may grow to (`PRAGMA max_page_count`); `None`: no cap
     /// but the disk's. Tests set it to fill the store as a full disk would.
     pub sqlite_max_pages: Option<u32>,
-}
-
-/// The errors of the storage boundary. Each keeps its cause as its `source`.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// A query failed (including a constraint the caller may handle, e.g. a unique key).
-    #[error("database query failed: {0}")]
-    Query(diesel::result::Error),
-    /// The database cannot be reached at start.
-    #[error("cannot connect to the database at {url}: {source}")]
-    Connect {
-        /// The URL as configured (password hidden).
-        url: String,
-        /// Why not.
-        #[source]
-        source: BoxError,
-    },
-    /// The database cannot be reached now: no pooled connection within the pool timeout
-    /// (30 s), a new one failed to open, or the connection was lost. Retryable.
-    #[error("the database is unreachable: {0}")]
-    Unavailable(#[source] BoxError),
-    /// A migration failed to apply.
-    #[error("migrations failed: {0}")]
-    Migration(#[source] BoxError),
-    /// A stored value does not decode: the data changed under us, or a bug wrote it.
-    #[error("stored data is corrupt: {0}")]
-    Corrupt(String),
-    /// SQLite stayed busy past its timeout, or retries on a conflict ran out: try again later.
-    #[error("too many concurrent writers: {0}")]
-    Contention(String),
-    /// The database answers but refuses writes: it is read-only (a standby, or
-    /// `default_transaction_read_only`) or out of disk space. Nothing was changed; retryable
-    /// once an operator (or a failover) fixes it.
-    #[error("the database refuses writes: {0}")]
-    Unwritable(String),
-    /// A storage task stopped (it panicked or was cancelled).
-    #[error("a storage worker task stopped: {0}")]
-    Worker(#[from] tokio::task::JoinError),
-}
-
-impl From<PoolError> for StoreError {
-    fn from(e: PoolError) -> StoreError {
-        StoreError::Unavailable(Box::new(e))
-    }
-}
-
-impl From<diesel::result::Error> for StoreError {
-    /// A lost connection, or a server that is going away, is [`StoreError::Unavailable`] (the
-    /// caller may retry); one that refuses writes is [`StoreError::Unwritable`]; a conflict
-    /// of concurrent transactions is [`StoreError::Contention`]; anything else a failed query.
-    fn from(e: diesel::result::Error) -> StoreError {
-        use diesel::result::{DatabaseErrorKind, Error};
-        match e {
-            Error::DatabaseError(
-                DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
-                _,
-            )
-            | Error::BrokenTransactionManager => StoreError::Unavailable(Box::new(e)),
-            // The commit failed and so did the rollback: what the commit met decides (a lost
-            // connection, mostly).
-            Error::RollbackErrorOnCommit { commit_error, .. } => StoreError::from(*commit_error),
-            Error::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, info) => {
-                StoreError::Unwritable(format!("it is read-only ({})", info.message()))
-            }
-            Error::DatabaseError(DatabaseErrorKind::SerializationFailure, info) => {
-                StoreError::Contention(info.message().to_string())
-            }
-            Error::DatabaseError(DatabaseErrorKind::Unknown, ref info) => {
-                match server_condition(info.message()) {
-                    Some(Condition::GoingAway) => StoreError::Unavailable(Box::new(e)),
-                    Some(Condition::Full) => {
-                        StoreError::Unwritable(format!("it is out of space ({})", info.message()))
-                    }
-                    Some(Condition::Conflict) => StoreError::Contention(info.message().to_string()),
-                    None => StoreError::Query(e),
-                }
-            }
-            e => StoreError::Query(e),
-        }
-    }
-}
-
-/// What a database error that is no fault of the query says about the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Condition {
-    /// The connection or the server is going away, or a statement ran out of time: retry
-    /// (on another connection, after a failover).
-    GoingAway,
-    /// No space left for the write.
-    Full,
-    /// Two transactions conflicted (a deadlock): retry.
-    Conflict,
-}
-
-/// Classifies a server's error by its message. diesel keeps PostgreSQL's SQLSTATE to itself
-/// for these (its kind is `Unknown`), so the messages of the classes that mean "the server,
-/// not the query" are matched: 57P01–57P04 and 25P03 (terminated, shutting down, starting,
-/// in recovery), 57014 (a statement or lock timeout), 08xxx (connection failures), 53xxx
-/// (out of disk, memory, connections), 40P01 (deadlock); SQLite's `SQLITE_FULL` and I/O
-/// errors. PostgreSQL's messages are its English ones (`lc_messages`, the default).
-fn server_condition(message: &str) -> Option<Condition> {
-    const GOING_AWAY: [&str; 16] = [
-        "terminating connection due to administrator command",
-        "terminating connection due to crash",
-        "terminating connection because of crash",
-        "terminating connection due to idle-in-transaction timeout",
-        "terminating connection due to idle-session timeout",
-        "terminating connection due to conflict with recovery",
-        "the database system is shutting down",
-        "the database system is starting up",
-        "the database system is in recovery mode",
-        "the database system is not yet accepting connections",
-        "the database system is not accepting connections",
-        "canceling statement due to statement timeout",
-        "canceling statement due to lock timeout",
-        "canceling statement due to conflict with recovery",
-        "sorry, too many clients already",
-        "disk I/O error",
-    ];
-    const FULL: [&str; 4] = [
-        "No space left on device",
-        "could not extend file",
-        "database or disk is full",
-        "out of shared memory",
-    ];
-    if FULL.iter().any(|m| message.contains(m)) {
-        Some(Condition::Full)
-    } else if GOING_AWAY.iter().any(|m| message.contains(m))
-        || message.contains("remaining connection slots are reserved")
-        || message.starts_with("server closed the connection")
-        || message.contains("connection reset")
-    {
-        Some(Condition::GoingAway)
-    } else if message.contains("deadlock detected") {
-        Some(Condition::Conflict)
-    } else {
-        None
-    }
 }
 
 /// A pool's connections at one instant.
@@ -617,37 +481,4 @@ pub fn new_id(prefix: &str) -> String {
     // a system call per id.
     rand::thread_rng().fill_bytes(&mut bytes[6..]);
     format!("{prefix}_{}", hex::encode(bytes))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::StoreError;
-    use crate::service::ServiceError;
-    use diesel::result::{DatabaseErrorKind, Error};
-
-    /// A connection lost under a query (the server restarted, a proxy dropped it) is
-    /// retryable: `Unavailable` here, `ServiceError::Unavailable` above, gRPC `UNAVAILABLE`.
-    #[test]
-    fn a_lost_connection_is_unavailable_not_a_failed_query() {
-        for kind in [
-            DatabaseErrorKind::UnableToSendCommand,
-            DatabaseErrorKind::ClosedConnection,
-        ] {
-            let lost = StoreError::from(Error::DatabaseError(
-                kind,
-                Box::new("connection closed".to_string()),
-            ));
-            assert!(matches!(lost, StoreError::Unavailable(_)), "{lost:?}");
-            let answered = ServiceError::from(lost);
-            assert!(
-                matches!(answered, ServiceError::Unavailable(_)),
-                "{answered:?}"
-            );
-        }
-        let refused = StoreError::from(Error::DatabaseError(
-            DatabaseErrorKind::UniqueViolation,
-            Box::new("duplicate key".to_string()),
-        ));
-        assert!(matches!(refused, StoreError::Query(_)), "{refused:?}");
-    }
 }

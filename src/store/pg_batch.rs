@@ -54,6 +54,9 @@ impl<Q: Query> Query for Cached<Q> {
     type SqlType = Q::SqlType;
 }
 
+// Runs with diesel-async's `execute` and `load`, like the query it wraps.
+impl<Q> diesel::query_dsl::RunQueryDslSupport for Cached<Q> {}
+
 /// Writes `w` with `c`, which the caller has inside a transaction.
 pub async fn write(c: &mut AsyncPgConnection, w: &Writes) -> QueryResult<()> {
     write_with(c, w, Vec::new()).await

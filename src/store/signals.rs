@@ -184,6 +184,24 @@ impl Tx {
             .await)?)
     }
 
+    /// The stored signal with this provider id while its delivery is not finished (`routed_at`
+    /// unset): what a replayed webhook signature may still finish. A signal without a provider
+    /// id, or one delivered already, is `None`: its replay is refused.
+    pub async fn undelivered(
+        &mut self,
+        account_id: &str,
+        provider_id: Option<&str>,
+    ) -> Result<Option<SignalRow>, StoreError> {
+        if provider_id.is_none() {
+            return Ok(None);
+        }
+        match self.signal_by_provider(account_id, provider_id).await {
+            Ok(stored) => Ok(Some(stored).filter(|s| s.routed_at.is_none())),
+            Err(StoreError::Query(diesel::result::Error::NotFound)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The signals of these accounts with these provider ids (a superset: the caller keeps
     /// each (account, provider id) pair it asked for).
     pub async fn signals_by_provider(
@@ -415,9 +433,7 @@ pub async fn insert(
     row: &SignalRow,
     replay: Option<(&str, i64)>,
 ) -> Result<Inserted, StoreError> {
-    let mut tx = db.begin().await?;
-    let result = insert_in(&mut tx, row, replay).await;
-    tx.finish(result).await
+    crate::transaction!(db, |tx| insert_in(tx, row, replay).await)
 }
 
 /// Remembers a webhook signature seen at `at` (system clock) on its own; false when it was
@@ -428,16 +444,14 @@ pub async fn remember_replay(
     signature: &str,
     at: i64,
 ) -> Result<bool, StoreError> {
-    let mut tx = db.begin().await?;
-    let result = async {
+    crate::transaction!(db, |tx| async {
         let fresh = tx.remember_replay(account_id, signature, at).await?;
         if fresh {
             tx.forget_replays(at - REPLAY_MEMORY_MS).await?;
         }
         Ok(fresh)
     }
-    .await;
-    tx.finish(result).await
+    .await)
 }
 
 async fn insert_in(
@@ -447,7 +461,21 @@ async fn insert_in(
 ) -> Result<Inserted, StoreError> {
     if let Some((key, at)) = replay {
         if !tx.remember_replay(&row.account_id, key, at).await? {
-            return Ok(Inserted::Replayed);
+            // The same signed request again. Refused, unless the signal it stored is not
+            // delivered yet: its first answer was a retryable failure after the signal was
+            // stored (a statement cancelled part way), and this is the provider's retry, which
+            // may only finish what the first arrival was promised.
+            let unfinished = tx
+                .undelivered(&row.account_id, row.provider_id.as_deref())
+                .await?;
+            let Some(existing) = unfinished else {
+                return Ok(Inserted::Replayed);
+            };
+            let reach = tx.reach(&existing, None).await?;
+            return Ok(Inserted::Duplicate {
+                row: existing,
+                reach,
+            });
         }
         tx.forget_replays(at - REPLAY_MEMORY_MS).await?;
     }
@@ -481,9 +509,7 @@ pub async fn reach(
     row: &SignalRow,
     except: Option<&str>,
 ) -> Result<Vec<String>, StoreError> {
-    let mut tx = db.begin().await?;
-    let result = tx.reach(row, except).await;
-    tx.finish(result).await
+    crate::transaction!(db, |tx| tx.reach(row, except).await)
 }
 
 /// Stored signals whose fan-out was cut short (a crash between chunks), oldest first, but task

@@ -63,3 +63,64 @@ async fn commit<C: AsyncConnection>(c: &mut C) -> diesel::QueryResult<()> {
 async fn rollback<C: AsyncConnection>(c: &mut C) -> diesel::QueryResult<()> {
     C::TransactionManager::rollback_transaction(c).await
 }
+
+/// How many times [`transaction!`](crate::transaction) runs a transaction that PostgreSQL
+/// aborted for a conflict with another one (serialization failure 40001, deadlock 40P01),
+/// before the conflict is the answer (`ABORTED`).
+pub const CONFLICT_ATTEMPTS: usize = 4;
+
+/// The wait before attempt `attempt` (2, 3, …) of a conflicted transaction: 10, 20, 40 ms
+/// and a random part as long, so two transactions that deadlocked do not meet again in step.
+pub fn conflict_backoff(attempt: usize) -> std::time::Duration {
+    use rand::Rng;
+    let base = 10u64 << attempt.saturating_sub(2).min(6);
+    std::time::Duration::from_millis(base + rand::thread_rng().gen_range(0..=base))
+}
+
+/// An error that may be another transaction's conflict (see [`StoreError::is_conflict`]).
+pub trait Conflicted {
+    /// The same work in a new transaction may succeed.
+    fn is_conflict(&self) -> bool;
+}
+
+impl Conflicted for StoreError {
+    fn is_conflict(&self) -> bool {
+        StoreError::is_conflict(self)
+    }
+}
+
+/// Runs `$work`, an expression (usually an `.await`) over `$tx: &mut Tx`, in a new transaction
+/// of `$db` (a `Db`), committing it when the work is `Ok` and rolling it back otherwise, like
+/// [`Tx::finish`]; when PostgreSQL aborted it for a conflict with another transaction, runs it
+/// again in a new one, [`CONFLICT_ATTEMPTS`] times in all. Evaluates to the last attempt's
+/// result, whose error type (`StoreError` or one made from it) implements [`Conflicted`].
+/// `$work` runs again only after a rollback, which left nothing behind.
+#[macro_export]
+macro_rules! transaction {
+    ($db:expr, |$tx:ident| $work:expr) => {{
+        let mut attempt = 1usize;
+        loop {
+            let result = match $db.begin().await {
+                Ok(mut tx) => {
+                    let worked = {
+                        let $tx = &mut tx;
+                        $work
+                    };
+                    tx.finish(worked).await
+                }
+                Err(e) => Err(e.into()),
+            };
+            match result {
+                Err(e)
+                    if $crate::store::Conflicted::is_conflict(&e)
+                        && attempt < $crate::store::CONFLICT_ATTEMPTS =>
+                {
+                    attempt += 1;
+                    tracing::info!(attempt, error = %e, "a transaction conflicted; running it again");
+                    tokio::time::sleep($crate::store::conflict_backoff(attempt)).await;
+                }
+                result => break result,
+            }
+        }
+    }};
+}

@@ -18,8 +18,9 @@
 //!   retries, held and pending dispatches, ListJourney), `engine_api`, `http_edge` (routing by
 //!   content type, timeouts, the connection cap, keep-alive), `signals`
 //!   (by concern: routing, fan-out, SMS, email, webhooks, events, group commit), `planner`,
-//!   `planner_loop`, `store`, `contact_changes`, `transitions`, `edge_errors` (SPEC §13 input
-//!   limits, bounded statuses, exact refusals, error details through a real grpcurl).
+//!   `planner_loop`, `store`, `contact_changes`, `transitions`, `cancelled` (a statement cancelled
+//!   under each path), `edge_errors` (SPEC §13 input
+//!   limits, bounded statuses, exact refusals, error details as a reflection client decodes them).
 //! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`,
 //!   `request_tracing` (OTLP export to a local receiver, JSON log lines), `bench`
 //!   (`nudge-bench --via grpc` with a tiny N).
@@ -43,6 +44,7 @@ mod api;
 mod api_flows_timing;
 mod approvals;
 mod bench;
+mod cancelled;
 mod capacity;
 mod cli;
 mod cli_commands;

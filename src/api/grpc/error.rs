@@ -114,20 +114,38 @@ impl From<AuthError> for Status {
     }
 }
 
+/// A storage failure as a status, by what it means for the caller (the table in
+/// `docs/service.md`, "Storage failures"): retryable ones `UNAVAILABLE` (nothing committed,
+/// or, when the link broke during the commit, said to be unknown), conflicts that outlasted
+/// nudge's own retries `ABORTED`, the constraints that are an answer theirs, and anything else
+/// `INTERNAL` with the error and its SQLSTATE in the log only. (A `ServiceError` carries the
+/// unavailable ones already; this is also the answer to an authentication lookup's failure.)
 fn store_status(error: StoreError) -> Status {
     use diesel::result::{DatabaseErrorKind, Error as DieselError};
+    let sqlstate = error.sqlstate().map(|c| c.to_string()).unwrap_or_default();
     match &error {
         StoreError::Query(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {
-            tracing::info!(error = %error, "conflicting write");
+            tracing::info!(error = %error, sqlstate, "conflicting write");
             Status::already_exists("a conflicting record was written at the same time; retry")
+        }
+        StoreError::Query(DieselError::DatabaseError(
+            DatabaseErrorKind::ForeignKeyViolation,
+            _,
+        )) => {
+            tracing::info!(error = %error, sqlstate, "a record referred to is gone");
+            Status::failed_precondition(
+                "a record this call refers to was deleted at the same time; nothing was changed",
+            )
         }
         StoreError::Contention(_) => {
             tracing::warn!(error = %error, "write contention");
-            Status::aborted("too many concurrent changes to the same record; retry")
+            Status::aborted(
+                "too many concurrent changes to the same record; nothing was changed, retry",
+            )
         }
-        StoreError::Unavailable(_) | StoreError::Connect { .. } => {
-            tracing::error!(error = %error, "database unavailable");
-            Status::unavailable("the database is unavailable; retry later")
+        StoreError::Unavailable(_) | StoreError::Connect { .. } | StoreError::ConnectionLost(_) => {
+            tracing::error!(error = %error, sqlstate, "database unavailable");
+            Status::unavailable(error.retry_advice().unwrap_or_default())
         }
         StoreError::Unwritable(why) => {
             tracing::error!(error = %error, "database refuses writes");
@@ -136,7 +154,7 @@ fn store_status(error: StoreError) -> Status {
             ))
         }
         _ => {
-            tracing::error!(error = %error, "storage error");
+            tracing::error!(error = %error, sqlstate, "storage error");
             Status::internal("internal error; the server log has the details")
         }
     }

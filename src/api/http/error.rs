@@ -2,7 +2,8 @@
 //!
 //! SPEC §7: 401 no or bad credentials or signature, 403 a token without the scope, 404 unknown
 //! contact, 413 a body over the limit, 422 a body that does not parse. Storage failures are
-//! logged in full and answered with a generic 500 (or 503 when the database is unavailable).
+//! logged in full and answered as `docs/service.md` tabulates them: 503 with `Retry-After` for
+//! every retryable one, else a generic 500.
 
 use crate::auth::AuthError;
 use crate::inbound::payload::PayloadError;
@@ -52,10 +53,23 @@ impl HttpError {
     }
 }
 
+/// How long a 503's `Retry-After` asks a client (a provider's webhook sender) to wait, in
+/// seconds: a cancelled statement or a failover is over in about that.
+pub const RETRY_AFTER_SECS: u32 = 5;
+
 impl IntoResponse for HttpError {
+    /// The JSON body; a 503 (retryable: nothing was refused for what it said) also carries
+    /// `Retry-After`, so providers that honour it retry then, and the rest retry on the 5xx.
     fn into_response(self) -> Response {
         let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(RETRY_AFTER_SECS),
+            );
+        }
+        response
     }
 }
 
@@ -95,16 +109,17 @@ impl From<ServiceError> for HttpError {
 }
 
 impl From<StoreError> for HttpError {
+    /// As gRPC answers it (`docs/service.md`, "Storage failures"), with one difference: a
+    /// conflict that outlasted nudge's retries is a 503 too, since a provider retries a 5xx
+    /// and may drop a 409 for good.
     fn from(error: StoreError) -> HttpError {
+        use diesel::result::{DatabaseErrorKind, Error as DieselError};
+        let sqlstate = error.sqlstate().map(|c| c.to_string()).unwrap_or_default();
+        if let Some(advice) = error.retry_advice() {
+            tracing::error!(error = %error, sqlstate, "database unavailable");
+            return HttpError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", advice);
+        }
         match &error {
-            StoreError::Unavailable(_) | StoreError::Connect { .. } => {
-                tracing::error!(error = %error, "database unavailable");
-                HttpError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "unavailable",
-                    "the database is unavailable; retry later",
-                )
-            }
             StoreError::Unwritable(why) => {
                 tracing::error!(error = %error, "database refuses writes");
                 HttpError::new(
@@ -116,13 +131,36 @@ impl From<StoreError> for HttpError {
             StoreError::Contention(_) => {
                 tracing::warn!(error = %error, "write contention");
                 HttpError::new(
-                    StatusCode::CONFLICT,
+                    StatusCode::SERVICE_UNAVAILABLE,
                     "aborted",
-                    "too many concurrent changes to the same record; retry",
+                    "too many concurrent changes to the same record; nothing was changed, retry",
+                )
+            }
+            StoreError::Query(DieselError::DatabaseError(
+                DatabaseErrorKind::UniqueViolation,
+                _,
+            )) => {
+                tracing::info!(error = %error, sqlstate, "conflicting write");
+                HttpError::new(
+                    StatusCode::CONFLICT,
+                    "conflict",
+                    "a conflicting record was written at the same time; retry",
+                )
+            }
+            StoreError::Query(DieselError::DatabaseError(
+                DatabaseErrorKind::ForeignKeyViolation,
+                _,
+            )) => {
+                tracing::info!(error = %error, sqlstate, "a record referred to is gone");
+                HttpError::new(
+                    StatusCode::CONFLICT,
+                    "failed_precondition",
+                    "a record this request refers to was deleted at the same time; nothing was \
+                     changed",
                 )
             }
             _ => {
-                tracing::error!(error = %error, "storage error");
+                tracing::error!(error = %error, sqlstate, "storage error");
                 HttpError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "internal",

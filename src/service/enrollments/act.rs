@@ -71,16 +71,16 @@ pub async fn apply_input_storing(
     signals: impl Fn(&EnrollmentRow, &Writes) -> Vec<SignalRow>,
 ) -> Result<(EnrollmentRow, Writes, Vec<SignalRow>), ServiceError> {
     let now = core.clock.now();
-    let mut tx = core.db.begin().await?;
-    let step = Step {
-        account_id,
-        enrollment_id,
-        input,
-        refuse_rejected,
-        now,
-    };
-    let applied = step.run(core, &mut tx, &signals).await;
-    let (writes, stored) = tx.finish(applied).await?;
+    let (writes, stored) = crate::transaction!(core.db, |tx| {
+        let step = Step {
+            account_id,
+            enrollment_id,
+            input: input.clone(),
+            refuse_rejected,
+            now,
+        };
+        step.run(core, tx, &signals).await
+    })?;
     core.announce(writes.committed()).await;
     let row = writes
         .enrollments

@@ -402,9 +402,10 @@ async fn write_prepared(
 /// How many times [`write_items`] writes a chunk that a concurrent call's commit refused.
 const WRITE_ATTEMPTS: usize = 5;
 
-/// Writes `items` in one transaction, again when a unique index refused it: a concurrent call
+/// Writes `items` in one transaction, again when a unique index refused it (a concurrent call
 /// committed the same client key or a live enrollment of the same contact in the same flow,
-/// which the next attempt's reads find (the same enrollment, or ALREADY_EXISTS).
+/// which the next attempt's reads find: the same enrollment, or ALREADY_EXISTS) or another
+/// transaction's conflict aborted it (serialization failure, deadlock).
 async fn write_items(
     core: &Core,
     account_id: &str,
@@ -420,8 +421,10 @@ async fn write_items(
                 core.announce(wake).await;
                 return Ok(outcomes);
             }
-            Err(e) if is_unique_violation(&e) && attempt < WRITE_ATTEMPTS => attempt += 1,
-            Err(e) if is_unique_violation(&e) => {
+            Err(e) if (e.is_unique_violation() || e.is_conflict()) && attempt < WRITE_ATTEMPTS => {
+                attempt += 1
+            }
+            Err(e) if e.is_unique_violation() => {
                 return Err(StoreError::Contention(format!(
                     "enrolling was refused by a concurrent enrollment {WRITE_ATTEMPTS} times: {e}"
                 )))
@@ -429,16 +432,6 @@ async fn write_items(
             Err(e) => return Err(e),
         }
     }
-}
-
-fn is_unique_violation(e: &StoreError) -> bool {
-    matches!(
-        e,
-        StoreError::Query(diesel::result::Error::DatabaseError(
-            diesel::result::DatabaseErrorKind::UniqueViolation,
-            _,
-        ))
-    )
 }
 
 /// `Enroll`: returns the enrollment and whether this call created it.
@@ -473,8 +466,10 @@ pub type BatchResult = Result<(Enrollment, bool), ServiceError>;
 /// left a core idle, issue 18). The fewer calls run at once, the more parts: calls side by side
 /// keep the cores busy already. Every item of a contact is in the same part, in call order, so
 /// a contact enrolled twice in one call is the same first-wins duplicate it was; a client key
-/// given in more than one part puts the chunk in one part. As before, a call that fails part
-/// way has written the parts (and chunks) that committed; their client keys make a retry safe.
+/// given in more than one part puts the chunk in one part. A part the database fails answers
+/// each of its items with that failure, and the items after its chunk with it too (not tried);
+/// the parts that committed answer theirs, so an item answered with an error was not stored
+/// (or its answer says it may have been), and a retry of the refused items is safe.
 pub async fn batch_enroll(
     core: &Core,
     account_id: &str,
@@ -500,8 +495,12 @@ pub async fn batch_enroll(
     while items.peek().is_some() {
         let chunk: Vec<EnrollInput> = items.by_ref().take(BATCH_CHUNK).collect();
         let contact_ids: Vec<String> = chunk.iter().map(|i| i.contact_id.clone()).collect();
-        look.preload_contacts(core, account_id, &contact_ids)
-            .await?;
+        if let Err(e) = look.preload_contacts(core, account_id, &contact_ids).await {
+            // Nothing of this chunk or the rest was tried; what committed before stands.
+            let untried = chunk.len() + items.len();
+            results.extend((0..untried).map(|_| Err(untried_item(&e))));
+            break;
+        }
         let mut answers: Vec<Option<BatchResult>> = chunk.iter().map(|_| None).collect();
         let mut writing = tokio::task::JoinSet::new();
         let parts = parts(&chunk, PARTS / calls);
@@ -529,10 +528,24 @@ pub async fn batch_enroll(
             });
         }
         look.contacts.clear();
+        // A part that failed answers its own items with the failure (its transaction rolled
+        // back: nothing of them is stored, or, for a connection lost as it committed, the
+        // answer says they may be); the parts that committed answer their items.
+        let mut failure = None;
         while let Some(joined) = writing.join_next().await {
             let (positions, outcomes) = joined
                 .map_err(|e| ServiceError::Internal(format!("a BatchEnroll write stopped: {e}")))?;
-            for (pos, outcome) in positions.into_iter().zip(outcomes?) {
+            let outcomes = match outcomes {
+                Ok(outcomes) => outcomes,
+                Err(e) => {
+                    for pos in positions {
+                        answers[pos] = Some(Err(item_failure(&e)));
+                    }
+                    failure = Some(e);
+                    continue;
+                }
+            };
+            for (pos, outcome) in positions.into_iter().zip(outcomes) {
                 answers[pos] = Some(match outcome {
                     Outcome::Created(row, state) => Ok((Enrollment::from_parts(row, *state), true)),
                     Outcome::Existing(row) => Enrollment::from_row(row).map(|e| (e, false)),
@@ -541,8 +554,34 @@ pub async fn batch_enroll(
             }
         }
         results.extend(answers.into_iter().map(|a| a.expect("every item answered")));
+        if let Some(e) = failure {
+            // The database failed this chunk: the rest are not tried, and answer the same.
+            results.extend(items.by_ref().map(|_| Err(item_failure(&e))));
+        }
     }
     Ok(results)
+}
+
+/// An item's answer when reading what the chunk needs failed before it was tried.
+fn untried_item(e: &ServiceError) -> ServiceError {
+    match e {
+        ServiceError::Store(e) => item_failure(e),
+        ServiceError::Unavailable(why) => ServiceError::Unavailable(why.clone()),
+        other => ServiceError::Internal(format!("preparing a BatchEnroll chunk: {other}")),
+    }
+}
+
+/// One item's answer when the write of its part (or of an earlier part) failed: the failure's
+/// meaning, item by item (`UNAVAILABLE`, `ABORTED`, …), as the whole call would have answered.
+fn item_failure(e: &StoreError) -> ServiceError {
+    if let Some(advice) = e.retry_advice() {
+        return ServiceError::Unavailable(advice.to_string());
+    }
+    match e {
+        StoreError::Unwritable(why) => ServiceError::Store(StoreError::Unwritable(why.clone())),
+        StoreError::Contention(why) => ServiceError::Store(StoreError::Contention(why.clone())),
+        other => ServiceError::Internal(format!("writing a BatchEnroll part: {other}")),
+    }
 }
 
 /// How many transactions BatchEnroll writes side by side in this process, over all calls: a

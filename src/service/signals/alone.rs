@@ -47,8 +47,11 @@ pub(super) async fn receive_alone(
     let mut deliveries = Vec::new();
     if row.routed_at.is_none() {
         // The stored row is the truth for a duplicate: its id, kind and contacts.
-        opt_out_contacts(core, &row, now).await?;
-        deliveries = deliver_all(core, &row, &reach, now).await?;
+        let delivered = async {
+            opt_out_contacts(core, &row, now).await?;
+            deliver_all(core, &row, &reach, now).await
+        };
+        deliveries = delivered.await.map_err(|e| stored_but_cut_short(e, &row))?;
     }
     if duplicate {
         // The first result: everything delivered, by the first arrival and by this one.
@@ -61,6 +64,20 @@ pub(super) async fn receive_alone(
     Ok(Received::Done(Receipt::summarize(
         row.id, duplicate, deliveries,
     )))
+}
+
+/// A failure after the signal was stored: the answer must not read as "nothing happened". A
+/// retryable one says the signal is stored and how its delivery is finished (the same
+/// arrival again: its provider id makes it a duplicate, which delivers what is left).
+fn stored_but_cut_short(e: ServiceError, row: &SignalRow) -> ServiceError {
+    match e {
+        ServiceError::Unavailable(why) => ServiceError::Unavailable(format!(
+            "the signal is stored as {}, but delivering it was cut short ({why}); send it again \
+             (with the same provider id it is not stored twice) to finish",
+            row.id
+        )),
+        other => other,
+    }
 }
 
 /// Routes a signal stored already (a task outcome's, stored with the outcome) to the enrollments
@@ -148,9 +165,9 @@ async fn deliver_all(
     let chunks: Vec<&[String]> = reach.chunks(FANOUT_CHUNK).collect();
     for (i, chunk) in chunks.iter().enumerate() {
         let last = i + 1 == chunks.len();
-        let mut tx = core.db.begin().await?;
-        let applied = deliver_chunk(&mut tx, core, row, &signal, chunk, last, now).await;
-        let (done, wake) = tx.finish(applied).await?;
+        let (done, wake) = crate::transaction!(core.db, |tx| {
+            deliver_chunk(tx, core, row, &signal, chunk, last, now).await
+        })?;
         core.announce(wake).await;
         deliveries.extend(done);
     }

@@ -184,7 +184,7 @@ async fn route_in(
         }
     };
 
-    // 2. Webhook signatures seen before: refused, nothing stored.
+    // 2. Webhook signatures seen before: refused, nothing stored (but see below).
     let mut forget_before: Option<i64> = None;
     for (job, slot) in jobs.iter().zip(slots.iter_mut()) {
         if slot.is_some() {
@@ -195,7 +195,17 @@ async fn route_in(
         };
         let at = to_millis(replay.seen_at);
         if !tx.remember_replay(&job.account_id, &replay.key, at).await? {
-            *slot = Some(Slot::Replayed);
+            // Seen before: refused, unless what it stored is not delivered yet (its first
+            // answer was a retryable failure after the signal was stored); then this is the
+            // provider's retry, and step 3 finds the signal and finishes its delivery.
+            let provider_id = job.arrival.provider_id.as_deref();
+            if tx
+                .undelivered(&job.account_id, provider_id)
+                .await?
+                .is_none()
+            {
+                *slot = Some(Slot::Replayed);
+            }
         } else {
             let before = at - REPLAY_MEMORY_MS;
             forget_before = Some(forget_before.map_or(before, |b: i64| b.min(before)));
