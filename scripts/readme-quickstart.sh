@@ -58,8 +58,11 @@ printf '%s\n' "$session" >"$work/session.sh"
 bash -euo pipefail "$work/session.sh" >"$work/session.out" 2>&1 || {
     echo "readme-quickstart: the session failed:" >&2; cat "$work/session.out" >&2; exit 1
 }
-# What the session must have shown: the contact, the flow, an active enrollment, its journey.
-for want in '"id": "crm-4711"' '"name": "outbound-v1"' '"kind": "enrolled"' 'nudge.v1.EnrollmentService'; do
+# What the session must have shown: the contact, the flow, an active enrollment, its journey,
+# and the refusal's details decoded by the real grpcurl through reflection.
+for want in '"id": "crm-4711"' '"name": "outbound-v1"' '"kind": "enrolled"' 'nudge.v1.EnrollmentService' \
+    'Code: InvalidArgument' '"@type":"type.googleapis.com/google.rpc.BadRequest"' \
+    '"field":"contact.phone"' '"reason":"BAD_PHONE"' '"@type":"type.googleapis.com/google.rpc.ErrorInfo"'; do
     grep -qF "$want" "$work/session.out" || {
         echo "readme-quickstart: the session's output lacks $want:" >&2; cat "$work/session.out" >&2; exit 1
     }

@@ -276,7 +276,7 @@ async fn virtual_time_survives_a_restart(backend: Backend) {
     assert!(out.status.success(), "{out:?}");
     let token = &String::from_utf8(out.stdout).unwrap().trim().to_string();
     let started = now(port, token.clone()).await;
-    let services = crate::common::grpcurl::list(&format!("127.0.0.1:{port}"));
+    let services = crate::common::reflection::list(&format!("127.0.0.1:{port}")).await;
     assert!(
         services.contains(&"nudge.v1.TestClockService".to_string()),
         "{services:?}"
@@ -347,7 +347,7 @@ async fn serve_first_start_healthcheck_and_sigterm() {
     .unwrap();
     let token = token.expect("a first token on stderr");
     // A system-clock server has no virtual time: reflection does not list its service.
-    let services = crate::common::grpcurl::list(&listen);
+    let services = crate::common::reflection::list(&listen).await;
     assert!(
         services.contains(&"nudge.v1.EnrollmentService".to_string()),
         "{services:?}"

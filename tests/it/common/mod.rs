@@ -10,10 +10,10 @@
 #![allow(dead_code)]
 
 pub mod browser;
-pub mod grpcurl;
 pub mod http;
 pub mod pg;
 pub mod process;
+pub mod reflection;
 
 pub use pg::PgDatabase;
 
