@@ -8,6 +8,8 @@
 //! - [`mail`] — an inbound email from JSON or raw MIME (`mail-parser`), DSN fields included.
 //! - [`classify`] — reply, auto-reply, out-of-office, bounce or unsubscribe (SPEC §10).
 //! - [`return_date`] — an out-of-office's return date, in nine languages.
+//! - [`intent`] — what a person's reply says: interested, not now (and until when), not
+//!   interested, wrong person (and who), unsubscribe in words, or other.
 //! - [`signing`] — `X-Nudge-Signature` (HMAC-SHA256, 5-minute window) and `X-Twilio-Signature`.
 //! - [`link`] — signed, expiring link tokens for the approval and unsubscribe pages.
 //! - [`providers`] — providers' own webhooks (Mailgun, SendGrid, Postmark, SES, Twilio status
@@ -19,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod classify;
+pub mod intent;
 pub mod kinds;
 pub mod link;
 pub mod mail;

@@ -61,9 +61,11 @@ const MONTHS: &[(&str, u32)] = &[
     // German
     ("januar", 1),
     ("jänner", 1),
+    ("janner", 1),
     ("februar", 2),
     ("märz", 3),
     ("maerz", 3),
+    ("marz", 3),
     ("mai", 5),
     ("juni", 6),
     ("juli", 7),
@@ -131,6 +133,7 @@ const MONTHS: &[(&str, u32)] = &[
     ("julho", 7),
     ("setembro", 9),
     ("outubro", 10),
+    ("novembro", 11),
     ("dezembro", 12),
     // Polish (genitive, as dates are written)
     ("stycznia", 1),
@@ -427,7 +430,9 @@ fn tokenize(text: &str) -> Vec<Tok> {
     out
 }
 
-fn month_of(word: &str) -> Option<u32> {
+/// The month a lowercase month name (or abbreviation) of the nine languages names, with or
+/// without its diacritics (`märz`, `marz`).
+pub(crate) fn month_of(word: &str) -> Option<u32> {
     MONTHS.iter().find(|(n, _)| *n == word).map(|(_, m)| *m)
 }
 

@@ -71,6 +71,7 @@ mod flow_props;
 mod http_edge;
 mod inbox_corpus;
 mod inbox_simulate;
+mod intent_corpus;
 mod journey_golden;
 mod metrics;
 mod planner;

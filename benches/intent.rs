@@ -1,0 +1,47 @@
+//! Reply intent's classifications per second: every reply of `fixtures/intent/` (both parts,
+//! 420 replies in seven languages) classified per iteration — quoted history and signature
+//! cut, the language detected, the phrase tables matched, `resume_on` and the referral read.
+//!
+//! `cargo bench --bench intent` (Criterion reports elements per second: classifications).
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use nudge::inbound::intent::{classify, Reply};
+use std::hint::black_box;
+
+fn corpus() -> Vec<(String, chrono::DateTime<chrono::Utc>)> {
+    let mut out = Vec::new();
+    for file in ["tune.jsonl", "holdout.jsonl"] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/intent")
+            .join(file);
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let at = chrono::DateTime::parse_from_rfc3339(v["received_at"].as_str().unwrap())
+                .unwrap()
+                .with_timezone(&chrono::Utc);
+            out.push((v["text"].as_str().unwrap().to_string(), at));
+        }
+    }
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let replies = corpus();
+    let mut group = c.benchmark_group("intent");
+    group.throughput(Throughput::Elements(replies.len() as u64));
+    group.bench_function("corpus_per_iteration", |b| {
+        b.iter(|| {
+            for (text, at) in &replies {
+                black_box(classify(&Reply {
+                    text: black_box(text),
+                    received_at: Some(*at),
+                    ..Default::default()
+                }));
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

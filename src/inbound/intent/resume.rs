@@ -1,0 +1,886 @@
+//! The date a `not_now` reply names, as the day to resume: read relative to the day the reply
+//! arrived (in the contact's zone), in seven languages. The first date the text names counts:
+//!
+//! - an absolute date: `2027-03-03`, `03.03.` / `3.3.2027` (day first), `3/3` (month first in
+//!   English, day first otherwise), `March 3` / `3 March` / `3. März` / `3 de marzo`; without a
+//!   year, the next such day after arrival;
+//! - a month after a cue (`in March`, `im März`, `en mars`, `a partir de marzo`, `a marzo`,
+//!   `early March`): the 1st of the next such month after the arrival's month;
+//! - a quarter (`Q3`, `third quarter`, `3. Quartal`, `troisième trimestre`): its first day, the
+//!   next such quarter that starts after arrival;
+//! - next week / month / quarter / year, in each language: the Monday, the 1st, the quarter's or
+//!   the year's first day;
+//! - in N days / weeks / months (`in 3 weeks`, `in drei Monaten`, `dans 10 jours`, `dentro de
+//!   2 meses`, `daqui a 3 semanas`, `over 2 weken`, `tra 2 mesi`): that many after arrival.
+//!
+//! Anything vaguer ("after the holidays", "later this year", "in a few weeks") names no date.
+
+use super::tables::{tokenize, Token};
+use chrono::{Datelike, Duration, Months, NaiveDate, Weekday};
+
+/// Words that, right before a month name, make it a date ("in March", "ab Mai").
+const MONTH_CUES: &[&str] = &[
+    "in",
+    "im",
+    "en",
+    "em",
+    "a",
+    "ad",
+    "ab",
+    "from",
+    "vanaf",
+    "de",
+    "after",
+    "nach",
+    "apres",
+    "despues",
+    "depois",
+    "dopo",
+    "na",
+    "early",
+    "mid",
+    "late",
+    "end",
+    "beginning",
+    "anfang",
+    "mitte",
+    "ende",
+    "debut",
+    "fin",
+    "mi",
+    "principios",
+    "finales",
+    "inicio",
+    "final",
+    "meta",
+    "eind",
+    "begin",
+    "half",
+    "until",
+    "bis",
+    "jusqu",
+    "hasta",
+    "ate",
+    "fino",
+    "tot",
+    "around",
+    "um",
+    "vers",
+    "hacia",
+    "rond",
+    "verso",
+    "of",
+    "von",
+    "du",
+    "partir",
+    "da",
+    "dal",
+    "del",
+    "desde",
+    "start",
+    "starting",
+    "courant",
+    "entro",
+    "para",
+    "por",
+    "per",
+    "the",
+    "le",
+    "el",
+    "al",
+    "het",
+    "den",
+    "dem",
+    "der",
+];
+
+/// Ordinal words of the four quarters (folded), for "third quarter", "troisième trimestre".
+const QUARTER_ORDINALS: &[(&str, u32)] = &[
+    ("first", 1),
+    ("second", 2),
+    ("third", 3),
+    ("fourth", 4),
+    ("ersten", 1),
+    ("erste", 1),
+    ("zweiten", 2),
+    ("zweite", 2),
+    ("dritten", 3),
+    ("dritte", 3),
+    ("vierten", 4),
+    ("vierte", 4),
+    ("premier", 1),
+    ("deuxieme", 2),
+    ("second", 2),
+    ("troisieme", 3),
+    ("quatrieme", 4),
+    ("primer", 1),
+    ("segundo", 2),
+    ("tercer", 3),
+    ("cuarto", 4),
+    ("primeiro", 1),
+    ("terceiro", 3),
+    ("quarto", 4),
+    ("eerste", 1),
+    ("tweede", 2),
+    ("derde", 3),
+    ("vierde", 4),
+    ("primo", 1),
+    ("secondo", 2),
+    ("terzo", 3),
+];
+const QUARTER_WORDS: &[&str] = &["quarter", "quartal", "trimestre", "kwartaal"];
+
+/// Words of "next": before or after the unit ("next week", "semaine prochaine").
+const NEXT_WORDS: &[&str] = &[
+    "next",
+    "nachste",
+    "nachsten",
+    "nachstes",
+    "nachster",
+    "kommende",
+    "kommenden",
+    "kommendes",
+    "prochain",
+    "prochaine",
+    "proximo",
+    "proxima",
+    "volgende",
+    "volgend",
+    "komende",
+    "komend",
+    "prossimo",
+    "prossima",
+    "siguiente",
+    "seguinte",
+    "suivant",
+    "suivante",
+    "successivo",
+    "successiva",
+    "nxt",
+    "prox",
+    "pro",
+    "prochaine",
+];
+/// Units: (word, unit).
+const UNITS: &[(&str, Unit)] = &[
+    ("week", Unit::Week),
+    ("woche", Unit::Week),
+    ("semaine", Unit::Week),
+    ("semana", Unit::Week),
+    ("settimana", Unit::Week),
+    ("month", Unit::Month),
+    ("monat", Unit::Month),
+    ("mois", Unit::Month),
+    ("mes", Unit::Month),
+    ("maand", Unit::Month),
+    ("mese", Unit::Month),
+    ("quarter", Unit::Quarter),
+    ("quartal", Unit::Quarter),
+    ("trimestre", Unit::Quarter),
+    ("kwartaal", Unit::Quarter),
+    ("wk", Unit::Week),
+    ("wo", Unit::Week),
+    ("sem", Unit::Week),
+    ("qtr", Unit::Quarter),
+    ("year", Unit::Year),
+    ("jahr", Unit::Year),
+    ("annee", Unit::Year),
+    ("an", Unit::Year),
+    ("ano", Unit::Year),
+    ("jaar", Unit::Year),
+    ("anno", Unit::Year),
+];
+/// "in N …" words: the word before the number.
+const IN_WORDS: &[&str] = &[
+    "in", "dans", "en", "em", "dentro", "daqui", "over", "tra", "fra",
+];
+/// Plural (and singular) counting units.
+const COUNT_UNITS: &[(&str, Unit)] = &[
+    ("fortnight", Unit::Fortnight),
+    ("fortnights", Unit::Fortnight),
+    ("day", Unit::Day),
+    ("days", Unit::Day),
+    ("tag", Unit::Day),
+    ("tagen", Unit::Day),
+    ("tage", Unit::Day),
+    ("jour", Unit::Day),
+    ("jours", Unit::Day),
+    ("dia", Unit::Day),
+    ("dias", Unit::Day),
+    ("dag", Unit::Day),
+    ("dagen", Unit::Day),
+    ("giorno", Unit::Day),
+    ("giorni", Unit::Day),
+    ("week", Unit::Week),
+    ("weeks", Unit::Week),
+    ("woche", Unit::Week),
+    ("wochen", Unit::Week),
+    ("semaine", Unit::Week),
+    ("semaines", Unit::Week),
+    ("semana", Unit::Week),
+    ("semanas", Unit::Week),
+    ("weken", Unit::Week),
+    ("settimana", Unit::Week),
+    ("settimane", Unit::Week),
+    ("month", Unit::Month),
+    ("months", Unit::Month),
+    ("monat", Unit::Month),
+    ("monaten", Unit::Month),
+    ("monate", Unit::Month),
+    ("mois", Unit::Month),
+    ("mes", Unit::Month),
+    ("meses", Unit::Month),
+    ("maand", Unit::Month),
+    ("maanden", Unit::Month),
+    ("mese", Unit::Month),
+    ("mesi", Unit::Month),
+];
+/// Number words (folded) up to twelve, and "a"/"one" forms.
+const NUMBERS: &[(&str, u32)] = &[
+    ("a", 1),
+    ("an", 1),
+    ("one", 1),
+    ("two", 2),
+    ("three", 3),
+    ("four", 4),
+    ("five", 5),
+    ("six", 6),
+    ("seven", 7),
+    ("eight", 8),
+    ("nine", 9),
+    ("ten", 10),
+    ("eleven", 11),
+    ("twelve", 12),
+    ("einem", 1),
+    ("einer", 1),
+    ("ein", 1),
+    ("zwei", 2),
+    ("drei", 3),
+    ("vier", 4),
+    ("funf", 5),
+    ("fuenf", 5),
+    ("sechs", 6),
+    ("sieben", 7),
+    ("acht", 8),
+    ("neun", 9),
+    ("zehn", 10),
+    ("zwolf", 12),
+    ("un", 1),
+    ("une", 1),
+    ("deux", 2),
+    ("trois", 3),
+    ("quatre", 4),
+    ("cinq", 5),
+    ("six", 6),
+    ("sept", 7),
+    ("huit", 8),
+    ("neuf", 9),
+    ("dix", 10),
+    ("douze", 12),
+    ("uno", 1),
+    ("una", 1),
+    ("dos", 2),
+    ("tres", 3),
+    ("cuatro", 4),
+    ("cinco", 5),
+    ("seis", 6),
+    ("siete", 7),
+    ("ocho", 8),
+    ("nueve", 9),
+    ("diez", 10),
+    ("doce", 12),
+    ("um", 1),
+    ("dois", 2),
+    ("uma", 1),
+    ("duas", 2),
+    ("quatro", 4),
+    ("sete", 7),
+    ("oito", 8),
+    ("nove", 9),
+    ("dez", 10),
+    ("een", 1),
+    ("twee", 2),
+    ("drie", 3),
+    ("vijf", 5),
+    ("zes", 6),
+    ("zeven", 7),
+    ("negen", 9),
+    ("tien", 10),
+    ("twaalf", 12),
+    ("due", 2),
+    ("tre", 3),
+    ("quattro", 4),
+    ("cinque", 5),
+    ("sei", 6),
+    ("sette", 7),
+    ("otto", 8),
+    ("dieci", 10),
+    ("dodici", 12),
+    ("quindici", 15),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    Day,
+    Week,
+    Fortnight,
+    Month,
+    Quarter,
+    Year,
+}
+
+/// The resume date `text` names, read on `arrival` (a date in the contact's zone).
+pub fn resume_on(text: &str, arrival: NaiveDate, english: bool) -> Option<NaiveDate> {
+    let tokens = tokenize(text);
+    // Each date with where it starts (a byte offset) and whether it names a day.
+    let mut found: Vec<(usize, bool, NaiveDate)> = numeric_dates(text, arrival, english)
+        .into_iter()
+        .map(|(at, d)| (at, true, d))
+        .collect();
+    for i in 0..tokens.len() {
+        if let Some((d, day)) = at(&tokens, i, arrival) {
+            found.push((tokens[i].start, day, d));
+        }
+    }
+    // The date the person asks to be contacted on wins ("off until 18 May; mail me on 19
+    // May"), then one that is not the end of an absence ("until"), then a named day over a
+    // month or a quarter, then the first written.
+    found
+        .into_iter()
+        .min_by_key(|(at, day, _)| {
+            let i = tokens.iter().position(|t| t.end > *at).unwrap_or(0);
+            (!contact_cue(&tokens, i), until_cue(&tokens, i), !day, *at)
+        })
+        .map(|(_, _, d)| d)
+}
+
+/// Verbs of getting in touch again, in the seven languages (folded).
+const CONTACT_CUES: &[&str] = &[
+    "write",
+    "mail",
+    "email",
+    "call",
+    "contact",
+    "reach",
+    "ping",
+    "try",
+    "ask",
+    "shout",
+    "follow",
+    "circle",
+    "check",
+    "touch",
+    "revisit",
+    "reconnect",
+    "talk",
+    "speak",
+    "schreiben",
+    "schreiben",
+    "melden",
+    "kontaktieren",
+    "anrufen",
+    "kommen",
+    "sprechen",
+    "mailen",
+    "ecrivez",
+    "ecris",
+    "rappelez",
+    "rappelle",
+    "recontactez",
+    "recontacter",
+    "revenez",
+    "reviens",
+    "relancez",
+    "relancer",
+    "reprendre",
+    "escribeme",
+    "escribame",
+    "escribenos",
+    "contactame",
+    "contacteme",
+    "llamame",
+    "llameme",
+    "vuelve",
+    "vuelva",
+    "retomamos",
+    "retomemos",
+    "buscame",
+    "volte",
+    "contactar",
+    "contacte",
+    "ligue",
+    "liga",
+    "escreva",
+    "escreve",
+    "procure",
+    "chama",
+    "retomar",
+    "bel",
+    "contacteer",
+    "benader",
+    "scrivetemi",
+    "scrivimi",
+    "scriva",
+    "chiami",
+    "chiamami",
+    "ricontattatemi",
+    "ricontattami",
+    "risentiamoci",
+    "sentiamoci",
+    "richiamatemi",
+    "riparliamone",
+    "aggiorniamoci",
+];
+
+/// Beginnings of the verbs of getting in touch (any person or tense).
+const CONTACT_STEMS: &[&str] = &[
+    "writ",
+    "mail",
+    "email",
+    "call",
+    "contact",
+    "reach",
+    "ping",
+    "text",
+    "txt",
+    "schreib",
+    "meld",
+    "kontakt",
+    "ruf",
+    "ecri",
+    "rappel",
+    "recontact",
+    "relanc",
+    "repren",
+    "escrib",
+    "llam",
+    "volv",
+    "retom",
+    "busc",
+    "volt",
+    "escrev",
+    "procur",
+    "lig",
+    "chama",
+    "contat",
+    "benader",
+    "scriv",
+    "chiam",
+    "ricontatt",
+    "risent",
+    "richiam",
+    "ripar",
+    "aggiorn",
+    "hablam",
+    "fala",
+    "spre",
+    "bell",
+];
+
+/// A verb of getting in touch within the eight words before `i` or the four after it, in the
+/// same sentence.
+fn contact_cue(tokens: &[Token], i: usize) -> bool {
+    let is_cue = |t: &Token| {
+        CONTACT_CUES.contains(&t.word.as_str())
+            || CONTACT_STEMS.iter().any(|s| t.word.starts_with(s))
+    };
+    let mut j = i;
+    for _ in 0..8 {
+        if j == 0 || tokens[j].boundary >= super::tables::SENTENCE {
+            break;
+        }
+        j -= 1;
+        if is_cue(&tokens[j]) {
+            return true;
+        }
+    }
+    for t in tokens.iter().skip(i + 1).take(4) {
+        if t.boundary >= super::tables::SENTENCE {
+            break;
+        }
+        if is_cue(t) {
+            return true;
+        }
+    }
+    false
+}
+
+/// "until", "bis", "tot en met", "jusqu'au", "hasta", "até", "fino al" within the three words
+/// before `i`: the date ends an absence.
+fn until_cue(tokens: &[Token], i: usize) -> bool {
+    const UNTIL: &[&str] = &[
+        "until", "till", "bis", "tot", "jusqu", "hasta", "ate", "fino",
+    ];
+    tokens[i.saturating_sub(3)..i]
+        .iter()
+        .any(|t| UNTIL.contains(&t.word.as_str()))
+}
+
+/// A date that starts at token `i`, and whether it names a day (not a month, a quarter, …).
+fn at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<(NaiveDate, bool)> {
+    let found = date_at(tokens, i, arrival)?;
+    // A month with a day next to it is a day; a month alone, a quarter, a unit are not.
+    let word = |k: usize| tokens.get(k).map_or("", |t| t.word.as_str());
+    let precise = month_of(word(i)).is_some()
+        && (day_number(word(i + 1)).is_some()
+            || (i > 0 && day_number(word(i - 1)).is_some())
+            || (i > 1 && word(i - 1) == "de" && day_number(word(i - 2)).is_some()));
+    Some((found, precise))
+}
+
+/// [`at`]'s date.
+fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate> {
+    let word = tokens[i].word.as_str();
+    let next = |k: usize| tokens.get(i + k).map(|t| t.word.as_str());
+    let prev = (i > 0).then(|| tokens[i - 1].word.as_str());
+    // Q3, Q3 2027, and the French T3
+    if let Some(q) = word
+        .strip_prefix('q')
+        .or_else(|| word.strip_prefix('t'))
+        .and_then(|d| d.parse::<u32>().ok())
+    {
+        if (1..=4).contains(&q) {
+            return Some(quarter(q, year_after(tokens, i + 1), arrival));
+        }
+    }
+    // third quarter / 3. Quartal / troisième trimestre / tercer trimestre
+    if let Some(q) = QUARTER_ORDINALS
+        .iter()
+        .find(|(w, _)| *w == word)
+        .map(|(_, q)| *q)
+        .or_else(|| day_number(word).filter(|q| (1..=4).contains(q)))
+    {
+        let unit = next(1)
+            .filter(|w| QUARTER_WORDS.contains(w))
+            .map(|_| 2)
+            .or_else(|| {
+                // "3e trimestre", "3° trimestre": a suffix token between.
+                next(2).filter(|w| QUARTER_WORDS.contains(w)).map(|_| 3)
+            });
+        if let Some(skip) = unit {
+            return Some(quarter(q, year_after(tokens, i + skip), arrival));
+        }
+    }
+    // trimestre terzo / derde kwartaal handled above; "quarter three" is rare.
+    // "para o ano" (pt-PT): next year
+    if word == "para" && next(1) == Some("o") && next(2) == Some("ano") {
+        return Some(next_unit(Unit::Year, arrival));
+    }
+    // next week / semaine prochaine / el año que viene
+    if NEXT_WORDS.contains(&word) {
+        if let Some(unit) = next(1).and_then(unit_of) {
+            return Some(next_unit(unit, arrival));
+        }
+    }
+    if let Some(unit) = unit_of(word) {
+        if next(1).is_some_and(|w| NEXT_WORDS.contains(&w)) {
+            return Some(next_unit(unit, arrival));
+        }
+        // ano que vem / mês que vem / semana que vem; el año que viene; l'an prochain handled.
+        if matches!(next(1), Some("que" | "q")) && matches!(next(2), Some("vem" | "viene")) {
+            return Some(next_unit(unit, arrival));
+        }
+    }
+    // in N days/weeks/months; dentro de N; daqui a N
+    if IN_WORDS.contains(&word) {
+        let mut k = 1;
+        if matches!(next(1), Some("de" | "a")) {
+            k = 2;
+        }
+        if let (Some(n), Some(unit)) = (next(k).and_then(number), next(k + 1).and_then(count_unit))
+        {
+            return Some(add(arrival, n, unit));
+        }
+    }
+    // A day and a month: "3 March", "3. März", "3 de marzo"; a month and a day: "March 3rd".
+    if let Some(month) = month_of(word) {
+        let day_before = prev.and_then(day_number).or_else(|| {
+            (i >= 2 && tokens[i - 1].word == "de")
+                .then(|| day_number(&tokens[i - 2].word))
+                .flatten()
+        });
+        let day_after = next(1).and_then(day_number).filter(|_| !is_year(next(1)));
+        if let Some(day) = day_before.or(day_after) {
+            return date_in(month, day, year_after(tokens, i + 1), arrival);
+        }
+        // A month that is a sentence of its own ("Oktober.") is a date too.
+        let alone = (i == 0 || tokens[i].boundary >= super::tables::SENTENCE)
+            && tokens
+                .get(i + 1)
+                .is_none_or(|t| t.boundary >= super::tables::SENTENCE);
+        let cued = alone || prev.is_some_and(|p| MONTH_CUES.contains(&p));
+        // "May", "mar", "march" alone are words; a cue makes them months.
+        if cued {
+            let year = year_after(tokens, i + 1);
+            return Some(first_of_month(month, year, arrival));
+        }
+    }
+    None
+}
+
+fn unit_of(word: &str) -> Option<Unit> {
+    UNITS.iter().find(|(w, _)| *w == word).map(|(_, u)| *u)
+}
+
+fn count_unit(word: &str) -> Option<Unit> {
+    COUNT_UNITS
+        .iter()
+        .find(|(w, _)| *w == word)
+        .map(|(_, u)| *u)
+}
+
+fn number(word: &str) -> Option<u32> {
+    word.parse::<u32>()
+        .ok()
+        .filter(|n| (1..=400).contains(n))
+        .or_else(|| NUMBERS.iter().find(|(w, _)| *w == word).map(|(_, n)| *n))
+}
+
+/// The month a folded word names: the out-of-office reader's table (nine languages).
+fn month_of(word: &str) -> Option<u32> {
+    crate::inbound::return_date::month_of(word)
+}
+
+/// A day of the month, written as digits with or without an ordinal suffix (`3`, `3rd`, `1er`).
+fn day_number(word: &str) -> Option<u32> {
+    let digits: String = word.chars().take_while(char::is_ascii_digit).collect();
+    let rest = &word[digits.len()..];
+    if digits.is_empty()
+        || !matches!(
+            rest,
+            "" | "st" | "nd" | "rd" | "th" | "er" | "o" | "e" | "º" | "ª" | "eme"
+        )
+    {
+        return None;
+    }
+    digits.parse().ok().filter(|d| (1..=31).contains(d))
+}
+
+fn is_year(word: Option<&str>) -> bool {
+    word.and_then(|w| w.parse::<i32>().ok())
+        .is_some_and(|y| (2000..=2100).contains(&y))
+}
+
+/// A year written right after position `i` (skipping one word such as `de`).
+fn year_after(tokens: &[Token], i: usize) -> Option<i32> {
+    for (k, token) in tokens.iter().enumerate().skip(i).take(2) {
+        if token.boundary > 0 && k > i {
+            break;
+        }
+        if let Ok(y) = token.word.parse::<i32>() {
+            if (2000..=2100).contains(&y) {
+                return Some(y);
+            }
+        }
+    }
+    None
+}
+
+/// The first day of quarter `q`: of `year` when given, else the next such quarter that starts
+/// after arrival.
+fn quarter(q: u32, year: Option<i32>, arrival: NaiveDate) -> NaiveDate {
+    let month = (q - 1) * 3 + 1;
+    let start = |y: i32| NaiveDate::from_ymd_opt(y, month, 1).expect("a quarter's first day");
+    match year {
+        Some(y) => start(y),
+        None if start(arrival.year()) > arrival => start(arrival.year()),
+        None => start(arrival.year() + 1),
+    }
+}
+
+/// The 1st of `month`: of `year` when given, else the next such month after arrival's.
+fn first_of_month(month: u32, year: Option<i32>, arrival: NaiveDate) -> NaiveDate {
+    let first = |y: i32| NaiveDate::from_ymd_opt(y, month, 1).expect("a month's first day");
+    match year {
+        Some(y) => first(y),
+        None if month > arrival.month() => first(arrival.year()),
+        None => first(arrival.year() + 1),
+    }
+}
+
+/// `day` of `month`: of `year` when given, else the next such day after arrival. `None` for a
+/// day the month does not have.
+fn date_in(month: u32, day: u32, year: Option<i32>, arrival: NaiveDate) -> Option<NaiveDate> {
+    match year {
+        Some(y) => NaiveDate::from_ymd_opt(y, month, day),
+        None => {
+            let this = NaiveDate::from_ymd_opt(arrival.year(), month, day);
+            match this {
+                Some(d) if d > arrival => Some(d),
+                _ => NaiveDate::from_ymd_opt(arrival.year() + 1, month, day),
+            }
+        }
+    }
+}
+
+fn next_unit(unit: Unit, arrival: NaiveDate) -> NaiveDate {
+    match unit {
+        Unit::Day => arrival + Duration::days(1),
+        Unit::Fortnight => arrival + Duration::weeks(2),
+        Unit::Week => {
+            let monday = arrival - Duration::days(arrival.weekday().num_days_from_monday() as i64);
+            debug_assert_eq!(monday.weekday(), Weekday::Mon);
+            monday + Duration::weeks(1)
+        }
+        Unit::Month => {
+            let first = arrival.with_day(1).expect("the 1st");
+            first + Months::new(1)
+        }
+        Unit::Quarter => {
+            let q = (arrival.month() - 1) / 3 + 1;
+            if q == 4 {
+                NaiveDate::from_ymd_opt(arrival.year() + 1, 1, 1).expect("Jan 1")
+            } else {
+                NaiveDate::from_ymd_opt(arrival.year(), q * 3 + 1, 1).expect("a quarter")
+            }
+        }
+        Unit::Year => NaiveDate::from_ymd_opt(arrival.year() + 1, 1, 1).expect("Jan 1"),
+    }
+}
+
+fn add(arrival: NaiveDate, n: u32, unit: Unit) -> NaiveDate {
+    match unit {
+        Unit::Day => arrival + Duration::days(n as i64),
+        Unit::Week => arrival + Duration::weeks(n as i64),
+        Unit::Fortnight => arrival + Duration::weeks(2 * n as i64),
+        Unit::Month => arrival + Months::new(n),
+        Unit::Quarter => arrival + Months::new(3 * n),
+        Unit::Year => arrival + Months::new(12 * n),
+    }
+}
+
+/// Dates written in digits, with where they start: ISO, day-first with dots, and with slashes
+/// (month first in English).
+fn numeric_dates(text: &str, arrival: NaiveDate, english: bool) -> Vec<(usize, NaiveDate)> {
+    use std::sync::OnceLock;
+    static ISO: OnceLock<regex::Regex> = OnceLock::new();
+    static DOTS: OnceLock<regex::Regex> = OnceLock::new();
+    static SLASH: OnceLock<regex::Regex> = OnceLock::new();
+    let iso = ISO.get_or_init(|| regex::Regex::new(r"\b(20\d\d)-(\d\d)-(\d\d)\b").unwrap());
+    let dots = DOTS.get_or_init(|| {
+        regex::Regex::new(r"(?:^|[^\d.])(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})?(?:[^\d]|$)").unwrap()
+    });
+    let slash = SLASH.get_or_init(|| {
+        regex::Regex::new(r"(?:^|[^\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?:[^\d/]|$)")
+            .unwrap()
+    });
+    let mut out = Vec::new();
+    for c in iso.captures_iter(text) {
+        let n = |k: usize| c[k].parse::<u32>().unwrap_or(0);
+        if let Some(d) = NaiveDate::from_ymd_opt(n(1) as i32, n(2), n(3)) {
+            out.push((c.get(0).unwrap().start(), d));
+        }
+    }
+    let year = |m: Option<regex::Match>| {
+        m.and_then(|m| m.as_str().parse::<i32>().ok())
+            .map(|y| if y < 100 { 2000 + y } else { y })
+    };
+    for c in dots.captures_iter(text) {
+        let (day, month) = (c[1].parse().unwrap_or(0), c[2].parse().unwrap_or(0));
+        if (1..=12).contains(&month) {
+            if let Some(d) = date_in(month, day, year(c.get(3)), arrival) {
+                out.push((c.get(1).unwrap().start(), d));
+            }
+        }
+    }
+    for c in slash.captures_iter(text) {
+        let (a, b): (u32, u32) = (c[1].parse().unwrap_or(0), c[2].parse().unwrap_or(0));
+        let (month, day) = if english { (a, b) } else { (b, a) };
+        if (1..=12).contains(&month) {
+            if let Some(d) = date_in(month, day, year(c.get(3)), arrival) {
+                out.push((c.get(1).unwrap().start(), d));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resume_on;
+    use chrono::NaiveDate;
+
+    fn d(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    /// Arrival 2026-12-04 (a Friday) unless the case says otherwise.
+    #[test]
+    fn dates_in_seven_languages() {
+        let cases: &[(&str, &str, bool, Option<&str>)] = &[
+            (
+                "Reach out again in Q3",
+                "2026-12-04",
+                true,
+                Some("2027-07-01"),
+            ),
+            ("Try me in Q1 2027", "2026-12-04", true, Some("2027-01-01")),
+            (
+                "Let's talk in March",
+                "2026-12-04",
+                true,
+                Some("2027-03-01"),
+            ),
+            ("in December please", "2026-12-04", true, Some("2027-12-01")),
+            ("next week", "2026-12-04", true, Some("2026-12-07")),
+            ("next month", "2026-12-04", true, Some("2027-01-01")),
+            ("next quarter", "2026-12-04", true, Some("2027-01-01")),
+            ("next year", "2026-05-04", true, Some("2027-01-01")),
+            ("in 3 weeks", "2026-12-04", true, Some("2026-12-25")),
+            ("in two months", "2026-12-31", true, Some("2027-02-28")),
+            ("after March 3rd", "2026-12-04", true, Some("2027-03-03")),
+            ("on 2027-03-03", "2026-12-04", true, Some("2027-03-03")),
+            ("3/15 works", "2026-12-04", true, Some("2027-03-15")),
+            ("after the holidays", "2026-12-04", true, None),
+            ("I may have time", "2026-12-04", true, None),
+            (
+                "Melden Sie sich im März",
+                "2026-12-04",
+                false,
+                Some("2027-03-01"),
+            ),
+            ("im 3. Quartal", "2026-12-04", false, Some("2027-07-01")),
+            ("nächstes Jahr", "2026-12-04", false, Some("2027-01-01")),
+            ("in drei Monaten", "2026-12-04", false, Some("2027-03-04")),
+            ("ab dem 15.01.", "2026-12-04", false, Some("2027-01-15")),
+            (
+                "Revenez vers moi en mars",
+                "2026-12-04",
+                false,
+                Some("2027-03-01"),
+            ),
+            (
+                "au troisième trimestre",
+                "2026-12-04",
+                false,
+                Some("2027-07-01"),
+            ),
+            ("le mois prochain", "2026-12-04", false, Some("2027-01-01")),
+            ("dans 10 jours", "2026-12-04", false, Some("2026-12-14")),
+            ("a partir de marzo", "2026-12-04", false, Some("2027-03-01")),
+            (
+                "el próximo trimestre",
+                "2026-12-04",
+                false,
+                Some("2027-01-01"),
+            ),
+            ("dentro de 2 meses", "2026-12-04", false, Some("2027-02-04")),
+            ("el 15 de enero", "2026-12-04", false, Some("2027-01-15")),
+            ("ano que vem", "2026-12-04", false, Some("2027-01-01")),
+            ("daqui a 3 semanas", "2026-12-04", false, Some("2026-12-25")),
+            ("em março", "2026-12-04", false, Some("2027-03-01")),
+            ("over 2 weken", "2026-12-04", false, Some("2026-12-18")),
+            ("volgend kwartaal", "2026-12-04", false, Some("2027-01-01")),
+            ("in maart", "2026-12-04", false, Some("2027-03-01")),
+            ("tra 2 mesi", "2026-12-04", false, Some("2027-02-04")),
+            ("a marzo", "2026-12-04", false, Some("2027-03-01")),
+            ("il prossimo anno", "2026-12-04", false, Some("2027-01-01")),
+            ("in March", "2026-03-10", true, Some("2027-03-01")),
+            ("Q3", "2026-07-10", true, Some("2027-07-01")),
+        ];
+        for (text, arrival, english, want) in cases {
+            let got = resume_on(text, d(arrival), *english);
+            assert_eq!(got, want.map(d), "{text} on {arrival}");
+        }
+    }
+}

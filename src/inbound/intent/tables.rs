@@ -1,0 +1,1186 @@
+//! The phrase tables: for each language, the phrases that say each intent, and how they are
+//! found in a text.
+//!
+//! A pattern is written folded (lowercase, no diacritics, see [`super::fold`]) as tokens apart:
+//! a word; `word*`, any word it starts; `a|b|c`, any of these (each may end in `*`); `~`, up to
+//! two words of anything; `#`, a number (digits or a number word); a leading `^`, only as a
+//! sentence of its own (`^no`: "No." but not "No es el momento"). Phrases
+//! that are alternatives of one meaning are one row, apart by ` / `. Every phrase has a weight (1
+//! weak, 2 clear, 3 decisive), what a negation right before it (or `nicht`/`niet`/`pas`/`not`
+//! right after it) makes of it (`negated`: another intent, or nothing), and an example: a
+//! reply in which the phrase is found and which classifies as its intent. The tables test
+//! themselves with their examples (this module's tests).
+
+use super::{fold, Intent, Language};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// One phrase of a table.
+#[derive(Debug, Clone, Copy)]
+pub struct Phrase {
+    /// What it says (`other`: it counts only negated, see `negated`).
+    pub intent: Intent,
+    /// 1 weak, 2 clear, 3 decisive.
+    pub weight: f64,
+    /// What the phrase means when negated (`None`: it does not count then).
+    pub negated: Option<Intent>,
+    /// The words, in the pattern syntax above.
+    pub pattern: &'static str,
+    /// A reply it is found in, which classifies as its intent.
+    pub example: &'static str,
+}
+
+use Intent::{
+    Interested as I, NotInterested as N, NotNow as L, Other as O, Unsubscribe as U,
+    WrongPerson as W,
+};
+
+/// `(intent, weight, negated, pattern, example)`. A phrase of intent `other` counts only
+/// negated, for what its negation means ("not a good time": `not_now`).
+type Row = (Intent, f64, Option<Intent>, &'static str, &'static str);
+
+const EN: &[Row] = &[
+    (I, 2.0, Some(N), "interested", "I'm interested, tell me more."),
+    (I, 2.0, Some(N), "interesting", "This looks interesting."),
+    (I, 2.0, None, "sounds|looks good|great|interesting|perfect|fine", "Sounds good to me."),
+    (I, 2.0, None, "let us talk|chat|connect|schedule|meet|set|find|do|book|hop", "Let's talk next week."),
+    (I, 2.0, Some(N), "happy|glad|keen|open to ~ chat|talk|call|connect|learn|hear|meet|discuss|see|explore", "Happy to chat."),
+    (I, 2.0, None, "send|share|forward ~ info*|details|deck|pricing|brochure|proposal|overview|case", "Please send over some info."),
+    (I, 2.0, None, "more info*|details", "Could you share more details?"),
+    (I, 2.0, Some(U), "book|schedule|arrange|grab|set ~ call|meeting|demo|time|slot|chat", "Can we schedule a call?"),
+    (I, 1.5, None, "demo|walkthrough|trial", "We'd like a demo."),
+    (I, 2.0, None, "how much", "How much does it cost?"),
+    (I, 1.5, None, "pricing|price|prices|cost|costs|quote", "What's the pricing?"),
+    (I, 2.0, Some(U), "call me", "Call me tomorrow."),
+    (I, 2.0, None, "give me a call|ring", "Give me a call."),
+    (I, 2.0, None, "tell me more", "Tell me more."),
+    (I, 2.0, None, "can|could|shall we ~ talk|chat|meet|speak|connect|hop", "Can we talk Thursday?"),
+    (I, 2.0, Some(N), "would love|like to ~ learn|know|see|hear|chat|talk|discuss|try|meet|connect", "I would love to learn more."),
+    (I, 2.0, None, "count me in", "Count me in!"),
+    (I, 1.5, None, "does|would|will ~ work|suit", "Would Thursday work?"),
+    (I, 1.5, None, "when are you ~ available|free / when is ~ good|best|convenient", "When are you available?"),
+    (I, 1.5, None, "my calendar|calendly", "Here's my calendar link."),
+    (I, 1.5, None, "available|free on|at|tomorrow|monday|tuesday|wednesday|thursday|friday", "I'm free on Tuesday."),
+    (I, 1.5, None, "^yes|yeah|yep|sure|absolutely|definitely|ok|okay / ^yes please", "Yes"),
+    (I, 1.0, None, "yes please / sure thing / absolutely|definitely", "Absolutely, let's do it."),
+    (I, 1.5, None, "let me know when", "Let me know when works."),
+    (I, 1.5, None, "worth ~ conversation|chat|call|look|exploring", "Could be worth a conversation."),
+    (L, 3.0, Some(L), "not now|yet", "Not now."),
+    (L, 3.0, Some(L), "not right now", "Not right now, sorry."),
+    (L, 3.0, Some(L), "not at|for ~ moment|time|present|now", "Not at the moment."),
+    (L, 2.5, Some(L), "reach out|back ~ again|later|in|next|after|early|around|once", "Reach out again in Q3."),
+    (L, 2.5, Some(L), "circle|check|touch|come back|base", "Circle back next quarter."),
+    (L, 2.0, Some(L), "follow up ~ in|next|after|later|again|early", "Follow up in January."),
+    (L, 2.5, Some(L), "ping|try|contact|email|hit|ask me|us ~ again|later|in|next|after|early|around|nxt", "Ping me after the holidays."),
+    (L, 2.0, Some(L), "later this|next year|month|quarter|spring|summer|fall|autumn|winter / in the future", "Maybe later this year."),
+    (L, 1.0, Some(L), "next year|quarter|month|week", "Next quarter."),
+    (L, 2.5, Some(L), "bad|busy|hectic|wrong|tough|crazy ~ time|timing|moment|period|season|week|month", "Bad timing for us."),
+    (L, 2.5, Some(L), "timing|time ~ not ~ right|great|ideal|good", "The timing is not right."),
+    (L, 2.0, Some(L), "too busy|early", "Too busy right now."),
+    (L, 2.5, Some(L), "after ~ holidays|holiday|summer|launch|quarter|migration|freeze|rollout|conference|vacation|break|season / after new year", "After the holidays, please."),
+    (L, 2.0, Some(L), "q1|q2|q3|q4", "Try Q3."),
+    (L, 2.0, Some(L), "first|second|third|fourth quarter", "Third quarter is better."),
+    (L, 2.0, Some(L), "maybe later / down the road|line", "Maybe later."),
+    (L, 2.5, Some(L), "revisit|reconnect|regroup", "Let's revisit in March."),
+    (L, 2.5, Some(L), "in ~ few|couple|some ~ weeks|months", "In a couple of months."),
+    (L, 2.5, Some(L), "in # days|weeks|months", "In 3 weeks."),
+    (L, 2.0, Some(L), "bandwidth / capacity", "No bandwidth right now."),
+    (L, 2.0, Some(L), "hold off / on hold / pause|postpone|postponed", "We're on hold until spring."),
+    (L, 1.5, Some(L), MONTHS_EN_PHRASE, "Talk in March."),
+    (L, 2.0, Some(L), "budget ~ next|until|in|after|frozen|freeze", "Budget frozen until next year."),
+    (L, 2.0, Some(L), "not a priority ~ now|moment|this|until|yet", "Not a priority right now."),
+    (N, 3.0, None, "not interested", "Not interested."),
+    (N, 3.0, None, "no interest", "No interest."),
+    (N, 2.5, None, "not for us|me", "Not for us."),
+    (N, 2.5, None, "no thank|thanks", "No thanks."),
+    (N, 2.0, None, "all set / are|am covered|sorted / good for now", "We're all set."),
+    (N, 2.0, None, "happy|satisfied|content with", "Happy with our current vendor."),
+    (N, 2.0, None, "already ~ use|using|have|work*|signed|partner*|chose|went|got|invested", "We already have a solution."),
+    (N, 1.5, None, "current|existing ~ vendor|provider|solution|supplier|tool|partner|contract|system", "Our current provider works."),
+    (N, 2.5, None, "no need", "No need."),
+    (N, 2.0, Some(N), "need", "We don't need this."),
+    (N, 2.0, None, "no budget", "No budget."),
+    (N, 2.5, None, "not a fit / not a good|great|right fit / not the right fit", "Not a fit."),
+    (N, 2.5, None, "will|to|gonna pass", "I'll pass."),
+    (N, 2.5, None, "pass on this|that|it", "We'll pass on this."),
+    (N, 1.5, None, "^no|nope|nah", "Nope"),
+    (N, 2.0, None, "decline|declining", "I'll have to decline."),
+    (N, 2.5, None, "not looking|pursuing / not moving forward", "Not looking for this."),
+    (N, 2.0, None, "not relevant|applicable", "Not relevant to us."),
+    (W, 3.0, None, "not ~ right|correct|best|appropriate|relevant ~ person|contact|one|people|guy|team", "I'm not the right person."),
+    (W, 3.0, None, "wrong person|contact|address|guy|department|team|email|number", "Wrong person."),
+    (W, 1.5, None, "right|correct|best|better|appropriate ~ person|contact|people", "The right person is Jane."),
+    (W, 3.0, None, "no longer ~ work|with|at|employed|part|there|here", "I no longer work at Acme."),
+    (W, 3.0, None, "left ~ company|firm|organisation|organization|business|role|position|job", "I left the company."),
+    (W, 2.5, None, "retired", "I retired last year."),
+    (W, 2.0, None, "moved on / moved to another", "I've moved on."),
+    (O, 2.5, Some(W), "handle|handles|manage|manages|responsible|own|owns|oversee|involved / in charge / decision maker", "I don't handle this."),
+    (W, 2.5, None, "not ~ my|our ~ area|department|responsibility|role|decision|call|team|job|remit", "Not my area."),
+    (W, 2.5, None, "you should|might|may|could|can ~ contact|reach|talk|speak|email|try|ask", "You should contact Jane."),
+    (W, 2.0, None, "reach out to / talk|speak to|with / get in touch with", "Please reach out to Jane instead."),
+    (W, 2.0, None, "forwarded|forwarding|passed|passing ~ to|this|your|along", "I've forwarded this to our CTO."),
+    (W, 0.5, None, "colleague|instead", "Ask my colleague instead."),
+    (W, 2.5, None, "that is not me / it would be our", "That's not me."),
+    (W, 2.5, None, "no longer there / not with ~ anymore", "She's not with us anymore."),
+    (W, 2.0, None, "left ~ ~ back|last|ago / can not help you", "I left Acme back in June."),
+    (U, 3.0, None, "unsubscribe", "Unsubscribe"),
+    (U, 3.0, None, "remove me|us", "Please remove me."),
+    (U, 3.0, None, "take me|us off", "Take me off your list."),
+    (U, 3.0, None, "remove ~ from ~ list|lists|mailing|database|emails|contacts|system", "Remove my address from your list."),
+    (U, 3.0, None, "stop ~ emailing|mailing|contacting|sending|messaging|texting|calling|writing|spamming|bothering|reaching", "Stop emailing me."),
+    (U, 3.0, Some(U), "contact|email|message|text|call|write|bother ~ me|us ~ again|anymore|further", "Don't contact me again."),
+    (U, 3.0, None, "no more ~ emails|messages|texts|calls|mails|contact", "No more emails please."),
+    (U, 3.0, None, "opt out|optout", "Opt out."),
+    (U, 3.0, None, "leave me|us alone", "Leave me alone."),
+    (U, 1.0, None, "spam", "This is spam, stop."),
+    (U, 2.5, None, "stop", "Stop"),
+    (U, 3.0, None, "please stop", "Please stop."),
+    (O, 0.0, None, "full stop / period full stop", "No new spend, full stop."),
+    (U, 2.5, None, "delete my ~ data|details|information|email|address", "Delete my data."),
+    (U, 3.0, Some(U), "contact me|us", "Do not contact me."),
+    (I, 2.0, None, "^keen|deal|perfect|brilliant|lovely|great|nice / ^go on then / ^love it / ^sounds good|great", "Keen!"),
+    (I, 2.0, None, "send ~ times|slots|options / couple of times|slots / twisted my arm / go on then", "Send over a couple of times."),
+    (I, 1.5, None, "free trial|trial / how much|what ~ per month|per user|per seat", "Is there a free trial?"),
+    (L, 2.5, Some(L), "shout|holler|nudge ~ in|after|next|once|when|around / in a fortnight", "Give me a shout in a fortnight."),
+    (L, 2.5, Some(L), "ask me|us again / try me|us nxt", "Ask me again on February 2nd."),
+    (N, 2.5, None, "moving|switching|changing ~ off|from|away / not see us ~ moving|switching|changing", "I don't see us moving off what we have."),
+    (W, 2.5, None, "got the wrong / new number", "You've got the wrong Sam."),
+    (U, 3.0, None, "^remove|unsubscribe|unsub|stop / lose|delete my number|email|address", "Remove."),
+    (O, 0.0, None, "thanks|thank ~ for ~ interest|info|information|proposal|offer|note / appreciate the ~ interest|offer", "Thanks for the info."),
+    (L, 2.5, Some(L), "reach back out / reach out ~ on|then|when / email|text|txt|ping|call me ~ on|then|when|nxt|next|in|after", "Please reach back out on 9/14."),
+    (L, 2.5, Some(L), "not this ~ quarter|qtr|year|month|week / next qtr|quarter|year ~ maybe|then / give me ~ couple|few ~ weeks|months|days / get back to you", "Not this quarter."),
+    (L, 2.5, Some(L), "talk|speak|chat|connect ~ next year|quarter|month / in the new year", "Let's talk next year."),
+    (L, 2.0, Some(L), "contract ~ runs|ends|expires|renews / from|after the #", "Our contract runs through January."),
+    (L, 2.5, Some(L), "^january|february|march|april|may|june|july|august|september|october|november|december / come january|february|march|april|may|june|july|august|september|october|november|december", "October."),
+    (N, 2.5, None, "^pass / firm no / closed lost / mark us", "Pass."),
+    (U, 3.0, None, "opt ~ out / object ~ processing|marketing / erase ~ details|data|information", "Opt me out."),
+    (U, 2.5, None, "stop spamming / spamming me", "Stop spamming me."),
+    (I, 2.0, None, "what does ~ onboarding|implementation|setup|rollout|migration / how does ~ onboarding|implementation|setup|migration / do you integrate|support / integrate with / ^intrigued", "What does onboarding look like?"),
+    (O, 0.0, None, "interested to know|hear / interested in knowing", "I'm interested to know who you are."),
+    (N, 2.5, None, "stick with / do not have a problem / not something we ~ consider|need|want", "We'll stick with what we have."),
+    (W, 2.5, None, "not|isnt mine to decide / stepped back|down from", "Purchasing isn't mine to decide anymore."),
+];
+
+/// The English month names as one alternative (`in March`).
+const MONTHS_EN_PHRASE: &str = "in|from|until|after|early|mid|late|end|beginning ~ january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec";
+
+const DE: &[Row] = &[
+    (I, 2.0, Some(N), "interess*", "Das klingt für uns interessant."),
+    (I, 2.0, None, "klingt ~ gut|interessant|spannend|super|toll / hort sich ~ gut|interessant|spannend", "Klingt gut!"),
+    (I, 1.5, None, "gerne|gern", "Gerne, lassen Sie uns sprechen."),
+    (I, 2.0, None, "mehr ~ infos|informationen|details|erfahren|wissen", "Ich würde gern mehr erfahren."),
+    (I, 1.5, None, "unterlagen|infomaterial|preisliste|broschure|prasentation", "Schicken Sie mir Unterlagen."),
+    (I, 1.5, None, "termin|telefonat|anruf|gesprach|demo|videocall|austausch|call|meeting", "Gerne einen Termin."),
+    (I, 2.0, Some(U), "ruf*|rufen ~ an", "Rufen Sie mich an."),
+    (I, 2.0, None, "was kostet|kosten", "Was kostet das?"),
+    (I, 2.0, None, "hatten|haben|hast ~ zeit / nicht so|ganz uninteressant / nicht uninteressant", "Hätten Sie Dienstag Zeit?"),
+    (I, 1.5, None, "preis|preise|kosten", "Wie sind die Preise?"),
+    (I, 2.0, None, "konnen|konnten|wollen wir ~ sprechen|telefonieren|reden|treffen|austauschen", "Können wir telefonieren?"),
+    (I, 1.5, None, "wann ~ zeit|passt|konnen", "Wann haben Sie Zeit?"),
+    (I, 1.0, Some(N), "passt", "Dienstag passt."),
+    (I, 1.5, None, "^ja|gerne|gern|super|prima|okay|ok / ^sehr gerne / ^ja gerne", "Ja"),
+    (L, 3.0, Some(L), "nicht jetzt", "Nicht jetzt."),
+    (L, 2.5, Some(L), "derzeit|momentan|aktuell|zurzeit|gerade ~ nicht|ungunstig|schlecht / im moment ~ nicht|ungunstig|schlecht", "Momentan nicht."),
+    (L, 2.5, Some(L), "wieder|nochmal|erneut ~ melden|kontaktieren|zukommen|anfragen|ansprechen|versuchen|schreiben|sprechen / noch einmal ~ melden|kontaktieren / melden ~ wieder|nochmal|erneut / melden ~ ~ wieder", "Melden Sie sich im März wieder."),
+    (L, 2.0, Some(L), "spater|spaeter", "Später gerne."),
+    (L, 1.5, Some(L), "im|ab|nach|anfang|mitte|ende|bis ~ januar|janner|februar|marz|april|mai|juni|juli|august|september|oktober|november|dezember", "Im März."),
+    (L, 1.0, Some(L), "nachste*|kommende* ~ woche|monat|jahr|quartal", "Nächstes Jahr."),
+    (L, 1.0, Some(L), "quartal", "Im 3. Quartal."),
+    (L, 2.5, Some(L), "nach ~ urlaub|ferien|feiertage*|sommer|weihnacht*|jahreswechsel|messe|projekt*|umstellung|einfuhrung", "Nach den Feiertagen."),
+    (L, 2.5, Some(L), "zeitpunkt", "Ungünstiger Zeitpunkt."),
+    (L, 2.0, Some(L), "keine zeit / viel zu tun / zu fruh / keine kapazit* / ausgelastet", "Gerade keine Zeit."),
+    (L, 2.5, Some(L), "in # tagen|wochen|monaten", "In 3 Monaten."),
+    (L, 2.0, Some(L), "budget ~ nachste*|erst|ab|freigegeben", "Budget erst nächstes Jahr."),
+    (L, 2.0, Some(L), "zuruckkommen|zurueckkommen|vertagen|verschieben", "Können wir das verschieben?"),
+    (N, 3.0, None, "kein* interesse", "Kein Interesse."),
+    (N, 3.0, None, "kein* bedarf", "Kein Bedarf."),
+    (N, 2.5, None, "brauchen|benotigen ~ nicht|kein*", "Brauchen wir nicht."),
+    (N, 2.5, None, "sind ~ versorgt|zufrieden|abgedeckt / gut aufgestellt", "Wir sind gut versorgt."),
+    (N, 2.5, None, "bereits|schon ~ anbieter|losung|partner|dienstleister|tool|system|vertrag|software", "Wir haben bereits einen Anbieter."),
+    (N, 3.0, None, "nein danke", "Nein danke."),
+    (N, 1.5, None, "^nein|ne|nee", "Nein"),
+    (N, 2.0, None, "kein budget", "Kein Budget."),
+    (N, 1.5, None, "zufrieden", "Wir sind mit dem bisherigen Anbieter zufrieden."),
+    (N, 2.5, None, "keinen wechsel|bedarf", "Wir planen keinen Wechsel."),
+    (N, 2.5, None, "nicht ~ relevant|passend|fur uns", "Nicht relevant für uns."),
+    (N, 2.0, None, "absage|absagen", "Wir müssen absagen."),
+    (W, 3.0, None, "nicht ~ zustandig|zustaendig|verantwortlich", "Ich bin nicht zuständig."),
+    (O, 2.5, Some(W), "zustandig|zustaendig|verantwortlich|entscheide*", "Dafür bin ich nicht zuständig."),
+    (W, 3.0, None, "falsche* ~ ansprechpartner*|person|adresse|kontakt", "Falscher Ansprechpartner."),
+    (W, 2.0, Some(W), "richtige* ansprechpartner*|person|kontakt", "Der richtige Ansprechpartner ist Herr Roth."),
+    (W, 1.5, None, "ansprechpartner*|ansprechperson", "Ansprechpartnerin ist Frau Maier."),
+    (W, 3.0, None, "nicht mehr ~ bei|im|fur|tatig|beschaftigt / nicht mehr in der firma / nicht mehr ~ ~ unternehmen|firma|haus", "Ich bin nicht mehr bei Acme."),
+    (W, 3.0, None, "arbeite* ~ nicht mehr", "Ich arbeite nicht mehr dort."),
+    (W, 2.5, None, "verlassen|ausgeschieden|ruhestand|rente", "Herr Roth hat das Unternehmen verlassen."),
+    (W, 2.5, None, "wenden ~ sich|dich an", "Bitte wenden Sie sich an Frau Maier."),
+    (W, 2.0, None, "weitergeleitet|weiterleiten|weitergegeben", "Ich habe das weitergeleitet."),
+    (W, 0.5, None, "kollege|kollegin|kollegen", "Fragen Sie meinen Kollegen."),
+    (U, 3.0, None, "abmelden|abmeldung|austragen|abbestellen|abbestell*", "Bitte abmelden."),
+    (U, 3.0, None, "keine ~ mail*|nachricht*|werbung|anrufe|sms|newsletter|emails ~ mehr / keine e mail* mehr", "Bitte keine E-Mails mehr."),
+    (U, 3.0, None, "kontaktier*|anschreib*|schreib*|anruf*|mail*|belastig*|sende* ~ nicht mehr", "Kontaktieren Sie mich nicht mehr."),
+    (U, 3.0, None, "nicht mehr ~ kontaktier*|anschreib*|schreib*|anruf*|mail*|belastig*|zusend*|anzuschreiben / nicht mehr zu kontaktieren", "Bitte nicht mehr anschreiben."),
+    (U, 3.0, None, "entfern*|losch*|streich* ~ mich|liste|verteiler|daten|adresse|datenbank", "Entfernen Sie mich aus dem Verteiler."),
+    (U, 3.0, None, "aus ~ verteiler|liste|datenbank|mailingliste", "Nehmen Sie mich aus der Liste."),
+    (U, 2.0, None, "spam|werbemail*", "Das ist Spam."),
+    (U, 3.0, None, "keine weiteren ~ nachrichten|mails|emails|anrufe|zusendungen / keine weiteren e mails", "Ich möchte keine weiteren Nachrichten."),
+    (U, 2.5, None, "daten ~ loschen / losch* ~ ~ daten / dsgvo", "Löschen Sie meine Daten."),
+    (I, 2.0, None, "^passt|einverstanden|abgemacht / klingt nicht verkehrt|schlecht / rufen sie mich|ruf mich", "Klingt nicht verkehrt."),
+    (L, 2.5, Some(L), "erst ~ im|ab|nach|nachste*|nachsten|in|wieder|einmal", "Neue Tools planen wir erst im 2. Quartal."),
+    (L, 1.5, Some(L), "melden sie sich / meld dich / elternzeit|mutterschutz|urlaub|sabbatical|auszeit", "Bitte melden Sie sich im Mai."),
+    (L, 2.0, Some(L), "kapazit* / komme|komm ~ auf sie|dich ~ zu / sobald", "Ich komme auf Sie zu, sobald die Fusion durch ist."),
+    (N, 2.5, None, "bestens|gut ~ bedient|aufgestellt|versorgt / lohnt sich ~ ~ nicht / weder ~ noch / sparen sie sich", "Wir sind damit bestens bedient."),
+    (W, 3.0, None, "nicht meine|mein ~ baustelle|aufgabe|abteilung|bereich|thema|zustandigkeit / vertippt|verwahlt / falsche nummer / bin nicht herr|frau", "Das ist nicht meine Baustelle."),
+    (U, 3.0, None, "verbitte / jede weitere ~ kontaktaufnahme|kontakt|mail|zusendung / keine weitere kontaktaufnahme", "Ich verbitte mir jede weitere Kontaktaufnahme."),
+    (U, 3.0, None, "^abmelden|austragen|stop|stopp", "Abmelden."),
+    (O, 0.0, None, "danke|dank fur ~ interesse|angebot|nachricht|info*", "Danke für Ihr Angebot."),
+    (L, 2.5, Some(L), "wieder auf mich zu / auf mich zukommen / ab dem|ab # / vertrag ~ lauft|endet", "Kommen Sie im Mai wieder auf mich zu."),
+    (L, 2.5, Some(L), "^januar|februar|marz|april|mai|juni|juli|august|september|oktober|november|dezember", "Oktober."),
+    (N, 2.5, None, "kaufen ~ keine|nicht|nichts", "Eine Zeiterfassung kaufen wir keine."),
+    (U, 3.0, None, "aus ihren|den listen ~ streichen / weiteren zusendungen / hort|horen ~ auf ~ schreiben|mailen|anzurufen|anrufen|nerven / nichts mehr horen / keine weiteren ~ kontaktversuche|versuche", "Hört auf mir zu schreiben!"),
+    (I, 2.0, None, "wie lauft|funktioniert ~ onboarding|einfuhrung|implementierung|umstellung / ubernehmen sie / schnittstelle|integriert / ^jawohl", "Wie läuft das Onboarding ab?"),
+    (O, 0.0, None, "interessant finde ich", "Interessant finde ich, dass Sie mich duzen."),
+    (N, 2.5, None, "^keinesfalls / gegen ~ entschieden / reicht uns", "Das reicht uns völlig."),
+    (L, 2.5, Some(L), "wird das nichts mehr / vor den ~ feiertagen|ferien / dieses jahr ~ ~ verplant|nicht|nichts / gerne wieder", "Vor den Feiertagen wird das nichts mehr."),
+    (W, 3.0, None, "nummer gehort ~ mir / gibt s|gibts hier nicht", "Die Nummer gehört jetzt mir."),
+    (U, 3.0, None, "tragen ~ ~ aus / aus allen ~ listen", "Tragen Sie meine Adresse aus allen Listen aus."),
+];
+
+const FR: &[Row] = &[
+    (I, 2.0, Some(N), "interess*", "Ça m'intéresse."),
+    (I, 2.0, None, "volontiers / avec plaisir / pourquoi pas", "Volontiers !"),
+    (I, 2.5, None, "en savoir plus", "J'aimerais en savoir plus."),
+    (I, 2.0, None, "plus d ~ infos|informations|details|elements", "Pouvez-vous m'envoyer plus d'infos ?"),
+    (I, 1.5, None, "documentation|brochure|plaquette|tarif*|devis|prix|grille", "Quels sont vos tarifs ?"),
+    (I, 2.0, None, "combien ~ coute|coutent|cela", "Combien ça coûte ?"),
+    (I, 1.5, None, "rendez vous / rdv|appel|echanger|discuter|demo|demonstration|visio|reunion|call", "On peut échanger ?"),
+    (I, 2.0, Some(U), "appelez|appelle ~ moi / m appeler", "Appelez-moi demain."),
+    (I, 1.5, None, "quand ~ ~ disponible|dispo|disponibles / dispo|disponible ~ jeudi|lundi|mardi|mercredi|vendredi|demain|cette|la", "Quand êtes-vous disponible ?"),
+    (I, 2.0, None, "ca me va / ca marche / parfait / ca me convient / d accord / ok pour", "Ça me va."),
+    (I, 1.5, None, "^oui|ok|super|top|genial|volontiers / ^bien sur / ^oui volontiers", "Oui"),
+    (L, 3.0, Some(L), "pas maintenant", "Pas maintenant."),
+    (L, 3.0, Some(L), "pas ~ ~ moment|instant / pas tout de suite / pas cette annee", "Pas pour le moment."),
+    (L, 2.0, Some(L), "plus tard / ulterieurement", "Plus tard peut-être."),
+    (L, 2.5, Some(L), "recontact*|revenez|reviens|revenir|relanc* / reprendre contact / refaire un point", "Recontactez-moi en mars."),
+    (L, 2.5, Some(L), "dans # jours|semaines|mois", "Dans 2 mois."),
+    (L, 1.0, Some(L), "mois|semaine|annee|trimestre ~ prochain|prochaine", "Le mois prochain."),
+    (L, 2.0, Some(L), "en|apres|debut|fin|courant|mi|de|du|au|le ~ janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre", "Revenez vers moi en mars."),
+    (L, 1.0, Some(L), "trimestre / semestre", "Au troisième trimestre."),
+    (L, 2.5, Some(L), "apres ~ vacances|fetes|ete|rentree|salon|lancement|migration", "Après les fêtes."),
+    (L, 3.0, Some(L), "mauvais moment", "Mauvais moment pour nous."),
+    (O, 3.0, Some(L), "bon moment", "Ce n'est pas le bon moment."),
+    (L, 1.5, Some(L), "debordes|deborde|debordee|charge|occupe*|rush", "Nous sommes débordés."),
+    (L, 2.0, Some(L), "budget ~ prochain|l annee prochaine|2027|2028", "Budget l'année prochaine."),
+    (N, 3.0, None, "pas interess*", "Pas intéressé."),
+    (N, 3.0, None, "non merci", "Non merci."),
+    (N, 1.5, None, "^non", "Non"),
+    (N, 3.0, None, "pas besoin / aucun besoin / pas de besoin", "Pas besoin."),
+    (N, 2.0, Some(N), "besoin", "Nous n'avons pas besoin de cela."),
+    (N, 2.5, None, "deja ~ prestataire|fournisseur|solution|outil|partenaire|contrat|equipes|logiciel", "Nous avons déjà un prestataire."),
+    (N, 1.5, None, "satisfaits|satisfait|contents|equipes", "Nous sommes satisfaits."),
+    (N, 2.5, None, "pas pour nous|moi", "Pas pour nous."),
+    (N, 2.0, Some(N), "correspond|convient", "Cela ne correspond pas à nos besoins."),
+    (N, 2.0, None, "pas de budget", "Pas de budget."),
+    (N, 2.0, None, "on|je passe / nous passons / decliner|decline", "Je passe mon tour."),
+    (W, 3.0, Some(W), "bon*|bonne ~ personne|interlocuteur|contact|interlocutrice", "Je ne suis pas la bonne personne."),
+    (W, 3.0, None, "mauvais* ~ personne|interlocuteur|contact|adresse", "Mauvais interlocuteur."),
+    (W, 3.0, None, "ne travaille plus / ne fait plus partie / ne suis plus / n est plus / ne travaillons plus", "Je ne travaille plus chez Acme."),
+    (W, 3.0, None, "quitte ~ societe|entreprise|groupe|poste|fonctions", "J'ai quitté la société."),
+    (O, 2.5, Some(W), "en charge / responsable|gere|decideur / s|m occupe", "Je ne suis pas en charge de ce sujet."),
+    (W, 2.0, None, "contactez|adressez / adressez vous / contacter plutot / voyez avec / voir avec mon|ma|notre|nos|mes", "Contactez plutôt Marie."),
+    (W, 0.5, None, "collegue|collegues", "Voyez avec ma collègue."),
+    (W, 2.0, None, "transmis|transfere|transmets|transmettre|transferer", "J'ai transmis à mon collègue."),
+    (W, 2.0, None, "retraite", "Je suis à la retraite."),
+    (W, 3.0, None, "trompez de numero / mauvais numero / faux numero", "Vous vous trompez de numéro."),
+    (L, 2.5, Some(L), "ecrivez|ecris|reecrivez|relancez ~ moi ~ a|en|dans|apres|debut|au|vers|partir", "Écrivez-moi à partir du 5 janvier."),
+    (U, 3.0, None, "desinscri*|desabonn*|desinscription", "Merci de me désinscrire."),
+    (U, 3.0, None, "retirez|supprimez|enlevez|retirer|supprimer|enlever|effacer|effacez ~ ~ moi|liste|adresse|fichier|base|donnees|coordonnees", "Retirez-moi de votre liste."),
+    (U, 3.0, None, "ne plus ~ recevoir|contacter|ecrire|envoyer|solliciter|appeler|relancer", "Merci de ne plus me contacter."),
+    (U, 3.0, None, "ne me ~ contactez|ecrivez|appelez|relancez|sollicitez|envoyez ~ plus", "Ne me contactez plus."),
+    (U, 3.0, None, "arretez|cessez ~ de|m|me", "Arrêtez de m'écrire."),
+    (U, 2.5, None, "plus de ~ mails|messages|courriels|sollicitations|relances|emails|sms / plus d e mails", "Plus de mails svp."),
+    (U, 2.0, None, "spam|harcelement", "C'est du spam."),
+    (I, 2.0, None, "^banco|parfait|go|top|genial / jaser / pas pire / faire parvenir / m|nous envoyer", "Banco !"),
+    (I, 2.0, None, "combien / essai gratuit / libre ~ entre|jeudi|lundi|mardi|mercredi|vendredi|demain", "C'est combien par mois ?"),
+    (L, 2.5, Some(L), "rappelez|rappelle ~ moi ~ la|l|en|dans|apres|semaine|lundi|mardi|mercredi|jeudi|vendredi|debut|fin / en reunion|rdv|deplacement|conge|vacances", "Rappelez-moi la semaine prochaine."),
+    (L, 2.5, Some(L), "stand by|standby / en pause|attente / reviendrai|reviendrons ~ vers", "C'est en stand-by, je reviendrai vers vous."),
+    (N, 2.5, None, "^nan / ^non merci / deja tout / ne va pas changer / equipe qui gagne / rester sur|avec / point barre", "Nan."),
+    (O, 2.5, Some(N), "ordre du jour / d actualite", "Ce n'est pas à l'ordre du jour."),
+    (W, 3.0, None, "suis pu|plus chez / ne suis plus chez", "Je suis pu chez Exemple inc."),
+    (U, 2.5, None, "plus de ~ sms|appels|textos", "Plus de SMS svp."),
+    (U, 3.0, None, "^stop|desabonner|desinscrire", "Stop."),
+    (O, 0.0, None, "merci ~ pour|de ~ votre|ton ~ interet|proposition|offre|message", "Merci pour votre proposition."),
+    (L, 2.5, Some(L), "reprenons|reprenez ~ contact / essayez|reessayez|retentez / a partir du|des le / des ~ janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre", "Reprenons contact au T3 2027."),
+    (L, 2.5, Some(L), "^janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre", "Septembre."),
+    (N, 3.0, None, "inutile de ~ relancer|insister|revenir / c est non", "Inutile de relancer."),
+    (I, 2.0, None, "^partant|partante|partants", "Partante !"),
+    (U, 3.0, None, "m oppose / radiez|radier|rayez ~ moi", "Radiez-moi."),
+    (I, 2.0, None, "comment ~ passe|fonctionne ~ deploiement|mise|integration|migration / s integre", "Comment se passe la mise en place ?"),
+    (O, 0.0, None, "interesserait de savoir / interesse de savoir", "Ça m'intéresserait de savoir qui vous a donné mon numéro."),
+    (N, 2.5, Some(N), "^negatif / pas l utilite / vois pas l utilite", "Je n'en vois pas l'utilité."),
+    (W, 2.5, None, "vous tromper / ce numero est a moi / ai|a quitte", "J'ai quitté Exemple en juin."),
+    (U, 3.0, Some(U), "veux|souhaite plus ~ recevoir", "Je ne veux plus recevoir vos courriels."),
+];
+
+const ES: &[Row] = &[
+    (I, 2.0, Some(N), "interes*", "Me interesa."),
+    (I, 2.0, None, "suena ~ bien|genial|interesante|perfecto", "Suena bien."),
+    (I, 2.0, Some(N), "gustaria|encantaria ~ saber|conocer|hablar|ver|recibir|mas|agendar", "Me gustaría saber más."),
+    (I, 2.0, None, "mas ~ informacion|info|detalles", "Envíame más información."),
+    (I, 2.0, None, "enviame|envieme|mandame|mandeme|envien|pasame|compartan|comparte", "Mándame los detalles."),
+    (I, 2.0, None, "cuanto ~ cuesta|cuestan|vale|sale|cobran", "¿Cuánto cuesta?"),
+    (I, 1.5, None, "precio|precios|cotizacion|tarifa|tarifas / presupuesto para", "¿Qué precios manejan?"),
+    (I, 1.5, None, "llamada|reunion|demo|videollamada|cita|agendar|agendemos", "Agendemos una llamada."),
+    (I, 2.0, Some(U), "llamame|llameme|llamenme|marcame", "Llámame mañana."),
+    (I, 2.0, None, "hablemos|conversemos|platiquemos", "Hablemos el jueves."),
+    (I, 2.0, None, "podemos|podriamos ~ platicar|hablar|conversar|vernos|reunirnos|agendar / me late", "¿Podemos hablar el jueves?"),
+    (I, 1.5, None, "claro|vale|perfecto|dale|genial / por supuesto / de acuerdo / con gusto", "Claro, con gusto."),
+    (I, 1.5, None, "^si|claro|dale|vale|ok / ^si claro / ^claro que si", "Sí"),
+    (L, 3.0, Some(L), "ahora no / de momento no / por ahora no / por el momento no / en este momento no / todavia no / aun no", "Ahora no."),
+    (L, 2.5, Some(L), "no ~ por ahora / no ~ de momento / no ~ en este momento / no ~ por el momento", "No por ahora, gracias."),
+    (L, 2.5, Some(L), "mas adelante / mas tarde / en otro momento / a futuro", "Más adelante."),
+    (L, 2.5, Some(L), "dentro de # dias|semanas|meses / en # dias|semanas|meses", "Dentro de 2 meses."),
+    (L, 1.0, Some(L), "proximo|proxima ~ semana|mes|ano|trimestre|semestre", "El próximo trimestre."),
+    (L, 2.0, Some(L), "en|de|para|principios|finales|mediados ~ enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre", "A partir de marzo."),
+    (L, 1.0, Some(L), "trimestre / semestre", "En el tercer trimestre."),
+    (L, 2.5, Some(L), "vuelve|vuelva|volvamos|retomar|retomemos|retomamos|recontacta|recontacte|escribeme|escribame|contactame|contacteme|buscame|escribenos|contactanos ~ en|mas|despues|dentro|a|el|la|para", "Escríbeme en marzo."),
+    (O, 3.0, Some(L), "buen momento", "No es buen momento."),
+    (L, 2.5, Some(L), "despues de ~ vacaciones|fiestas|verano|navidad|cierre|pascua / despues de semana santa", "Después de las vacaciones."),
+    (L, 1.5, Some(L), "ocupado*|ocupada*|liados|liado|saturados|saturado", "Estamos muy ocupados."),
+    (N, 3.0, None, "no gracias", "No, gracias."),
+    (N, 1.5, None, "^no", "No"),
+    (N, 2.0, Some(N), "necesit*", "No lo necesitamos."),
+    (N, 2.5, None, "ya ~ tenemos|contamos|trabajamos|usamos|utilizamos", "Ya tenemos proveedor."),
+    (N, 1.5, None, "contentos|satisfechos|conformes", "Estamos contentos con lo que tenemos."),
+    (N, 2.5, None, "no es para nosotros / no aplica / no nos aplica / no encaja", "No es para nosotros."),
+    (O, 1.5, Some(N), "presupuesto", "No tenemos presupuesto."),
+    (W, 2.5, Some(W), "persona ~ correcta|indicada|adecuada|responsable", "No soy la persona indicada."),
+    (W, 3.0, None, "ya no ~ trabaj*|esta|estoy|pertenezco|laboro / ya no formo|forma parte", "Ya no trabajo en Acme."),
+    (W, 2.5, None, "deje|dejo|sali|salio ~ empresa|compania", "Dejé la empresa."),
+    (O, 2.5, Some(W), "encargad*|responsable / me|se ocupo|ocupa / llevo|lleva ese tema", "No soy el encargado."),
+    (W, 2.0, None, "contacta|contacte|escribale|escribele|dirigete|dirijase|comunicate|comuniquese ~ a|con / hable|habla con", "Hable con mi compañera."),
+    (W, 0.5, None, "companero|companera|colega", "Pregúntale a mi colega."),
+    (W, 2.0, None, "reenvie|reenviado|reenviare|reenvio|reenviar / he pasado|pase ~ tu|su correo", "Le reenvié tu correo."),
+    (W, 2.0, None, "jubilado|jubilada|jubile", "Me jubilé."),
+    (W, 3.0, None, "numero equivocado / se equivoco de numero / equivocado de numero", "Número equivocado."),
+    (U, 3.0, None, "dar|darme|denme|dame|den|da|darnos|denos|deme ~ de baja / desuscrib*|desinscrib* / cancelar ~ suscripcion / ^baja", "Denme de baja."),
+    (U, 3.0, None, "no mas ~ mensajes|correos|emails|llamadas|mails|msj", "No más mensajes."),
+    (U, 3.0, None, "eliminar|eliminen|eliminame|borrar|borren|borrame|quitar|quiten|quitame|saquen|sacar|sacame|quitenme|saquenme|eliminenme|borrenme ~ ~ lista|base|correo|datos|contacto|listado|numero|telefono|email|mail / quitenme|saquenme|eliminenme|borrenme|quitame|sacame|eliminame|borrame", "Quítenme de su lista."),
+    (U, 3.0, None, "no ~ me|nos ~ escriban|escribas|contacten|contactes|llamen|llames|envien|envies|manden|mandes|molesten|molestes", "No me escriban más."),
+    (U, 3.0, None, "dejen|deja|deje de ~ escribir*|enviar*|contactar*|llamar*|mandar*|molestar*", "Dejen de escribirme."),
+    (U, 2.5, Some(U), "recibir ~ mas|correos|mensajes|emails|mails", "No quiero recibir más correos."),
+    (U, 2.0, None, "spam", "Esto es spam."),
+    (U, 2.5, None, "^basta", "Basta."),
+    (I, 2.0, None, "^orale|dale|sale|perfecto|listo|hecho|claro|vale|genial / ^de acuerdo", "Órale."),
+    (I, 1.5, None, "cuanto / prueba gratis|gratuita", "¿Cuánto por mes?"),
+    (L, 2.5, Some(L), "ahorita no / te busco|buscamos|escribo|aviso ~ yo|cuando / cuando pase", "Es un ahorita no."),
+    (N, 2.5, None, "^paso / no gracias / nos apanamos|arreglamos / no es algo que / no ~ estamos buscando|buscamos", "Paso."),
+    (O, 2.5, Some(N), "convencio|convence|convencido|convencidos / tiene sentido", "No nos convenció."),
+    (W, 3.0, None, "equivoco|equivocado|equivocada ~ de persona|numero / no soy la|el ~ sra|sr|senora|senor / quien lleva el tema / lo decide", "Se equivocó de persona."),
+    (U, 3.0, None, "quiteme|quitenme|sacame|saqueme ~ ~ lista|listas|base|correo / dejen|deja|deje d ~ mandar*|enviar*|escribir*", "Quíteme de sus listas."),
+    (U, 3.0, None, "^baja|stop|alto", "Baja."),
+    (O, 0.0, None, "gracias|agradezco|agradecemos ~ interes|informacion|propuesta", "Te agradezco el interés."),
+    (L, 2.5, Some(L), "hablamos|vemos|platicamos ~ la|el ~ sem|semana|mes|ano|proxima|proximo / a partir del|de # / mes|ano|semana|trimestre que viene", "Hablamos la semana que viene."),
+    (L, 2.5, Some(L), "^enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre", "Enero."),
+    (U, 3.0, None, "derechos arco / cancelacion de ~ datos / se abstengan / desapunt*|borradme|quitadme|eliminadme|sacadme / elimin*|borr*|quit*|sac* ~ ~ base|lista|listas|contactos", "Desapuntadme."),
+    (U, 3.0, None, "no me ~ escrib*|contact*|llam*|mand*|envi*|molest* ~ mas", "Que no me escribieras más."),
+    (I, 2.0, None, "como es ~ proceso|implementacion|integracion / se integra / lo charlamos|platicamos", "¿Cómo es el proceso de implementación?"),
+    (O, 0.0, None, "interesa saber", "Me interesa saber de dónde sacaron mi correo."),
+    (O, 2.5, Some(N), "hace falta", "No nos hace falta."),
+    (N, 2.5, None, "^nel / continuar con ~ proveedor|nuestro", "Hemos decidido continuar con nuestro proveedor actual."),
+];
+
+const PT: &[Row] = &[
+    (I, 2.0, Some(N), "interess*", "Tenho interesse."),
+    (I, 2.0, None, "parece ~ bom|otimo|interessante|legal", "Parece ótimo."),
+    (I, 2.0, Some(N), "gostaria|adoraria ~ saber|conhecer|falar|ver|receber|mais|agendar|marcar", "Gostaria de saber mais."),
+    (I, 2.0, None, "mais ~ informacoes|informacao|info|detalhes", "Pode enviar mais informações?"),
+    (I, 2.0, None, "me envie|mande|manda|envia|passa / enviem|mandem", "Me manda a proposta."),
+    (I, 2.0, None, "quanto ~ custa|custam|sai|fica|cobram", "Quanto custa?"),
+    (I, 1.5, None, "preco|precos|valores|proposta", "Qual o preço?"),
+    (I, 1.5, None, "reuniao|ligacao|chamada|demo|demonstracao|conversa|call|agendar|marcar|disponibilidade", "Vamos marcar uma reunião."),
+    (I, 2.0, Some(U), "me liga|ligue / ligue me / ligar", "Me liga amanhã."),
+    (I, 2.0, None, "vamos ~ conversar|falar|marcar|agendar", "Vamos conversar."),
+    (I, 1.5, None, "sim|claro|bora|combinado|perfeito|otimo / com certeza / pode ser", "Sim, claro."),
+    (L, 3.0, Some(L), "agora nao / no momento nao / por enquanto nao / neste momento nao / ainda nao / de momento nao", "Agora não."),
+    (L, 2.5, Some(L), "nao ~ no momento / nao ~ por enquanto / nao ~ neste momento / nao ~ agora", "Não no momento."),
+    (L, 2.5, Some(L), "mais para|pra frente / mais adiante|tarde / noutra altura / outro momento / futuramente", "Mais para frente."),
+    (L, 2.5, Some(L), "daqui a # dias|semanas|meses / daqui # dias|semanas|meses / dentro de # dias|semanas|meses / em # dias|semanas|meses", "Daqui a 3 meses."),
+    (L, 1.0, Some(L), "proximo|proxima ~ semana|mes|ano|trimestre|semestre", "No próximo trimestre."),
+    (L, 2.0, Some(L), "ano|mes|semana que vem", "Ano que vem."),
+    (L, 2.0, Some(L), "em|de|inicio|final|meados ~ janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro", "Em março."),
+    (L, 1.0, Some(L), "trimestre / semestre", "No terceiro trimestre."),
+    (L, 2.5, Some(L), "volte|volta|voltar|retome|retomar|retomamos|procure|contate|escreva|contacte|chama|chame|contactar ~ em|depois|mais|daqui|no|a|na|para|comigo / entre em contato ~ em|depois|mais|daqui|no|a|na / fale comigo ~ em|depois|mais|daqui|no|a|na", "Me procure em março."),
+    (O, 3.0, Some(L), "bom momento / boa altura", "Não é um bom momento."),
+    (L, 2.5, Some(L), "apos|depois ~ ferias|festas|verao|carnaval|natal|fechamento", "Depois das férias."),
+    (L, 1.5, Some(L), "correria|corrido|ocupado*|ocupada*|atarefad*", "Estamos numa correria."),
+    (N, 3.0, None, "nao obrigad*", "Não, obrigado."),
+    (N, 1.5, None, "^nao", "Não"),
+    (N, 2.0, Some(N), "preciso|precisamos|precisa|precisam|precisaria", "Não precisamos."),
+    (N, 2.5, None, "ja ~ temos|usamos|trabalhamos|possuimos|contamos|utilizamos", "Já temos fornecedor."),
+    (N, 1.5, None, "satisfeitos|contentes|atendidos", "Estamos satisfeitos."),
+    (N, 2.5, None, "nao e para nos / nao se aplica / nao faz sentido", "Não é para nós."),
+    (N, 1.5, None, "sem orcamento|verba", "Sem orçamento."),
+    (N, 2.5, None, "^dispenso / dispensamos", "Dispenso."),
+    (O, 2.5, Some(N), "faz|faca sentido", "Não é algo que faça sentido para nós."),
+    (W, 2.5, Some(W), "pessoa ~ certa|correta|indicada|responsavel|adequada", "Não sou a pessoa certa."),
+    (W, 3.0, None, "nao trabalho|trabalha|estou|esta mais / ja nao trabalho|trabalha|estou|esta / nao faco|faz mais parte", "Não trabalho mais na Acme."),
+    (W, 3.0, None, "sai|saiu|deixei|deixou ~ empresa|companhia", "Saí da empresa."),
+    (O, 2.5, Some(W), "responsavel|cuido|cuida|encarregad*|participo|decido / trato|trata desse|disso", "Não sou responsável por isso."),
+    (W, 2.0, None, "fale|falar com / contate|contacte ~ o|a|com / procure o|a / dirija se", "Fale com a Ana."),
+    (W, 0.5, None, "colega", "Meu colega cuida disso."),
+    (W, 2.0, None, "encaminhei|encaminhar|repassei|repassar|reencaminhei", "Encaminhei para o financeiro."),
+    (W, 2.0, None, "aposentad*|reformad*", "Estou aposentado."),
+    (W, 3.0, None, "numero errado / errou o numero / engano", "Acho que errou o número."),
+    (U, 3.0, None, "descadastr*|desinscrev* / cancelar ~ inscricao|subscricao", "Quero me descadastrar."),
+    (U, 3.0, None, "remova|remover|removam|retire|retirar|tire|tira|tirar|tirem|exclua|excluir|apague|apagar ~ ~ lista|cadastro|base|email|contato|dados|me|numero", "Me tirem da lista."),
+    (U, 3.0, None, "nao ~ me|nos ~ envie|envie|mande|mandem|contate|contatem|contactem|ligue|liguem|escreva|escrevam|incomode|incomodem", "Não me envie mais mensagens."),
+    (U, 3.0, None, "parem|pare|para|deixem de ~ de|enviar|mandar|ligar|escrever|contatar|contactar", "Parem de me mandar e-mails."),
+    (U, 2.5, Some(U), "receber ~ mais|emails|mensagens|mails / receber ~ e mails", "Não quero receber mais e-mails."),
+    (U, 2.0, None, "spam", "Isto é spam."),
+    (O, 3.0, Some(U), "ser contatad*|contactad*|incomodad*", "Não quero mais ser contatado."),
+    (U, 2.5, None, "exclusao ~ ~ dados / lgpd", "Solicito a exclusão dos meus dados."),
+    (U, 2.5, None, "^chega", "Chega."),
+    (I, 2.0, None, "^fechado|bora|combinado|show|beleza|perfeito|claro|sim / ^pode ser / qto|quanto custa / teste gratis|gratuito", "Fechado."),
+    (N, 2.5, None, "^negativo / ^dispenso / vou passar / ja tem / mexer em time|equipe", "Negativo."),
+    (O, 2.0, Some(N), "verba|orcamento", "Não temos verba."),
+    (W, 3.0, None, "troquei de ~ chip|numero / nao e|eh mais do|da / quem manda|decide|cuida|trata", "Esse número não é mais do Rodrigo."),
+    (U, 3.0, None, "^sair|parar|pare|remover|descadastrar / tirarem|tirar ~ do|da ~ mailing|lista / receber nada", "Sair."),
+    (O, 0.0, None, "obrigado|obrigada|agradeco|agradecemos ~ pelo|pela|o|a ~ interesse|proposta|contato|informacao", "Agradecemos a proposta."),
+    (L, 2.5, Some(L), "nao|n da / a gente fala|falamos|conversamos / para o ano / a partir de # / nessa|nesta altura", "Agora não dá."),
+    (L, 2.5, Some(L), "^janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro", "Outubro."),
+    (U, 3.0, None, "nao volte a ~ contactar|contatar|escrever|ligar / parem de me procurar / retire|remova ~ ~ endereco|listas", "Não volte a contactar-me."),
+    (I, 2.0, None, "como funciona ~ implementacao|implantacao|integracao / quanto tempo leva / topo conversar / ^topo", "Como funciona a implementação?"),
+    (O, 0.0, None, "interesse em saber", "Tenho interesse em saber como conseguiram o meu número."),
+    (O, 2.5, Some(N), "necessidade|prioridade", "Não temos necessidade."),
+    (N, 2.5, None, "^nops|negativo / decidimos nao seguir / ja usa|usamos", "Decidimos não seguir com a proposta."),
+    (L, 2.0, Some(L), "fala|fale|falamos ~ cmg|comigo", "Fala comigo na próxima semana."),
+    (U, 3.0, None, "retir* ~ ~ base|lista|listas|dados", "Peço que me retirem da vossa base de dados."),
+];
+
+const NL: &[Row] = &[
+    (I, 2.0, Some(N), "interesse|geinteresseerd|interessant", "Wij hebben interesse."),
+    (I, 2.0, None, "klinkt ~ goed|interessant|leuk|prima", "Klinkt goed!"),
+    (I, 1.5, None, "graag", "Graag een afspraak."),
+    (I, 2.0, None, "meer ~ informatie|info|details|weten", "Ik wil graag meer weten."),
+    (I, 2.0, None, "stuur|stuurt|mail ~ informatie|info|details|offerte|prijzen|brochure|presentatie", "Stuur mij wat informatie."),
+    (I, 2.0, None, "wat kost|kosten", "Wat kost het?"),
+    (I, 1.5, None, "prijs|prijzen|offerte|tarieven", "Wat zijn de prijzen?"),
+    (I, 1.5, None, "afspraak|belletje|gesprek|demo|call|kennismaking|afspreken|inplannen", "Laten we een afspraak inplannen."),
+    (I, 2.0, Some(U), "bel me|mij / bellen", "Bel me morgen."),
+    (I, 1.5, None, "^ja|prima|top|akkoord|zeker|graag / ^ja graag / ^ja hoor", "Ja"),
+    (I, 1.0, None, "prima|akkoord|zeker", "Prima, doe maar."),
+    (L, 3.0, Some(L), "nu niet", "Nu niet."),
+    (L, 2.5, Some(L), "moment|momenteel|voorlopig|even|nog ~ niet", "Op dit moment niet."),
+    (L, 2.0, Some(L), "later / in de toekomst", "Later misschien."),
+    (L, 2.5, Some(L), "over # dagen|weken|maanden", "Over 2 maanden."),
+    (L, 1.0, Some(L), "volgende|volgend|komend|komende ~ week|maand|jaar|kwartaal", "Volgend jaar."),
+    (L, 2.5, Some(L), "na ~ zomer|vakantie|feestdagen|kerst|zomervakantie|jaarwisseling|beurs", "Na de zomer."),
+    (L, 2.0, Some(L), "in|vanaf|na|begin|eind|half ~ januari|februari|maart|april|mei|juni|juli|augustus|september|oktober|november|december", "In maart."),
+    (L, 1.0, Some(L), "kwartaal", "In het derde kwartaal."),
+    (L, 2.5, Some(L), "opnieuw|nogmaals|terug|weer ~ contact|benaderen|mailen|melden|bellen|proberen", "Neem in maart opnieuw contact op."),
+    (L, 2.5, Some(L), "slecht* moment", "Slecht moment."),
+    (O, 2.5, Some(L), "goede|goed|juiste moment", "Geen goed moment."),
+    (L, 1.5, Some(L), "druk|drukte|vol", "Het is nu erg druk."),
+    (L, 2.5, Some(L), "nog eens ~ mailen|bellen|contact|benaderen", "Kun je me in maart nog eens mailen?"),
+    (N, 3.0, None, "geen interesse", "Geen interesse."),
+    (N, 3.0, None, "nee ~ bedankt|dank*", "Nee, bedankt."),
+    (N, 1.5, None, "^nee", "Nee"),
+    (N, 3.0, None, "geen behoefte", "Geen behoefte."),
+    (N, 2.0, Some(N), "behoefte|nodig", "Wij hebben het niet nodig."),
+    (N, 2.5, None, "al ~ leverancier|oplossing|partner|systeem|pakket|contract", "We hebben al een leverancier."),
+    (N, 1.5, None, "tevreden", "We zijn tevreden."),
+    (N, 2.5, None, "niet|niets voor ons", "Niet voor ons."),
+    (N, 2.0, None, "geen budget", "Geen budget."),
+    (N, 3.0, None, "geen nood", "We hebben geen nood aan."),
+    (N, 2.5, None, "doen we niks|niets mee / niks|niets voor ons", "Daar doen we niks mee."),
+    (W, 3.0, None, "verkeerde ~ persoon|contactpersoon|adres|afdeling", "Verkeerde persoon."),
+    (W, 2.5, Some(W), "juiste ~ persoon|contactpersoon|aanspreekpunt", "Ik ben niet de juiste persoon."),
+    (W, 3.0, None, "niet meer ~ werkzaam|bij|actief / niet meer in dienst", "Ik ben niet meer werkzaam bij Acme."),
+    (W, 3.0, None, "werk ~ niet meer / werk hier niet meer", "Ik werk hier niet meer."),
+    (W, 3.0, None, "uit dienst", "Hij is uit dienst."),
+    (W, 2.5, None, "verlaten|vertrokken / met pensioen", "Ik heb het bedrijf verlaten."),
+    (O, 2.5, Some(W), "verantwoordelijk|beslis* / ga|gaat over", "Ik ben niet verantwoordelijk."),
+    (W, 3.0, None, "ga|gaat ~ niet over / valt niet onder", "Daar ga ik niet over."),
+    (W, 2.0, None, "contact ~ opnemen|op met|met", "Neem contact op met Jan."),
+    (W, 0.5, None, "collega", "Vraag het mijn collega."),
+    (W, 2.0, None, "doorgestuurd|doorsturen|doorgezet", "Ik heb het doorgestuurd."),
+    (W, 3.0, None, "verkeerd|verkeerde nummer", "Verkeerd nummer."),
+    (U, 3.0, None, "afmelden|uitschrijven|afmeld*|uitschrijv*", "Graag afmelden."),
+    (U, 3.0, None, "verwijder|verwijderen|haal ~ mij|me|lijst|bestand|adres|gegevens|mailinglijst", "Verwijder mij van de lijst."),
+    (U, 3.0, None, "geen ~ mails|berichten|telefoontjes|mailtjes|emails ~ meer / geen e mails meer", "Geen mails meer graag."),
+    (U, 3.0, None, "niet meer ~ mailen|benaderen|contacteren|bellen|sturen|lastigvallen|emailen|gemaild|benaderd|gebeld|gecontacteerd / niet meer e mailen", "Niet meer mailen aub."),
+    (U, 3.0, None, "mail|bel|benader|contacteer ~ niet meer", "Mail mij niet meer."),
+    (U, 3.0, None, "stop met ~ mailen|sturen|bellen|benaderen", "Stop met mailen."),
+    (U, 2.0, None, "spam", "Dit is spam."),
+    (I, 2.0, None, "^doen|prima|top|akkoord|graag|goed|oke|ok / langskomen|langs komen / eens bekijken / de moeite", "Doen!"),
+    (L, 1.5, Some(L), "opnieuw / ouderschapsverlof|zwangerschapsverlof|verlof", "Mail me gerust opnieuw."),
+    (L, 2.5, Some(L), "ligt ~ stil / laat|laten van me|ons horen", "Voorlopig ligt alles stil."),
+    (N, 3.0, None, "niet mee gediend / nut ~ niet|niet van in", "Daar zijn we niet mee gediend."),
+    (W, 2.5, None, "valt onder / enkel|niet bevoegd / verkeerd|verkeerde ~ nummer", "Dat valt onder HR."),
+    (U, 3.0, None, "^verwijderen|afmelden|uitschrijven|stop / nergens meer / gegevens ~ uit|weg / hou|houd ~ op met / uit ~ mailinglijst|lijst|bestand|database", "Verwijderen."),
+    (O, 0.0, None, "bedankt|dank ~ voor ~ uw|je|de ~ interesse|info|informatie|voorstel", "Bedankt voor de info."),
+    (L, 2.5, Some(L), "^januari|februari|maart|april|mei|juni|juli|augustus|september|oktober|november|december / vanaf #", "Oktober."),
+    (I, 2.0, None, "hoe verloopt|werkt ~ implementatie|invoering|koppeling|installatie", "Hoe verloopt de implementatie?"),
+    (L, 2.5, Some(L), "bel|mail me ~ op|na|vanaf|in", "Bel me op 5 november."),
+];
+
+const IT: &[Row] = &[
+    (I, 2.0, Some(N), "interess*", "Mi interessa."),
+    (I, 2.0, None, "sembra ~ interessante|buono|ottimo|ottima", "Mi sembra interessante."),
+    (I, 2.0, None, "volentieri / con piacere", "Volentieri."),
+    (I, 2.0, None, "maggiori|piu ~ informazioni|dettagli|info", "Vorrei maggiori informazioni."),
+    (I, 2.0, None, "inviatemi|mandatemi|mandami|inviami / mi mandi|invii|manda|mandate|inviate", "Mi mandi il listino."),
+    (I, 2.0, None, "quanto ~ costa|costano|viene", "Quanto costa?"),
+    (I, 1.5, None, "prezzo|prezzi|preventivo|listino|offerta", "Mi fate un preventivo?"),
+    (I, 1.5, None, "chiamata|riunione|incontro|demo|call|videochiamata|appuntamento|sentirci", "Fissiamo un appuntamento."),
+    (I, 2.0, Some(U), "chiamami|chiamatemi / mi chiami|chiama|chiamate", "Chiamami domani."),
+    (I, 2.0, None, "sentiamoci|parliamone|organizziamo", "Sentiamoci giovedì."),
+    (I, 1.5, None, "certo|perfetto|ok|ottimo / va bene / d accordo", "Certo!"),
+    (I, 1.5, None, "^si|certo|ok|volentieri / ^si grazie / ^certo che si", "Sì"),
+    (L, 3.0, Some(L), "non ora|adesso|ancora / ora|adesso no", "Non ora."),
+    (L, 3.0, Some(L), "al momento no|non / per ora no|non / per il momento no|non / in questo momento no|non", "Al momento no."),
+    (L, 2.0, Some(L), "piu avanti|tardi / piu in la / in futuro / prossimamente", "Più avanti."),
+    (L, 2.5, Some(L), "tra|fra # giorni|settimane|mesi", "Tra 2 mesi."),
+    (L, 1.0, Some(L), "prossima|prossimo ~ settimana|mese|anno|trimestre", "Il prossimo trimestre."),
+    (L, 2.0, Some(L), "anno|mese|settimana prossimo|prossima", "L'anno prossimo."),
+    (L, 1.5, Some(L), "a|da|dal|dall|al|dopo|ad|entro|inizio|fine|meta ~ gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre", "A marzo."),
+    (L, 1.0, Some(L), "trimestre / semestre", "Nel terzo trimestre."),
+    (L, 2.5, Some(L), "ricontattarmi|ricontattatemi|ricontattateci|ricontattami|ricontatti|risentirci|risentiamoci|riprendiamo|riparliamone|aggiorniamoci|riaggiorniamoci", "Ricontattatemi a marzo."),
+    (L, 2.5, Some(L), "dopo ~ ferie|estate|feste|natale|pasqua|chiusura", "Dopo le ferie."),
+    (O, 3.0, Some(L), "momento giusto|adatto|opportuno / buon momento", "Non è il momento giusto."),
+    (L, 1.5, Some(L), "periodo|impegnati|impegnato|pieni|presi", "È un periodo pieno."),
+    (L, 2.5, Some(L), "scriva|scrivetemi|scrivimi|sentiamoci|richiami|richiamatemi ~ dal|dall|da|a|in|tra|fra|dopo", "Mi scriva dal 7 settembre."),
+    (N, 3.0, None, "no grazie", "No grazie."),
+    (N, 1.5, None, "^no", "No"),
+    (N, 2.0, Some(N), "bisogno", "Non ne abbiamo bisogno."),
+    (N, 2.5, None, "gia ~ fornitore|soluzione|partner|contratto|sistema|abbiamo|usiamo|lavoriamo", "Abbiamo già un fornitore."),
+    (N, 1.5, None, "soddisfatti|contenti", "Siamo soddisfatti."),
+    (N, 2.5, None, "^passo / passiamo", "Passo."),
+    (N, 2.5, None, "non fa|e per noi / non ci serve / non serve", "Non fa per noi."),
+    (O, 1.5, Some(N), "budget", "Non abbiamo budget."),
+    (W, 2.5, Some(W), "persona ~ giusta|corretta|indicata|responsabile|adatta", "Non sono la persona giusta."),
+    (W, 3.0, None, "non lavor* piu / non faccio|fa piu parte / non sono|e piu", "Non lavoro più in Acme."),
+    (W, 3.0, None, "lasciato ~ azienda|societa|incarico|ruolo", "Ho lasciato l'azienda."),
+    (O, 2.5, Some(W), "responsabile|competenza|referente / mi|si occupo|occupa / se ne occupa", "Non mi occupo di questo."),
+    (W, 2.0, None, "contatti|contattate|rivolgersi|rivolgetevi|rivolgiti / scriva|scrivi a / si rivolga", "Si rivolga alla collega."),
+    (W, 0.5, None, "collega|colleghi", "Chieda al mio collega."),
+    (W, 2.0, None, "inoltrato|inoltrata|girato|girata|inoltro|giro", "Ho inoltrato la mail."),
+    (W, 2.0, None, "pensione", "Sono in pensione."),
+    (W, 3.0, None, "numero sbagliato / sbagliato numero", "Numero sbagliato."),
+    (U, 3.0, None, "disiscriv*|disiscrizione", "Vorrei disiscrivermi."),
+    (U, 3.0, None, "cancell*|rimuov*|togli*|elimin* ~ lista|mailing|database|indirizzo|dati|contatti|elenco|mi|me", "Rimuovetemi dalla lista."),
+    (U, 3.0, None, "rimuovetemi|cancellatemi|toglietemi|cancellami|rimuovimi|toglimi", "Cancellatemi."),
+    (U, 3.0, None, "non ~ contattatemi|scrivetemi|chiamatemi|inviatemi|mandatemi|contattarmi|scrivermi|disturbatemi ~ piu", "Non contattatemi più."),
+    (U, 2.5, None, "smettete|smettetela|smettila ~ di|con", "Smettetela di scrivermi."),
+    (U, 2.5, Some(U), "ricevere ~ piu|email|mail|messaggi", "Non voglio più ricevere email."),
+    (U, 2.0, None, "spam", "Questo è spam."),
+    (U, 2.5, None, "^basta", "Basta."),
+    (I, 2.0, None, "^daje|perfetto|ok|volentieri|certo|andata / ci sta / mi giri / slot", "Daje!"),
+    (L, 2.5, Some(L), "ricontatto|ricontattiamo / appena ~ calmano|possibile|finito", "Appena si calmano le acque la ricontatto io."),
+    (O, 2.5, Some(N), "fa al caso nostro", "Non fa al caso nostro."),
+    (N, 2.5, None, "^passo / no grazie / nn ci serve", "Passo."),
+    (W, 3.0, None, "lasciato ~ funzione|ruolo|incarico / non seguo piu / non me ne occupo piu / sbagliato ~ persona|numero / non sono il|la ~ sig|sig ra|signor|signora", "Ho sbagliato persona."),
+    (U, 3.0, None, "non|nn ~ scrivetemi|contattatemi|chiamatemi ~ piu|piu / ^stop|basta|cancellami", "Nn scrivetemi più."),
+    (O, 0.0, None, "grazie ~ per ~ l|il ~ interesse|proposta|informazioni", "Grazie per l'interesse."),
+    (L, 2.5, Some(L), "^gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre / a partire dal|da # / dal #", "Ottobre."),
+    (I, 2.0, None, "come funziona ~ implementazione|integrazione|avvio|migrazione / si integra", "Come funziona l'integrazione?"),
+];
+
+/// A table with its language.
+fn rows(language: Language) -> &'static [Row] {
+    match language {
+        Language::En => EN,
+        Language::De => DE,
+        Language::Fr => FR,
+        Language::Es => ES,
+        Language::Pt => PT,
+        Language::Nl => NL,
+        Language::It => IT,
+    }
+}
+
+/// Every phrase of `language`.
+pub fn phrases(language: Language) -> impl Iterator<Item = Phrase> {
+    rows(language)
+        .iter()
+        .map(|&(intent, weight, negated, pattern, example)| Phrase {
+            intent,
+            weight,
+            negated,
+            pattern,
+            example,
+        })
+}
+
+/// Words that negate what follows them (or, for the last group, what precedes them).
+const NEGATORS_BEFORE: &[&str] = &[
+    "not", "no", "never", "nn", "isnt", "dont", "doesnt", "cant", "wont", "nicht", "kein", "keine",
+    "keinen", "keiner", "nie", "niemals", "ne", "n", "pas", "jamais", "nunca", "nao", "niet",
+    "geen", "nooit", "non", "mai", "nem", "without", "ohne", "sin", "sem", "zonder", "senza",
+    "sans",
+];
+const NEGATORS_AFTER: &[&str] = &["nicht", "niet", "pas", "not", "nie"];
+
+/// Number words a `#` takes besides digits.
+const NUMBER_WORDS: &[&str] = &[
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "a", "couple", "few", "ein", "einem", "einer", "zwei", "drei", "vier", "funf",
+    "sechs", "sieben", "acht", "neun", "zehn", "zwolf", "un", "une", "deux", "trois", "quatre",
+    "cinq", "dix", "douze", "uno", "una", "dos", "tres", "cuatro", "cinco", "seis", "diez", "doce",
+    "um", "uma", "duas", "quatro", "dez", "een", "twee", "drie", "vijf", "zes", "tien", "twaalf",
+    "due", "tre", "quattro", "cinque", "sei", "dieci", "dodici", "quindici",
+];
+
+/// One element of a compiled pattern.
+#[derive(Debug, Clone)]
+enum Element {
+    /// Any of these words (exact) or prefixes.
+    Word {
+        exact: Vec<String>,
+        prefixes: Vec<String>,
+    },
+    /// Up to two words of anything.
+    Gap,
+    /// A number.
+    Number,
+}
+
+impl Element {
+    fn matches(&self, token: &str) -> bool {
+        match self {
+            Element::Word { exact, prefixes } => {
+                exact.iter().any(|w| w == token)
+                    || prefixes.iter().any(|p| token.starts_with(p.as_str()))
+            }
+            Element::Number => {
+                token.chars().all(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&token)
+            }
+            Element::Gap => true,
+        }
+    }
+}
+
+/// A phrase ready to match.
+#[derive(Debug, Clone)]
+struct Compiled {
+    language: Language,
+    phrase: Phrase,
+    elements: Vec<Element>,
+    /// `^`: a whole sentence of its own ("No." but not "No es …"), or one ended by a comma.
+    anchored: bool,
+}
+
+fn compile(pattern: &str) -> Vec<Element> {
+    pattern
+        .split_whitespace()
+        .map(|part| match part {
+            "~" => Element::Gap,
+            "#" => Element::Number,
+            alternatives => {
+                let (mut exact, mut prefixes) = (Vec::new(), Vec::new());
+                for alt in alternatives.split('|') {
+                    match alt.strip_suffix('*') {
+                        Some(p) => prefixes.push(p.to_string()),
+                        None => exact.push(alt.to_string()),
+                    }
+                }
+                Element::Word { exact, prefixes }
+            }
+        })
+        .collect()
+}
+
+/// The compiled tables, indexed by the words a phrase can start with.
+struct Index {
+    /// First word (exact) → phrases.
+    exact: HashMap<String, Vec<usize>>,
+    /// Phrases whose first element is a prefix, number or gap: tried at every token.
+    loose: Vec<usize>,
+    phrases: Vec<Compiled>,
+}
+
+fn index() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut phrases = Vec::new();
+        for language in Language::ALL {
+            for phrase in self::phrases(language) {
+                for alternative in phrase.pattern.split(" / ") {
+                    let (anchored, alternative) = match alternative.strip_prefix('^') {
+                        Some(rest) => (true, rest),
+                        None => (false, alternative),
+                    };
+                    phrases.push(Compiled {
+                        language,
+                        phrase,
+                        elements: compile(alternative),
+                        anchored,
+                    });
+                }
+            }
+        }
+        let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut loose = Vec::new();
+        for (i, c) in phrases.iter().enumerate() {
+            match &c.elements[0] {
+                Element::Word {
+                    exact: words,
+                    prefixes,
+                } if prefixes.is_empty() => {
+                    for w in words {
+                        exact.entry(w.clone()).or_default().push(i);
+                    }
+                }
+                _ => loose.push(i),
+            }
+        }
+        Index {
+            exact,
+            loose,
+            phrases,
+        }
+    })
+}
+
+/// A comma between two words: a phrase may run over it, a negation may not.
+pub const COMMA: u8 = 1;
+/// A sentence's (or a bracket's, a dash's) end between two words: nothing runs over it.
+pub const SENTENCE: u8 = 2;
+
+/// A word of the text: its folded form, where it stands, and whether a clause ends before it.
+#[derive(Debug, Clone)]
+pub struct Token {
+    /// Folded.
+    pub word: String,
+    /// Where the word it comes from starts in the text (bytes).
+    pub start: usize,
+    /// Where it ends.
+    pub end: usize,
+    /// What comes between the previous word and this: [`COMMA`] (`,`), [`SENTENCE`] (`.;:!?`,
+    /// a line break, a dash, brackets), or 0.
+    pub boundary: u8,
+}
+
+/// The words of `text`, folded; English contractions are spelt out (`don't` → `do not`,
+/// `I'm` → `i am`) and elisions split (`l'intérêt` → `l intéret`, both spans the whole word).
+pub fn tokenize(text: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    let mut boundary = SENTENCE;
+    let mut chars = text.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        if !c.is_alphanumeric() {
+            // A dot after a number is an ordinal's or a date's ("am 7. Jänner", "03.03."),
+            // not a sentence's end.
+            let ordinal = c == '.' && text[..start].ends_with(|p: char| p.is_ascii_digit());
+            if ordinal {
+                continue;
+            }
+            if matches!(
+                c,
+                '.' | ';' | ':' | '!' | '?' | '\n' | '(' | ')' | '—' | '–' | '¿' | '¡'
+            ) {
+                boundary = SENTENCE;
+            } else if c == ',' {
+                boundary = boundary.max(COMMA);
+            }
+            continue;
+        }
+        let mut end = start + c.len_utf8();
+        while let Some(&(i, c)) = chars.peek() {
+            let apostrophe = matches!(c, '\'' | '’');
+            let joins = c.is_alphanumeric()
+                || (apostrophe
+                    && text[i + c.len_utf8()..]
+                        .chars()
+                        .next()
+                        .is_some_and(char::is_alphanumeric));
+            if !joins {
+                break;
+            }
+            end = i + c.len_utf8();
+            chars.next();
+        }
+        let word = fold(&text[start..end]);
+        for part in expand(&word) {
+            out.push(Token {
+                word: part,
+                start,
+                end,
+                boundary,
+            });
+            boundary = 0;
+        }
+    }
+    out
+}
+
+/// A folded word with apostrophes as the words it stands for.
+fn expand(word: &str) -> Vec<String> {
+    let Some((a, b)) = word.split_once('\'') else {
+        return vec![word.to_string()];
+    };
+    let pair = |x: &str, y: &str| vec![x.to_string(), y.to_string()];
+    match (a, b) {
+        ("won", "t") => pair("will", "not"),
+        ("can", "t") => pair("can", "not"),
+        ("shan", "t") => pair("shall", "not"),
+        (a, "t") if a.ends_with('n') => pair(&a[..a.len() - 1], "not"),
+        (a, "m") => pair(a, "am"),
+        (a, "re") => pair(a, "are"),
+        (a, "ve") => pair(a, "have"),
+        (a, "ll") => pair(a, "will"),
+        (a, "d") => pair(a, "would"),
+        ("let", "s") => pair("let", "us"),
+        (a, "s") => pair(a, "is"),
+        (a, b) => pair(a, b),
+    }
+}
+
+/// A phrase found in a text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    /// The table that has the phrase.
+    pub language: Language,
+    /// The intent it counts for (after negation).
+    pub intent: Intent,
+    /// The phrase's weight.
+    pub weight: f64,
+    /// The words as they stand in the text.
+    pub text: String,
+    /// The pattern that found it.
+    pub pattern: &'static str,
+    /// The tokens it covers, `first..end`.
+    pub tokens: (usize, usize),
+    /// The negator that turned it, when one did.
+    pub negator: Option<usize>,
+}
+
+/// Every phrase of every table in `text` (footers' unsubscribe words excepted), counted for
+/// what it means there; then what one finding makes of another: a phrase inside a longer one
+/// goes ("no" inside "no longer work here", "interested" inside "not interested"), a lone
+/// negator that turned
+/// another phrase goes ("no" of "no es buen momento"), and the same words found by several
+/// tables for one intent count once, at their highest weight (the detected language's table
+/// first among equals).
+pub fn find(text: &str, detected: Option<Language>) -> Vec<Found> {
+    let (found, tokens) = find_all(text);
+    settle(found, &tokens, detected)
+}
+
+/// Every phrase of every table in `text`, before [`settle`].
+fn find_all(text: &str) -> (Vec<Found>, Vec<Token>) {
+    let tokens = tokenize(text);
+    let footers = footer_lines(text);
+    let index = index();
+    let mut found = Vec::new();
+    let try_phrase = |i: usize, p: usize, found: &mut Vec<Found>| {
+        let compiled = &index.phrases[p];
+        if compiled.anchored && i != 0 && tokens[i].boundary < SENTENCE {
+            return;
+        }
+        let Some(end) = match_at(&compiled.elements, &tokens, i, true) else {
+            return;
+        };
+        if compiled.anchored && tokens.get(end).is_some_and(|t| t.boundary == 0) {
+            return;
+        }
+        let phrase = compiled.phrase;
+        let negator = if pattern_negates(phrase.pattern) {
+            None
+        } else {
+            negator_before(&tokens, i).or_else(|| negator_after(&tokens, end))
+        };
+        let intent = match (negator, phrase.intent) {
+            (Some(_), _) => match phrase.negated {
+                Some(intent) => intent,
+                None => return,
+            },
+            // A phrase that only means something negated ("not a good time") counts for
+            // nothing otherwise, but still covers the words it holds ("thanks for your
+            // interest" is not an interested "interest").
+            (None, Intent::Other) => Intent::Other,
+            (None, intent) => intent,
+        };
+        let (from, to) = (tokens[i].start, tokens[end - 1].end);
+        if intent == Intent::Unsubscribe && footers.iter().any(|(s, e)| from >= *s && to <= *e) {
+            return;
+        }
+        let weight = if intent == Intent::Other {
+            0.0
+        } else {
+            phrase.weight
+        };
+        found.push(Found {
+            language: compiled.language,
+            intent,
+            weight,
+            text: text[from..to].to_string(),
+            pattern: phrase.pattern,
+            tokens: (i, end),
+            negator,
+        });
+    };
+    for (i, token) in tokens.iter().enumerate() {
+        if let Some(ps) = index.exact.get(&token.word) {
+            for &p in ps {
+                try_phrase(i, p, &mut found);
+            }
+        }
+        for &p in &index.loose {
+            try_phrase(i, p, &mut found);
+        }
+    }
+    (found, tokens)
+}
+
+/// What one finding makes of another (see [`find`]).
+fn settle(found: Vec<Found>, tokens: &[Token], detected: Option<Language>) -> Vec<Found> {
+    // The detected language's phrase first among equals.
+    let rank = |f: &Found| (f.weight, Some(f.language) == detected);
+    let inside = |a: (usize, usize), b: (usize, usize)| b.0 <= a.0 && a.1 <= b.1 && a != b;
+    let negators: Vec<usize> = found.iter().filter_map(|f| f.negator).collect();
+    let mut kept: Vec<Found> = Vec::new();
+    for f in &found {
+        let covered = found.iter().any(|g| inside(f.tokens, g.tokens));
+        let spent_negator = f.tokens.1 - f.tokens.0 == 1
+            && negators.contains(&f.tokens.0)
+            && NEGATORS_BEFORE.contains(&tokens[f.tokens.0].word.as_str());
+        if covered || spent_negator {
+            continue;
+        }
+        match kept
+            .iter_mut()
+            .find(|k| k.intent == f.intent && k.tokens == f.tokens)
+        {
+            Some(k) if rank(k) >= rank(f) => {}
+            Some(k) => *k = f.clone(),
+            None => kept.push(f.clone()),
+        }
+    }
+    kept
+}
+
+/// Whether the pattern itself says the negation (its first word is a negator).
+fn pattern_negates(pattern: &str) -> bool {
+    pattern
+        .split_whitespace()
+        .next()
+        .is_some_and(|w| w.split('|').any(|a| NEGATORS_BEFORE.contains(&a)))
+}
+
+/// The end (exclusive) of a match of `elements` starting at token `i`; every word after the
+/// first stays in the first one's clause.
+fn match_at(elements: &[Element], tokens: &[Token], i: usize, first: bool) -> Option<usize> {
+    let Some((element, rest)) = elements.split_first() else {
+        return Some(i);
+    };
+    match element {
+        Element::Gap => {
+            for skip in 0..=2 {
+                let at = i + skip;
+                if at > tokens.len() || (i..at).any(|k| tokens[k].boundary > 0) {
+                    break;
+                }
+                if let Some(end) = match_at(rest, tokens, at, false) {
+                    return Some(end);
+                }
+            }
+            None
+        }
+        element => {
+            let token = tokens.get(i)?;
+            if (!first && token.boundary >= SENTENCE) || !element.matches(&token.word) {
+                return None;
+            }
+            match_at(rest, tokens, i + 1, false)
+        }
+    }
+}
+
+/// A negator among the four words before `i`, in the same clause: its position ("não é algo
+/// que faça sentido").
+fn negator_before(tokens: &[Token], i: usize) -> Option<usize> {
+    let mut j = i;
+    for _ in 0..4 {
+        if j == 0 || tokens[j].boundary > 0 {
+            return None;
+        }
+        j -= 1;
+        if NEGATORS_BEFORE.contains(&tokens[j].word.as_str()) {
+            return Some(j);
+        }
+    }
+    None
+}
+
+/// `nicht`, `niet`, `pas`, `not` in the two words after `end`, in the same clause.
+fn negator_after(tokens: &[Token], end: usize) -> Option<usize> {
+    for (k, t) in tokens.iter().enumerate().skip(end).take(2) {
+        if t.boundary > 0 {
+            return None;
+        }
+        if NEGATORS_AFTER.contains(&t.word.as_str()) {
+            return Some(k);
+        }
+    }
+    None
+}
+
+/// The byte ranges of lines that are a footer's: a link, "click", a newsletter's or a legal
+/// notice's words. Their unsubscribe words are the sender's boilerplate, not the person's.
+fn footer_lines(text: &str) -> Vec<(usize, usize)> {
+    const CUES: &[&str] = &[
+        "http",
+        "www.",
+        "click",
+        "klick",
+        "cliqu",
+        "clic",
+        "haga clic",
+        "clique",
+        "klik",
+        "clicca",
+        "newsletter",
+        "link",
+        "footer",
+        "lien",
+        "enlace",
+        "ligacao",
+        "collegamento",
+        "preferences",
+        "einstellungen",
+        "this email",
+        "this message",
+        "diese e-mail",
+        "diese nachricht",
+        "ce message",
+        "ce courriel",
+        "este correo",
+        "este mensaje",
+        "este e-mail",
+        "deze e-mail",
+        "dit bericht",
+        "questa email",
+        "questo messaggio",
+        "if you no longer wish",
+        "wenn sie keine",
+        "si vous ne souhaitez plus",
+        "si no desea",
+        "se nao deseja",
+        "se não deseja",
+        "als u geen",
+        "se non desidera",
+        "reply stop",
+        "responda stop",
+        "antworten sie mit stop",
+    ];
+    let mut out = Vec::new();
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let folded = line.to_lowercase();
+        if CUES.iter().any(|c| folded.contains(c)) {
+            out.push((start, start + line.len()));
+        }
+        start += line.len();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inbound::intent::{classify, Reply};
+
+    /// Every phrase is found in its example, and its example classifies as its intent (unless
+    /// the phrase is too weak to decide alone): the tables test themselves.
+    #[test]
+    fn every_phrase_finds_its_example_and_the_example_classifies_as_its_intent() {
+        let mut failures = Vec::new();
+        for language in Language::ALL {
+            for phrase in phrases(language) {
+                let (found, _) = find_all(phrase.example);
+                if !found.iter().any(|f| f.pattern == phrase.pattern) {
+                    failures.push(format!(
+                        "{}: `{}` not found in {:?}",
+                        language.code(),
+                        phrase.pattern,
+                        phrase.example
+                    ));
+                    continue;
+                }
+                // A phrase too weak to decide alone only supports others.
+                if phrase.weight < crate::inbound::intent::MIN_SCORE {
+                    continue;
+                }
+                let got = classify(&Reply {
+                    text: phrase.example,
+                    ..Default::default()
+                });
+                // A phrase that counts only negated is shown negated; one that only covers
+                // words ("thanks for your interest") leaves its example `other`.
+                let want = match phrase.intent {
+                    Intent::Other => phrase.negated.unwrap_or(Intent::Other),
+                    intent => intent,
+                };
+                if got.intent != want {
+                    failures.push(format!(
+                        "{}: {:?} is {} (want {}), evidence {:?}",
+                        language.code(),
+                        phrase.example,
+                        got.intent,
+                        want,
+                        got.evidence
+                    ));
+                }
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} failures:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+
+    #[test]
+    fn contractions_and_elisions_are_words() {
+        let words: Vec<String> = tokenize("I don't think we're ready; l'intérêt")
+            .into_iter()
+            .map(|t| t.word)
+            .collect();
+        assert_eq!(
+            words,
+            ["i", "do", "not", "think", "we", "are", "ready", "l", "interet"]
+        );
+    }
+
+    #[test]
+    fn negation_changes_what_a_phrase_counts_for() {
+        let cases: &[(&str, Intent)] = &[
+            ("I'm interested", Intent::Interested),
+            ("I'm not interested", Intent::NotInterested),
+            ("Das interessiert uns nicht", Intent::NotInterested),
+            ("Ça ne m'intéresse pas", Intent::NotInterested),
+            ("No me interesa", Intent::NotInterested),
+            ("Please don't call me again", Intent::Unsubscribe),
+            ("No, I'm interested", Intent::Interested),
+        ];
+        for (text, want) in cases {
+            let got = classify(&Reply {
+                text,
+                ..Default::default()
+            });
+            assert_eq!(got.intent, *want, "{text}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn a_footers_unsubscribe_is_not_the_persons() {
+        let text = "Sounds great, can we talk Thursday?\nTo unsubscribe from our newsletter, click here: https://acme.com/u";
+        let got = classify(&Reply {
+            text,
+            ..Default::default()
+        });
+        assert_eq!(got.intent, Intent::Interested, "{got:?}");
+    }
+}

@@ -1,0 +1,341 @@
+//! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 1,050 replies in
+//! seven languages, written by five writers apart. `tune*.jsonl` are what the phrase tables were
+//! tuned on; `holdout.jsonl` was written without sight of the tables or of the
+//! tuning parts, and its figures are the ones reported (`docs/signals.md`, "Reply intent"). Run with `--nocapture` to
+//! print the report: accuracy by language and by intent, the confusion matrix, `unsubscribe`'s
+//! precision and recall, interested replies taken for a no, `resume_on` and referrals. The
+//! tuning parts' misses are printed; the held-out part's are not (tuning must not read them).
+
+use nudge::inbound::intent::{classify, Intent, Reply};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The parts the tables were tuned on.
+const TUNING_PARTS: [&str; 4] = ["tune.jsonl", "tune2.jsonl", "tune3.jsonl", "tune4.jsonl"];
+
+#[derive(Debug, Deserialize)]
+struct Sample {
+    id: String,
+    language: String,
+    intent: Intent,
+    text: String,
+    #[serde(default)]
+    subject: Option<String>,
+    received_at: String,
+    #[serde(default)]
+    tz: Option<String>,
+    #[serde(default)]
+    from: Option<String>,
+    #[serde(default)]
+    contact_email: Option<String>,
+    #[serde(default)]
+    resume_on: Option<String>,
+    #[serde(default)]
+    referral: Option<serde_json::Value>,
+}
+
+fn load(file: &str) -> Vec<Sample> {
+    let path = format!("{}/fixtures/intent/{file}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{path}: {e}: {l}")))
+        .collect()
+}
+
+/// What the classifier made of one sample.
+struct Judged<'a> {
+    sample: &'a Sample,
+    intent: Intent,
+    resume_on: Option<String>,
+    referral: Option<String>,
+    evidence: Vec<String>,
+}
+
+fn judge(samples: &[Sample]) -> Vec<Judged<'_>> {
+    samples
+        .iter()
+        .map(|s| {
+            let received_at = chrono::DateTime::parse_from_rfc3339(&s.received_at)
+                .unwrap_or_else(|e| panic!("{}: {e}", s.id))
+                .with_timezone(&chrono::Utc);
+            let got = classify(&Reply {
+                text: &s.text,
+                subject: s.subject.as_deref(),
+                received_at: Some(received_at),
+                tz: s.tz.as_deref().map(|z| z.parse().unwrap()),
+                from: s.from.as_deref(),
+                contact_email: s.contact_email.as_deref(),
+            });
+            Judged {
+                sample: s,
+                intent: got.intent,
+                resume_on: got.resume_on.map(|d| d.to_string()),
+                referral: got.referral.map(|r| r.email.to_lowercase()),
+                evidence: got.evidence,
+            }
+        })
+        .collect()
+}
+
+/// The figures of one part.
+struct Report {
+    text: String,
+    accuracy: f64,
+    worst_language: (String, f64),
+    unsubscribe_precision: f64,
+    unsubscribe_recall: f64,
+    interested_as_no: f64,
+    resume_exact: f64,
+    /// Every miss, for the tuning parts' report.
+    errors: Vec<String>,
+}
+
+fn report(name: &str, judged: &[Judged]) -> Report {
+    let mut text = format!("### {name} ({} replies)\n\n", judged.len());
+    let ratio = |a: usize, b: usize| if b == 0 { 1.0 } else { a as f64 / b as f64 };
+    let right = judged
+        .iter()
+        .filter(|j| j.intent == j.sample.intent)
+        .count();
+    let accuracy = ratio(right, judged.len());
+    text.push_str(&format!(
+        "Accuracy: **{accuracy:.3}** ({right}/{})\n\n",
+        judged.len()
+    ));
+    // By language.
+    let mut by_language: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for j in judged {
+        let e = by_language.entry(&j.sample.language).or_default();
+        e.1 += 1;
+        if j.intent == j.sample.intent {
+            e.0 += 1;
+        }
+    }
+    text.push_str("| language | accuracy |\n|---|---|\n");
+    let mut worst_language = (String::new(), 1.0);
+    for (lang, (r, n)) in &by_language {
+        let a = ratio(*r, *n);
+        text.push_str(&format!("| {lang} | {a:.3} ({r}/{n}) |\n"));
+        if a < worst_language.1 {
+            worst_language = (lang.to_string(), a);
+        }
+    }
+    // By intent: precision and recall, and the confusion matrix (rows: the label).
+    let intents = [
+        Intent::Interested,
+        Intent::NotNow,
+        Intent::NotInterested,
+        Intent::WrongPerson,
+        Intent::Unsubscribe,
+        Intent::Other,
+    ];
+    text.push_str("\n| label \\ classified | ");
+    text.push_str(&intents.map(|i| i.as_str()).join(" | "));
+    text.push_str(" | recall |\n|---|");
+    text.push_str(&"---|".repeat(intents.len() + 1));
+    text.push('\n');
+    let mut precision = BTreeMap::new();
+    let mut recall = BTreeMap::new();
+    for label in intents {
+        let row: Vec<usize> = intents
+            .iter()
+            .map(|c| {
+                judged
+                    .iter()
+                    .filter(|j| j.sample.intent == label && j.intent == *c)
+                    .count()
+            })
+            .collect();
+        let n: usize = row.iter().sum();
+        let r = ratio(row[intents.iter().position(|i| *i == label).unwrap()], n);
+        recall.insert(label, r);
+        text.push_str(&format!(
+            "| {} | {} | {r:.3} |\n",
+            label.as_str(),
+            row.iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ));
+    }
+    text.push_str("| precision |");
+    for c in intents {
+        let called = judged.iter().filter(|j| j.intent == c).count();
+        let right = judged
+            .iter()
+            .filter(|j| j.intent == c && j.sample.intent == c)
+            .count();
+        let p = ratio(right, called);
+        precision.insert(c, p);
+        text.push_str(&format!(" {p:.3} |"));
+    }
+    text.push_str(" |\n\n");
+    let interested = judged
+        .iter()
+        .filter(|j| j.sample.intent == Intent::Interested)
+        .count();
+    let as_no = judged
+        .iter()
+        .filter(|j| {
+            j.sample.intent == Intent::Interested
+                && matches!(j.intent, Intent::Unsubscribe | Intent::NotInterested)
+        })
+        .count();
+    let interested_as_no = ratio(as_no, interested);
+    let dated: Vec<&Judged> = judged
+        .iter()
+        .filter(|j| j.sample.resume_on.is_some())
+        .collect();
+    let exact = dated
+        .iter()
+        .filter(|j| j.resume_on == j.sample.resume_on)
+        .count();
+    let resume_exact = ratio(exact, dated.len());
+    let referred: Vec<&Judged> = judged
+        .iter()
+        .filter(|j| j.sample.referral.is_some())
+        .collect();
+    let referral_right = referred
+        .iter()
+        .filter(|j| {
+            j.referral.as_deref()
+                == j.sample
+                    .referral
+                    .as_ref()
+                    .and_then(|r| r["email"].as_str())
+                    .map(str::to_lowercase)
+                    .as_deref()
+        })
+        .count();
+    let spurious = judged
+        .iter()
+        .filter(|j| j.sample.referral.is_none() && j.referral.is_some())
+        .count();
+    text.push_str(&format!(
+        "`unsubscribe` precision {:.3}, recall {:.3}; interested taken for a no: {:.3} ({as_no}/{interested}); \
+         `resume_on` exact on {resume_exact:.3} of dated replies ({exact}/{}); referral email right on \
+         {referral_right}/{}, {spurious} found where none was labelled.\n",
+        precision[&Intent::Unsubscribe],
+        recall[&Intent::Unsubscribe],
+        interested_as_no,
+        dated.len(),
+        referred.len(),
+    ));
+    let mut errors = Vec::new();
+    for j in judged {
+        if j.intent != j.sample.intent {
+            errors.push(format!(
+                "{} {} as {} {:?}: {:?}",
+                j.sample.id,
+                j.sample.intent.as_str(),
+                j.intent.as_str(),
+                j.evidence,
+                j.sample.text.chars().take(160).collect::<String>()
+            ));
+        } else if j.sample.resume_on.is_some() && j.resume_on != j.sample.resume_on {
+            errors.push(format!(
+                "{} resume_on {:?} want {:?}: {:?}",
+                j.sample.id,
+                j.resume_on,
+                j.sample.resume_on,
+                j.sample.text.chars().take(160).collect::<String>()
+            ));
+        }
+    }
+    Report {
+        text,
+        accuracy,
+        worst_language,
+        unsubscribe_precision: precision[&Intent::Unsubscribe],
+        unsubscribe_recall: recall[&Intent::Unsubscribe],
+        interested_as_no,
+        resume_exact,
+        errors,
+    }
+}
+
+/// The tuning parts: what the tables were fitted to, so their figures are only a floor against
+/// regressions, and every miss is printed for whoever tunes next.
+#[test]
+fn the_tuning_parts() {
+    let mut samples = Vec::new();
+    for part in TUNING_PARTS {
+        samples.extend(load(part));
+    }
+    let judged = judge(&samples);
+    let r = report("Tuning parts", &judged);
+    println!("{}", r.text);
+    for e in &r.errors {
+        println!("miss: {e}");
+    }
+    assert!(r.accuracy >= 0.92, "tuning accuracy {:.3}", r.accuracy);
+}
+
+/// The held-out part against the targets. Met: ≥ 0.80 in each language, an interested reply
+/// taken for `unsubscribe` or `not_interested` in ≤ 1 %. Not met yet, asserted at the figure
+/// measured (docs/signals.md, "Reply intent") so that a change can only raise them: accuracy
+/// (target 0.90), `unsubscribe` precision and recall (target 0.97 each), `resume_on` exact
+/// (target 0.95).
+#[test]
+fn the_held_out_part() {
+    let samples = load("holdout.jsonl");
+    let judged = judge(&samples);
+    let r = report("Held-out part", &judged);
+    println!("{}", r.text);
+    assert!(
+        r.worst_language.1 >= 0.80,
+        "held-out accuracy in {}: {:.3}",
+        r.worst_language.0,
+        r.worst_language.1
+    );
+    assert!(
+        r.interested_as_no <= 0.01,
+        "interested taken for a no: {:.3}",
+        r.interested_as_no
+    );
+    assert!(
+        r.accuracy >= 0.87,
+        "held-out accuracy {:.3} (measured 0.871)",
+        r.accuracy
+    );
+    assert!(
+        r.unsubscribe_precision >= 0.92,
+        "unsubscribe precision {:.3} (measured 0.926)",
+        r.unsubscribe_precision
+    );
+    assert!(
+        r.unsubscribe_recall >= 0.89,
+        "unsubscribe recall {:.3} (measured 0.893)",
+        r.unsubscribe_recall
+    );
+    assert!(
+        r.resume_exact >= 0.90,
+        "resume_on exact: {:.3} (measured 0.905)",
+        r.resume_exact
+    );
+}
+
+/// The corpus is what its README promises: 30 replies per language in each part, every intent
+/// in every language, and the hard cases tagged.
+#[test]
+fn the_corpus_covers_every_intent_in_every_language() {
+    for file in TUNING_PARTS.iter().copied().chain(["holdout.jsonl"]) {
+        let samples = load(file);
+        let mut seen: BTreeMap<(String, Intent), usize> = BTreeMap::new();
+        for s in &samples {
+            *seen.entry((s.language.clone(), s.intent)).or_default() += 1;
+        }
+        for lang in ["en", "de", "fr", "es", "pt", "nl", "it"] {
+            let n: usize = samples.iter().filter(|s| s.language == lang).count();
+            assert!(n >= 30, "{file}: {lang} has {n}");
+            for intent in Intent::ALL {
+                assert!(
+                    seen.get(&(lang.to_string(), intent)).copied().unwrap_or(0) >= 2,
+                    "{file}: {lang} lacks {intent}"
+                );
+            }
+        }
+    }
+}
