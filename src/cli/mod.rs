@@ -1,5 +1,6 @@
 //! The command line: one binary, one file per subcommand.
 
+pub mod classify;
 pub mod healthcheck;
 pub mod holidays;
 pub mod link_secret;
@@ -55,6 +56,8 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Answer timing questions, JSON Lines from stdin to stdout.
     Timing(timing::TimingArgs),
+    /// Classify replies' intent, JSON Lines on stdin to stdout (offline).
+    Classify(classify::ClassifyArgs),
     /// Run a flow through a scenario in virtual time, in memory.
     Simulate(simulate::SimulateArgs),
     /// Print a shipped holiday calendar's days of a year: `nudge holidays US 2027`.
@@ -118,6 +121,7 @@ impl Cli {
             Command::Healthcheck(args) => healthcheck::run(args).await,
             Command::Validate(args) => validate::run(args).await,
             Command::Timing(args) => timing::run(args).await,
+            Command::Classify(args) => classify::run(args).await,
             Command::Simulate(args) => simulate::run(args).await,
             Command::Holidays(args) => holidays::run(args).await,
             Command::WebhookSecret(cmd) => webhooks::secret(cmd).await,

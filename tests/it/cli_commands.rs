@@ -325,6 +325,56 @@ fn timing_goes_on_after_a_refusal_and_skips_blank_lines() {
     assert_eq!(ok.status.code(), Some(0), "{ok:?}");
 }
 
+// ---- nudge classify ----
+
+/// Reply intent from the command line: one answer per line, in order; a line that is not a
+/// request answers BAD_REQUEST and the next is still answered; exit 0.
+#[test]
+fn classify_answers_each_line_and_goes_on_after_a_bad_one() {
+    let input = "{\"text\": \"Not now, try me again in Q3\", \"received_at\": \"2026-12-04T09:00:00Z\"}\n\
+                 \n\
+                 not json\n\
+                 {\"text\": \"Bitte entfernen Sie mich aus Ihrem Verteiler.\"}\n\
+                 {\"text\": \"hi\", \"tz\": \"Mars/Olympus\"}\n\
+                 {\"text\": \"I'm not the right person, ask Jane Smith (jane@acme.com)\", \"from\": \"bob@acme.com\"}\n";
+    let out = nudge_with_stdin(&["classify"], input);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = stdout(&out);
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    assert_eq!(lines[0]["intent"], "not_now", "{text}");
+    assert_eq!(lines[0]["resume_on"], "2027-07-01", "{text}");
+    assert_eq!(lines[0]["language"], "en", "{text}");
+    assert_eq!(lines[1]["error"]["code"], "BAD_REQUEST", "{text}");
+    assert_eq!(lines[2]["intent"], "unsubscribe", "{text}");
+    assert_eq!(lines[2]["language"], "de", "{text}");
+    assert!(
+        lines[2]["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e.as_str().unwrap().contains("entfernen")),
+        "{text}"
+    );
+    assert_eq!(lines[3]["error"]["code"], "BAD_REQUEST", "{text}");
+    assert!(
+        lines[3]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`tz`"),
+        "{text}"
+    );
+    assert_eq!(lines[4]["intent"], "wrong_person", "{text}");
+    assert_eq!(
+        lines[4]["referral"],
+        serde_json::json!({"email": "jane@acme.com", "name": "Jane Smith"}),
+        "{text}"
+    );
+}
+
 // ---- nudge simulate ----
 
 const EXACT: &str = "fixtures/scenarios/outbound-v1-nojitter.flow.json";
