@@ -28,6 +28,8 @@ pub struct Account {
     pub quiet_hours: Option<String>,
     /// The shortest call that counts as connected (a duration, `30s`); `None`: the default.
     pub call_connected_threshold: Option<String>,
+    /// What a reply asking in words to stop does (`opt_out`, `event`); `None`: `opt_out`.
+    pub reply_unsubscribe: Option<String>,
 }
 
 /// The settings `AccountService.UpdateAccount` changes; `None` in an outer option leaves the
@@ -39,6 +41,7 @@ pub struct SettingsChange {
     pub quiet_hours: Option<Option<String>>,
     pub default_sender_id: Option<String>,
     pub call_connected_threshold: Option<Option<String>>,
+    pub reply_unsubscribe: Option<Option<String>>,
 }
 
 /// Writes the settings `change` names, in one statement per column inside one transaction, so
@@ -72,6 +75,9 @@ pub async fn update_settings(
                     .execute(c)
                     .await?;
             }
+            if let Some(v) = &change.reply_unsubscribe {
+                diesel::update(row).set(accounts::reply_unsubscribe.eq(v)).execute(c).await?;
+            }
             Ok::<_, diesel::result::Error>(())
         })
         .await)?;
@@ -103,6 +109,7 @@ pub async fn ensure_default(db: &Db, now_ms: i64) -> Result<(Account, bool), Sto
         fetch_allow: None,
         quiet_hours: None,
         call_connected_threshold: None,
+        reply_unsubscribe: None,
     };
     let conn = db.conn().await?;
     let created = with_conn!(conn, c => c
@@ -204,6 +211,7 @@ pub async fn create(db: &Db, id: &str, name: &str, now_ms: i64) -> Result<(), St
         fetch_allow: None,
         quiet_hours: None,
         call_connected_threshold: None,
+        reply_unsubscribe: None,
     };
     let conn = db.conn().await?;
     with_conn!(conn, c => diesel::insert_into(accounts::table)

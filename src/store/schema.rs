@@ -13,6 +13,7 @@ diesel::table! {
         fetch_allow -> Nullable<Text>,
         quiet_hours -> Nullable<Text>,
         call_connected_threshold -> Nullable<Text>,
+        reply_unsubscribe -> Nullable<Text>,
     }
 }
 
