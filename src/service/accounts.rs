@@ -28,6 +28,8 @@ pub struct Account {
     pub default_sender_id: Option<String>,
     /// As written (`45s`); `None`: [`DEFAULT_CALL_CONNECTED_THRESHOLD_SECS`].
     pub call_connected_threshold: Option<String>,
+    /// What a reply asking in words to stop does; unset reads as the default, `opt_out`.
+    pub reply_unsubscribe: ReplyUnsubscribe,
     /// The providers whose webhook secret is set, and when (never the secrets).
     pub provider_secrets: Vec<(Provider, DateTime<Utc>)>,
 }
@@ -56,6 +58,74 @@ pub async fn call_connected_threshold(core: &Core, account_id: &str) -> Result<u
     Ok(call_connected_secs(row.call_connected_threshold.as_deref()))
 }
 
+/// What a reply that asks in words to stop ("please remove me from your list", the reply
+/// intent `unsubscribe`) does for an account. A closed set rather than text, so no value but
+/// these two can be stored, and every place that acts on it has to handle both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReplyUnsubscribe {
+    /// The reply opts the contact out of the channel it came on and every enrollment of the
+    /// contact exits, as an SMS `STOP` or the unsubscribe link would. The default: a person who
+    /// asked to stop is not contacted again because a flow forgot to handle it.
+    #[default]
+    OptOut,
+    /// The reply only raises the event `intent:unsubscribe` and the flow decides (a rep may
+    /// read it first, since a misread reply is the costliest error of the classifier).
+    Event,
+}
+
+impl ReplyUnsubscribe {
+    /// Both values, the default first.
+    pub const ALL: [ReplyUnsubscribe; 2] = [ReplyUnsubscribe::OptOut, ReplyUnsubscribe::Event];
+
+    /// The name the API and the `accounts.reply_unsubscribe` column use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplyUnsubscribe::OptOut => "opt_out",
+            ReplyUnsubscribe::Event => "event",
+        }
+    }
+
+    /// The value named exactly `text` (`opt_out`, `event`); anything else is `None`.
+    pub fn parse(text: &str) -> Option<ReplyUnsubscribe> {
+        ReplyUnsubscribe::ALL
+            .into_iter()
+            .find(|r| r.as_str() == text)
+    }
+}
+
+/// A stored `reply_unsubscribe`: NULL is the default; a value that does not parse is a corrupt
+/// account, never read as the default (that could opt out someone the account chose not to).
+fn stored_reply_unsubscribe(
+    account_id: &str,
+    stored: Option<&str>,
+) -> Result<ReplyUnsubscribe, ServiceError> {
+    match stored {
+        None => Ok(ReplyUnsubscribe::default()),
+        Some(text) => ReplyUnsubscribe::parse(text).ok_or_else(|| {
+            ServiceError::Internal(format!(
+                "account {account_id}: stored reply_unsubscribe {} is neither `opt_out` nor \
+                 `event`",
+                crate::quote::quote(text)
+            ))
+        }),
+    }
+}
+
+/// What a reply asking in words to stop does for the account, read alone (not the whole
+/// account, whose provider secrets a reply has no use for).
+pub async fn reply_unsubscribe(
+    core: &Core,
+    account_id: &str,
+) -> Result<ReplyUnsubscribe, ServiceError> {
+    let row = store::accounts::find(&core.db, account_id)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound {
+            what: "account",
+            id: account_id.to_string(),
+        })?;
+    stored_reply_unsubscribe(account_id, row.reply_unsubscribe.as_deref())
+}
+
 /// A field of [`Account`] an update may name (its `update_mask` path).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
@@ -64,16 +134,18 @@ pub enum Field {
     QuietHours,
     DefaultSenderId,
     CallConnectedThreshold,
+    ReplyUnsubscribe,
 }
 
 impl Field {
     /// Every field, in the order an empty mask considers them.
-    pub const ALL: [Field; 5] = [
+    pub const ALL: [Field; 6] = [
         Field::MaxWait,
         Field::FetchAllow,
         Field::QuietHours,
         Field::DefaultSenderId,
         Field::CallConnectedThreshold,
+        Field::ReplyUnsubscribe,
     ];
 
     /// The mask path (and the proto field name).
@@ -84,6 +156,7 @@ impl Field {
             Field::QuietHours => "quiet_hours",
             Field::DefaultSenderId => "default_sender_id",
             Field::CallConnectedThreshold => "call_connected_threshold",
+            Field::ReplyUnsubscribe => "reply_unsubscribe",
         }
     }
 
@@ -109,6 +182,9 @@ pub struct UpdateInput {
     pub quiet_hours: Option<serde_json::Value>,
     pub default_sender_id: String,
     pub call_connected_threshold: String,
+    /// `opt_out` or `event`; empty: not set (with an empty mask), or back to the default
+    /// `opt_out` (with a mask naming it).
+    pub reply_unsubscribe: String,
     /// The `update_mask` paths; empty: every field set in the input (AIP-134).
     pub mask: Vec<String>,
 }
@@ -141,6 +217,7 @@ pub async fn get(core: &Core, account_id: &str) -> Result<Account, ServiceError>
         quiet_hours,
         default_sender_id: row.default_sender_id,
         call_connected_threshold: row.call_connected_threshold,
+        reply_unsubscribe: stored_reply_unsubscribe(account_id, row.reply_unsubscribe.as_deref())?,
         provider_secrets: store::provider_secrets::list(&core.db, account_id)
             .await?
             .into_iter()
@@ -244,6 +321,13 @@ pub async fn update(
                         .flatten(),
                 );
             }
+            Field::ReplyUnsubscribe => {
+                if let Some(value) =
+                    problems.check(parse_reply_unsubscribe(&input.reply_unsubscribe))
+                {
+                    change.reply_unsubscribe = Some(value.map(|v| v.as_str().to_string()));
+                }
+            }
         }
     }
     problems.finish()?;
@@ -262,6 +346,7 @@ fn mask_fields(input: &UpdateInput, problems: &mut Violations) -> Vec<Field> {
                 Field::QuietHours => input.quiet_hours.is_some(),
                 Field::DefaultSenderId => !input.default_sender_id.is_empty(),
                 Field::CallConnectedThreshold => !input.call_connected_threshold.is_empty(),
+                Field::ReplyUnsubscribe => !input.reply_unsubscribe.is_empty(),
             })
             .collect();
     }
@@ -275,7 +360,8 @@ fn mask_fields(input: &UpdateInput, problems: &mut Violations) -> Vec<Field> {
                 Code::BadSchema,
                 format!(
                     "{} is not a field UpdateAccount changes: use max_wait, fetch_allow, \
-                     quiet_hours, default_sender_id or call_connected_threshold",
+                     quiet_hours, default_sender_id, call_connected_threshold or \
+                     reply_unsubscribe",
                     crate::quote::quote(path)
                 ),
             )),
@@ -306,6 +392,27 @@ fn parse_threshold(text: &str) -> Result<Option<String>, Violation> {
             ),
         )),
     }
+}
+
+/// `reply_unsubscribe`: empty clears it (the default, `opt_out`, stored as NULL); otherwise
+/// `opt_out` or `event`.
+fn parse_reply_unsubscribe(text: &str) -> Result<Option<ReplyUnsubscribe>, Violation> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    ReplyUnsubscribe::parse(text).map(Some).ok_or_else(|| {
+        Violation::new(
+            "account.reply_unsubscribe",
+            Code::BadSchema,
+            format!(
+                "{} is not what a reply asking to stop does: use `opt_out` (an unsubscribe in \
+                 words opts the contact out of the channel, the default) or `event` (it only \
+                 raises `intent:unsubscribe`; the flow decides)",
+                crate::quote::quote(text)
+            ),
+        )
+    })
 }
 
 /// `max_wait`: empty clears it; otherwise a duration (`7d`, `30bd`).
@@ -418,6 +525,48 @@ mod tests {
             ),
         ] {
             assert_eq!(check_quiet_hours(&bad).unwrap_err().0, field, "{bad}");
+        }
+    }
+
+    #[test]
+    fn reply_unsubscribe_names_round_trip() {
+        assert_eq!(ReplyUnsubscribe::default(), ReplyUnsubscribe::OptOut);
+        for r in ReplyUnsubscribe::ALL {
+            assert_eq!(ReplyUnsubscribe::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(ReplyUnsubscribe::OptOut.as_str(), "opt_out");
+        assert_eq!(ReplyUnsubscribe::Event.as_str(), "event");
+        for bad in ["", "events", "Event", "opt-out", " opt_out"] {
+            assert_eq!(ReplyUnsubscribe::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn reply_unsubscribe_input_and_stored_value() {
+        assert_eq!(parse_reply_unsubscribe("").unwrap(), None);
+        assert_eq!(
+            parse_reply_unsubscribe(" event ").unwrap(),
+            Some(ReplyUnsubscribe::Event)
+        );
+        let refused = parse_reply_unsubscribe("events").unwrap_err();
+        assert_eq!(refused.field, "account.reply_unsubscribe");
+        assert!(
+            refused.message.starts_with("`events` is not"),
+            "{refused:?}"
+        );
+        assert_eq!(
+            stored_reply_unsubscribe("a", None).unwrap(),
+            ReplyUnsubscribe::OptOut
+        );
+        assert_eq!(
+            stored_reply_unsubscribe("a", Some("event")).unwrap(),
+            ReplyUnsubscribe::Event
+        );
+        match stored_reply_unsubscribe("acme", Some("maybe")) {
+            Err(ServiceError::Internal(m)) => {
+                assert!(m.contains("acme") && m.contains("`maybe`"), "{m}")
+            }
+            other => panic!("a corrupt value must not read as a default: {other:?}"),
         }
     }
 

@@ -55,6 +55,7 @@ impl AccountService for AccountApi {
             quiet_hours,
             default_sender_id: account.default_sender_id,
             call_connected_threshold: account.call_connected_threshold,
+            reply_unsubscribe: account.reply_unsubscribe,
             mask: req.update_mask.map(|m| m.paths).unwrap_or_default(),
         };
         let account = accounts::update(&self.state.core, &who.account_id, input).await?;
@@ -105,6 +106,7 @@ fn to_proto(a: accounts::Account) -> Account {
         },
         default_sender_id: a.default_sender_id.unwrap_or_default(),
         call_connected_threshold: a.call_connected_threshold.unwrap_or_default(),
+        reply_unsubscribe: a.reply_unsubscribe.as_str().to_string(),
         provider_secrets: a
             .provider_secrets
             .into_iter()
