@@ -7,6 +7,7 @@ use nudge::auth::Scope;
 use nudge::proto::v1::account_service_client::AccountServiceClient;
 use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
 use nudge::proto::v1::*;
+use nudge::service::accounts::ReplyUnsubscribe;
 use tonic::transport::Channel;
 use tonic::Code;
 use tonic_types::StatusExt;
@@ -17,6 +18,9 @@ backend_tests!(
     an_enrollment_token_cannot_read_or_change_the_account,
     max_wait_applies_to_new_waits_not_fixed_ones,
     the_accounts_quiet_hours_time_new_steps,
+    reply_unsubscribe_defaults_to_opt_out_and_is_set_by_value_or_mask,
+    a_bad_reply_unsubscribe_is_refused_and_nothing_in_the_request_stored,
+    a_corrupt_stored_reply_unsubscribe_is_an_internal_error,
 );
 
 async fn client(app: &TestApp) -> AccountServiceClient<Channel> {
@@ -361,5 +365,163 @@ async fn the_accounts_quiet_hours_time_new_steps(backend: Backend) {
         .unwrap();
     let florida = enroll(&mut enrollments, "florida").await;
     assert_eq!(at(&florida), Some(saturday_8am), "{florida:?}");
+    app.stop().await;
+}
+
+async fn set(app: &TestApp, account: Account, paths: &[&str]) -> Result<Account, tonic::Status> {
+    client(app)
+        .await
+        .update_account(app.authed(UpdateAccountRequest {
+            account: Some(account),
+            update_mask: if paths.is_empty() { None } else { mask(paths) },
+        }))
+        .await
+        .map(|r| r.into_inner().account.unwrap())
+}
+
+/// What the signal path reads: `accounts::reply_unsubscribe`, the row alone.
+async fn read_alone(app: &TestApp) -> ReplyUnsubscribe {
+    nudge::service::accounts::reply_unsubscribe(&app.state.core, "default")
+        .await
+        .unwrap()
+}
+
+/// `reply_unsubscribe`: unset reads as `opt_out`; `event` is stored and read back (through
+/// GetAccount and by the signal path's own read); an empty mask leaves it alone when it is
+/// empty; a mask naming it changes only it; a named empty value is the default again.
+async fn reply_unsubscribe_defaults_to_opt_out_and_is_set_by_value_or_mask(backend: Backend) {
+    let app = spawn_app(backend).await;
+    assert_eq!(get(&app).await.reply_unsubscribe, "opt_out");
+    assert_eq!(read_alone(&app).await, ReplyUnsubscribe::OptOut);
+
+    // An empty mask: every field set, here only this one.
+    let event = Account {
+        reply_unsubscribe: "event".into(),
+        ..Default::default()
+    };
+    assert_eq!(
+        set(&app, event, &[]).await.unwrap().reply_unsubscribe,
+        "event"
+    );
+    assert_eq!(get(&app).await.reply_unsubscribe, "event");
+    assert_eq!(read_alone(&app).await, ReplyUnsubscribe::Event);
+
+    // An empty mask with the field empty does not touch it.
+    let wait = Account {
+        max_wait: "3d".into(),
+        ..Default::default()
+    };
+    let after = set(&app, wait, &[]).await.unwrap();
+    assert_eq!(
+        (after.max_wait.as_str(), after.reply_unsubscribe.as_str()),
+        ("3d", "event")
+    );
+
+    // A mask naming it changes it and nothing else, even a field set beside it.
+    let masked = Account {
+        reply_unsubscribe: "opt_out".into(),
+        max_wait: "9d".into(),
+        ..Default::default()
+    };
+    let after = set(&app, masked, &["reply_unsubscribe"]).await.unwrap();
+    assert_eq!(
+        (after.max_wait.as_str(), after.reply_unsubscribe.as_str()),
+        ("3d", "opt_out")
+    );
+    assert_eq!(read_alone(&app).await, ReplyUnsubscribe::OptOut);
+
+    // Named and empty: back to the default.
+    let event = Account {
+        reply_unsubscribe: "event".into(),
+        ..Default::default()
+    };
+    set(&app, event, &["reply_unsubscribe"]).await.unwrap();
+    assert_eq!(read_alone(&app).await, ReplyUnsubscribe::Event);
+    let reset = set(&app, Account::default(), &["reply_unsubscribe"])
+        .await
+        .unwrap();
+    assert_eq!(reset.reply_unsubscribe, "opt_out");
+    assert_eq!(get(&app).await, reset, "GetAccount shows what was stored");
+    assert_eq!(read_alone(&app).await, ReplyUnsubscribe::OptOut);
+    assert_eq!(reset.max_wait, "3d");
+    app.stop().await;
+}
+
+/// A value that is neither `opt_out` nor `event` is refused as a field violation that says
+/// both, and the fields beside it in the same request are not stored either.
+async fn a_bad_reply_unsubscribe_is_refused_and_nothing_in_the_request_stored(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let start = Account {
+        max_wait: "3d".into(),
+        reply_unsubscribe: "event".into(),
+        ..Default::default()
+    };
+    set(&app, start, &[]).await.unwrap();
+    let before = get(&app).await;
+    for paths in [&[][..], &["max_wait", "reply_unsubscribe"][..]] {
+        let bad = Account {
+            max_wait: "7d".into(),
+            reply_unsubscribe: "events".into(),
+            ..Default::default()
+        };
+        let status = set(&app, bad, paths).await.unwrap_err();
+        assert_eq!(
+            status.code(),
+            Code::InvalidArgument,
+            "{paths:?}: {status:?}"
+        );
+        let violations = status
+            .get_details_bad_request()
+            .expect("a BadRequest")
+            .field_violations;
+        assert_eq!(violations.len(), 1, "{paths:?}: {violations:?}");
+        let v = &violations[0];
+        assert_eq!(v.field, "account.reply_unsubscribe");
+        assert_eq!(v.reason, "BAD_SCHEMA");
+        assert!(
+            v.description.starts_with("`events` is not")
+                && v.description.contains("`opt_out`")
+                && v.description.contains("`event`"),
+            "{}",
+            v.description
+        );
+        let after = get(&app).await;
+        assert_eq!(after, before, "{paths:?}: nothing was stored");
+        assert_eq!(after.max_wait, "3d", "{paths:?}");
+    }
+    assert_eq!(read_alone(&app).await, ReplyUnsubscribe::Event);
+    app.stop().await;
+}
+
+/// A stored value nudge did not write (a hand edit, a newer version's value) is a corrupt
+/// account, never read as the default: GetAccount answers INTERNAL and the signal path's read
+/// fails naming the account and the value.
+async fn a_corrupt_stored_reply_unsubscribe_is_an_internal_error(backend: Backend) {
+    use diesel_async::RunQueryDsl;
+    let app = spawn_app(backend).await;
+    let sql = "UPDATE accounts SET reply_unsubscribe = 'maybe' WHERE id = 'default'";
+    let written = match &app.state.core.db {
+        nudge::store::Db::Postgres(pool) => {
+            let mut c = pool.get().await.unwrap();
+            diesel::sql_query(sql).execute(&mut *c).await.unwrap()
+        }
+        nudge::store::Db::Sqlite(pool) => {
+            let mut c = pool.get().await.unwrap();
+            diesel::sql_query(sql).execute(&mut *c).await.unwrap()
+        }
+    };
+    assert_eq!(written, 1);
+    let status = client(&app)
+        .await
+        .get_account(app.authed(GetAccountRequest {}))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Internal, "{status:?}");
+    match nudge::service::accounts::reply_unsubscribe(&app.state.core, "default").await {
+        Err(nudge::service::ServiceError::Internal(m)) => {
+            assert!(m.contains("default") && m.contains("`maybe`"), "{m}")
+        }
+        other => panic!("a corrupt value must not read as a default: {other:?}"),
+    }
     app.stop().await;
 }
