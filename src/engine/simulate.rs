@@ -52,10 +52,15 @@ pub struct ScenarioContact {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Action {
-    /// A reply on `channel`: raises `reply` and `reply:<channel>`.
+    /// A reply on `channel`: raises `reply` and `reply:<channel>`; with `text`, its words are
+    /// read into an intent as in production (`intent:<name>` first; an unsubscribe in words
+    /// opts out of the channel, as for an account with the default `reply_unsubscribe`).
     Reply {
         /// `email`, `sms` or `linkedin`.
         channel: String,
+        /// The reply's words, read into an intent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
     },
     /// A connected call reported by a dialer: raises `call_connected` and `reply`.
     CallConnected,
@@ -475,6 +480,45 @@ pub(super) struct Sim {
 }
 
 impl Sim {
+    /// The signal a reply is once its words are read, as the signal path reads them: in the
+    /// contact's zone, its intent first among the events, stored in the payload under
+    /// `intent`; an unsubscribe in words is an opt-out. Any other kind, or a reply without
+    /// words, is the signal it always was.
+    fn reply_signal(
+        &self,
+        id: &str,
+        kind: crate::inbound::SignalKind,
+        text: &str,
+        subject: Option<&str>,
+        from: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Signal {
+        use crate::inbound::intent;
+        let has_words = !text.trim().is_empty() || subject.is_some_and(|s| !s.trim().is_empty());
+        let reading =
+            (matches!(kind, crate::inbound::SignalKind::Reply { .. }) && has_words).then(|| {
+                let c = &self.state.contact;
+                intent::classify(&intent::Reply {
+                    text,
+                    subject,
+                    received_at: Some(at),
+                    tz: intent::calendar_zone(c.tz.as_deref(), c.phone.as_deref()),
+                    from,
+                    contact_email: c.email.as_deref(),
+                })
+            });
+        let Some(reading) = reading else {
+            return kind.to_engine(id, serde_json::json!({}));
+        };
+        let said = reading.intent;
+        let settled = kind.clone().settle(Some(&reading), Default::default());
+        let payload = serde_json::json!({ intent::PAYLOAD_KEY: reading });
+        let mut signal = settled.to_engine(id, payload);
+        signal.raises = settled.raises_with(Some(said));
+        signal.facts = kind.facts(Some(&reading));
+        signal
+    }
+
     pub(super) fn input_for(
         &mut self,
         index: usize,
@@ -508,7 +552,9 @@ impl Sim {
                 let class = crate::inbound::classify::classify(&mail, at.date_naive());
                 let kind = crate::inbound::SignalKind::of_mail(&class);
                 let kind = self.count_bounce(kind, at);
-                Input::Signal(kind.to_engine(&id, serde_json::json!({})))
+                let words = text.as_deref().unwrap_or_default();
+                let from = mail.from.as_deref();
+                Input::Signal(self.reply_signal(&id, kind, words, subject.as_deref(), from, at))
             }
             Action::Bounce { bounce } => {
                 let kind =
@@ -520,7 +566,13 @@ impl Sim {
                 view.opted_out = self.state.contact.opted_out.clone();
                 Input::ContactChanged(view)
             }
-            Action::Reply { channel } => Input::Signal(Signal::reply(id, channel)),
+            Action::Reply { channel, text } => {
+                let kind = crate::inbound::SignalKind::Reply {
+                    channel: channel.clone(),
+                };
+                let words = text.as_deref().unwrap_or_default();
+                Input::Signal(self.reply_signal(&id, kind, words, None, None, at))
+            }
             Action::CallConnected => Input::Signal(Signal::call_connected(id)),
             Action::ConnectionAccepted => {
                 Input::Signal(Signal::raising(id, &["connection_accepted"]))
@@ -537,6 +589,7 @@ impl Sim {
                     payload.clone()
                 },
                 inbox: None,
+                facts: crate::engine::SignalFacts::default(),
             }),
             Action::TaskOutcome { step, outcome } => {
                 // The task of that step, if it is the current run; run 0 never exists, so an

@@ -3,6 +3,7 @@
 //! The built-in events are a closed set; a custom event (posted by key, SPEC §5.5) always contains
 //! a `.` (`payment.received`), so a misspelt built-in (`replied`) can never pass for a custom key.
 
+use crate::inbound::intent::Intent;
 use crate::quote::quote;
 use std::fmt;
 
@@ -31,9 +32,15 @@ pub enum Event {
     Bounced,
     /// A meeting on the sender's calendar with the contact was cancelled.
     MeetingCancelled,
+    /// `intent:<name>`: a human reply whose words say `<name>` (it comes with `reply` and
+    /// `reply:<channel>`, and wins over both when a `wait_for` lists them together).
+    Intent(Intent),
     /// A custom event key (contains a `.`), posted with `PostEvent` / `POST /events/{key}`.
     Custom(String),
 }
+
+/// The prefix of the six intent events (`intent:interested`, …).
+pub const INTENT_PREFIX: &str = "intent:";
 
 /// The built-in event names, in the order docs list them.
 pub const BUILT_IN: [&str; 11] = [
@@ -65,6 +72,7 @@ impl Event {
             "out_of_office" => Event::OutOfOffice,
             "bounced" => Event::Bounced,
             "meeting_cancelled" => Event::MeetingCancelled,
+            _ if text.starts_with(INTENT_PREFIX) => return parse_intent(text).map(Event::Intent),
             _ if text.contains('.') => return parse_custom(text).map(Event::Custom),
             _ => return Err(unknown_hint(text)),
         })
@@ -84,6 +92,7 @@ impl Event {
             Event::OutOfOffice => "out_of_office",
             Event::Bounced => "bounced",
             Event::MeetingCancelled => "meeting_cancelled",
+            Event::Intent(intent) => intent.event(),
             Event::Custom(key) => key,
         }
     }
@@ -91,11 +100,16 @@ impl Event {
     /// True when every signal that raises this event also raises one in `exit_on`, so the
     /// enrollment always exits before a `wait_for` could wake on it (SPEC §5.3: exits come
     /// before waking). `reply:<channel>` and `call_connected` always come with `reply`;
-    /// `out_of_office` always comes with `auto_reply`.
+    /// `out_of_office` always comes with `auto_reply`; an intent comes with `reply` (only a
+    /// human reply is classified).
     pub fn always_exits(&self, exit_on: &[Event]) -> bool {
         let with_reply = matches!(
             self,
-            Event::ReplyEmail | Event::ReplySms | Event::ReplyLinkedin | Event::CallConnected
+            Event::ReplyEmail
+                | Event::ReplySms
+                | Event::ReplyLinkedin
+                | Event::CallConnected
+                | Event::Intent(_)
         );
         exit_on.contains(self)
             || (with_reply && exit_on.contains(&Event::Reply))
@@ -112,6 +126,27 @@ impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// `intent:<name>`, one of the six intents; a misspelt one says which exist.
+fn parse_intent(text: &str) -> Result<Intent, String> {
+    let name = &text[INTENT_PREFIX.len()..];
+    if let Some(intent) = Intent::parse(name) {
+        return Ok(intent);
+    }
+    let lower = name.to_ascii_lowercase();
+    let suggestion = Intent::ALL
+        .iter()
+        .map(|i| (edit_distance(&lower, i.as_str()), i.event()))
+        .filter(|(d, _)| *d <= 3)
+        .min()
+        .map(|(_, e)| format!(" Did you mean `{e}`?"))
+        .unwrap_or_default();
+    Err(format!(
+        "{} is not an intent event.{suggestion} A reply's intent is one of {}",
+        quote(text),
+        Intent::ALL.map(|i| format!("`{}`", i.event())).join(", ")
+    ))
 }
 
 /// A custom key: segments of `[A-Za-z0-9_-]` joined by single dots, so it is safe as a URL path
@@ -143,7 +178,7 @@ fn unknown_hint(text: &str) -> String {
         .map(|(_, b)| format!(" Did you mean `{b}`?"))
         .unwrap_or_default();
     format!(
-        "{} is not an event.{suggestion} Built-in events are {}; a custom event key contains a `.` (like `payment.received`)",
+        "{} is not an event.{suggestion} Built-in events are {}; a reply's intent is `intent:<name>` (like `intent:not_now`); a custom event key contains a `.` (like `payment.received`)",
         quote(text),
         BUILT_IN.map(|b| format!("`{b}`")).join(", ")
     )
@@ -197,6 +232,16 @@ mod tests {
             ("pay..ment", None),
             ("pay ment.x", None),
             ("payment/x.y", None),
+            ("intent:not_now", Some(Event::Intent(Intent::NotNow))),
+            (
+                "intent:unsubscribe",
+                Some(Event::Intent(Intent::Unsubscribe)),
+            ),
+            ("intent:other", Some(Event::Intent(Intent::Other))),
+            ("intent:", None),
+            ("intent:maybe", None),
+            ("intent:Interested", None),
+            ("intent:not_now.x", None),
         ];
         for (text, want) in cases {
             assert_eq!(Event::parse(text).ok(), *want, "{text:?}");
@@ -216,6 +261,33 @@ mod tests {
         );
         let hint = Event::parse("banana").unwrap_err();
         assert!(!hint.contains("Did you mean"), "{hint}");
+    }
+
+    #[test]
+    fn intents_round_trip_and_a_misspelt_one_is_named() {
+        for intent in Intent::ALL {
+            let e = Event::parse(intent.event()).unwrap();
+            assert_eq!(e, Event::Intent(intent));
+            assert_eq!(e.as_str(), intent.event());
+        }
+        let hint = Event::parse("intent:not_interessted").unwrap_err();
+        assert!(
+            hint.contains("Did you mean `intent:not_interested`?"),
+            "{hint}"
+        );
+        let hint = Event::parse("intent:maybe").unwrap_err();
+        assert!(hint.contains("`intent:wrong_person`"), "{hint}");
+        let hint = Event::parse("intnt:no").unwrap_err();
+        assert!(hint.contains("`intent:<name>`"), "{hint}");
+    }
+
+    #[test]
+    fn an_intent_always_exits_where_reply_does() {
+        let intent = Event::Intent(Intent::Interested);
+        assert!(intent.always_exits(&[Event::Reply]));
+        assert!(!intent.always_exits(&[Event::ReplyEmail]));
+        assert!(intent.always_exits(&[intent.clone()]));
+        assert!(!intent.always_exits(&[Event::Intent(Intent::NotNow)]));
     }
 
     #[test]

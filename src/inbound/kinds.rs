@@ -5,7 +5,7 @@
 //! (§5.3); an opt-out raises nothing and exits instead.
 
 use crate::code::Code;
-use crate::engine::Signal;
+use crate::engine::{Signal, SignalFacts};
 use crate::flow::events::Event;
 use crate::inbound::classify::BounceType;
 use crate::routing::Inbox;
@@ -209,6 +209,36 @@ impl SignalKind {
         }
     }
 
+    /// The events it raises when a reply's words were classified as `intent`: `intent:<x>`
+    /// first, then [`raises`](SignalKind::raises). Only a reply has an intent; any other kind
+    /// raises what it always does.
+    pub fn raises_with(&self, intent: Option<crate::inbound::intent::Intent>) -> Vec<String> {
+        let mut raises = self.raises();
+        if let (SignalKind::Reply { .. }, Some(intent)) = (self, intent) {
+            raises.insert(0, intent.event().to_string());
+        }
+        raises
+    }
+
+    /// The signal a reply is once its words are read: an unsubscribe in words is an opt-out of
+    /// the channel it came on (every enrollment exits, the channel is blocked), unless the
+    /// account lets the flow decide (`event`). Any other signal, or intent, is unchanged.
+    pub fn settle(
+        self,
+        reading: Option<&crate::inbound::intent::ReplyIntent>,
+        policy: crate::inbound::intent::ReplyUnsubscribe,
+    ) -> SignalKind {
+        use crate::inbound::intent::{Intent, ReplyUnsubscribe};
+        match (self, reading.map(|r| r.intent), policy) {
+            (
+                SignalKind::Reply { channel },
+                Some(Intent::Unsubscribe),
+                ReplyUnsubscribe::OptOut,
+            ) => SignalKind::OptOut { channel },
+            (kind, _, _) => kind,
+        }
+    }
+
     /// What an inbox signal is for routing (SPEC §10); `None` for an ordinary signal.
     pub fn inbox(&self) -> Option<Inbox> {
         match self {
@@ -290,6 +320,20 @@ impl SignalKind {
             opt_out: self.opt_out_channel().map(str::to_string),
             payload: non_null(payload),
             inbox: self.inbox(),
+            facts: self.facts(None),
+        }
+    }
+
+    /// What `signal.*` reads of it: a reply's or a connected call's channel, and what a
+    /// reply's words said (`reading`, when they were classified).
+    pub fn facts(&self, reading: Option<&crate::inbound::intent::ReplyIntent>) -> SignalFacts {
+        match self {
+            SignalKind::Reply { channel } => SignalFacts::of_reply(channel, reading),
+            SignalKind::CallConnected => SignalFacts {
+                channel: Some("call".into()),
+                ..SignalFacts::default()
+            },
+            _ => SignalFacts::default(),
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Which listed event a signal picks (SPEC §5.3 rule 3).
 //!
 //! A signal raises several events at once (an SMS reply raises `reply` and `reply:sms`; a
-//! connected call raises `call_connected` and `reply`). When a `wait_for` lists more than one of
-//! them, the more specific event wins — otherwise listing both would be pointless: an exact
+//! connected call raises `call_connected` and `reply`; a classified reply raises `intent:<x>`,
+//! `reply` and `reply:<channel>`). When a `wait_for` lists more than one of them, the more
+//! specific event wins — otherwise listing both would be pointless: `intent:<x>` before an exact
 //! `reply:<channel>` before `reply`, `call_connected` before `reply`. Between two events of the
 //! same rank (which no built-in signal produces) the one listed first in the step wins, so the
 //! answer never depends on the order a signal happens to list its events in.
@@ -23,10 +24,16 @@ pub fn pick<'a>(listed: &'a [String], raises: &[String]) -> Option<&'a str> {
 /// The generic automatic event that `out_of_office` beats.
 pub const AUTO_REPLY: &str = "auto_reply";
 
-/// 0 for a specific event (`reply:<channel>`, `call_connected`, `out_of_office`, any other), 1
-/// for the generic `reply` and `auto_reply`.
+/// 0 for what the words said (`intent:<x>`), 1 for a specific event (`reply:<channel>`,
+/// `call_connected`, `out_of_office`, any other), 2 for the generic `reply` and `auto_reply`.
 fn rank(event: &str) -> u8 {
-    u8::from(event == REPLY || event == AUTO_REPLY)
+    if event.starts_with(crate::flow::events::INTENT_PREFIX) {
+        0
+    } else if event == REPLY || event == AUTO_REPLY {
+        2
+    } else {
+        1
+    }
 }
 
 #[cfg(test)]
@@ -95,6 +102,29 @@ mod tests {
                 Some("auto_reply"),
             ),
             (&[], &["reply"], None),
+            // a classified reply: its intent before reply:<channel> before reply, in any order
+            (
+                &["reply", "reply:email", "intent:interested"],
+                &["intent:interested", "reply", "reply:email"],
+                Some("intent:interested"),
+            ),
+            (
+                &["intent:not_now", "reply:email", "reply"],
+                &["intent:interested", "reply", "reply:email"],
+                Some("reply:email"),
+            ),
+            (
+                &["intent:not_now", "reply"],
+                &["intent:interested", "reply", "reply:sms"],
+                Some("reply"),
+            ),
+            (
+                &["intent:interested", "intent:not_now"],
+                &["intent:not_now", "reply", "reply:sms"],
+                Some("intent:not_now"),
+            ),
+            // an unclassified reply (no text) never takes an intent branch
+            (&["intent:other"], &["reply", "reply:sms"], None),
         ];
         for (listed, raises, want) in cases {
             let listed = v(listed);

@@ -106,6 +106,13 @@ impl Metrics {
         });
     }
 
+    /// A new human reply whose words were read: by intent and the channel it came on.
+    pub fn reply(&self, intent: &'static str, channel: String) {
+        self.record(|| {
+            counter!("nudge_replies_total", "intent" => intent, "channel" => channel).increment(1);
+        });
+    }
+
     /// One request answered.
     pub fn request(&self, interface: &'static str, method: String, code: String, took: Duration) {
         self.record(|| {
@@ -172,6 +179,10 @@ fn describe() {
     describe_counter!(
         "nudge_signals_total",
         "Signals received, by kind and what they did per enrollment reached."
+    );
+    describe_counter!(
+        "nudge_replies_total",
+        "Human replies received, by what their words said (intent) and channel."
     );
     describe_histogram!(
         "nudge_planner_batch_seconds",

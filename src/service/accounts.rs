@@ -58,40 +58,7 @@ pub async fn call_connected_threshold(core: &Core, account_id: &str) -> Result<u
     Ok(call_connected_secs(row.call_connected_threshold.as_deref()))
 }
 
-/// What a reply that asks in words to stop ("please remove me from your list", the reply
-/// intent `unsubscribe`) does for an account. A closed set rather than text, so no value but
-/// these two can be stored, and every place that acts on it has to handle both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ReplyUnsubscribe {
-    /// The reply opts the contact out of the channel it came on and every enrollment of the
-    /// contact exits, as an SMS `STOP` or the unsubscribe link would. The default: a person who
-    /// asked to stop is not contacted again because a flow forgot to handle it.
-    #[default]
-    OptOut,
-    /// The reply only raises the event `intent:unsubscribe` and the flow decides (a rep may
-    /// read it first, since a misread reply is the costliest error of the classifier).
-    Event,
-}
-
-impl ReplyUnsubscribe {
-    /// Both values, the default first.
-    pub const ALL: [ReplyUnsubscribe; 2] = [ReplyUnsubscribe::OptOut, ReplyUnsubscribe::Event];
-
-    /// The name the API and the `accounts.reply_unsubscribe` column use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReplyUnsubscribe::OptOut => "opt_out",
-            ReplyUnsubscribe::Event => "event",
-        }
-    }
-
-    /// The value named exactly `text` (`opt_out`, `event`); anything else is `None`.
-    pub fn parse(text: &str) -> Option<ReplyUnsubscribe> {
-        ReplyUnsubscribe::ALL
-            .into_iter()
-            .find(|r| r.as_str() == text)
-    }
-}
+pub use crate::inbound::intent::ReplyUnsubscribe;
 
 /// A stored `reply_unsubscribe`: NULL is the default; a value that does not parse is a corrupt
 /// account, never read as the default (that could opt out someone the account chose not to).

@@ -28,6 +28,9 @@ pub enum Limit {
     /// Free text a person wrote (an exit reason, a delivery failure): 1,000 characters, where
     /// line breaks and tabs are allowed.
     Text,
+    /// A message someone wrote back (a reply's words): 64 KiB of characters, the size of an
+    /// email body worth reading; line breaks and tabs allowed.
+    Words,
 }
 
 impl Limit {
@@ -39,6 +42,7 @@ impl Limit {
             Limit::Name | Limit::EventKey => 200,
             Limit::PageToken | Limit::ProviderId => 512,
             Limit::Text => 1_000,
+            Limit::Words => 65_536,
         }
     }
 }
@@ -59,7 +63,8 @@ pub fn check_text(field: &str, text: &str, limit: Limit) -> Result<(), Violation
             format!("{len} characters is too long; at most {max} are allowed"),
         ));
     }
-    let allowed = |ch: char| limit == Limit::Text && matches!(ch, '\n' | '\r' | '\t');
+    let allowed =
+        |ch: char| matches!(limit, Limit::Text | Limit::Words) && matches!(ch, '\n' | '\r' | '\t');
     if let Some((pos, ch)) = text
         .chars()
         .enumerate()

@@ -7,6 +7,7 @@
 //! Nothing here refuses a provider's event for being about someone nudge does not know: the
 //! answer is [`Outcome::Ignored`] (2xx at the edge), so the provider does not retry forever.
 
+use super::signals::words::{self, Words};
 use super::signals::{self, lookup, Arrival, Receipt, Received, Replay, Router, Source};
 use super::{accounts, dispatches, tasks, ServiceError};
 use crate::auth::{Principal, Scope};
@@ -140,6 +141,14 @@ pub async fn receive_mail(
             payload["note"] = json!(note);
         }
     }
+    // A human reply's words: an auto-reply or a bounce has no intent.
+    let words = Words {
+        text: mail.text.clone().unwrap_or_default(),
+        subject: mail.subject.clone(),
+        from: mail.from.clone(),
+    };
+    let (kind, intent) =
+        words::read_and_settle(core, account_id, &contacts[0], kind, &words, arrived).await?;
     let arrival = Arrival {
         contacts,
         kind,
@@ -147,6 +156,7 @@ pub async fn receive_mail(
         provider_id: message_id.as_ref().map(|m| format!("email:{}", m.trim())),
         payload,
         replay: None,
+        intent,
     };
     store_signal(router, account_id, arrival, replay).await
 }
@@ -230,6 +240,7 @@ async fn email_event(
         provider_id: Some(n.provider_id.clone()),
         payload,
         replay: None,
+        intent: None,
     };
     store_signal(router, account_id, arrival, replay).await
 }
@@ -265,9 +276,12 @@ async fn sms_status(
                 provider_id: Some(format!("twilio:{}:opted_out", n.message_sid)),
                 payload: json!({"to": to, "message_sid": n.message_sid, "error_code": n.error_code}),
                 replay: replay.take(),
+                intent: None,
             };
             let now = core.clock.now();
-            match signals::receive_from_phone(router, account_id, to, arrival, now).await {
+            let no_words = Words::default();
+            match signals::receive_from_phone(router, account_id, to, arrival, &no_words, now).await
+            {
                 Ok(Received::Done(r)) => return Ok(Ok(Outcome::Signal(r))),
                 Ok(Received::Replayed) => return Ok(Err(Replayed)),
                 Err(ServiceError::NotFound { .. }) => {}
@@ -346,7 +360,7 @@ async fn call_status(
             scope: Scope::Full,
         };
         let id: super::ids::TaskId = task.id.clone().into();
-        return match tasks::complete(core, &who, &id, &name).await {
+        return match tasks::complete(core, &who, &id, &name, "").await {
             Ok(_) => {
                 // Spent here: a completed task is not stored as a signal of its own.
                 if let Some(replay) = replay.take() {
@@ -378,6 +392,7 @@ async fn call_status(
         provider_id: Some(format!("twilio:{}", n.call_sid)),
         payload: json!({"call_sid": n.call_sid, "duration_secs": n.duration_secs, "phone": n.contact_phone}),
         replay: None,
+        intent: None,
     };
     store_signal(router, account_id, arrival, replay).await
 }
@@ -469,6 +484,7 @@ async fn meeting(
         provider_id: Some(provider_id),
         payload,
         replay: None,
+        intent: None,
     };
     store_signal(router, account_id, arrival, replay).await
 }

@@ -7,15 +7,19 @@
 //! *other* active or paused enrollments, each in its own transaction, through the interpreter's
 //! signal input (`signals::route_stored`, with a delivery row per enrollment).
 
+use super::accounts::ReplyUnsubscribe;
 use super::enrollments::{apply_input_storing, check_scope};
 use super::fields::{self, Limit};
 use super::ids::{EnrollmentId, TaskId};
+use super::signals::words::{self, Words};
 use super::signals::{route_stored, Source};
 use super::{next_page_token, ServiceError, Violation, Violations};
 use crate::auth::Principal;
 use crate::clock::{from_millis, to_millis};
 use crate::code::Code;
 use crate::engine::Input;
+use crate::inbound::intent::{Intent, ReplyIntent};
+use crate::inbound::SignalKind;
 use crate::runtime::Core;
 use crate::store::contacts::ContactRow;
 use crate::store::signals::SignalRow;
@@ -203,11 +207,16 @@ async fn find(core: &Core, account_id: &str, id: &TaskId) -> Result<Task, Servic
 /// The outcome and the signal it raises are stored in one transaction, then the signal is
 /// routed (one transaction per enrollment). If the process stops in between, completing the
 /// task again with the same outcome finishes the routing instead of being refused.
+///
+/// `text` is a LinkedIn reply's words (with `replied`): read into an intent like any reply's,
+/// so the signal raises `intent:<name>` too; an unsubscribe in words opts the contact out of
+/// LinkedIn unless the account lets the flow decide.
 pub async fn complete(
     core: &Core,
     who: &Principal,
     task_id: &TaskId,
     outcome: &str,
+    text: &str,
 ) -> Result<(Task, usize), ServiceError> {
     let mut problems = Violations::default();
     problems.check(fields::parse_id("task_id", task_id.as_str()));
@@ -219,6 +228,7 @@ pub async fn complete(
         ));
     }
     problems.check(fields::check_text("outcome", outcome, Limit::Name));
+    problems.check(fields::check_text("text", text, Limit::Words));
     problems.finish()?;
     let task = find(core, &who.account_id, task_id).await?;
     check_scope(who, &task.enrollment_id)?;
@@ -242,7 +252,32 @@ pub async fn complete(
             ))),
         };
     }
-    let (row, stored) = record_outcome(core, &who.account_id, &task, outcome).await?;
+    let reading = match task.kind.as_str() {
+        "linkedin_message" => {
+            let words = Words::text(text);
+            words::read(
+                core,
+                &who.account_id,
+                &task.contact.id,
+                &words,
+                core.clock.now(),
+            )
+            .await?
+        }
+        _ if !text.trim().is_empty() => {
+            return Err(ServiceError::Invalid(vec![Violation::new(
+                "text",
+                Code::BadSchema,
+                format!(
+                    "only a `linkedin_message` task's reply has words; task `{task_id}` is a \
+                     `{}` task: leave `text` empty",
+                    task.kind
+                ),
+            )]))
+        }
+        _ => None,
+    };
+    let (row, stored) = record_outcome_read(core, &who.account_id, &task, outcome, reading).await?;
     let mut reached = 0;
     for signal in &stored {
         reached += route_stored(core, signal, &row.id, core.clock.now()).await?;
@@ -260,6 +295,23 @@ pub async fn record_outcome(
     task: &Task,
     outcome: &str,
 ) -> Result<(EnrollmentRow, Vec<SignalRow>), ServiceError> {
+    record_outcome_read(core, account_id, task, outcome, None).await
+}
+
+/// [`record_outcome`] with what a reply's words said, stored with its signal.
+async fn record_outcome_read(
+    core: &Core,
+    account_id: &str,
+    task: &Task,
+    outcome: &str,
+    reading: Option<ReplyIntent>,
+) -> Result<(EnrollmentRow, Vec<SignalRow>), ServiceError> {
+    let policy = match &reading {
+        Some(r) if r.intent == Intent::Unsubscribe => {
+            super::accounts::reply_unsubscribe(core, account_id).await?
+        }
+        _ => Default::default(),
+    };
     let input = Input::TaskOutcome {
         run: task.run as u64,
         outcome: outcome.to_string(),
@@ -271,7 +323,13 @@ pub async fn record_outcome(
             .raised
             .iter()
             .take(1) // one outcome raises one signal
-            .map(|(_, raises)| task_signal(row, raises, &provider_id, task, outcome, now))
+            .map(|(_, raises)| {
+                let said = Said {
+                    reading: reading.as_ref(),
+                    policy,
+                };
+                task_signal(row, raises, &provider_id, task, outcome, said, now)
+            })
             .collect()
     };
     let (row, _, stored) =
@@ -281,15 +339,30 @@ pub async fn record_outcome(
 
 /// The signal a task outcome raises: addressed to the task's contact, kind from the events
 /// (`call_connected`, `connection_accepted`, or a reply on the task's channel).
+/// What a reply's words said, and what the account makes of an unsubscribe in words.
+#[derive(Clone, Copy)]
+struct Said<'a> {
+    reading: Option<&'a ReplyIntent>,
+    policy: ReplyUnsubscribe,
+}
+
+/// The signal a task outcome raises: addressed to the task's contact, kind from the events
+/// (`call_connected`, `connection_accepted`, or a reply on the task's channel). A reply's
+/// reading is stored in its payload and raises `intent:<name>` first; an unsubscribe in words
+/// is an opt-out of the channel (raising nothing) unless the account lets the flow decide.
 fn task_signal(
     row: &EnrollmentRow,
     raises: &[String],
     provider_id: &str,
     task: &Task,
     outcome: &str,
+    said: Said<'_>,
     now: DateTime<Utc>,
 ) -> SignalRow {
     let has = |event: &str| raises.iter().any(|r| r == event);
+    let mut raises = raises.to_vec();
+    let mut payload =
+        serde_json::json!({"task": task.id.as_str(), "step": task.step, "outcome": outcome});
     let (kind, channel) = if has("call_connected") {
         ("call_connected", None)
     } else if has("connection_accepted") {
@@ -299,7 +372,22 @@ fn task_signal(
             .iter()
             .find_map(|r| r.strip_prefix("reply:"))
             .map(str::to_string);
-        ("reply", channel)
+        let mut kind = "reply";
+        if let (Some(reading), Some(ch)) = (said.reading, &channel) {
+            payload[super::signals::INTENT_KEY] =
+                serde_json::to_value(reading).expect("an intent serializes");
+            let reply = SignalKind::Reply {
+                channel: ch.clone(),
+            };
+            match reply.settle(Some(reading), said.policy) {
+                SignalKind::OptOut { .. } => {
+                    kind = "opt_out";
+                    raises.clear();
+                }
+                _ => raises.insert(0, reading.intent.event().to_string()),
+            }
+        }
+        (kind, channel)
     };
     SignalRow {
         id: store::new_id("sg"),
@@ -307,10 +395,8 @@ fn task_signal(
         contact_id: row.contact_id.clone(),
         source: Source::Task.as_str().into(),
         provider_id: Some(provider_id.to_string()),
-        raises: serde_json::to_string(raises).expect("strings serialize"),
-        payload:
-            serde_json::json!({"task": task.id.as_str(), "step": task.step, "outcome": outcome})
-                .to_string(),
+        raises: serde_json::to_string(&raises).expect("strings serialize"),
+        payload: payload.to_string(),
         created_at: to_millis(now),
         kind: kind.into(),
         channel,

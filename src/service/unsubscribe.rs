@@ -151,6 +151,7 @@ pub async fn unsubscribe(
         provider_id: Some(format!("unsubscribe:{}", subject.contact)),
         payload: serde_json::json!({"via": "one_click_unsubscribe"}),
         replay: None,
+        intent: None,
     };
     match signals::receive(router, &subject.account, arrival, now).await? {
         Received::Done(receipt) => Ok((subject, receipt)),

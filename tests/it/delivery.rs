@@ -699,6 +699,7 @@ async fn tasks_carry_their_contact(backend: Backend) {
         .complete_task(app.authed(CompleteTaskRequest {
             task_id: tasks[0].id.clone(),
             outcome: "no_answer".into(),
+            ..Default::default()
         }))
         .await
         .unwrap()

@@ -324,6 +324,7 @@ async fn every_text_field_is_limited_with_the_field_named_and_nothing_stored(bac
                 CompleteTaskRequest {
                     task_id: "tk_x".into(),
                     outcome: nul("connected"),
+                    ..Default::default()
                 }
             ),
         ),
@@ -612,6 +613,7 @@ async fn refusals_read_well(backend: Backend) {
             .complete_task(app.authed(CompleteTaskRequest {
                 task_id: task.id,
                 outcome: "maybe".into(),
+                ..Default::default()
             }))
             .await
             .unwrap_err(),

@@ -235,6 +235,7 @@ async fn outbound_flow_walks_weeks_of_virtual_time(backend: Backend) {
         .complete_task(app.authed(CompleteTaskRequest {
             task_id: tasks[0].id.clone(),
             outcome: "connected".into(),
+            ..Default::default()
         }))
         .await
         .unwrap()
@@ -802,6 +803,7 @@ async fn connected_call_reaches_the_contacts_other_enrollments(backend: Backend)
         .complete_task(app.authed(CompleteTaskRequest {
             task_id: task.id,
             outcome: "connected".into(),
+            ..Default::default()
         }))
         .await
         .unwrap()
@@ -849,6 +851,7 @@ async fn an_interrupted_task_outcome_is_routed_by_the_retry(backend: Backend) {
     let complete = |outcome: &str| CompleteTaskRequest {
         task_id: task.id.clone(),
         outcome: outcome.into(),
+        ..Default::default()
     };
     let other = c
         .signals

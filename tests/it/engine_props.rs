@@ -47,9 +47,10 @@ fn action() -> impl Strategy<Value = Action> {
     let outcome = prop::sample::select(vec!["connected", "replied", "no_answer", "accepted"])
         .prop_map(String::from);
     prop_oneof![
-        channel
-            .clone()
-            .prop_map(|channel| Action::Reply { channel }),
+        channel.clone().prop_map(|channel| Action::Reply {
+            channel,
+            text: None,
+        }),
         Just(Action::CallConnected),
         Just(Action::ConnectionAccepted),
         Just(Action::MeetingBooked),

@@ -179,6 +179,7 @@ async fn the_journey_of_the_spec_walk_is_unchanged(backend: Backend) {
         .complete_task(app.authed(CompleteTaskRequest {
             task_id: tasks[0].id.clone(),
             outcome: "connected".into(),
+            ..Default::default()
         }))
         .await
         .unwrap();

@@ -4,6 +4,7 @@
 use super::auth::principal;
 use super::convert::{opt_timestamp, timestamp};
 use crate::api::AppState;
+use crate::inbound::intent::ReplyIntent;
 use crate::inbound::{payload, SignalKind};
 use crate::proto::v1 as pb;
 use crate::proto::v1::signal_service_server::SignalService;
@@ -68,8 +69,14 @@ impl SignalService for SignalApi {
     ) -> Result<Response<pb::CompleteTaskResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
-        let (task, signalled) =
-            tasks::complete(&self.state.core, &who, &TaskId::from(r.task_id), &r.outcome).await?;
+        let (task, signalled) = tasks::complete(
+            &self.state.core,
+            &who,
+            &TaskId::from(r.task_id),
+            &r.outcome,
+            &r.text,
+        )
+        .await?;
         Ok(Response::new(pb::CompleteTaskResponse {
             task: Some(task.into()),
             signalled: signalled as i32,
@@ -85,12 +92,21 @@ impl SignalService for SignalApi {
         let kind = report_kind(&r.kind, &r.channel, &r.r#type)?;
         let now = self.state.core.clock.now();
         let provider_id = Some(r.provider_id).filter(|p| !p.is_empty());
+        let words = signals::Words {
+            text: r.text,
+            subject: Some(r.subject).filter(|s| !s.is_empty()),
+            from: None,
+        };
         let receipt = signals::report(
             &self.state.signals,
             &who.account_id,
-            &r.contact,
-            kind,
-            provider_id,
+            signals::Report {
+                contact: &r.contact,
+                kind,
+                provider_id,
+                words,
+                intent: &r.intent,
+            },
             now,
         )
         .await?;
@@ -255,6 +271,23 @@ impl From<Receipt> for pb::SignalReceipt {
                     branch: d.branch.unwrap_or_default(),
                 })
                 .collect(),
+            intent: r.intent.map(Into::into),
+        }
+    }
+}
+
+impl From<ReplyIntent> for pb::ReplyIntent {
+    fn from(r: ReplyIntent) -> pb::ReplyIntent {
+        pb::ReplyIntent {
+            intent: r.intent.as_str().to_string(),
+            confidence: r.confidence,
+            language: r.language,
+            evidence: r.evidence,
+            resume_on: r.resume_on.map(|d| d.to_string()).unwrap_or_default(),
+            referral: r.referral.map(|f| pb::Referral {
+                email: f.email,
+                name: f.name.unwrap_or_default(),
+            }),
         }
     }
 }

@@ -208,9 +208,9 @@ pub async fn read_body(body: Body, limit: usize) -> Result<Bytes, HttpError> {
     })
 }
 
-/// The JSON answer to a stored signal.
+/// The JSON answer to a stored signal: with `intent` when a human reply's words were read.
 pub fn receipt_json(receipt: &Receipt) -> serde_json::Value {
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "signal_id": receipt.signal_id,
         "duplicate": receipt.duplicate,
         "deliveries": receipt.deliveries.iter().map(|d| serde_json::json!({
@@ -218,5 +218,9 @@ pub fn receipt_json(receipt: &Receipt) -> serde_json::Value {
             "effect": d.effect.as_str(),
             "branch": d.branch,
         })).collect::<Vec<_>>(),
-    })
+    });
+    if let Some(intent) = &receipt.intent {
+        v["intent"] = serde_json::to_value(intent).expect("an intent serializes");
+    }
+    v
 }

@@ -181,7 +181,7 @@ async fn drive(server: &Server, url: &DatabaseUrl, run: &Run) -> anyhow::Result<
                             kind: "reply".into(),
                             channel: "email".into(),
                             provider_id: format!("bench-{i}"),
-                            r#type: String::new(),
+                            ..Default::default()
                         })
                         .await?;
                     Ok::<(), anyhow::Error>(())

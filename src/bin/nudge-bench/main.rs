@@ -334,15 +334,15 @@ pub(crate) async fn throughput(url: DatabaseUrl, run: &Run) -> anyhow::Result<Fi
                 let (state, kind) = (state.clone(), kind.clone());
                 async move {
                     let now = state.core.clock.now();
-                    signals::report(
-                        &state.signals,
-                        DEFAULT_ACCOUNT_ID,
-                        &format!("c{i}"),
+                    let contact = format!("c{i}");
+                    let report = signals::Report {
+                        contact: &contact,
                         kind,
-                        Some(format!("bench-{i}")),
-                        now,
-                    )
-                    .await?;
+                        provider_id: Some(format!("bench-{i}")),
+                        words: signals::Words::default(),
+                        intent: "",
+                    };
+                    signals::report(&state.signals, DEFAULT_ACCOUNT_ID, report, now).await?;
                     Ok::<(), anyhow::Error>(())
                 }
             })

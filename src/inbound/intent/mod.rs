@@ -76,6 +76,18 @@ impl Intent {
         }
     }
 
+    /// The event a reply with this intent raises: `intent:<name>`.
+    pub fn event(self) -> &'static str {
+        match self {
+            Intent::Interested => "intent:interested",
+            Intent::NotNow => "intent:not_now",
+            Intent::NotInterested => "intent:not_interested",
+            Intent::WrongPerson => "intent:wrong_person",
+            Intent::Unsubscribe => "intent:unsubscribe",
+            Intent::Other => "intent:other",
+        }
+    }
+
     /// The intent named `name`, if it is one.
     pub fn parse(name: &str) -> Option<Intent> {
         Intent::ALL.into_iter().find(|i| i.as_str() == name)
@@ -90,6 +102,65 @@ impl Intent {
 impl std::fmt::Display for Intent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// What a reply that asks in words to stop ("please remove me from your list", the reply
+/// intent `unsubscribe`) does for an account. A closed set rather than text, so no value but
+/// these two can be stored, and every place that acts on it has to handle both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReplyUnsubscribe {
+    /// The reply opts the contact out of the channel it came on and every enrollment of the
+    /// contact exits, as an SMS `STOP` or the unsubscribe link would. The default: a person who
+    /// asked to stop is not contacted again because a flow forgot to handle it.
+    #[default]
+    OptOut,
+    /// The reply only raises the event `intent:unsubscribe` and the flow decides (a rep may
+    /// read it first, since a misread reply is the costliest error of the classifier).
+    Event,
+}
+
+impl ReplyUnsubscribe {
+    /// Both values, the default first.
+    pub const ALL: [ReplyUnsubscribe; 2] = [ReplyUnsubscribe::OptOut, ReplyUnsubscribe::Event];
+
+    /// The name the API and the `accounts.reply_unsubscribe` column use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplyUnsubscribe::OptOut => "opt_out",
+            ReplyUnsubscribe::Event => "event",
+        }
+    }
+
+    /// The value named exactly `text` (`opt_out`, `event`); anything else is `None`.
+    pub fn parse(text: &str) -> Option<ReplyUnsubscribe> {
+        ReplyUnsubscribe::ALL
+            .into_iter()
+            .find(|r| r.as_str() == text)
+    }
+}
+
+/// The key a classified reply's [`ReplyIntent`] is stored under in its signal's payload: the
+/// stored signal is the truth its journey entries, Watch and `signal.*` read.
+pub const PAYLOAD_KEY: &str = "intent";
+
+/// The calendar a contact's dates are read in: its own zone, else the one its number is in
+/// (when the number names exactly one); `None` when neither says (or the zone is a fixed
+/// offset, which has no calendar of its own).
+pub fn calendar_zone(tz: Option<&str>, phone: Option<&str>) -> Option<Tz> {
+    use crate::timing::Zone;
+    let of = |zone: Zone| match zone {
+        Zone::Iana(tz) => Some(tz),
+        Zone::Utc => Some(chrono_tz::UTC),
+        Zone::Fixed(_) => None,
+    };
+    if let Some(zone) = tz.and_then(|t| Zone::parse(t).ok()) {
+        return of(zone);
+    }
+    let zones = crate::timing::phone_zones(phone?).ok()?;
+    match zones.zones.as_slice() {
+        [one] => of(*one),
+        _ => None,
     }
 }
 
@@ -211,6 +282,9 @@ pub struct ReplyIntent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub referral: Option<Referral>,
 }
+
+/// The confidence is always a finite number (rounded to two decimals), so equality is total.
+impl Eq for ReplyIntent {}
 
 /// The least score an intent needs to be the answer.
 pub(crate) const MIN_SCORE: f64 = 1.2;

@@ -167,7 +167,7 @@ pub fn referral(text: &str, own: &[Option<&str>]) -> Option<Referral> {
         if own
             .iter()
             .flatten()
-            .any(|o| o.trim().eq_ignore_ascii_case(email))
+            .any(|o| bare_address(o).eq_ignore_ascii_case(email))
         {
             continue;
         }
@@ -178,6 +178,15 @@ pub fn referral(text: &str, own: &[Option<&str>]) -> Option<Referral> {
         });
     }
     None
+}
+
+/// The address of `Ann Lee <ann@acme.com>` (a `From` header), or the text itself.
+fn bare_address(text: &str) -> &str {
+    let text = text.trim();
+    match (text.rfind('<'), text.rfind('>')) {
+        (Some(open), Some(close)) if open < close => text[open + 1..close].trim(),
+        _ => text,
+    }
 }
 
 /// The capitalised words that end `before`, past the joining punctuation and words.
@@ -250,7 +259,16 @@ fn is_name_word(w: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::referral;
+    use super::{bare_address, referral};
+
+    #[test]
+    fn the_repliers_own_address_is_never_a_referral_however_written() {
+        let text = "write to ann@acme.com or bob@acme.com";
+        let own = [Some("Ann Lee <Ann@Acme.com>"), None];
+        assert_eq!(referral(text, &own).unwrap().email, "bob@acme.com");
+        assert_eq!(bare_address(" <x@y.z> "), "x@y.z");
+        assert_eq!(bare_address("x@y.z"), "x@y.z");
+    }
 
     #[test]
     fn addresses_and_their_names() {

@@ -62,7 +62,7 @@ pub(super) async fn receive_alone(
             .collect::<Result<_, _>>()?;
     }
     Ok(Received::Done(Receipt::summarize(
-        row.id, duplicate, deliveries,
+        &row, duplicate, deliveries,
     )))
 }
 

@@ -413,9 +413,7 @@ async fn route_in(
                     s.deliveries.clone()
                 };
                 Outcome::Answer(Received::Done(Receipt::summarize(
-                    s.row.id.clone(),
-                    duplicate,
-                    deliveries,
+                    &s.row, duplicate, deliveries,
                 )))
             }
         })
@@ -423,19 +421,28 @@ async fn route_in(
     Ok(Some((outcomes, wake)))
 }
 
-/// The row a new signal is stored as.
 /// The payload stored: what the arrival carried, with an inbox signal's class under
-/// [`super::INBOX_KEY`].
+/// [`super::INBOX_KEY`] and a reply's intent under [`super::INTENT_KEY`].
 fn stored_payload(arrival: &Arrival) -> serde_json::Value {
     let mut payload = arrival.payload.clone();
-    if let (Some(inbox), Some(map)) = (arrival.kind.inbox(), payload.as_object_mut()) {
-        map.insert(
-            super::INBOX_KEY.to_string(),
-            serde_json::to_value(inbox).expect("an inbox class serializes"),
-        );
+    if let Some(map) = payload.as_object_mut() {
+        if let Some(inbox) = arrival.kind.inbox() {
+            map.insert(
+                super::INBOX_KEY.to_string(),
+                serde_json::to_value(inbox).expect("an inbox class serializes"),
+            );
+        }
+        if let Some(intent) = &arrival.intent {
+            map.insert(
+                super::INTENT_KEY.to_string(),
+                serde_json::to_value(intent).expect("an intent serializes"),
+            );
+        }
     }
     payload
 }
+
+/// The row a new signal is stored as.
 
 pub(super) fn new_row(account_id: &str, arrival: &Arrival, now: DateTime<Utc>) -> SignalRow {
     SignalRow {
@@ -446,7 +453,12 @@ pub(super) fn new_row(account_id: &str, arrival: &Arrival, now: DateTime<Utc>) -
             .unwrap_or_default(),
         source: arrival.source.as_str().to_string(),
         provider_id: arrival.provider_id.clone(),
-        raises: serde_json::to_string(&arrival.kind.raises()).expect("strings serialize"),
+        raises: serde_json::to_string(
+            &arrival
+                .kind
+                .raises_with(arrival.intent.as_ref().map(|i| i.intent)),
+        )
+        .expect("strings serialize"),
         payload: stored_payload(arrival).to_string(),
         created_at: to_millis(now),
         kind: arrival.kind.name().to_string(),

@@ -22,6 +22,9 @@ pub mod group;
 pub mod lookup;
 mod plan;
 mod router;
+pub mod words;
+
+pub use words::Words;
 
 pub use alone::{resume_unrouted, route_stored, FANOUT_CHUNK};
 pub use group::receive_group;
@@ -30,7 +33,8 @@ pub use router::{Router, MAX_GROUP};
 use super::fields;
 use super::{ServiceError, Violation};
 use crate::code::Code;
-use crate::engine::{DeliveryEffect, Effect, Signal};
+use crate::engine::{DeliveryEffect, Effect, Signal, SignalFacts};
+use crate::inbound::intent::{Intent, ReplyIntent};
 use crate::inbound::payload::PayloadError;
 use crate::inbound::SignalKind;
 use crate::runtime::Core;
@@ -115,6 +119,9 @@ pub struct Arrival {
     pub payload: Value,
     /// A webhook signature to refuse if seen before (stored with the signal).
     pub replay: Option<Replay>,
+    /// What a human reply's words say, when it had words (stored in the payload under
+    /// [`INTENT_KEY`]; a reply raises `intent:<x>` with it).
+    pub intent: Option<ReplyIntent>,
 }
 
 /// A webhook signature, remembered so that it is refused if sent again.
@@ -214,11 +221,15 @@ pub struct Receipt {
     /// How many enrollments it reached, and what it did there by effect.
     pub reached: usize,
     pub counts: BTreeMap<DeliveryEffect, usize>,
+    /// What a human reply's words said, as stored with the signal (a duplicate answers the
+    /// first reading).
+    pub intent: Option<ReplyIntent>,
 }
 
 impl Receipt {
-    /// The receipt of `deliveries`: counted in full, listed up to [`MAX_RECEIPT_DELIVERIES`].
-    pub fn summarize(signal_id: String, duplicate: bool, mut deliveries: Vec<Delivery>) -> Receipt {
+    /// The receipt of stored signal `row`'s `deliveries`: counted in full, listed up to
+    /// [`MAX_RECEIPT_DELIVERIES`].
+    pub fn summarize(row: &SignalRow, duplicate: bool, mut deliveries: Vec<Delivery>) -> Receipt {
         let mut counts = BTreeMap::new();
         for d in &deliveries {
             *counts.entry(d.effect).or_insert(0) += 1;
@@ -226,12 +237,16 @@ impl Receipt {
         let reached = deliveries.len();
         deliveries.sort_by(|a, b| a.enrollment_id.cmp(&b.enrollment_id));
         deliveries.truncate(MAX_RECEIPT_DELIVERIES);
+        let intent = serde_json::from_str(&row.payload)
+            .ok()
+            .and_then(|p: Value| stored_intent(&p).ok().flatten());
         Receipt {
-            signal_id,
+            signal_id: row.id.clone(),
             duplicate,
             deliveries,
             reached,
             counts,
+            intent,
         }
     }
 
@@ -260,11 +275,15 @@ pub async fn receive(
     now: DateTime<Utc>,
 ) -> Result<Received, ServiceError> {
     let kind = arrival.kind.name();
+    let read = arrival.intent.as_ref().map(|i| {
+        let channel = arrival.kind.channel().unwrap_or_default().to_string();
+        (i.intent, channel)
+    });
     // No contacts: the group sends it to `receive_alone`, which refuses it.
     if arrival.kind.marks_contact() {
         // The contact is marked first, outside any group.
         let r = alone::receive_alone(router.core(), account_id, arrival, now).await;
-        return counted(router.core(), kind, r);
+        return counted_reply(router.core(), read, counted(router.core(), kind, r));
     }
     let signal = Pending {
         account_id: account_id.to_string(),
@@ -276,7 +295,21 @@ pub async fn receive(
         Ok(received) => received,
         Err(signal) => alone::receive_alone(router.core(), account_id, signal.arrival, now).await,
     };
-    counted(router.core(), kind, r)
+    counted_reply(router.core(), read, counted(router.core(), kind, r))
+}
+
+/// Counts a new human reply in `nudge_replies_total` by what its words said and its channel.
+fn counted_reply(
+    core: &Core,
+    read: Option<(crate::inbound::intent::Intent, String)>,
+    received: Result<Received, ServiceError>,
+) -> Result<Received, ServiceError> {
+    if let (Ok(Received::Done(r)), Some((intent, channel))) = (&received, read) {
+        if !r.duplicate {
+            core.metrics.reply(intent.as_str(), channel);
+        }
+    }
+    received
 }
 
 /// Counts a new signal's effects in `nudge_signals_total` (a duplicate or a replay changed
@@ -339,13 +372,32 @@ pub async fn count_bounce(
 
 /// [`receive`] for a signal from a phone number (E.164): its contacts are the contacts with that
 /// number, found in the signal's group (`NotFound` when there are none, and nothing is stored).
+/// A reply with `words` is read first, in the first such contact's zone, so its contacts are
+/// found before the group.
 pub async fn receive_from_phone(
     router: &Router,
     account_id: &str,
     phone: &str,
     mut arrival: Arrival,
+    words: &words::Words,
     now: DateTime<Utc>,
 ) -> Result<Received, ServiceError> {
+    if matches!(arrival.kind, SignalKind::Reply { .. }) && !words.is_empty() {
+        let reference = ContactRef::Phone(phone.to_string());
+        arrival.contacts = find_contacts(router.core(), account_id, &reference).await?;
+        let (kind, intent) = words::read_and_settle(
+            router.core(),
+            account_id,
+            &arrival.contacts[0],
+            arrival.kind,
+            words,
+            now,
+        )
+        .await?;
+        arrival.kind = kind;
+        arrival.intent = intent;
+        return receive(router, account_id, arrival, now).await;
+    }
     if !arrival.kind.marks_contact() {
         let signal = Pending {
             account_id: account_id.to_string(),
@@ -364,25 +416,105 @@ pub async fn receive_from_phone(
     receive(router, account_id, arrival, now).await
 }
 
-/// Reports a signal through the API (`ReportSignal`).
+/// A signal reported through the API (`ReportSignal`).
+#[derive(Debug, Clone)]
+pub struct Report<'a> {
+    /// The contact: its id, email or E.164 phone.
+    pub contact: &'a str,
+    pub kind: SignalKind,
+    /// Deduplicates retries.
+    pub provider_id: Option<String>,
+    /// A reply's words, read into an intent (empty: none).
+    pub words: Words,
+    /// An intent the caller already named (empty: read the words); it skips the classifier.
+    pub intent: &'a str,
+}
+
+/// Reports a signal through the API (`ReportSignal`). A reply with words is read into an
+/// intent, or takes the one the caller named.
 pub async fn report(
     router: &Router,
     account_id: &str,
-    contact: &str,
-    kind: SignalKind,
-    provider_id: Option<String>,
+    report: Report<'_>,
     now: DateTime<Utc>,
 ) -> Result<Receipt, ServiceError> {
-    let reference = ContactRef::parse("contact", contact).map_err(invalid)?;
+    let is_reply = matches!(report.kind, SignalKind::Reply { .. });
+    let mut problems = super::Violations::default();
+    let reference = problems.check(ContactRef::parse("contact", report.contact));
+    let named = match report.intent.trim() {
+        "" => None,
+        name => match Intent::parse(name) {
+            Some(intent) => Some(intent),
+            None => {
+                problems.push(Violation::new(
+                    "intent",
+                    Code::BadSchema,
+                    format!(
+                        "{} is not an intent: use one of {}, or leave it empty to have the \
+                         reply's text read",
+                        crate::quote::quote(name),
+                        Intent::ALL.map(|i| format!("`{i}`")).join(", ")
+                    ),
+                ));
+                None
+            }
+        },
+    };
+    if !is_reply && (!report.words.is_empty() || !report.intent.trim().is_empty()) {
+        let field = if report.intent.trim().is_empty() {
+            "text"
+        } else {
+            "intent"
+        };
+        problems.push(Violation::new(
+            field,
+            Code::BadSchema,
+            format!(
+                "only a reply has words and an intent; this signal is `{}`: report it with \
+                 kind `reply` and a channel, or leave `text`, `subject` and `intent` empty",
+                report.kind.name()
+            ),
+        ));
+    }
+    problems.check(fields::check_text(
+        "text",
+        &report.words.text,
+        fields::Limit::Words,
+    ));
+    if let Some(subject) = &report.words.subject {
+        problems.check(fields::check_text("subject", subject, fields::Limit::Name));
+    }
+    let provider_id = problems.check(fields::parse_provider_id("provider_id", report.provider_id));
+    problems.finish()?;
+    let (Some(reference), Some(provider_id)) = (reference, provider_id) else {
+        unreachable!("finish() refuses a missing contact or provider id");
+    };
     let contacts = find_contacts(router.core(), account_id, &reference).await?;
-    let kind = count_bounce(router.core(), account_id, &contacts, kind, now).await?;
+    let kind = count_bounce(router.core(), account_id, &contacts, report.kind, now).await?;
+    let (kind, intent) = match named {
+        Some(intent) => {
+            words::settled(router.core(), account_id, kind, Some(words::named(intent))).await?
+        }
+        None => {
+            words::read_and_settle(
+                router.core(),
+                account_id,
+                &contacts[0],
+                kind,
+                &report.words,
+                now,
+            )
+            .await?
+        }
+    };
     let arrival = Arrival {
         contacts,
         kind,
         source: Source::Api,
-        provider_id: fields::parse_provider_id("provider_id", provider_id).map_err(invalid)?,
+        provider_id,
         payload: serde_json::json!({}),
         replay: None,
+        intent,
     };
     done(receive(router, account_id, arrival, now).await?)
 }
@@ -412,6 +544,7 @@ pub async fn post_event(
         provider_id: fields::parse_provider_id("provider_id", provider_id).map_err(invalid)?,
         payload,
         replay: None,
+        intent: None,
     };
     done(receive(router, account_id, arrival, now).await?)
 }
@@ -466,13 +599,31 @@ fn engine_signal(row: &SignalRow) -> Result<Signal, StoreError> {
         ),
         _ => None,
     };
+    let reading = stored_intent(&payload).map_err(|_| corrupt("intent"))?;
+    let facts = match (row.kind.as_str(), row.channel.as_deref()) {
+        ("reply", Some(channel)) => SignalFacts::of_reply(channel, reading.as_ref()),
+        ("call_connected", _) => SignalKind::CallConnected.facts(None),
+        _ => SignalFacts::default(),
+    };
     Ok(Signal {
         id: row.id.clone(),
         raises,
         opt_out: stored_opt_out(row),
         payload: crate::inbound::kinds::non_null(payload),
         inbox,
+        facts,
     })
+}
+
+/// The payload key a classified reply's intent is stored under.
+pub use crate::inbound::intent::PAYLOAD_KEY as INTENT_KEY;
+
+/// The intent stored in a signal's payload, if its words were classified.
+pub fn stored_intent(payload: &Value) -> Result<Option<ReplyIntent>, serde_json::Error> {
+    payload
+        .get(INTENT_KEY)
+        .map(|v| serde_json::from_value(v.clone()))
+        .transpose()
 }
 
 /// The payload key an inbox signal's class is stored under (SPEC §10): the stored signal is

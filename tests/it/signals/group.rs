@@ -179,6 +179,7 @@ fn pending(
                 key: key.to_string(),
                 seen_at: app.clock_now(),
             }),
+            intent: None,
         },
         phone: None,
         now: app.clock_now(),

@@ -368,9 +368,13 @@ pub async fn twilio(
         payload: json!({"from": from, "to": param("To"), "message_sid": sid}),
         // Twilio's signature has no timestamp: a replay is the same MessageSid, a duplicate.
         replay: None,
+        intent: None,
     };
     let now = state.core.clock.now();
-    answer(signals::receive_from_phone(&state.signals, account, &from, arrival, now).await?)?;
+    let words = signals::words::Words::text(text);
+    answer(
+        signals::receive_from_phone(&state.signals, account, &from, arrival, &words, now).await?,
+    )?;
     Ok((
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/xml")],
@@ -494,6 +498,7 @@ pub async fn calendar(
         provider_id: Some(provider_id),
         payload,
         replay: Some(replay),
+        intent: None,
     };
     let receipt =
         answer(signals::receive(&state.signals, account, arrival, state.core.clock.now()).await?)?;
