@@ -25,6 +25,46 @@ pub struct Signal {
     /// What an inbox signal is (an auto-reply, an out-of-office, a bounce, …), SPEC §10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inbox: Option<crate::routing::Inbox>,
+    /// What `signal.*` reads when it closes a `wait_for`: its channel, and for a classified
+    /// reply what the words said.
+    #[serde(default, skip_serializing_if = "SignalFacts::is_empty")]
+    pub facts: SignalFacts,
+}
+
+/// What expressions and branches read of the signal that closed the last `wait_for`
+/// (`signal.channel`, `signal.intent`, `signal.resume_on`, `signal.referral.*`). A field the
+/// signal did not carry is absent, so a flow tests it with `exists` before it relies on it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignalFacts {
+    /// The channel it came on (`email`, `sms`, `linkedin`, `call`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// A human reply's intent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<crate::inbound::intent::Intent>,
+    /// The date a `not_now` reply named, a calendar date in the contact's zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_on: Option<chrono::NaiveDate>,
+    /// Another person the reply pointed to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub referral: Option<crate::inbound::intent::Referral>,
+}
+
+impl SignalFacts {
+    /// True when it carries nothing (a custom event, a meeting).
+    pub fn is_empty(&self) -> bool {
+        *self == SignalFacts::default()
+    }
+
+    /// The facts of a reply on `channel` that its words classified as `reading`.
+    pub fn of_reply(channel: &str, reading: Option<&crate::inbound::intent::ReplyIntent>) -> Self {
+        SignalFacts {
+            channel: Some(channel.to_string()),
+            intent: reading.map(|r| r.intent),
+            resume_on: reading.and_then(|r| r.resume_on),
+            referral: reading.and_then(|r| r.referral.clone()),
+        }
+    }
 }
 
 impl Signal {
@@ -46,6 +86,7 @@ impl Signal {
             opt_out: Some(channel.to_string()),
             payload: serde_json::json!({}),
             inbox: None,
+            facts: SignalFacts::default(),
         }
     }
 
@@ -57,6 +98,7 @@ impl Signal {
             opt_out: None,
             payload: serde_json::json!({}),
             inbox: None,
+            facts: SignalFacts::default(),
         }
     }
 

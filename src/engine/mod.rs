@@ -41,7 +41,7 @@ pub use effect::{
     RecordedPayload, SignalEffect, Task, Woken, MAX_RECORDED_PAYLOAD,
 };
 pub use explain::{explain, explain_with, Explanation, WaitReason};
-pub use input::{Input, Signal};
+pub use input::{Input, Signal, SignalFacts};
 pub use interpret::{channel_of, enrollable, step, step_with, CapacityView, Ctx};
 pub use names::{DeliveryEffect, JourneyKind};
 pub use outside::{Decision, FetchAnswer, FetchCall, FetchRequest, FetchResponse};

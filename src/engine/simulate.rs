@@ -537,6 +537,7 @@ impl Sim {
                     payload.clone()
                 },
                 inbox: None,
+                facts: crate::engine::SignalFacts::default(),
             }),
             Action::TaskOutcome { step, outcome } => {
                 // The task of that step, if it is the current run; run 0 never exists, so an

@@ -5,7 +5,7 @@
 //! (§5.3); an opt-out raises nothing and exits instead.
 
 use crate::code::Code;
-use crate::engine::Signal;
+use crate::engine::{Signal, SignalFacts};
 use crate::flow::events::Event;
 use crate::inbound::classify::BounceType;
 use crate::routing::Inbox;
@@ -290,6 +290,20 @@ impl SignalKind {
             opt_out: self.opt_out_channel().map(str::to_string),
             payload: non_null(payload),
             inbox: self.inbox(),
+            facts: self.facts(None),
+        }
+    }
+
+    /// What `signal.*` reads of it: a reply's or a connected call's channel, and what a
+    /// reply's words said (`reading`, when they were classified).
+    pub fn facts(&self, reading: Option<&crate::inbound::intent::ReplyIntent>) -> SignalFacts {
+        match self {
+            SignalKind::Reply { channel } => SignalFacts::of_reply(channel, reading),
+            SignalKind::CallConnected => SignalFacts {
+                channel: Some("call".into()),
+                ..SignalFacts::default()
+            },
+            _ => SignalFacts::default(),
         }
     }
 }

@@ -30,7 +30,8 @@ pub use router::{Router, MAX_GROUP};
 use super::fields;
 use super::{ServiceError, Violation};
 use crate::code::Code;
-use crate::engine::{DeliveryEffect, Effect, Signal};
+use crate::engine::{DeliveryEffect, Effect, Signal, SignalFacts};
+use crate::inbound::intent::ReplyIntent;
 use crate::inbound::payload::PayloadError;
 use crate::inbound::SignalKind;
 use crate::runtime::Core;
@@ -466,13 +467,32 @@ fn engine_signal(row: &SignalRow) -> Result<Signal, StoreError> {
         ),
         _ => None,
     };
+    let reading = stored_intent(&payload).map_err(|_| corrupt("intent"))?;
+    let facts = match (row.kind.as_str(), row.channel.as_deref()) {
+        ("reply", Some(channel)) => SignalFacts::of_reply(channel, reading.as_ref()),
+        ("call_connected", _) => SignalKind::CallConnected.facts(None),
+        _ => SignalFacts::default(),
+    };
     Ok(Signal {
         id: row.id.clone(),
         raises,
         opt_out: stored_opt_out(row),
         payload: crate::inbound::kinds::non_null(payload),
         inbox,
+        facts,
     })
+}
+
+/// The payload key a classified reply's intent is stored under: the stored signal is the
+/// truth its journey entries, Watch and `signal.*` read.
+pub const INTENT_KEY: &str = "intent";
+
+/// The intent stored in a signal's payload, if its words were classified.
+pub fn stored_intent(payload: &Value) -> Result<Option<ReplyIntent>, serde_json::Error> {
+    payload
+        .get(INTENT_KEY)
+        .map(|v| serde_json::from_value(v.clone()))
+        .transpose()
 }
 
 /// The payload key an inbox signal's class is stored under (SPEC §10): the stored signal is
