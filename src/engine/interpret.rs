@@ -28,7 +28,7 @@ use crate::engine::effect::{
     message_id, Dispatch, Effect, JourneyEntry, PauseReason, RecordedPayload, SignalEffect, Task,
     Woken,
 };
-use crate::engine::input::{Input, Signal};
+use crate::engine::input::{Input, Signal, SignalFacts};
 use crate::engine::outside::{Decision, FetchAnswer, FetchCall, FetchRequest, FetchResponse};
 use crate::engine::seed::jitter_seed;
 use crate::engine::state::{Away, EnrollmentState, Hold, Run, Status, TaskPhase};
@@ -459,7 +459,7 @@ impl<'a> Machine<'a> {
                         payload: payload.clone(),
                     },
                 });
-                self.woken(&s.id, &event, payload);
+                self.woken(&s.id, &event, payload, s.facts);
                 self.take_branch(&event, Some(s.id));
             }
             Route::Buffer => {
@@ -474,6 +474,7 @@ impl<'a> Machine<'a> {
                     raises: s.raises,
                     payload: s.payload,
                     at: self.now,
+                    facts: s.facts,
                 });
                 for d in dropped {
                     self.journey(JourneyEntry::Signal {
@@ -979,7 +980,7 @@ impl<'a> Machine<'a> {
                             payload: payload.clone(),
                         },
                     });
-                    self.woken(&signal.id, &event, payload);
+                    self.woken(&signal.id, &event, payload, signal.facts);
                     self.take_branch(&event, Some(signal.id));
                 }
             }
@@ -1434,6 +1435,13 @@ impl<'a> Machine<'a> {
 
     fn close_run(&mut self, branch: Option<&str>, woken_by: Option<String>) {
         if let Some(run) = self.st.run.take() {
+            // A `wait_for` that closes without a signal of its own (its timeout, a move, an
+            // exit) leaves none: `signal.*` never reads the signal of an earlier wait.
+            if run.step_type == StepKind::WaitFor
+                && self.st.woken.as_ref().is_some_and(|w| w.run != run.id)
+            {
+                self.st.woken = None;
+            }
             self.fx.push(Effect::RunClosed {
                 run: run.id,
                 step: run.step,
@@ -1484,8 +1492,9 @@ impl<'a> Machine<'a> {
         });
     }
 
-    /// Keeps the signal that ends the current `wait_for` run on the enrollment (SPEC §5.5).
-    fn woken(&mut self, signal: &str, branch: &str, payload: RecordedPayload) {
+    /// Keeps the signal that ends the current `wait_for` run on the enrollment (SPEC §5.5),
+    /// with the facts `signal.*` reads.
+    fn woken(&mut self, signal: &str, branch: &str, payload: RecordedPayload, facts: SignalFacts) {
         if let Some(run) = &self.st.run {
             self.st.woken = Some(Woken {
                 run: run.id,
@@ -1493,6 +1502,7 @@ impl<'a> Machine<'a> {
                 signal: signal.to_string(),
                 branch: branch.to_string(),
                 payload,
+                facts,
             });
         }
     }
