@@ -33,7 +33,7 @@ use crate::engine::outside::{Decision, FetchAnswer, FetchCall, FetchRequest, Fet
 use crate::engine::seed::jitter_seed;
 use crate::engine::state::{Away, EnrollmentState, Hold, Run, Status, TaskPhase};
 use crate::flow::expr::{
-    eval, eval_instant, eval_millis, ContactView as ExprContact, Value as ExprValue,
+    eval, eval_instant, eval_millis, ContactView as ExprContact, ExprError, Value as ExprValue,
 };
 use crate::flow::model::{
     Action, Deadline, DurationSlot, Operand, Step, StepKind, Target, UntilSlot, OUTCOME_ACCEPTED,
@@ -1567,9 +1567,6 @@ impl<'a> Machine<'a> {
         let holidays: &Holidays = &holidays;
         // Only an expression reads the contact: a literal wait (the common case) copies nothing.
         let contact = || self.expr_contact();
-        let expr_failure = |e: crate::flow::expr::ExprError| {
-            Failure::new(Code::ExprType, format!("{e}; check the enrollment input"))
-        };
         let (target, computed) = match &d.target {
             Target::For(DurationSlot::Literal(dur)) => (dur.add_to(from, &zone, holidays), false),
             Target::For(DurationSlot::Expr(e)) => {
@@ -1687,6 +1684,16 @@ fn task_params_json(step: &Step) -> serde_json::Value {
         out.insert("connected_outcomes".into(), c.clone().into());
     }
     serde_json::Value::Object(out)
+}
+
+/// The failure of a timing slot whose expression could not be evaluated: `EXPR_MISSING` when a
+/// value it reads is absent (the flow should branch on `exists` first), else `EXPR_TYPE`.
+fn expr_failure(e: ExprError) -> Failure {
+    if e.is_missing() {
+        Failure::new(Code::ExprMissing, e.message)
+    } else {
+        Failure::new(Code::ExprType, format!("{e}; check the enrollment input"))
+    }
 }
 
 /// A `fetch` query or header value as text.

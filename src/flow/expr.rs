@@ -42,8 +42,12 @@
 //!
 //! # Evaluation
 //!
-//! [`eval`] runs at enrollment time on the enrollment's input and the contact; numbers are `f64`.
-//! A missing field, a division by zero or a non-finite result is an [`ExprError`].
+//! [`eval`] runs when the step is entered, on the enrollment's input, the contact and the last
+//! fetch; numbers are `f64`. A division by zero or a non-finite result is an [`ExprError`] of kind
+//! [`ExprErrorKind::Invalid`]. A path with no value at that moment (an input field not given, no
+//! fetch answered yet) is one of kind [`ExprErrorKind::Missing`], which fails the step with
+//! `EXPR_MISSING`: a flow that may lack a value tests it with `exists` in a `branch` before a
+//! timing slot reads it.
 
 use crate::flow::model::{ContactField, FieldType, InputSchema, Path};
 use chrono::{DateTime, Utc};
@@ -148,6 +152,20 @@ pub struct ExprError {
     pub message: String,
     /// Byte offset into the expression's source, when a single place is to blame.
     pub position: Option<usize>,
+    /// Whether the expression is wrong, or only a value it reads is missing right now.
+    pub kind: ExprErrorKind,
+}
+
+/// What kind of problem an [`ExprError`] is: what the engine fails a step with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExprErrorKind {
+    /// The expression itself is wrong: syntax, types, a division by zero, a value out of range
+    /// (`EXPR_TYPE` at run time, or the slot's grammar code at validation).
+    #[default]
+    Invalid,
+    /// A path it reads has no value when it is evaluated (`EXPR_MISSING`): the flow should test
+    /// it with `exists` in a branch first.
+    Missing,
 }
 
 impl ExprError {
@@ -155,6 +173,7 @@ impl ExprError {
         ExprError {
             message: message.into(),
             position: Some(position),
+            kind: ExprErrorKind::Invalid,
         }
     }
 
@@ -162,7 +181,31 @@ impl ExprError {
         ExprError {
             message: message.into(),
             position: None,
+            kind: ExprErrorKind::Invalid,
         }
+    }
+
+    /// `path` has no value: says what absent means for its source, and how to guard it.
+    fn missing(path: &Path) -> ExprError {
+        let why = match path {
+            Path::Input(_) => "the enrollment input has no value for it",
+            Path::Contact(_) => "the contact has none",
+            Path::Attribute(_) => "the contact has no such attribute",
+            Path::Fetch(_) => "no fetch has answered yet, or its response has no such field",
+        };
+        ExprError {
+            message: format!(
+                "`{path}` is missing ({why}): test it with `exists` in a branch first"
+            ),
+            position: None,
+            kind: ExprErrorKind::Missing,
+        }
+    }
+
+    /// True when a value the expression reads is missing (`EXPR_MISSING`), not the expression
+    /// wrong.
+    pub fn is_missing(&self) -> bool {
+        self.kind == ExprErrorKind::Missing
     }
 }
 
@@ -632,9 +675,7 @@ fn eval_node(
     match node {
         Node::Number(n) => Ok(Value::Number(*n)),
         Node::Path(p) => {
-            let raw = contact
-                .get(p, input)
-                .ok_or_else(|| ExprError::new(format!("`{p}` is missing")))?;
+            let raw = contact.get(p, input).ok_or_else(|| ExprError::missing(p))?;
             match p {
                 // Contact fields are strings even when they look like a timestamp.
                 Path::Contact(_) => Ok(Value::String(raw.as_str().unwrap_or_default().into())),
@@ -824,6 +865,32 @@ mod tests {
         assert!(err.message.contains("division by zero"), "{err}");
         assert!(eval_millis(&e("input.demo_at"), &input, &contact).is_err());
         assert!(eval_instant(&e("contact.id"), &input, &contact).is_err());
+    }
+
+    #[test]
+    fn missing_is_its_own_kind_for_every_source() {
+        let contact = ContactView {
+            id: "c1".into(),
+            fetch: Some(json!({"status": 200, "body": {}})),
+            ..ContactView::default()
+        };
+        let input = json!({"wait_ms": 5});
+        for text in [
+            "input.demo_at",
+            "contact.attributes.delay",
+            "fetch.body.days",
+            "contact.phone",
+        ] {
+            let err = eval(&Expr::parse(text).unwrap(), &input, &contact).unwrap_err();
+            assert_eq!(err.kind, ExprErrorKind::Missing, "{text}: {err}");
+        }
+        let err = eval(
+            &Expr::parse("1 / (input.wait_ms - 5)").unwrap(),
+            &input,
+            &contact,
+        )
+        .unwrap_err();
+        assert_eq!(err.kind, ExprErrorKind::Invalid, "division by zero: {err}");
     }
 
     #[test]
