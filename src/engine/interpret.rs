@@ -33,7 +33,8 @@ use crate::engine::outside::{Decision, FetchAnswer, FetchCall, FetchRequest, Fet
 use crate::engine::seed::jitter_seed;
 use crate::engine::state::{Away, EnrollmentState, Hold, Run, Status, TaskPhase};
 use crate::flow::expr::{
-    eval, eval_instant, eval_millis, ContactView as ExprContact, ExprError, Value as ExprValue,
+    eval, eval_instant, eval_millis, ContactView as ExprContact, ExprError, SignalView,
+    Value as ExprValue,
 };
 use crate::flow::model::{
     Action, Deadline, DurationSlot, Operand, Step, StepKind, Target, UntilSlot, OUTCOME_ACCEPTED,
@@ -1492,8 +1493,8 @@ impl<'a> Machine<'a> {
         });
     }
 
-    /// Keeps the signal that ends the current `wait_for` run on the enrollment (SPEC §5.5),
-    /// with the facts `signal.*` reads.
+    /// Keeps the signal that ends the current `wait_for` run on the enrollment (SPEC §5.5).
+    /// With it go the facts `signal.*` reads.
     fn woken(&mut self, signal: &str, branch: &str, payload: RecordedPayload, facts: SignalFacts) {
         if let Some(run) = &self.st.run {
             self.st.woken = Some(Woken {
@@ -1618,6 +1619,22 @@ impl<'a> Machine<'a> {
             tz: c.tz.clone(),
             attributes: c.attributes.clone(),
             fetch: self.st.fetch.as_ref().map(|f| f.as_json()),
+            signal: self.st.woken.as_ref().map(|w| self.signal_view(&w.facts)),
+        }
+    }
+
+    /// What `signal.*` reads of `facts`: `resume_on` becomes the start of that day in the
+    /// contact's zone, else the sender's. With neither zone usable (a stored zone that no
+    /// longer parses) it is missing rather than guessed.
+    fn signal_view(&self, facts: &SignalFacts) -> SignalView {
+        let zone = || self.recipient().tz.or_else(|| self.sender_zone().ok());
+        SignalView {
+            channel: facts.channel.clone(),
+            intent: facts.intent,
+            resume_on: facts
+                .resume_on
+                .and_then(|day| zone().map(|z| day_start(day, &z))),
+            referral: facts.referral.clone(),
         }
     }
 
@@ -1684,6 +1701,13 @@ fn task_params_json(step: &Step) -> serde_json::Value {
         out.insert("connected_outcomes".into(), c.clone().into());
     }
     serde_json::Value::Object(out)
+}
+
+/// The instant `day` starts in `zone`: its midnight, or when midnight falls in a DST gap (some
+/// zones spring forward at 00:00), the first instant of the day that exists, the gap's end; in a
+/// fold, the earlier midnight.
+pub(crate) fn day_start(day: chrono::NaiveDate, zone: &Zone) -> DateTime<Utc> {
+    zone.to_instant(day.and_time(chrono::NaiveTime::MIN))
 }
 
 /// The failure of a timing slot whose expression could not be evaluated: `EXPR_MISSING` when a
@@ -1773,5 +1797,36 @@ fn input_name(input: &Input) -> &'static str {
         Input::FetchAnswer { .. } => "fetch_answer",
         Input::Decide { .. } => "decide",
         Input::SlotFreed { .. } => "slot_freed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `signal.resume_on`'s instant: the day's first instant in the zone. Expected values are
+    /// from Python's `zoneinfo`, not from chrono-tz: the first minute whose local date is the day.
+    #[test]
+    fn a_day_starts_at_its_first_instant_in_the_zone() {
+        let cases = [
+            // An ordinary midnight (MST, UTC-7).
+            ("America/Denver", (2027, 3, 1), "2027-03-01T07:00:00Z"),
+            // After DST began (MDT, UTC-6).
+            ("America/Denver", (2027, 3, 15), "2027-03-15T06:00:00Z"),
+            // Midnight in a spring-forward gap: the day starts at 01:00, when the gap ends.
+            ("America/Santiago", (2026, 9, 6), "2026-09-06T04:00:00Z"),
+            ("America/Havana", (2027, 3, 14), "2027-03-14T05:00:00Z"),
+            // Midnight twice (Havana falls back from 01:00 to 00:00): the earlier one.
+            ("America/Havana", (2026, 11, 1), "2026-11-01T04:00:00Z"),
+            // A fixed offset and UTC.
+            ("+05:30", (2027, 3, 1), "2027-02-28T18:30:00Z"),
+            ("UTC", (2027, 3, 1), "2027-03-01T00:00:00Z"),
+        ];
+        for (zone, (y, m, d), want) in cases {
+            let day = chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap();
+            let got = day_start(day, &Zone::parse(zone).unwrap());
+            let want = DateTime::parse_from_rfc3339(want).unwrap();
+            assert_eq!(got, want, "{zone} {day}");
+        }
     }
 }
