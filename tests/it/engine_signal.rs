@@ -334,3 +334,27 @@ fn a_state_stored_before_facts_still_decodes() {
         state
     );
 }
+
+/// The "not now" example of docs/flows.md runs as its text says: a reply naming 1 March to a
+/// contact in Denver waits until 00:00 that day, Denver time, then mails again. Its
+/// `intent:not_now` event is spelled as a custom event here, which raises the same way.
+#[test]
+fn the_docs_not_now_example_waits_until_the_named_day() {
+    let example = crate::flow_fixtures::docs_flow_with("\"intent:not_now\"")
+        .to_string()
+        .replace("intent:not_now", "reply.not_now");
+    let flow = flow(serde_json::from_str(&example).unwrap());
+    let mut d = Driver::new(
+        flow,
+        contact(Some(DENVER), None, Some("ann@example.com")),
+        "Europe/Prague",
+    );
+    d.apply(Input::Start, T0);
+    let mut s = reply("s1", Intent::NotNow, march_1());
+    s.raises.push("reply.not_now".into());
+    d.apply(Input::Signal(s), "2026-12-07T16:00:00Z");
+    assert_eq!(d.run().step, "until_named", "{:?}", d.closed());
+    assert_eq!(d.run().until, Some(t(MARCH_1_DENVER)));
+    d.wake();
+    assert_eq!(d.state.outcome.as_deref(), Some("followed_up"));
+}

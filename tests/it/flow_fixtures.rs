@@ -203,3 +203,70 @@ fn docs_example_is_the_valid_fixture() {
     let side = sidecar(&dir("").join("outbound-v1.json")).expect("its sidecar");
     assert_eq!(got, expected(&side), "{}", report::render_text(&v.problems));
 }
+
+/// The JSON block of docs/flows.md that contains `needle`: exactly one must.
+pub(crate) fn docs_flow_with(needle: &str) -> Value {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let docs = fs::read_to_string(root.join("docs/flows.md")).unwrap();
+    let blocks: Vec<&str> = docs
+        .split("```json\n")
+        .skip(1)
+        .map(|b| &b[..b.find("```").expect("a closed block")])
+        .filter(|b| b.contains(needle))
+        .collect();
+    assert_eq!(
+        blocks.len(),
+        1,
+        "one json block of docs/flows.md has {needle}"
+    );
+    serde_json::from_str(blocks[0]).expect("the example parses")
+}
+
+/// The "not now" example of docs/flows.md (`signal.*`), whole: it waits for `intent:not_now`.
+///
+/// TURN ON AFTER MERGING the `intent:<name>` events (`src/flow/events.rs`): on the branch that
+/// added `signal.*` the event parser does not know `intent:not_now` yet, and this fails with
+/// `BAD_EVENT` at `/steps/wait_reply/params/events/0` and `/steps/wait_reply/next/intent:not_now`
+/// only. The test below checks everything else meanwhile.
+#[test]
+#[ignore = "turn on once src/flow/events.rs parses `intent:not_now` (merge of the intent events)"]
+fn docs_not_now_example_is_valid() {
+    let v = validate(
+        &docs_flow_with("\"intent:not_now\""),
+        &ValidateOptions::default(),
+    );
+    assert!(
+        v.problems.is_empty(),
+        "{}",
+        report::render_text(&v.problems)
+    );
+    assert!(v.flow.is_some());
+}
+
+/// The "not now" example with its intent event spelled as a custom event is valid without a
+/// single problem: the branch on `exists`, the `until` expression over `signal.resume_on`, the
+/// 90 days and the wiring are right, whatever the event parser knows.
+#[test]
+fn docs_not_now_example_is_valid_but_for_the_intent_event() {
+    let example = docs_flow_with("\"intent:not_now\"");
+    let v = validate(&example, &ValidateOptions::default());
+    let others: Vec<_> = v
+        .problems
+        .iter()
+        .filter(|p| !p.message.contains("intent:not_now"))
+        .cloned()
+        .collect();
+    assert!(others.is_empty(), "{}", report::render_text(&others));
+    let custom = example
+        .to_string()
+        .replace("intent:not_now", "reply.not_now");
+    let v = validate(
+        &serde_json::from_str(&custom).unwrap(),
+        &ValidateOptions::default(),
+    );
+    assert!(
+        v.problems.is_empty(),
+        "{}",
+        report::render_text(&v.problems)
+    );
+}
