@@ -2,7 +2,7 @@
 //! and every adapter, so a code has one spelling in Rust, proto, SQL and docs.
 //!
 //! Besides the validator's codes it holds the few an enrollment can fail with at run time
-//! (`LOOP_GUARD`, `UNSUPPORTED_STEP`, `FLOW_UNAVAILABLE`), so a journey's `failed` entry never
+//! (`EXPR_MISSING`, `LOOP_GUARD`, `UNSUPPORTED_STEP`, `FLOW_UNAVAILABLE`), so a journey's `failed` entry never
 //! carries a spelling that exists only as a string literal somewhere.
 
 use serde::{Deserialize, Serialize};
@@ -25,6 +25,11 @@ pub enum Code {
     QuotedNumber,
     InterpolationRefused,
     ExprType,
+    /// A timing slot's `$:` expression read a path with no value when its step was entered (a
+    /// `signal.resume_on` the reply did not name, an input field not given): the step fails.
+    /// Never a validation code, and never a request error: the enrollment fails with it, and the
+    /// fix is in the flow (test the path with `exists` in a branch first).
+    ExprMissing,
     UntilNotAllowed,
     WaitExceedsLimit,
     BadWindow,
@@ -47,7 +52,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in declaration order: what the spelling test walks.
-    pub const ALL: [Code; 25] = [
+    pub const ALL: [Code; 26] = [
         Code::BadSchema,
         Code::UnknownTarget,
         Code::BadEvent,
@@ -60,6 +65,7 @@ impl Code {
         Code::QuotedNumber,
         Code::InterpolationRefused,
         Code::ExprType,
+        Code::ExprMissing,
         Code::UntilNotAllowed,
         Code::WaitExceedsLimit,
         Code::BadWindow,
@@ -90,6 +96,7 @@ impl Code {
             Code::QuotedNumber => "QUOTED_NUMBER",
             Code::InterpolationRefused => "INTERPOLATION_REFUSED",
             Code::ExprType => "EXPR_TYPE",
+            Code::ExprMissing => "EXPR_MISSING",
             Code::UntilNotAllowed => "UNTIL_NOT_ALLOWED",
             Code::WaitExceedsLimit => "WAIT_EXCEEDS_LIMIT",
             Code::BadWindow => "BAD_WINDOW",
@@ -163,6 +170,7 @@ mod tests {
             | Code::QuotedNumber
             | Code::InterpolationRefused
             | Code::ExprType
+            | Code::ExprMissing
             | Code::UntilNotAllowed
             | Code::WaitExceedsLimit
             | Code::BadWindow

@@ -4,6 +4,7 @@
 
 use crate::code::Code;
 use crate::engine::state::Run;
+use crate::engine::SignalFacts;
 use crate::routing::Dropped;
 use crate::timing::{Channel, ClosedBy};
 use chrono::{DateTime, Utc};
@@ -125,7 +126,9 @@ impl RecordedPayload {
 
 /// The signal that ended the last `wait_for` run (it woke the run, or the run consumed it from
 /// the buffer): SPEC §5.5's "the wait completes with the payload", kept on the enrollment so
-/// `GetEnrollment` shows it.
+/// `GetEnrollment` shows it, and what `signal.*` reads. A `wait_for` run that closes any other
+/// way (its timeout, an operator's move, an exit) clears it: a later step never reads the signal
+/// of an earlier wait.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Woken {
     /// The `wait_for` run it closed.
@@ -139,6 +142,10 @@ pub struct Woken {
     /// Its payload, capped like the journey's.
     #[serde(flatten)]
     pub payload: RecordedPayload,
+    /// What `signal.*` reads of it (its channel, a reply's intent, `resume_on`, a referral).
+    /// Absent in states stored before signals carried facts: they read as none.
+    #[serde(default, skip_serializing_if = "SignalFacts::is_empty")]
+    pub facts: SignalFacts,
 }
 
 /// What a signal did in this enrollment (SPEC §5.8).

@@ -28,12 +28,13 @@ use crate::engine::effect::{
     message_id, Dispatch, Effect, JourneyEntry, PauseReason, RecordedPayload, SignalEffect, Task,
     Woken,
 };
-use crate::engine::input::{Input, Signal};
+use crate::engine::input::{Input, Signal, SignalFacts};
 use crate::engine::outside::{Decision, FetchAnswer, FetchCall, FetchRequest, FetchResponse};
 use crate::engine::seed::jitter_seed;
 use crate::engine::state::{Away, EnrollmentState, Hold, Run, Status, TaskPhase};
 use crate::flow::expr::{
-    eval, eval_instant, eval_millis, ContactView as ExprContact, Value as ExprValue,
+    eval, eval_instant, eval_millis, ContactView as ExprContact, ExprError, SignalView,
+    Value as ExprValue,
 };
 use crate::flow::model::{
     Action, Deadline, DurationSlot, Operand, Step, StepKind, Target, UntilSlot, OUTCOME_ACCEPTED,
@@ -459,7 +460,7 @@ impl<'a> Machine<'a> {
                         payload: payload.clone(),
                     },
                 });
-                self.woken(&s.id, &event, payload);
+                self.woken(&s.id, &event, payload, s.facts);
                 self.take_branch(&event, Some(s.id));
             }
             Route::Buffer => {
@@ -474,6 +475,7 @@ impl<'a> Machine<'a> {
                     raises: s.raises,
                     payload: s.payload,
                     at: self.now,
+                    facts: s.facts,
                 });
                 for d in dropped {
                     self.journey(JourneyEntry::Signal {
@@ -979,7 +981,7 @@ impl<'a> Machine<'a> {
                             payload: payload.clone(),
                         },
                     });
-                    self.woken(&signal.id, &event, payload);
+                    self.woken(&signal.id, &event, payload, signal.facts);
                     self.take_branch(&event, Some(signal.id));
                 }
             }
@@ -1434,6 +1436,13 @@ impl<'a> Machine<'a> {
 
     fn close_run(&mut self, branch: Option<&str>, woken_by: Option<String>) {
         if let Some(run) = self.st.run.take() {
+            // A `wait_for` that closes without a signal of its own (its timeout, a move, an
+            // exit) leaves none: `signal.*` never reads the signal of an earlier wait.
+            if run.step_type == StepKind::WaitFor
+                && self.st.woken.as_ref().is_some_and(|w| w.run != run.id)
+            {
+                self.st.woken = None;
+            }
             self.fx.push(Effect::RunClosed {
                 run: run.id,
                 step: run.step,
@@ -1485,7 +1494,8 @@ impl<'a> Machine<'a> {
     }
 
     /// Keeps the signal that ends the current `wait_for` run on the enrollment (SPEC §5.5).
-    fn woken(&mut self, signal: &str, branch: &str, payload: RecordedPayload) {
+    /// With it go the facts `signal.*` reads.
+    fn woken(&mut self, signal: &str, branch: &str, payload: RecordedPayload, facts: SignalFacts) {
         if let Some(run) = &self.st.run {
             self.st.woken = Some(Woken {
                 run: run.id,
@@ -1493,6 +1503,7 @@ impl<'a> Machine<'a> {
                 signal: signal.to_string(),
                 branch: branch.to_string(),
                 payload,
+                facts,
             });
         }
     }
@@ -1557,9 +1568,6 @@ impl<'a> Machine<'a> {
         let holidays: &Holidays = &holidays;
         // Only an expression reads the contact: a literal wait (the common case) copies nothing.
         let contact = || self.expr_contact();
-        let expr_failure = |e: crate::flow::expr::ExprError| {
-            Failure::new(Code::ExprType, format!("{e}; check the enrollment input"))
-        };
         let (target, computed) = match &d.target {
             Target::For(DurationSlot::Literal(dur)) => (dur.add_to(from, &zone, holidays), false),
             Target::For(DurationSlot::Expr(e)) => {
@@ -1611,6 +1619,22 @@ impl<'a> Machine<'a> {
             tz: c.tz.clone(),
             attributes: c.attributes.clone(),
             fetch: self.st.fetch.as_ref().map(|f| f.as_json()),
+            signal: self.st.woken.as_ref().map(|w| self.signal_view(&w.facts)),
+        }
+    }
+
+    /// What `signal.*` reads of `facts`: `resume_on` becomes the start of that day in the
+    /// contact's zone, else the sender's. With neither zone usable (a stored zone that no
+    /// longer parses) it is missing rather than guessed.
+    fn signal_view(&self, facts: &SignalFacts) -> SignalView {
+        let zone = || self.recipient().tz.or_else(|| self.sender_zone().ok());
+        SignalView {
+            channel: facts.channel.clone(),
+            intent: facts.intent,
+            resume_on: facts
+                .resume_on
+                .and_then(|day| zone().map(|z| day_start(day, &z))),
+            referral: facts.referral.clone(),
         }
     }
 
@@ -1677,6 +1701,23 @@ fn task_params_json(step: &Step) -> serde_json::Value {
         out.insert("connected_outcomes".into(), c.clone().into());
     }
     serde_json::Value::Object(out)
+}
+
+/// The instant `day` starts in `zone`: its midnight, or when midnight falls in a DST gap (some
+/// zones spring forward at 00:00), the first instant of the day that exists, the gap's end; in a
+/// fold, the earlier midnight.
+pub(crate) fn day_start(day: chrono::NaiveDate, zone: &Zone) -> DateTime<Utc> {
+    zone.to_instant(day.and_time(chrono::NaiveTime::MIN))
+}
+
+/// The failure of a timing slot whose expression could not be evaluated: `EXPR_MISSING` when a
+/// value it reads is absent (the flow should branch on `exists` first), else `EXPR_TYPE`.
+fn expr_failure(e: ExprError) -> Failure {
+    if e.is_missing() {
+        Failure::new(Code::ExprMissing, e.message)
+    } else {
+        Failure::new(Code::ExprType, format!("{e}; check the enrollment input"))
+    }
 }
 
 /// A `fetch` query or header value as text.
@@ -1756,5 +1797,36 @@ fn input_name(input: &Input) -> &'static str {
         Input::FetchAnswer { .. } => "fetch_answer",
         Input::Decide { .. } => "decide",
         Input::SlotFreed { .. } => "slot_freed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `signal.resume_on`'s instant: the day's first instant in the zone. Expected values are
+    /// from Python's `zoneinfo`, not from chrono-tz: the first minute whose local date is the day.
+    #[test]
+    fn a_day_starts_at_its_first_instant_in_the_zone() {
+        let cases = [
+            // An ordinary midnight (MST, UTC-7).
+            ("America/Denver", (2027, 3, 1), "2027-03-01T07:00:00Z"),
+            // After DST began (MDT, UTC-6).
+            ("America/Denver", (2027, 3, 15), "2027-03-15T06:00:00Z"),
+            // Midnight in a spring-forward gap: the day starts at 01:00, when the gap ends.
+            ("America/Santiago", (2026, 9, 6), "2026-09-06T04:00:00Z"),
+            ("America/Havana", (2027, 3, 14), "2027-03-14T05:00:00Z"),
+            // Midnight twice (Havana falls back from 01:00 to 00:00): the earlier one.
+            ("America/Havana", (2026, 11, 1), "2026-11-01T04:00:00Z"),
+            // A fixed offset and UTC.
+            ("+05:30", (2027, 3, 1), "2027-02-28T18:30:00Z"),
+            ("UTC", (2027, 3, 1), "2027-03-01T00:00:00Z"),
+        ];
+        for (zone, (y, m, d), want) in cases {
+            let day = chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap();
+            let got = day_start(day, &Zone::parse(zone).unwrap());
+            let want = DateTime::parse_from_rfc3339(want).unwrap();
+            assert_eq!(got, want, "{zone} {day}");
+        }
     }
 }

@@ -15,6 +15,7 @@
 //!         | "contact." ("id" | "email" | "phone" | "tz")
 //!         | "contact.attributes." field
 //!         | "fetch.status" | "fetch.body" ("." field)*
+//!         | "signal." ("intent" | "channel" | "resume_on" | "referral.email" | "referral.name")
 //! field  := [A-Za-z_][A-Za-z0-9_]*
 //! ```
 //! Spaces are allowed between tokens.
@@ -24,7 +25,11 @@
 //! `input.<field>` has the type the flow's `input` schema declares (`number`, `string`,
 //! `timestamp`, `boolean`); an undeclared field is refused. `contact.id|email|phone|tz` are
 //! strings. `fetch.status` (the last `fetch` step's HTTP status, SPEC §5.9) is a
-//! number and `fetch.body.*` is untyped like an attribute. `contact.attributes.<x>` is untyped CRM data: it may appear in an expression, but an
+//! number and `fetch.body.*` is untyped like an attribute. `signal.*` reads the signal that closed
+//! the last `wait_for`, the way `fetch.*` reads the last fetch: `signal.intent`, `signal.channel`,
+//! `signal.referral.email` and `signal.referral.name` are strings, and `signal.resume_on` (the
+//! date a "not now" reply named) is a timestamp, the start of that day in the contact's zone, else
+//! the sender's. `contact.attributes.<x>` is untyped CRM data: it may appear in an expression, but an
 //! untyped operand is refused wherever a number or timestamp is needed (`EXPR_TYPE`; declare an
 //! `input` field of the right type and pass the value at enrollment instead), so a timing slot can
 //! never depend on data whose type nobody promised.
@@ -42,10 +47,16 @@
 //!
 //! # Evaluation
 //!
-//! [`eval`] runs at enrollment time on the enrollment's input and the contact; numbers are `f64`.
-//! A missing field, a division by zero or a non-finite result is an [`ExprError`].
+//! [`eval`] runs when the step is entered, on the enrollment's input, the contact, the last fetch
+//! and the signal that closed the last `wait_for`; numbers are `f64`. A division by zero or a
+//! non-finite result is an [`ExprError`] of kind [`ExprErrorKind::Invalid`]. A path with no value
+//! at that moment (an input field not given, a signal that did not carry `resume_on`, no
+//! `wait_for` closed by a signal yet) is one of kind [`ExprErrorKind::Missing`], which fails the
+//! step with `EXPR_MISSING`: a flow that may lack a value tests it with `exists` in a `branch`
+//! before a timing slot reads it.
 
-use crate::flow::model::{ContactField, FieldType, InputSchema, Path};
+use crate::flow::model::{ContactField, FieldType, InputSchema, Path, SignalField};
+use crate::inbound::intent::{Intent, Referral};
 use chrono::{DateTime, Utc};
 use std::fmt;
 
@@ -66,7 +77,8 @@ pub struct Expr {
 pub enum Node {
     /// A number literal (milliseconds, or epoch milliseconds next to a timestamp).
     Number(f64),
-    /// A value read at run time: `input.*`, `contact.*`, `contact.attributes.*`.
+    /// A value read at run time: `input.*`, `contact.*`, `contact.attributes.*`, `fetch.*`,
+    /// `signal.*`.
     Path(Path),
     /// Unary minus.
     Neg(Box<Node>),
@@ -148,6 +160,20 @@ pub struct ExprError {
     pub message: String,
     /// Byte offset into the expression's source, when a single place is to blame.
     pub position: Option<usize>,
+    /// Whether the expression is wrong, or only a value it reads is missing right now.
+    pub kind: ExprErrorKind,
+}
+
+/// What kind of problem an [`ExprError`] is: what the engine fails a step with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExprErrorKind {
+    /// The expression itself is wrong: syntax, types, a division by zero, a value out of range
+    /// (`EXPR_TYPE` at run time, or the slot's grammar code at validation).
+    #[default]
+    Invalid,
+    /// A path it reads has no value when it is evaluated (`EXPR_MISSING`): the flow should test
+    /// it with `exists` in a branch first.
+    Missing,
 }
 
 impl ExprError {
@@ -155,6 +181,7 @@ impl ExprError {
         ExprError {
             message: message.into(),
             position: Some(position),
+            kind: ExprErrorKind::Invalid,
         }
     }
 
@@ -162,7 +189,34 @@ impl ExprError {
         ExprError {
             message: message.into(),
             position: None,
+            kind: ExprErrorKind::Invalid,
         }
+    }
+
+    /// `path` has no value: says what absent means for its source, and how to guard it.
+    fn missing(path: &Path) -> ExprError {
+        let why = match path {
+            Path::Input(_) => "the enrollment input has no value for it",
+            Path::Contact(_) => "the contact has none",
+            Path::Attribute(_) => "the contact has no such attribute",
+            Path::Fetch(_) => "no fetch has answered yet, or its response has no such field",
+            Path::Signal(_) => {
+                "the last `wait_for` closed without a signal, or its signal did not carry it"
+            }
+        };
+        ExprError {
+            message: format!(
+                "`{path}` is missing ({why}): test it with `exists` in a branch first"
+            ),
+            position: None,
+            kind: ExprErrorKind::Missing,
+        }
+    }
+
+    /// True when a value the expression reads is missing (`EXPR_MISSING`), not the expression
+    /// wrong.
+    pub fn is_missing(&self) -> bool {
+        self.kind == ExprErrorKind::Missing
     }
 }
 
@@ -400,6 +454,23 @@ impl Parser<'_> {
                     format!("`{text}`: the last fetch has `fetch.status` and `fetch.body.<field>…`"),
                 ))
             }
+            ["signal", rest @ ..] => match SignalField::parse(&rest.join(".")) {
+                Some(f) => Path::Signal(f),
+                None => {
+                    let names: Vec<String> = SignalField::ALL
+                        .iter()
+                        .map(|f| format!("`signal.{}`", f.as_str()))
+                        .collect();
+                    return Err(ExprError::at(
+                        start,
+                        format!(
+                            "`{text}`: the signal that closed the last `wait_for` has {} and {}",
+                            names[..names.len() - 1].join(", "),
+                            names[names.len() - 1]
+                        ),
+                    ));
+                }
+            },
             ["contact", field] => match ContactField::parse(field) {
                 Some(f) => Path::Contact(f),
                 None => {
@@ -424,7 +495,7 @@ impl Parser<'_> {
             _ => {
                 return Err(ExprError::at(
                     start,
-                    format!("`{text}`: a path starts with `input.`, `contact.` or `fetch.`"),
+                    format!("`{text}`: a path starts with `input.`, `contact.`, `fetch.` or `signal.`"),
                 ))
             }
         };
@@ -445,6 +516,8 @@ fn infer(node: &Node, input: &InputSchema) -> Result<Type, ExprError> {
         Node::Path(Path::Attribute(_)) => Ok(Type::Untyped),
         Node::Path(Path::Fetch(parts)) if parts.len() == 1 => Ok(Type::Number),
         Node::Path(Path::Fetch(_)) => Ok(Type::Untyped),
+        Node::Path(Path::Signal(SignalField::ResumeOn)) => Ok(Type::Timestamp),
+        Node::Path(Path::Signal(_)) => Ok(Type::String),
         Node::Neg(a) => match infer(a, input)? {
             Type::Number => Ok(Type::Number),
             t => Err(ExprError::new(format!("`-` needs a number, not a {t}"))),
@@ -493,6 +566,44 @@ pub struct ContactView {
     /// The last `fetch` response as `{"status": n, "body": …}` (SPEC §5.9); `None` before
     /// any fetch answered.
     pub fetch: Option<serde_json::Value>,
+    /// What `signal.*` reads: the signal that closed the last `wait_for`; `None` before any
+    /// did, and after a `wait_for` that closed by its timeout.
+    pub signal: Option<SignalView>,
+}
+
+/// The signal that closed the last `wait_for`, as `signal.*` reads it. A field it did not carry
+/// is `None`, and a path to it is missing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SignalView {
+    /// `signal.channel`.
+    pub channel: Option<String>,
+    /// `signal.intent`.
+    pub intent: Option<Intent>,
+    /// `signal.resume_on`: already the instant the named day starts in the contact's zone (else
+    /// the sender's); the engine resolves the zone when it builds the view.
+    pub resume_on: Option<DateTime<Utc>>,
+    /// `signal.referral.email` and `signal.referral.name`.
+    pub referral: Option<Referral>,
+}
+
+impl SignalView {
+    /// The typed value of `field`, `None` when the signal did not carry it.
+    pub fn value(&self, field: SignalField) -> Option<Value> {
+        match field {
+            SignalField::Intent => self.intent.map(|i| Value::String(i.as_str().to_string())),
+            SignalField::Channel => self.channel.clone().map(Value::String),
+            SignalField::ResumeOn => self.resume_on.map(Value::Timestamp),
+            SignalField::ReferralEmail => self
+                .referral
+                .as_ref()
+                .map(|r| Value::String(r.email.clone())),
+            SignalField::ReferralName => self
+                .referral
+                .as_ref()
+                .and_then(|r| r.name.clone())
+                .map(Value::String),
+        }
+    }
 }
 
 impl ContactView {
@@ -513,6 +624,14 @@ impl ContactView {
                 }
                 Some(at.clone())
             }
+            Path::Signal(field) => self.signal.as_ref()?.value(*field).map(|v| match v {
+                Value::Timestamp(t) => {
+                    J::String(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+                }
+                Value::String(s) => J::String(s),
+                Value::Number(n) => serde_json::Number::from_f64(n).map_or(J::Null, J::Number),
+                Value::Boolean(b) => J::Bool(b),
+            }),
         };
         v.filter(|v| !v.is_null())
     }
@@ -631,10 +750,15 @@ fn eval_node(
 ) -> Result<Value, ExprError> {
     match node {
         Node::Number(n) => Ok(Value::Number(*n)),
+        // Signal fields are typed already: a referral's name stays a string even when it reads
+        // like a timestamp.
+        Node::Path(p @ Path::Signal(field)) => contact
+            .signal
+            .as_ref()
+            .and_then(|s| s.value(*field))
+            .ok_or_else(|| ExprError::missing(p)),
         Node::Path(p) => {
-            let raw = contact
-                .get(p, input)
-                .ok_or_else(|| ExprError::new(format!("`{p}` is missing")))?;
+            let raw = contact.get(p, input).ok_or_else(|| ExprError::missing(p))?;
             match p {
                 // Contact fields are strings even when they look like a timestamp.
                 Path::Contact(_) => Ok(Value::String(raw.as_str().unwrap_or_default().into())),
@@ -723,11 +847,49 @@ mod tests {
             ("1.", 2, "digit must follow"),
             ("input.", 6, "field name"),
             ("1e5", 1, "unexpected `e`"),
+            (
+                "signal",
+                0,
+                "the signal that closed the last `wait_for` has",
+            ),
+            ("signal.intents", 0, "`signal.intent`, `signal.channel`"),
+            (
+                "signal.referral",
+                0,
+                "`signal.referral.email` and `signal.referral.name`",
+            ),
+            ("signal.referral.phone", 0, "`signal.resume_on`"),
+            ("signal.resume_on.day", 0, "the signal that closed"),
+            ("1 + signal.payload", 4, "the signal that closed"),
         ];
         for (text, pos, needle) in cases {
             let err = Expr::parse(text).unwrap_err();
             assert_eq!(err.position, Some(*pos), "{text:?}: {err}");
             assert!(err.message.contains(needle), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn signal_paths_parse_and_print_back() {
+        use SignalField::*;
+        let cases = [
+            ("signal.intent", Intent),
+            ("signal.channel", Channel),
+            ("signal.resume_on", ResumeOn),
+            ("signal.referral.email", ReferralEmail),
+            ("signal.referral.name", ReferralName),
+        ];
+        for (text, field) in cases {
+            let e = Expr::parse(text).unwrap();
+            assert_eq!(e.node, Node::Path(Path::Signal(field)), "{text}");
+            assert_eq!(Path::Signal(field).to_string(), text);
+            assert_eq!(SignalField::parse(&text["signal.".len()..]), Some(field));
+        }
+        assert_eq!(SignalField::ALL.len(), cases.len(), "every field has a row");
+        // Any other name is refused with the five listed, each by its full path.
+        let err = Expr::parse("signal.sentiment").unwrap_err();
+        for (text, _) in cases {
+            assert!(err.message.contains(&format!("`{text}`")), "{err}");
         }
     }
 
@@ -765,6 +927,16 @@ mod tests {
             ("contact.attributes.score * 1000", None),
             ("-input.demo_at", None),
             ("input.missing", None),
+            ("signal.intent", Some(String)),
+            ("signal.channel", Some(String)),
+            ("signal.resume_on", Some(Timestamp)),
+            ("signal.referral.email", Some(String)),
+            ("signal.referral.name", Some(String)),
+            ("signal.resume_on + 3600000", Some(Timestamp)),
+            ("signal.resume_on - input.demo_at", Some(Number)),
+            ("signal.resume_on + signal.resume_on", None),
+            ("signal.intent * 2", None),
+            ("-signal.resume_on", None),
         ];
         for (text, want) in cases {
             let got = Expr::parse(text).unwrap().infer(&schema()).ok();
@@ -824,6 +996,129 @@ mod tests {
         assert!(err.message.contains("division by zero"), "{err}");
         assert!(eval_millis(&e("input.demo_at"), &input, &contact).is_err());
         assert!(eval_instant(&e("contact.id"), &input, &contact).is_err());
+    }
+
+    fn signal_contact(view: Option<SignalView>) -> ContactView {
+        ContactView {
+            id: "c1".into(),
+            signal: view,
+            ..ContactView::default()
+        }
+    }
+
+    #[test]
+    fn signal_paths_read_the_facts_they_were_given() {
+        let day = DateTime::parse_from_rfc3339("2027-03-01T07:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let full = signal_contact(Some(SignalView {
+            channel: Some("email".into()),
+            intent: Some(Intent::NotNow),
+            resume_on: Some(day),
+            referral: Some(Referral {
+                email: "bo@example.com".into(),
+                // Reads like a timestamp, and is still the string it was written as.
+                name: Some("2027-03-01T00:00:00Z".into()),
+            }),
+        }));
+        let e = |s: &str| Expr::parse(s).unwrap();
+        let input = json!({});
+        let s = |v: &str| Ok(Value::String(v.into()));
+        assert_eq!(eval(&e("signal.intent"), &input, &full), s("not_now"));
+        assert_eq!(eval(&e("signal.channel"), &input, &full), s("email"));
+        assert_eq!(
+            eval(&e("signal.referral.email"), &input, &full),
+            s("bo@example.com")
+        );
+        assert_eq!(
+            eval(&e("signal.referral.name"), &input, &full),
+            s("2027-03-01T00:00:00Z")
+        );
+        assert_eq!(eval_instant(&e("signal.resume_on"), &input, &full), Ok(day));
+        assert_eq!(
+            eval_instant(&e("signal.resume_on + 3600000"), &input, &full)
+                .unwrap()
+                .to_rfc3339(),
+            "2027-03-01T08:00:00+00:00"
+        );
+        // Branch conditions read the same values as JSON: a timestamp as RFC 3339.
+        let get = |p: &str| full.get(&Path::Signal(SignalField::parse(p).unwrap()), &input);
+        assert_eq!(get("resume_on"), Some(json!("2027-03-01T07:00:00.000Z")));
+        assert_eq!(get("intent"), Some(json!("not_now")));
+        // A string where a number is needed is the expression's fault, not a missing value.
+        let err = eval_millis(&e("signal.intent"), &input, &full).unwrap_err();
+        assert_eq!(err.kind, ExprErrorKind::Invalid, "{err}");
+    }
+
+    #[test]
+    fn absent_signal_fields_are_missing() {
+        // No wait_for closed by a signal (or the last one timed out): every field is missing.
+        let none = signal_contact(None);
+        // A signal that carried only its channel: the rest is missing.
+        let bare = signal_contact(Some(SignalView {
+            channel: Some("sms".into()),
+            ..SignalView::default()
+        }));
+        // A referral without a name: the name is missing, the address is not.
+        let referred = signal_contact(Some(SignalView {
+            referral: Some(Referral {
+                email: "bo@example.com".into(),
+                name: None,
+            }),
+            ..SignalView::default()
+        }));
+        let input = json!({});
+        let cases: &[(&ContactView, &str, bool)] = &[
+            (&none, "signal.channel", true),
+            (&none, "signal.resume_on", true),
+            (&bare, "signal.channel", false),
+            (&bare, "signal.intent", true),
+            (&bare, "signal.resume_on + 1000", true),
+            (&bare, "signal.referral.email", true),
+            (&referred, "signal.referral.email", false),
+            (&referred, "signal.referral.name", true),
+        ];
+        for (contact, text, missing) in cases {
+            let path = Expr::parse(text).unwrap().paths()[0].clone();
+            let got = eval(&Expr::parse(text).unwrap(), &input, contact);
+            assert_eq!(got.is_err(), *missing, "{text}: {got:?}");
+            assert_eq!(contact.get(&path, &input).is_none(), *missing, "{text}");
+            if let Err(err) = got {
+                assert!(err.is_missing(), "{text}: {err:?}");
+                assert!(
+                    err.message.contains(&format!("`{path}` is missing")),
+                    "{err}"
+                );
+                assert!(err.message.contains("`exists`"), "{err}");
+            }
+        }
+    }
+
+    #[test]
+    fn missing_is_its_own_kind_for_every_source() {
+        let contact = ContactView {
+            id: "c1".into(),
+            fetch: Some(json!({"status": 200, "body": {}})),
+            ..ContactView::default()
+        };
+        let input = json!({"wait_ms": 5});
+        for text in [
+            "input.demo_at",
+            "contact.attributes.delay",
+            "fetch.body.days",
+            "signal.resume_on",
+            "contact.phone",
+        ] {
+            let err = eval(&Expr::parse(text).unwrap(), &input, &contact).unwrap_err();
+            assert_eq!(err.kind, ExprErrorKind::Missing, "{text}: {err}");
+        }
+        let err = eval(
+            &Expr::parse("1 / (input.wait_ms - 5)").unwrap(),
+            &input,
+            &contact,
+        )
+        .unwrap_err();
+        assert_eq!(err.kind, ExprErrorKind::Invalid, "division by zero: {err}");
     }
 
     #[test]

@@ -602,6 +602,7 @@ impl Compare {
 }
 
 /// A branch condition over `input.*`, `contact.*` and `fetch.*` (SPEC §5.10).
+/// It reads `signal.*` too: the signal that closed the last `wait_for`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Condition {
     /// `{"exists": "contact.phone"}`: present, not null and not `""`.
@@ -731,6 +732,10 @@ pub enum Path {
     /// `fetch.status` or `fetch.body.<field>…`: the last `fetch` response (SPEC §5.9). The
     /// first part is `status` or `body`.
     Fetch(Vec<String>),
+    /// `signal.intent`, `signal.channel`, `signal.resume_on`, `signal.referral.email`,
+    /// `signal.referral.name`: what the signal that closed the last `wait_for` carried. After a
+    /// `wait_for` that closed without a signal (its timeout), every one is missing.
+    Signal(SignalField),
 }
 
 impl fmt::Display for Path {
@@ -740,7 +745,52 @@ impl fmt::Display for Path {
             Path::Contact(c) => write!(f, "contact.{}", c.as_str()),
             Path::Attribute(n) => write!(f, "contact.attributes.{n}"),
             Path::Fetch(parts) => write!(f, "fetch.{}", parts.join(".")),
+            Path::Signal(field) => write!(f, "signal.{}", field.as_str()),
         }
+    }
+}
+
+/// The fields of the signal that closed the last `wait_for`, as `signal.<field>` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SignalField {
+    /// `signal.intent`: a classified reply's intent (`not_now`, …), a string.
+    Intent,
+    /// `signal.channel`: the channel it came on (`email`, `sms`, `linkedin`, `call`), a string.
+    Channel,
+    /// `signal.resume_on`: the date a `not_now` reply named, as a timestamp: the start of that
+    /// day in the contact's zone, else the sender's.
+    ResumeOn,
+    /// `signal.referral.email`: the address of the person a reply pointed to, a string.
+    ReferralEmail,
+    /// `signal.referral.name`: that person's name, when written with the address, a string.
+    ReferralName,
+}
+
+impl SignalField {
+    /// Every field, in the order messages list them.
+    pub const ALL: [SignalField; 5] = [
+        SignalField::Intent,
+        SignalField::Channel,
+        SignalField::ResumeOn,
+        SignalField::ReferralEmail,
+        SignalField::ReferralName,
+    ];
+
+    /// The name after `signal.` in a path (`referral.email` has two parts).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignalField::Intent => "intent",
+            SignalField::Channel => "channel",
+            SignalField::ResumeOn => "resume_on",
+            SignalField::ReferralEmail => "referral.email",
+            SignalField::ReferralName => "referral.name",
+        }
+    }
+
+    /// The field named `text` after `signal.` (`resume_on`, `referral.email`); `None` for any
+    /// other name.
+    pub fn parse(text: &str) -> Option<SignalField> {
+        SignalField::ALL.into_iter().find(|f| f.as_str() == text)
     }
 }
 
@@ -979,6 +1029,111 @@ mod tests {
             "won",
             "first match wins"
         );
+    }
+
+    #[test]
+    fn branch_reads_the_signal() {
+        use crate::flow::expr::SignalView;
+        use crate::inbound::intent::{Intent, Referral};
+        let expr = |t: &str| Operand::Expr(Expr::parse(t).unwrap());
+        let lit = Operand::Literal;
+        let case = |name: &str, when: Condition| Case {
+            name: name.into(),
+            when,
+        };
+        let b = BranchParams {
+            cases: vec![
+                case(
+                    "dated",
+                    Condition::All(vec![
+                        Condition::Exists(Path::Signal(SignalField::ResumeOn)),
+                        Condition::Compare(
+                            Compare::Gt,
+                            expr("signal.resume_on"),
+                            lit(json!("2027-01-01T00:00:00Z")),
+                        ),
+                    ]),
+                ),
+                case(
+                    "later",
+                    Condition::Compare(Compare::Eq, expr("signal.intent"), lit(json!("not_now"))),
+                ),
+                case(
+                    "referred",
+                    Condition::Exists(Path::Signal(SignalField::ReferralEmail)),
+                ),
+                case(
+                    "not_sms",
+                    Condition::Compare(Compare::Ne, expr("signal.channel"), lit(json!("sms"))),
+                ),
+            ],
+        };
+        let with = |v: Option<SignalView>| ContactView {
+            id: "c".into(),
+            signal: v,
+            ..ContactView::default()
+        };
+        let at = |s: &str| {
+            Some(
+                chrono::DateTime::parse_from_rfc3339(s)
+                    .unwrap()
+                    .with_timezone(&chrono::Utc),
+            )
+        };
+        let not_now = SignalView {
+            channel: Some("email".into()),
+            intent: Some(Intent::NotNow),
+            ..SignalView::default()
+        };
+        let cases = [
+            // No signal closed the last wait: every test of it fails, `ne` included.
+            (None, "else"),
+            (
+                Some(SignalView {
+                    resume_on: at("2027-03-01T07:00:00Z"),
+                    ..not_now.clone()
+                }),
+                "dated",
+            ),
+            (
+                Some(SignalView {
+                    resume_on: at("2026-12-01T07:00:00Z"),
+                    ..not_now.clone()
+                }),
+                "later",
+            ),
+            (Some(not_now.clone()), "later"),
+            (
+                Some(SignalView {
+                    intent: Some(Intent::WrongPerson),
+                    referral: Some(Referral {
+                        email: "bo@example.com".into(),
+                        name: None,
+                    }),
+                    ..not_now.clone()
+                }),
+                "referred",
+            ),
+            (
+                Some(SignalView {
+                    intent: Some(Intent::Interested),
+                    ..not_now.clone()
+                }),
+                "not_sms",
+            ),
+            (
+                Some(SignalView {
+                    channel: Some("sms".into()),
+                    intent: Some(Intent::Interested),
+                    ..SignalView::default()
+                }),
+                "else",
+            ),
+        ];
+        for (view, want) in cases {
+            let label = format!("{view:?}");
+            assert_eq!(b.choose(&json!({}), &with(view)), want, "{label}");
+        }
     }
 
     #[test]

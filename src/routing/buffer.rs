@@ -6,6 +6,7 @@
 //! [`BUFFER_CAP`] are kept (the oldest dropped first); each is dropped [`BUFFER_TTL_DAYS`] days
 //! after it arrived. A signal that arrives after a wait timed out is buffered like any other.
 
+use crate::engine::SignalFacts;
 use crate::routing::precedence::pick;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,10 @@ pub struct BufferedSignal {
     /// When it arrived; the 7-day expiry counts from here.
     #[serde(with = "crate::engine::instant::stored")]
     pub at: DateTime<Utc>,
+    /// What `signal.*` reads of it once a wait consumes it, kept from when it arrived. Absent
+    /// in states stored before signals carried facts: they read as none.
+    #[serde(default, skip_serializing_if = "SignalFacts::is_empty")]
+    pub facts: SignalFacts,
 }
 
 impl BufferedSignal {
@@ -128,6 +133,7 @@ mod tests {
             raises: raises.iter().map(|s| s.to_string()).collect(),
             payload: serde_json::json!({}),
             at,
+            facts: SignalFacts::default(),
         }
     }
 
@@ -191,6 +197,63 @@ mod tests {
         assert_eq!(b.next_expiry(), Some(t0() + Duration::days(8)));
         assert_eq!(b.expire(t0() + Duration::days(30)).len(), 1);
         assert!(b.is_empty());
+    }
+
+    #[test]
+    fn facts_are_kept_and_optional_on_the_wire() {
+        use crate::inbound::intent::{Intent, Referral};
+        let mut with_facts = sig("r1", &["reply", "reply:email"], t0());
+        with_facts.facts = SignalFacts {
+            channel: Some("email".into()),
+            intent: Some(Intent::NotNow),
+            resume_on: chrono::NaiveDate::from_ymd_opt(2027, 3, 1),
+            referral: Some(Referral {
+                email: "bo@example.com".into(),
+                name: Some("Bo".into()),
+            }),
+        };
+        let json = serde_json::to_value(&with_facts).unwrap();
+        assert_eq!(
+            json["facts"],
+            serde_json::json!({"channel": "email", "intent": "not_now", "resume_on": "2027-03-01",
+                               "referral": {"email": "bo@example.com", "name": "Bo"}})
+        );
+        assert_eq!(
+            serde_json::from_value::<BufferedSignal>(json).unwrap(),
+            with_facts
+        );
+        let packed = rmp_serde::to_vec_named(&with_facts).unwrap();
+        assert_eq!(
+            rmp_serde::from_slice::<BufferedSignal>(&packed).unwrap(),
+            with_facts
+        );
+        // No facts: nothing written, so a state stays as it was before signals carried them…
+        let plain = sig("p1", &["payment.done"], t0());
+        let json = serde_json::to_value(&plain).unwrap();
+        assert!(json.get("facts").is_none(), "{json}");
+        // …and one written before (no `facts` key), in either encoding, reads as none.
+        let mut before = json.clone();
+        before.as_object_mut().unwrap().remove("facts");
+        assert_eq!(
+            serde_json::from_value::<BufferedSignal>(before.clone()).unwrap(),
+            plain
+        );
+        let packed = rmp_serde::to_vec_named(&plain).unwrap();
+        assert_eq!(
+            rmp_serde::from_slice::<BufferedSignal>(&packed).unwrap(),
+            plain
+        );
+    }
+
+    #[test]
+    fn consumed_signals_keep_their_facts() {
+        let mut b = SignalBuffer::new();
+        let mut r = sig("r1", &["reply"], t0());
+        r.facts.channel = Some("sms".into());
+        b.push(sig("m1", &["meeting_booked"], t0()));
+        b.push(r.clone());
+        let (taken, event) = b.take_oldest(&listed(&["reply"])).unwrap();
+        assert_eq!((taken, event.as_str()), (r, "reply"));
     }
 
     #[test]

@@ -111,6 +111,68 @@ fn wait_targets() {
     }
 }
 
+/// A timing slot whose expression reads a value that is absent when the step is entered fails
+/// the step with `EXPR_MISSING` (the flow should test it with `exists` first); an expression that
+/// cannot be computed from values that are there stays `EXPR_TYPE`.
+#[test]
+fn a_missing_value_in_a_timing_slot_is_expr_missing() {
+    // (wait params, input, code, text the message names)
+    let cases = [
+        (
+            json!({"until": "$: input.at"}),
+            json!({}),
+            "EXPR_MISSING",
+            "`input.at` is missing",
+        ),
+        (
+            json!({"duration": "$: input.wait_ms * 2"}),
+            json!({}),
+            "EXPR_MISSING",
+            "`input.wait_ms` is missing",
+        ),
+        (
+            json!({"duration": "$: fetch.status"}),
+            json!({}),
+            "EXPR_MISSING",
+            "`fetch.status` is missing",
+        ),
+        (
+            json!({"duration": "$: 1000 / (input.wait_ms - 5)"}),
+            json!({"wait_ms": 5}),
+            "EXPR_TYPE",
+            "division by zero",
+        ),
+    ];
+    for (params, input, code, needle) in cases {
+        let f = flow_of(
+            "w",
+            json!({}),
+            json!({
+                "w": {"type": "wait", "params": params, "next": {"then": "done"}},
+                "done": {"type": "end"}
+            }),
+        );
+        let mut d = Driver::with_input(f, contact(None, None, None), "UTC", input);
+        d.apply(Input::Start, "2026-12-04T20:00:00Z");
+        assert_eq!(d.state.status, Status::Failed, "{params}");
+        let failed = d.journey().into_iter().find_map(|j| match j {
+            JourneyEntry::Failed {
+                code,
+                step,
+                message,
+            } => Some((code, step, message)),
+            _ => None,
+        });
+        let (got, step, message) = failed.expect("a failed entry");
+        assert_eq!(got.as_str(), code, "{params}: {message}");
+        assert_eq!(step.as_deref(), Some("w"), "{params}");
+        assert!(message.contains(needle), "{params}: {message}");
+        if code == "EXPR_MISSING" {
+            assert!(message.contains("`exists`"), "{params}: {message}");
+        }
+    }
+}
+
 /// SPEC §2.6: a `wait` whose target is past clamps to now and wakes in the same call.
 #[test]
 fn past_until_clamps_to_now() {

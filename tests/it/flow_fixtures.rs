@@ -203,3 +203,38 @@ fn docs_example_is_the_valid_fixture() {
     let side = sidecar(&dir("").join("outbound-v1.json")).expect("its sidecar");
     assert_eq!(got, expected(&side), "{}", report::render_text(&v.problems));
 }
+
+/// The JSON block of docs/flows.md that contains `needle`: exactly one must.
+pub(crate) fn docs_flow_with(needle: &str) -> Value {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let docs = fs::read_to_string(root.join("docs/flows.md")).unwrap();
+    let blocks: Vec<&str> = docs
+        .split("```json\n")
+        .skip(1)
+        .map(|b| &b[..b.find("```").expect("a closed block")])
+        .filter(|b| b.contains(needle))
+        .collect();
+    assert_eq!(
+        blocks.len(),
+        1,
+        "one json block of docs/flows.md has {needle}"
+    );
+    serde_json::from_str(blocks[0]).expect("the example parses")
+}
+
+/// The "not now" example of docs/flows.md (`signal.*`), whole: it waits for `intent:not_now`,
+/// branches on `exists signal.resume_on` and waits `until` it, and validates without a single
+/// problem.
+#[test]
+fn docs_not_now_example_is_valid() {
+    let v = validate(
+        &docs_flow_with("\"intent:not_now\""),
+        &ValidateOptions::default(),
+    );
+    assert!(
+        v.problems.is_empty(),
+        "{}",
+        report::render_text(&v.problems)
+    );
+    assert!(v.flow.is_some());
+}

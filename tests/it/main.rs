@@ -24,9 +24,9 @@
 //! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`,
 //!   `request_tracing` (OTLP export to a local receiver, JSON log lines), `bench`
 //!   (`nudge-bench --via grpc` with a tiny N).
-//! - The pure core: `engine_props`, `engine_routing`, `engine_simulate`, `engine_steps`,
-//!   `flow_fixtures`, `flow_props`, `timing_golden`, `timing_phone_cases`, `timing_props`,
-//!   `timing_window_props`.
+//! - The pure core: `engine_props`, `engine_routing`, `engine_signal`, `engine_simulate`,
+//!   `engine_steps`, `flow_fixtures`, `flow_props`, `timing_golden`, `timing_phone_cases`,
+//!   `timing_props`, `timing_window_props`.
 //!
 //! Proptest keeps the seeds of past failures in `tests/proptest-regressions/<module>.txt` (its
 //! default place for a test crate whose root is `main.rs`).
@@ -61,6 +61,7 @@ mod engine_explain;
 mod engine_outside;
 mod engine_props;
 mod engine_routing;
+mod engine_signal;
 mod engine_simulate;
 mod engine_steps;
 mod explain_api;

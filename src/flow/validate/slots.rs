@@ -513,6 +513,41 @@ mod tests {
                 &[("EXPR_TYPE", "/steps/a/params/until")],
             ),
             (
+                "until the resume date",
+                wait(json!({"until": "$: signal.resume_on"})),
+                &[],
+            ),
+            (
+                "until a day after the resume date",
+                wait(json!({"until": "$: signal.resume_on + 86400000"})),
+                &[],
+            ),
+            (
+                "until the intent",
+                wait(json!({"until": "$: signal.intent"})),
+                &[("EXPR_TYPE", "/steps/a/params/until")],
+            ),
+            (
+                "duration of the intent",
+                wait(json!({"duration": "$: signal.intent"})),
+                &[("EXPR_TYPE", "/steps/a/params/duration")],
+            ),
+            (
+                "duration of the resume date",
+                wait(json!({"duration": "$: signal.resume_on"})),
+                &[("EXPR_TYPE", "/steps/a/params/duration")],
+            ),
+            (
+                "duration until the resume date",
+                wait(json!({"duration": "$: signal.resume_on - input.at"})),
+                &[],
+            ),
+            (
+                "an unknown signal field",
+                wait(json!({"until": "$: signal.date"})),
+                &[("BAD_UNTIL", "/steps/a/params/until")],
+            ),
+            (
                 "until syntax",
                 wait(json!({"until": "$: (input.at"})),
                 &[("BAD_UNTIL", "/steps/a/params/until")],

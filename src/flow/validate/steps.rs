@@ -866,7 +866,7 @@ impl Validator<'_> {
     }
 
     /// A path of `exists`: `input.<declared field>`, `contact.<field>`,
-    /// `contact.attributes.<name>` or `fetch.…`.
+    /// `contact.attributes.<name>`, `fetch.…` or `signal.…`.
     fn data_path(&mut self, s: &str, path: &str) -> Option<Path> {
         match Expr::parse(s) {
             Ok(Expr {
@@ -886,7 +886,7 @@ impl Validator<'_> {
                 Some(p)
             }
             Ok(_) => {
-                self.error(Code::BadSchema, path, format!("{s:?} is not a path: write `contact.<field>`, `contact.attributes.<name>`, `input.<field>` or `fetch.<field>`"));
+                self.error(Code::BadSchema, path, format!("{s:?} is not a path: write `contact.<field>`, `contact.attributes.<name>`, `input.<field>`, `fetch.<field>` or `signal.<field>`"));
                 None
             }
             Err(e) => {
@@ -1389,6 +1389,51 @@ mod tests {
                     json!({"won": "b", "has_phone": "b", "big": "b", "many": "b", "tier": "b", "else": "b"}),
                 ),
                 &[],
+            ),
+            (
+                "branch on the signal",
+                branch(
+                    json!([
+                    {"name": "dated", "when": {"exists": "signal.resume_on"}},
+                    {"name": "later", "when": {"eq": ["$: signal.intent", "not_now"]}},
+                    {"name": "referred", "when": {"all": [{"exists": "signal.referral.email"}, {"in": ["$: signal.channel", ["email", "linkedin"]]}]}},
+                    {"name": "soon", "when": {"lt": ["$: signal.resume_on", "2027-06-01T00:00:00Z"]}},
+                    {"name": "named", "when": {"ne": ["$: signal.referral.name", ""]}}]),
+                    json!({"dated": "b", "later": "b", "referred": "b", "soon": "b", "named": "b", "else": "b"}),
+                ),
+                &[],
+            ),
+            (
+                "an unknown signal field",
+                branch(
+                    json!([{"name": "x", "when": {"exists": "signal.sentiment"}}]),
+                    json!({"x": "b", "else": "b"}),
+                ),
+                &[("BAD_SCHEMA", "/steps/a/params/cases/0/when/exists")],
+            ),
+            (
+                "a signal string compared with a number",
+                branch(
+                    json!([{"name": "x", "when": {"eq": ["$: signal.intent", 3]}}]),
+                    json!({"x": "b", "else": "b"}),
+                ),
+                &[("EXPR_TYPE", "/steps/a/params/cases/0/when/eq/1")],
+            ),
+            (
+                "a resume date compared with a word",
+                branch(
+                    json!([{"name": "x", "when": {"eq": ["$: signal.resume_on", "march"]}}]),
+                    json!({"x": "b", "else": "b"}),
+                ),
+                &[("EXPR_TYPE", "/steps/a/params/cases/0/when/eq/1")],
+            ),
+            (
+                "ordering the intent",
+                branch(
+                    json!([{"name": "x", "when": {"gte": ["$: signal.intent", "not_now"]}}]),
+                    json!({"x": "b", "else": "b"}),
+                ),
+                &[("EXPR_TYPE", "/steps/a/params/cases/0/when/gte/0")],
             ),
             (
                 "case not wired and else missing",

@@ -16,6 +16,7 @@ mod events;
 mod fanout;
 mod group;
 mod inbox;
+mod intent;
 mod payloads;
 mod providers;
 mod routing;
