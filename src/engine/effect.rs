@@ -103,9 +103,26 @@ pub struct RecordedPayload {
     pub payload_truncated: Option<usize>,
 }
 
+/// The reading stored in a signal's payload (under [`crate::inbound::intent::PAYLOAD_KEY`]),
+/// if its words were read.
+pub fn reading_of(payload: &serde_json::Value) -> Option<crate::inbound::intent::ReplyIntent> {
+    payload
+        .get(crate::inbound::intent::PAYLOAD_KEY)
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+}
+
 impl RecordedPayload {
-    /// What the journey records of `payload`.
+    /// What the journey records of `payload`: all of it but a reply's reading, which its entry
+    /// shows as `intent`.
     pub fn of(payload: &serde_json::Value) -> RecordedPayload {
+        if let Some(map) = payload
+            .as_object()
+            .filter(|m| m.contains_key(crate::inbound::intent::PAYLOAD_KEY))
+        {
+            let mut rest = map.clone();
+            rest.remove(crate::inbound::intent::PAYLOAD_KEY);
+            return RecordedPayload::of(&serde_json::Value::Object(rest));
+        }
         if payload.as_object().is_some_and(|o| o.is_empty()) || payload.is_null() {
             return RecordedPayload::default();
         }
@@ -328,6 +345,11 @@ pub enum JourneyEntry {
     Signal {
         /// The stored signal's id.
         signal: String,
+        /// What a human reply's words said (its intent, confidence, language, evidence, and a
+        /// `resume_on` date or a referral when it named one): shown here rather than inside
+        /// the recorded payload, so every entry of the signal carries it, whatever it did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        intent: Option<crate::inbound::intent::ReplyIntent>,
         /// Woke, buffered, consumed, expired, ignored or exited.
         #[serde(flatten)]
         effect: SignalEffect,

@@ -25,8 +25,8 @@
 use crate::capacity::{domain_of, Book, Caps, Entry as CapEntry};
 use crate::code::Code;
 use crate::engine::effect::{
-    message_id, Dispatch, Effect, JourneyEntry, PauseReason, RecordedPayload, SignalEffect, Task,
-    Woken,
+    message_id, reading_of, Dispatch, Effect, JourneyEntry, PauseReason, RecordedPayload,
+    SignalEffect, Task, Woken,
 };
 use crate::engine::input::{Input, Signal, SignalFacts};
 use crate::engine::outside::{Decision, FetchAnswer, FetchCall, FetchRequest, FetchResponse};
@@ -231,6 +231,7 @@ impl<'a> Machine<'a> {
             let at = s.expires_at();
             self.journey(JourneyEntry::Signal {
                 signal: s.id,
+                intent: reading_of(&s.payload),
                 effect: SignalEffect::Expired {
                     why: Dropped::Expired,
                     at,
@@ -432,17 +433,20 @@ impl<'a> Machine<'a> {
             }
             Route::Noted(what) => self.journey(JourneyEntry::Signal {
                 signal: s.id,
+                intent: reading_of(&s.payload),
                 effect: SignalEffect::Noted { what },
             }),
             Route::PauseAway => self.pause_away(&s),
             Route::IgnoredPaused => self.journey(JourneyEntry::Signal {
                 signal: s.id,
+                intent: reading_of(&s.payload),
                 effect: SignalEffect::IgnoredPaused,
             }),
             Route::Exit(cause) => {
                 let reason = cause.reason();
                 self.journey(JourneyEntry::Signal {
                     signal: s.id.clone(),
+                    intent: reading_of(&s.payload),
                     effect: SignalEffect::Exited {
                         reason: reason.clone(),
                     },
@@ -454,6 +458,7 @@ impl<'a> Machine<'a> {
                 let payload = RecordedPayload::of(&s.payload);
                 self.journey(JourneyEntry::Signal {
                     signal: s.id.clone(),
+                    intent: reading_of(&s.payload),
                     effect: SignalEffect::Woke {
                         run,
                         branch: event.clone(),
@@ -466,6 +471,7 @@ impl<'a> Machine<'a> {
             Route::Buffer => {
                 self.journey(JourneyEntry::Signal {
                     signal: s.id.clone(),
+                    intent: reading_of(&s.payload),
                     effect: SignalEffect::Buffered {
                         payload: RecordedPayload::of(&s.payload),
                     },
@@ -480,6 +486,7 @@ impl<'a> Machine<'a> {
                 for d in dropped {
                     self.journey(JourneyEntry::Signal {
                         signal: d.id,
+                        intent: reading_of(&d.payload),
                         effect: SignalEffect::Expired {
                             why: Dropped::BufferFull,
                             at: self.now,
@@ -543,6 +550,7 @@ impl<'a> Machine<'a> {
         }
         self.journey(JourneyEntry::Signal {
             signal: s.id.clone(),
+            intent: reading_of(&s.payload),
             effect: SignalEffect::Paused { until },
         });
         self.st.status = Status::Paused;
@@ -975,6 +983,7 @@ impl<'a> Machine<'a> {
                     let payload = RecordedPayload::of(&signal.payload);
                     self.journey(JourneyEntry::Signal {
                         signal: signal.id.clone(),
+                        intent: reading_of(&signal.payload),
                         effect: SignalEffect::Consumed {
                             run: run_id,
                             branch: event.clone(),

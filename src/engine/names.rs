@@ -88,7 +88,9 @@ impl DeliveryEffect {
         effects
             .iter()
             .find_map(|e| match e {
-                Effect::Journey(JourneyEntry::Signal { signal, effect }) if signal == signal_id => {
+                Effect::Journey(JourneyEntry::Signal { signal, effect, .. })
+                    if signal == signal_id =>
+                {
                     Some(DeliveryEffect::from_signal_effect(effect))
                 }
                 _ => None,
@@ -318,6 +320,7 @@ mod tests {
             }),
             Effect::Journey(JourneyEntry::Signal {
                 signal: "sg".into(),
+                intent: None,
                 effect: SignalEffect::Buffered {
                     payload: Default::default(),
                 },

@@ -136,7 +136,9 @@ impl Driver {
         self.journey()
             .into_iter()
             .filter_map(|j| match j {
-                JourneyEntry::Signal { signal: s, effect } if s == signal => Some(effect),
+                JourneyEntry::Signal {
+                    signal: s, effect, ..
+                } if s == signal => Some(effect),
                 _ => None,
             })
             .collect()

@@ -159,6 +159,44 @@ async fn a_reply_takes_the_branch_its_words_choose(backend: Backend) {
     assert!(read.evidence.is_empty());
     let outcomes: Vec<String> = futures_outcomes(&app, &ids).await;
     assert_eq!(outcomes, ["yes", "later", "email", "reply", "later"]);
+    // The signal's journey entry carries the reading (once: not again inside the payload),
+    // and Watch streams the same entry.
+    let entries = journey(&app, &ids[1]).await;
+    let (_, signal) = entries
+        .iter()
+        .find(|(kind, _)| kind == "signal")
+        .expect("a signal entry");
+    assert_eq!(signal["intent"]["intent"], "not_now", "{signal}");
+    assert_eq!(signal["intent"]["resume_on"], "2027-07-01", "{signal}");
+    assert_eq!(signal["intent"]["language"], "en", "{signal}");
+    assert!(
+        signal
+            .get("payload")
+            .is_none_or(|p| p.get("intent").is_none()),
+        "{signal}"
+    );
+    let mut watch = nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient::new(
+        app.channel().await,
+    )
+    .watch(app.authed(WatchRequest {
+        contact_id: "later".into(),
+        kinds: vec!["signal".into()],
+        ..Default::default()
+    }))
+    .await
+    .unwrap()
+    .into_inner();
+    let entry = tokio::time::timeout(std::time::Duration::from_secs(20), watch.message())
+        .await
+        .expect("Watch answers")
+        .unwrap()
+        .expect("an entry")
+        .entry
+        .unwrap();
+    let detail = crate::common::detail_json(&entry);
+    assert_eq!(&detail, signal, "Watch shows what the journey shows");
+    // An open stream would hold the server's graceful stop.
+    drop(watch);
     app.stop().await;
 }
 
