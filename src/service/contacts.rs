@@ -190,6 +190,32 @@ pub async fn opt_out(
     channels: &[String],
     now: DateTime<Utc>,
 ) -> Result<Contact, ServiceError> {
+    change_opt_outs(core, account_id, id, channels, true, now).await
+}
+
+/// Lifts the contact's opt-out of `channels` (`ContactService.LiftOptOut`): a rep who judges
+/// that an unsubscribe in words was misread, or a CRM that learned the person opted back in.
+/// Nothing is re-enrolled; its running enrollments may send on the channels again. SMS is
+/// refused: only the contact's own `START` ends an SMS opt-out.
+pub async fn lift_opt_out(
+    core: &Core,
+    account_id: &str,
+    id: &str,
+    channels: &[String],
+    now: DateTime<Utc>,
+) -> Result<Contact, ServiceError> {
+    change_opt_outs(core, account_id, id, channels, false, now).await
+}
+
+/// [`opt_out`] (`add`) or [`lift_opt_out`]: checks every field, then merges the channels in.
+async fn change_opt_outs(
+    core: &Core,
+    account_id: &str,
+    id: &str,
+    channels: &[String],
+    add: bool,
+    now: DateTime<Utc>,
+) -> Result<Contact, ServiceError> {
     let db = &core.db;
     let mut problems = Violations::default();
     problems.check(fields::parse_id("contact_id", id));
@@ -205,13 +231,23 @@ pub async fn opt_out(
         .enumerate()
         .filter_map(|(i, c)| problems.check(fields::parse_channel(&format!("channels[{i}]"), c)))
         .collect();
+    if !add {
+        if let Some(i) = parsed.iter().position(|c| *c == Channel::Sms) {
+            problems.push(super::Violation::new(
+                format!("channels[{i}]"),
+                crate::code::Code::BadSchema,
+                "an SMS opt-out ends only with the contact's own `START` (carriers require the \
+                 person to opt back in): lift `email`, `call` or `linkedin` here",
+            ));
+        }
+    }
     problems.finish()?;
 
     // The contact is locked while the opt-outs merge, so concurrent opt-outs never lose a
     // channel, and its running enrollments learn of them in the same transaction (an SMS
     // already planned is then skipped, not sent).
     let stored = crate::transaction!(db, |tx| {
-        opt_out_in(tx, core, account_id, id, &parsed, true, now).await
+        opt_out_in(tx, core, account_id, id, &parsed, add, now).await
     })?;
     match stored {
         Some((row, wake)) => {

@@ -60,4 +60,24 @@ impl ContactService for ContactApi {
             contact: Some(contact.into()),
         }))
     }
+
+    async fn lift_opt_out(
+        &self,
+        request: Request<LiftOptOutRequest>,
+    ) -> Result<Response<LiftOptOutResponse>, Status> {
+        let who = principal(&request)?;
+        let req = request.into_inner();
+        let now = self.state.core.clock.now();
+        let contact = contacts::lift_opt_out(
+            &self.state.core,
+            &who.account_id,
+            &req.contact_id,
+            &req.channels,
+            now,
+        )
+        .await?;
+        Ok(Response::new(LiftOptOutResponse {
+            contact: Some(contact.into()),
+        }))
+    }
 }

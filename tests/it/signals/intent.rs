@@ -307,6 +307,34 @@ async fn an_unsubscribe_in_words_opts_out_of_its_channel_unless_the_flow_decides
     }
     let ann = get_contact(&app, "ann").await;
     assert_eq!(ann.opted_out, ["email"], "only the channel it came on");
+    // A rep who judges the words misread lifts it; SMS is refused (only START lifts that).
+    let contacts = || async {
+        nudge::proto::v1::contact_service_client::ContactServiceClient::new(app.channel().await)
+    };
+    let e = contacts()
+        .await
+        .lift_opt_out(app.authed(LiftOptOutRequest {
+            contact_id: "ann".into(),
+            channels: vec!["email".into(), "sms".into()],
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+    assert!(e.message().contains("START"), "{}", e.message());
+    assert_eq!(get_contact(&app, "ann").await.opted_out, ["email"], "nothing lifted");
+    let lifted = contacts()
+        .await
+        .lift_opt_out(app.authed(LiftOptOutRequest {
+            contact_id: "ann".into(),
+            channels: vec!["email".into()],
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .contact
+        .unwrap();
+    assert!(lifted.opted_out.is_empty(), "{lifted:?}");
+    assert_eq!(enrollment(&app, &e1).await.status, "exited", "nothing is re-enrolled");
     // "No thanks" ends this sequence, not every one: no opt-out.
     contact_tz(&app, "bob", "bob@example.com", "", "").await;
     let e3 = enroll(&app, "bob", &routing).await;
