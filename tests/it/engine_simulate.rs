@@ -275,3 +275,59 @@ fn contact_attributes_reach_a_branch() {
     assert_eq!(outcome(json!({"tier": "silver"})), "other");
     assert_eq!(outcome(json!({})), "other");
 }
+
+/// A scripted reply with words is read as in production: in the contact's zone, its intent
+/// ahead of `reply`, and `signal.resume_on` waits until the day it named (00:00 in New York on
+/// 1 March 2027 is 05:00Z, by Python's zoneinfo). An unsubscribe in words opts out and exits.
+#[test]
+fn a_scripted_reply_is_read_for_its_intent() {
+    let flow = Flow::from_json(
+        &json!({
+          "name": "not-now",
+          "start": "wait",
+          "steps": {
+            "wait": { "type": "wait_for", "params": { "events": ["intent:not_now", "reply"], "timeout": "10d" },
+                      "next": { "intent:not_now": "dated", "reply": "end_reply", "timeout": "end_silent" } },
+            "dated": { "type": "branch", "params": { "cases": [ { "name": "dated", "when": { "exists": "signal.resume_on" } } ] },
+                       "next": { "dated": "until", "else": "end_later" } },
+            "until": { "type": "wait", "params": { "until": "$: signal.resume_on" }, "next": { "then": "end_resumed" } },
+            "end_resumed": { "type": "end", "params": { "outcome": "resumed" } },
+            "end_later":   { "type": "end", "params": { "outcome": "later" } },
+            "end_reply":   { "type": "end", "params": { "outcome": "reply" } },
+            "end_silent":  { "type": "end", "params": { "outcome": "silent" } }
+          }
+        }),
+        &ValidateOptions::default(),
+    )
+    .unwrap_or_else(|p| panic!("{p:#?}"));
+    let scenario = |text: &str| -> Scenario {
+        serde_json::from_value(json!({
+          "start": "2026-12-04T15:00:00Z",
+          "horizon": "2027-04-01T00:00:00Z",
+          "contact": { "tz": "America/New_York", "email": "ann@example.com" },
+          "sender_tz": "Europe/Prague",
+          "script": [ { "at": "2026-12-05T16:00:00Z", "kind": "reply", "channel": "email", "text": text } ]
+        }))
+        .unwrap()
+    };
+    let dated = serde_json::to_value(
+        simulate(&flow, &scenario("Not now — please reach out again in March.")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(dated["outcome"], "resumed", "{dated:#}");
+    assert_eq!(dated["runs"][0]["branch"], "intent:not_now", "{dated:#}");
+    let until = dated["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["step"] == "until")
+        .expect("the dated wait ran");
+    assert_eq!(until["until"], "2027-03-01T05:00:00Z", "{dated:#}");
+    let thanks = serde_json::to_value(simulate(&flow, &scenario("Thanks!")).unwrap()).unwrap();
+    assert_eq!(thanks["outcome"], "reply", "{thanks:#}");
+    let stop = serde_json::to_value(
+        simulate(&flow, &scenario("Please remove me from your list.")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stop["state"], "exited", "{stop:#}");
+}
