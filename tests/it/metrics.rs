@@ -206,6 +206,7 @@ async fn metrics_parse_and_move_after_work(backend: Backend) {
             contact: "dee".into(),
             kind: "reply".into(),
             channel: "sms".into(),
+            text: "yes, call me tomorrow at 10".into(),
             ..Default::default()
         }))
         .await
@@ -237,6 +238,16 @@ async fn metrics_parse_and_move_after_work(backend: Backend) {
     );
     assert_eq!(
         value(&s, "nudge_waiting_runs", &[("reason", "signal")]),
+        Some(1.0)
+    );
+    // The reply's words were read: counted by intent and channel.
+    assert_eq!(kind(&s, "nudge_replies_total"), Some("counter"));
+    assert_eq!(
+        value(
+            &s,
+            "nudge_replies_total",
+            &[("intent", "interested"), ("channel", "sms")]
+        ),
         Some(1.0)
     );
 
