@@ -225,6 +225,28 @@ async fn console_sign_in_sessions_and_pages(backend: Backend) {
         sim.body
     );
 
+    // A reply's words, read: the timeline's mark and the journey say what it said and which
+    // words decided, escaped like everything else.
+    SignalServiceClient::new(app.channel().await)
+        .report_signal(app.authed(ReportSignalRequest {
+            contact: "dee".into(),
+            kind: "reply".into(),
+            channel: "sms".into(),
+            text: "Sounds good <b>Thursday</b>".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap();
+    let a = http::get(app.addr, &page, &[("Cookie", &cookies)]).await;
+    assert!(a.body.contains("Reply: interested ("), "{}", a.body);
+    assert!(a.body.contains("“Sounds good”"), "{}", a.body);
+    assert!(
+        a.body.contains("woke: interested"),
+        "the mark's title: {}",
+        a.body
+    );
+    assert!(!a.body.contains("<b>Thursday</b>"), "{}", a.body);
+
     // A forged cookie, then an expired one (nine hours later): back to sign-in.
     let forged = cookies.replace("nudge_session=", "nudge_session=x");
     let a = http::get(app.addr, &page, &[("Cookie", &forged)]).await;

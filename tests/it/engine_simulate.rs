@@ -311,7 +311,11 @@ fn a_scripted_reply_is_read_for_its_intent() {
         .unwrap()
     };
     let dated = serde_json::to_value(
-        simulate(&flow, &scenario("Not now — please reach out again in March.")).unwrap(),
+        simulate(
+            &flow,
+            &scenario("Not now — please reach out again in March."),
+        )
+        .unwrap(),
     )
     .unwrap();
     assert_eq!(dated["outcome"], "resumed", "{dated:#}");

@@ -537,6 +537,45 @@ fn ts(v: Option<&serde_json::Value>) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
+/// What a signal entry's reply said, in words: its intent, how sure and in which language,
+/// the words that decided, and a date or referral it named; `None` for a signal whose words
+/// were not read.
+fn reading(detail: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+    let r = detail.get("intent")?;
+    let text = |k: &str| r.get(k).and_then(|v| v.as_str());
+    let mut out = format!(
+        "{} ({:.0} % sure, {})",
+        text("intent")?,
+        r.get("confidence").and_then(|v| v.as_f64()).unwrap_or(0.0) * 100.0,
+        text("language").unwrap_or("und")
+    );
+    let evidence: Vec<String> = r
+        .get("evidence")
+        .and_then(|v| v.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|e| e.as_str())
+                .map(|e| format!("“{e}”"))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !evidence.is_empty() {
+        out.push_str(" — ");
+        out.push_str(&evidence.join(", "));
+    }
+    if let Some(day) = text("resume_on") {
+        out.push_str(&format!("; resume on {day}"));
+    }
+    if let Some(email) = r
+        .get("referral")
+        .and_then(|f| f.get("email"))
+        .and_then(|v| v.as_str())
+    {
+        out.push_str(&format!("; refers to {email}"));
+    }
+    Some(out)
+}
+
 /// The journey drawn: a run from its `run_opened` to its `run_closed` (or now), a deferral
 /// from when it was deferred to the opening, a hold until released (or now), a signal a mark.
 fn drawing(entries: &[Entry], now: DateTime<Utc>) -> Drawing {
@@ -588,7 +627,11 @@ fn drawing(entries: &[Entry], now: DateTime<Utc>) -> Drawing {
                     .get("effect")
                     .and_then(|v| v.as_str())
                     .unwrap_or("signal");
-                d.marks.push((what.to_string(), e.at));
+                let label = match reading(&e.detail) {
+                    Some(said) => format!("{what}: {said}"),
+                    None => what.to_string(),
+                };
+                d.marks.push((label, e.at));
             }
             _ => {}
         }
@@ -754,7 +797,15 @@ async fn enrollment_page(
         table id="journey" {
             tr { th { "#" } th { "At" } th { "Kind" } th { "Detail" } }
             @for en in &entries {
-                tr { td { (en.seq) } td { (en.at.to_rfc3339()) } td { (en.kind) } td { code { (serde_json::Value::Object(en.detail.clone()).to_string()) } } }
+                tr {
+                    td { (en.seq) } td { (en.at.to_rfc3339()) } td { (en.kind) }
+                    td {
+                        @if let Some(said) = reading(&en.detail) {
+                            p.intent { "Reply: " (said) }
+                        }
+                        code { (serde_json::Value::Object(en.detail.clone()).to_string()) }
+                    }
+                }
             }
         }
     };

@@ -321,7 +321,11 @@ async fn an_unsubscribe_in_words_opts_out_of_its_channel_unless_the_flow_decides
         .unwrap_err();
     assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
     assert!(e.message().contains("START"), "{}", e.message());
-    assert_eq!(get_contact(&app, "ann").await.opted_out, ["email"], "nothing lifted");
+    assert_eq!(
+        get_contact(&app, "ann").await.opted_out,
+        ["email"],
+        "nothing lifted"
+    );
     let lifted = contacts()
         .await
         .lift_opt_out(app.authed(LiftOptOutRequest {
@@ -334,7 +338,11 @@ async fn an_unsubscribe_in_words_opts_out_of_its_channel_unless_the_flow_decides
         .contact
         .unwrap();
     assert!(lifted.opted_out.is_empty(), "{lifted:?}");
-    assert_eq!(enrollment(&app, &e1).await.status, "exited", "nothing is re-enrolled");
+    assert_eq!(
+        enrollment(&app, &e1).await.status,
+        "exited",
+        "nothing is re-enrolled"
+    );
     // "No thanks" ends this sequence, not every one: no opt-out.
     contact_tz(&app, "bob", "bob@example.com", "", "").await;
     let e3 = enroll(&app, "bob", &routing).await;
