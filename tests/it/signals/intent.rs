@@ -488,6 +488,25 @@ async fn every_path_reads_a_reply_the_same_way(backend: Backend) {
     );
     assert_eq!(answered, read, "the webhook answers what it stored");
     assert_eq!(raises[0], "intent:wrong_person");
+    // An out-of-office notice in the same thread is no reply: it has no intent, whatever its
+    // words say.
+    let ooo = json!({"headers": {"Message-ID": "<ooo1@mail.example.com>", "In-Reply-To": message_id,
+                                 "Auto-Submitted": "auto-replied"},
+                     "from": "Ann <ann@example.com>", "subject": "Out of office",
+                     "text": "I am out of the office until Monday. Please remove me from this thread."})
+    .to_string();
+    let (code, body) = http(
+        &app,
+        "/webhooks/email",
+        &signed(&secret, signing_now(), ooo.as_bytes()),
+        ooo.as_bytes(),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    assert!(json_body(&body).get("intent").is_none(), "{body}");
+    let (raises, read) = stored(&app, "email:<ooo1@mail.example.com>").await;
+    assert!(read.is_null(), "{read}");
+    assert!(!raises.iter().any(|r| r.starts_with("intent:")), "{raises:?}");
 
     // Twilio SMS: the body.
     let text = "not now, try me next month";
