@@ -259,10 +259,7 @@ async fn what_cannot_be_read_is_refused_and_changes_nothing(backend: Backend) {
     let e = app
         .flows()
         .await
-        .create_flow(app.authed(CreateFlowRequest {
-            definition: bad,
-            ..Default::default()
-        }))
+        .create_flow(app.authed(CreateFlowRequest { definition: bad }))
         .await
         .unwrap_err();
     assert!(e.message().contains("BAD_EVENT"), "{}", e.message());
@@ -506,7 +503,10 @@ async fn every_path_reads_a_reply_the_same_way(backend: Backend) {
     assert!(json_body(&body).get("intent").is_none(), "{body}");
     let (raises, read) = stored(&app, "email:<ooo1@mail.example.com>").await;
     assert!(read.is_null(), "{read}");
-    assert!(!raises.iter().any(|r| r.starts_with("intent:")), "{raises:?}");
+    assert!(
+        !raises.iter().any(|r| r.starts_with("intent:")),
+        "{raises:?}"
+    );
 
     // Twilio SMS: the body.
     let text = "not now, try me next month";
