@@ -4,23 +4,9 @@
 use super::support::*;
 use crate::common::{spawn_app, Backend};
 use chrono::Duration;
-use nudge::proto::v1::*;
 use serde_json::json;
 
 backend_tests!(email_reply_is_matched_to_its_thread);
-
-/// An email, then a wait for an email reply.
-const EMAIL_FLOW: &str = r#"{
-  "name": "email-thread",
-  "start": "email_1",
-  "steps": {
-    "email_1":    { "type": "email", "params": { "template": "intro" }, "next": { "then": "wait_reply" } },
-    "wait_reply": { "type": "wait_for", "params": { "events": ["reply:email"], "timeout": "5d" },
-                    "next": { "reply:email": "end_replied", "timeout": "end_silent" } },
-    "end_replied": { "type": "end", "params": { "outcome": "replied" } },
-    "end_silent":  { "type": "end", "params": { "outcome": "silent" } }
-  }
-}"#;
 
 async fn email_reply_is_matched_to_its_thread(backend: Backend) {
     let app = spawn_app(backend).await;
@@ -28,23 +14,8 @@ async fn email_reply_is_matched_to_its_thread(backend: Backend) {
     contact(&app, "ann", "ann@example.com", "").await;
     let id = enroll(&app, "ann", &flow).await;
     app.advance(Duration::seconds(1)).await;
-    let claimed = app
-        .dispatches()
-        .await
-        .claim_dispatches(app.authed(ClaimDispatchesRequest {
-            lease_ms: 60_000,
-            max_count: 10,
-            ..Default::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .dispatches;
-    let dispatch = claimed
-        .iter()
-        .find(|d| d.enrollment_id == id)
-        .expect("the email was dispatched");
-    assert!(!dispatch.message_id.is_empty());
+    let message_id = claimed_message_id(&app, &id).await;
+    assert!(!message_id.is_empty());
     assert_eq!(enrollment(&app, &id).await.current_step, "wait_reply");
 
     let secret = webhook_secret(&app).await;
@@ -65,10 +36,9 @@ async fn email_reply_is_matched_to_its_thread(backend: Backend) {
     assert_eq!(enrollment(&app, &id).await.current_step, "wait_reply");
 
     // A NUL in a header (it would become the provider id): 422 naming it, nothing stored.
-    let nul =
-        json!({"headers": {"Message-ID": "<r0\u{0}@mail>", "In-Reply-To": dispatch.message_id},
+    let nul = json!({"headers": {"Message-ID": "<r0\u{0}@mail>", "In-Reply-To": message_id},
                      "from": "ann@example.com", "subject": "hi"})
-        .to_string();
+    .to_string();
     let (code, body) = http(
         &app,
         "/webhooks/email",
@@ -83,7 +53,7 @@ async fn email_reply_is_matched_to_its_thread(backend: Backend) {
     // A reply that names the thread in References only (folded, with another id first).
     let reply = json!({
         "headers": {"message-id": "<r1@mail.example.com>",
-                    "References": format!("<older@x>\r\n {}", dispatch.message_id)},
+                    "References": format!("<older@x>\r\n {}", message_id)},
         "from": "Ann <ann@example.com>", "to": "rep@acme.com",
         "subject": "Re: intro", "text": "Sounds good"})
     .to_string();

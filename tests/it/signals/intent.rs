@@ -553,37 +553,3 @@ async fn every_path_reads_a_reply_the_same_way(backend: Backend) {
     assert!(raises.contains(&"reply:linkedin".to_string()), "{raises:?}");
     app.stop().await;
 }
-
-/// An email, then a wait for an email reply.
-const EMAIL_FLOW: &str = r#"{
-  "name": "email-thread",
-  "start": "email_1",
-  "steps": {
-    "email_1":    { "type": "email", "params": { "template": "intro" }, "next": { "then": "wait_reply" } },
-    "wait_reply": { "type": "wait_for", "params": { "events": ["reply:email"], "timeout": "5d" },
-                    "next": { "reply:email": "end_replied", "timeout": "end_silent" } },
-    "end_replied": { "type": "end", "params": { "outcome": "replied" } },
-    "end_silent":  { "type": "end", "params": { "outcome": "silent" } }
-  }
-}"#;
-
-/// Claims enrollment `id`'s email dispatch; its Message-ID (the thread a reply names).
-async fn claimed_message_id(app: &TestApp, id: &str) -> String {
-    let claimed = app
-        .dispatches()
-        .await
-        .claim_dispatches(app.authed(ClaimDispatchesRequest {
-            lease_ms: 60_000,
-            max_count: 10,
-            ..Default::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .dispatches;
-    claimed
-        .into_iter()
-        .find(|d| d.enrollment_id == id)
-        .expect("the email was dispatched")
-        .message_id
-}

@@ -57,6 +57,38 @@ pub const TIMED_FLOW: &str = r#"{
   }
 }"#;
 
+/// An email, then a wait for an email reply.
+pub const EMAIL_FLOW: &str = r#"{
+  "name": "email-thread",
+  "start": "email_1",
+  "steps": {
+    "email_1":    { "type": "email", "params": { "template": "intro" }, "next": { "then": "wait_reply" } },
+    "wait_reply": { "type": "wait_for", "params": { "events": ["reply:email"], "timeout": "5d" },
+                    "next": { "reply:email": "end_replied", "timeout": "end_silent" } },
+    "end_replied": { "type": "end", "params": { "outcome": "replied" } },
+    "end_silent":  { "type": "end", "params": { "outcome": "silent" } }
+  }
+}"#;
+
+/// Claims enrollment `id`'s email dispatch; its Message-ID (the thread a reply names).
+pub async fn claimed_message_id(app: &TestApp, id: &str) -> String {
+    app.dispatches()
+        .await
+        .claim_dispatches(app.authed(ClaimDispatchesRequest {
+            lease_ms: 60_000,
+            max_count: 10,
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .dispatches
+        .into_iter()
+        .find(|d| d.enrollment_id == id)
+        .expect("the email was dispatched")
+        .message_id
+}
+
 /// Request headers, name and value.
 pub type Headers<'a> = Vec<(&'a str, String)>;
 
