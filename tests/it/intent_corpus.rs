@@ -261,12 +261,28 @@ fn report(name: &str, judged: &[Judged]) -> Report {
 #[test]
 fn the_tuning_parts() {
     let mut samples = Vec::new();
+    let mut parts = Vec::new();
     for part in TUNING_PARTS {
-        samples.extend(load(part));
+        let these = load(part);
+        let r = report(part, &judge(&these));
+        parts.push(format!(
+            "| `{part}` | {:.3} | {} {:.3} | {:.3} / {:.3} | {:.3} |",
+            r.accuracy,
+            r.worst_language.0,
+            r.worst_language.1,
+            r.unsubscribe_precision,
+            r.unsubscribe_recall,
+            r.resume_exact
+        ));
+        samples.extend(these);
     }
     let judged = judge(&samples);
     let r = report("Tuning parts", &judged);
     println!("{}", r.text);
+    println!(
+        "| part | accuracy | worst language | `unsubscribe` P / R | `resume_on` exact |\n|---|---|---|---|---|\n{}\n",
+        parts.join("\n")
+    );
     for e in &r.errors {
         println!("miss: {e}");
     }
