@@ -3,8 +3,13 @@
 //!
 //! A pattern is written folded (lowercase, no diacritics, see [`super::fold`]) as tokens apart:
 //! a word; `word*`, any word it starts; `a|b|c`, any of these (each may end in `*`); `~`, up to
-//! two words of anything; `#`, a number (digits or a number word); a leading `^`, only as a
-//! sentence of its own (`^no`: "No." but not "No es el momento"). Phrases
+//! two words of anything (a negator among them negates the phrase: "Tuesday doesn't work"); `#`,
+//! a number (digits or a number word); `@`, a day close at hand (a weekday, "tomorrow", "today",
+//! "this afternoon", in the seven languages, German and Dutch compounds such as
+//! "Mittwochvormittag" included); `%`, a time of day ("2", "3pm", "14h", "4:30", "noon"; not a
+//! number that counts days or names a month's day); `&`, a month's name (any of the seven
+//! languages; a short or ambiguous one such as "May" or "mar" only next to a day's number); a
+//! leading `^`, only as a sentence of its own (`^no`: "No." but not "No es el momento"). Phrases
 //! that are alternatives of one meaning are one row, apart by ` / `. Every phrase has a weight (1
 //! weak, 2 clear, 3 decisive), what a negation right before it (or `nicht`/`niet`/`pas`/`not`
 //! right after it) makes of it (`negated`: another intent, or nothing), and an example: a
@@ -51,7 +56,7 @@ const EN: &[Row] = &[
     (I, 1.5, None, "demo|walkthrough|trial", "We'd like a demo."),
     (I, 2.0, None, "how much", "How much does it cost?"),
     (I, 1.5, None, "pricing|price|prices|cost|costs|quote", "What's the pricing?"),
-    (I, 2.0, Some(U), "call me", "Call me tomorrow."),
+    (I, 2.0, Some(U), "call|ring|phone me", "Call me tomorrow."),
     (I, 2.0, None, "give me a call|ring", "Give me a call."),
     (I, 2.0, None, "tell me more", "Tell me more."),
     (I, 2.0, None, "can|could|shall we ~ talk|chat|meet|speak|connect|hop", "Can we talk Thursday?"),
@@ -140,7 +145,7 @@ const EN: &[Row] = &[
     (U, 3.0, Some(U), "contact me|us", "Do not contact me."),
     (I, 2.0, None, "^keen|deal|perfect|brilliant|lovely|great|nice / ^go on then / ^love it / ^sounds good|great", "Keen!"),
     (I, 2.0, None, "send ~ times|slots|options / couple of times|slots / twisted my arm / go on then", "Send over a couple of times."),
-    (I, 1.5, None, "free trial|trial / how much|what ~ per month|per user|per seat", "Is there a free trial?"),
+    (I, 1.5, None, "free trial|trial / how much ~ per month|user|seat / what ~ per month|user|seat", "Is there a free trial?"),
     (L, 2.5, Some(L), "shout|holler|nudge ~ in|after|next|once|when|around / in a fortnight", "Give me a shout in a fortnight."),
     (L, 2.5, Some(L), "ask me|us again / try me|us nxt", "Ask me again on February 2nd."),
     (N, 2.5, None, "moving|switching|changing ~ off|from|away / not see us ~ moving|switching|changing", "I don't see us moving off what we have."),
@@ -159,6 +164,14 @@ const EN: &[Row] = &[
     (O, 0.0, None, "interested to know|hear / interested in knowing", "I'm interested to know who you are."),
     (N, 2.5, None, "stick with / do not have a problem / not something we ~ consider|need|want", "We'll stick with what we have."),
     (W, 2.5, None, "not|isnt mine to decide / stepped back|down from", "Purchasing isn't mine to decide anymore."),
+    (I, 2.5, None, "@ ~ works|work|suits|suit|fine|good|great|perfect|ok|okay|free|available / @ ~ is|sounds|would|should|will|could|can|does|looks ~ fine|good|great|perfect|ok|okay|work|suit|do / % ~ works|suits / % ~ is|would|should|will ~ fine|good|great|perfect|ok|work", "Tuesday works."),
+    (I, 2.0, None, "how|what about @|% / @ at|around|after % / can do @|% / let us say @|%", "How about Friday morning?"),
+    (I, 3.0, None, "call|ring|phone me|us ~ @ / call|ring|phone me|us ~ after|before|at|around|from|between % / call|ring|phone me|us ~ @ ~ after|before|at|around|from|between %", "Call me any time after 2."),
+    (N, 2.5, None, "is a|an ~ no / a no from|for / hard no / decided|decide ~ against", "It's a no from us."),
+    (O, 3.0, Some(U), "hear from you|us ~ again|anymore|ever / any more ~ emails|messages|texts|calls|mails|mail|sms / anymore ~ emails|messages|texts|calls", "I don't want to hear from you again."),
+    (U, 3.0, None, "remove|delete|erase this ~ address|email|number", "Remove this address."),
+    (L, 2.5, Some(L), "follow up|back on|around|after # / write|email|mail to me|us ~ after|in|from|next|around|again|on", "Can you follow up on 3/15?"),
+    (L, 2.0, Some(L), "parental|maternity|paternity|medical|sick leave / on leave", "I'm on parental leave until May."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -224,7 +237,7 @@ const DE: &[Row] = &[
     (U, 2.0, None, "spam|werbemail*", "Das ist Spam."),
     (U, 3.0, None, "keine weiteren ~ nachrichten|mails|emails|anrufe|zusendungen / keine weiteren e mails", "Ich möchte keine weiteren Nachrichten."),
     (U, 2.5, None, "daten ~ loschen / losch* ~ ~ daten / dsgvo", "Löschen Sie meine Daten."),
-    (I, 2.0, None, "^passt|einverstanden|abgemacht / klingt nicht verkehrt|schlecht / rufen sie mich|ruf mich", "Klingt nicht verkehrt."),
+    (I, 2.0, None, "^passt|einverstanden|abgemacht / klingt nicht verkehrt|schlecht / rufen sie mich / ruf mich", "Klingt nicht verkehrt."),
     (L, 2.5, Some(L), "erst ~ im|ab|nach|nachste*|nachsten|in|wieder|einmal", "Neue Tools planen wir erst im 2. Quartal."),
     (L, 1.5, Some(L), "melden sie sich / meld dich / elternzeit|mutterschutz|urlaub|sabbatical|auszeit", "Bitte melden Sie sich im Mai."),
     (L, 2.0, Some(L), "kapazit* / komme|komm ~ auf sie|dich ~ zu / sobald", "Ich komme auf Sie zu, sobald die Fusion durch ist."),
@@ -233,7 +246,7 @@ const DE: &[Row] = &[
     (U, 3.0, None, "verbitte / jede weitere ~ kontaktaufnahme|kontakt|mail|zusendung / keine weitere kontaktaufnahme", "Ich verbitte mir jede weitere Kontaktaufnahme."),
     (U, 3.0, None, "^abmelden|austragen|stop|stopp", "Abmelden."),
     (O, 0.0, None, "danke|dank fur ~ interesse|angebot|nachricht|info*", "Danke für Ihr Angebot."),
-    (L, 2.5, Some(L), "wieder auf mich zu / auf mich zukommen / ab dem|ab # / vertrag ~ lauft|endet", "Kommen Sie im Mai wieder auf mich zu."),
+    (L, 2.5, Some(L), "wieder auf mich zu / auf mich zukommen / ab dem # / ab # / vertrag ~ lauft|endet", "Kommen Sie im Mai wieder auf mich zu."),
     (L, 2.5, Some(L), "^januar|februar|marz|april|mai|juni|juli|august|september|oktober|november|dezember", "Oktober."),
     (N, 2.5, None, "kaufen ~ keine|nicht|nichts", "Eine Zeiterfassung kaufen wir keine."),
     (U, 3.0, None, "aus ihren|den listen ~ streichen / weiteren zusendungen / hort|horen ~ auf ~ schreiben|mailen|anzurufen|anrufen|nerven / nichts mehr horen / keine weiteren ~ kontaktversuche|versuche", "Hört auf mir zu schreiben!"),
@@ -243,6 +256,13 @@ const DE: &[Row] = &[
     (L, 2.5, Some(L), "wird das nichts mehr / vor den ~ feiertagen|ferien / dieses jahr ~ ~ verplant|nicht|nichts / gerne wieder", "Vor den Feiertagen wird das nichts mehr."),
     (W, 3.0, None, "nummer gehort ~ mir / gibt s|gibts hier nicht", "Die Nummer gehört jetzt mir."),
     (U, 3.0, None, "tragen ~ ~ aus / aus allen ~ listen", "Tragen Sie meine Adresse aus allen Listen aus."),
+    (I, 2.5, None, "@ ~ passt|geht|klappt|gut|prima|perfekt|ok|okay|super|ginge|kann / @ ~ ware|waere|ist|waer ~ gut|ok|prima|perfekt|super|moglich|machbar / um|ab|gegen % uhr ~ passt|geht|klappt|ware|ginge|gut|ok|prima / um % ~ passt|geht|klappt|ware|ginge / um % ~ ware|ist ~ gut|ok|prima|super|perfekt", "Donnerstag passt."),
+    (I, 2.0, None, "wie ware|wars|waere ~ es ~ mit|am ~ @|% / @ um % / hatten|haben sie ~ @ ~ zeit", "Wie wäre es mit Montag, 16 Uhr?"),
+    (I, 1.5, None, "um|ab|gegen % uhr|h", "Ab 15 Uhr bin ich erreichbar."),
+    (I, 3.0, None, "rufen sie mich ~ @|% / ruf mich ~ @|% / rufen sie mich ~ ab|um|gegen|nach % / ruf mich ~ ab|um|gegen|nach %", "Rufen Sie mich morgen ab 10 Uhr an."),
+    (L, 2.5, Some(L), "rufen sie mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / ruf mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / wieder|nochmal|erneut an / wieder anrufen|anzurufen / gerne|gern nochmal|erneut", "Rufen Sie mich bitte im März wieder an."),
+    (N, 2.5, None, "dagegen ~ entschieden|entscheiden / entschieden ~ dagegen / nicht unser|unsere ~ thema|ding|baustelle / bleiben ~ bei unser*", "Wir haben uns dagegen entschieden."),
+    (U, 3.0, None, "horen sie ~ auf / hort ~ auf / aufhoren|aufzuhoren / lassen|lass ~ mich|uns ~ in ruhe / in ruhe lassen", "Hören Sie bitte auf, mir zu schreiben."),
 ];
 
 const FR: &[Row] = &[
@@ -260,7 +280,7 @@ const FR: &[Row] = &[
     (L, 3.0, Some(L), "pas maintenant", "Pas maintenant."),
     (L, 3.0, Some(L), "pas ~ ~ moment|instant / pas tout de suite / pas cette annee", "Pas pour le moment."),
     (L, 2.0, Some(L), "plus tard / ulterieurement", "Plus tard peut-être."),
-    (L, 2.5, Some(L), "recontact*|revenez|reviens|revenir|relanc* / reprendre contact / refaire un point", "Recontactez-moi en mars."),
+    (L, 2.5, Some(L), "recontact*|revenez|reviens|revenir|relancez|relancer|relancerez / relance moi|nous / reprendre contact / refaire un point", "Recontactez-moi en mars."),
     (L, 2.5, Some(L), "dans # jours|semaines|mois", "Dans 2 mois."),
     (L, 1.0, Some(L), "mois|semaine|annee|trimestre ~ prochain|prochaine", "Le mois prochain."),
     (L, 2.0, Some(L), "en|apres|debut|fin|courant|mi|de|du|au|le ~ janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre", "Revenez vers moi en mars."),
@@ -319,6 +339,11 @@ const FR: &[Row] = &[
     (N, 2.5, Some(N), "^negatif / pas l utilite / vois pas l utilite", "Je n'en vois pas l'utilité."),
     (W, 2.5, None, "vous tromper / ce numero est a moi / ai|a quitte", "J'ai quitté Exemple en juin."),
     (U, 3.0, Some(U), "veux|souhaite plus ~ recevoir", "Je ne veux plus recevoir vos courriels."),
+    (I, 2.5, None, "@ ~ ok|parfait|convient|conviendrait|marche|nickel|top|impeccable|possible|dispo|disponible|libre / @ ~ me|nous ~ va|irait|convient|conviendrait|arrange|arrangerait / @ ~ c est|ca ~ bon|parfait|ok|top|possible / % ~ c est|ca ~ bon|parfait|ok|top / % ~ me|nous ~ va|irait|convient|conviendrait|arrange", "Mardi ok."),
+    (I, 2.0, None, "@ ~ a|vers|des % / que diriez|dites vous de / disons @|% / ca vous ~ irait|va|convient|dit / ca te ~ va|dit|irait", "Mardi prochain à 11 h, ça vous irait ?"),
+    (U, 3.0, None, "cesser|cessez|arreter|arretez ~ toute|tout|toutes|vos|les|ces ~ sollicitation*|envoi*|message*|mail*|relance*|contact*|appel*|courriel*", "Je vous prie de cesser toute sollicitation."),
+    (L, 2.0, Some(L), "t1|t2|t3|t4", "Au T3."),
+    (L, 2.5, Some(L), "reparle|reparlons|reparler|rediscute|rediscutons|rediscuter ~ au|en|dans|apres|a|debut|fin|l|la|le", "On en reparle au T3."),
 ];
 
 const ES: &[Row] = &[
@@ -387,6 +412,9 @@ const ES: &[Row] = &[
     (O, 0.0, None, "interesa saber", "Me interesa saber de dónde sacaron mi correo."),
     (O, 2.5, Some(N), "hace falta", "No nos hace falta."),
     (N, 2.5, None, "^nel / continuar con ~ proveedor|nuestro", "Hemos decidido continuar con nuestro proveedor actual."),
+    (I, 2.5, None, "@ ~ me|nos|le ~ va|viene|queda|sirve|cuadra / @ ~ esta|estaria ~ bien|perfecto / @ ~ va|viene|queda ~ bien|perfecto / a las % ~ me|nos ~ va|viene|queda|sirve|cuadra / a las % ~ esta|va ~ bien|perfecto / @ ~ si|perfecto|ok|vale|genial|libre|disponible / @ ~ tarde|manana|noche ~ si|perfecto|ok|vale", "El martes me va bien."),
+    (I, 2.0, None, "que tal|parece ~ @|% / que tal|parece ~ a las % / podria|puede|podemos ~ ser|quedar ~ @|% / quedamos ~ @|% / quedamos ~ a las %", "¿Qué tal el martes a las 11?"),
+    (U, 3.0, None, "no me|nos ~ vuelvas|vuelva|vuelvan a ~ escribir*|contactar*|llamar*|mandar*|molestar*|enviar*", "No me vuelvas a escribir."),
 ];
 
 const PT: &[Row] = &[
@@ -455,6 +483,9 @@ const PT: &[Row] = &[
     (N, 2.5, None, "^nops|negativo / decidimos nao seguir / ja usa|usamos", "Decidimos não seguir com a proposta."),
     (L, 2.0, Some(L), "fala|fale|falamos ~ cmg|comigo", "Fala comigo na próxima semana."),
     (U, 3.0, None, "retir* ~ ~ base|lista|listas|dados", "Peço que me retirem da vossa base de dados."),
+    (I, 2.5, None, "@ ~ pode ser / @ ~ serve|funciona|combinado|perfeito|otimo|ok|beleza|fechado|livre|disponivel / @ ~ fica|esta|ta ~ bom|otimo|perfeito|bem|otima|boa / @ ~ da|consigo|posso / as % ~ pode ser / as % ~ serve|funciona|fica|esta|ta|perfeito|otimo", "Terça às 10 pode ser."),
+    (I, 2.0, None, "que tal ~ @|% / que tal as % / pode ser ~ @ / pode ser as %", "Que tal terça-feira às 16h?"),
+    (U, 3.0, None, "nao ~ entrem|entre|entrar ~ contato|contacto", "Peço que não entrem mais em contato comigo."),
 ];
 
 const NL: &[Row] = &[
@@ -496,7 +527,7 @@ const NL: &[Row] = &[
     (W, 3.0, None, "verkeerde ~ persoon|contactpersoon|adres|afdeling", "Verkeerde persoon."),
     (W, 2.5, Some(W), "juiste ~ persoon|contactpersoon|aanspreekpunt", "Ik ben niet de juiste persoon."),
     (W, 3.0, None, "niet meer ~ werkzaam|bij|actief / niet meer in dienst", "Ik ben niet meer werkzaam bij Acme."),
-    (W, 3.0, None, "werk ~ niet meer / werk hier niet meer", "Ik werk hier niet meer."),
+    (W, 3.0, None, "werk|werkt|werken ~ niet meer / werk|werkt hier niet meer", "Ik werk hier niet meer."),
     (W, 3.0, None, "uit dienst", "Hij is uit dienst."),
     (W, 2.5, None, "verlaten|vertrokken / met pensioen", "Ik heb het bedrijf verlaten."),
     (O, 2.5, Some(W), "verantwoordelijk|beslis* / ga|gaat over", "Ik ben niet verantwoordelijk."),
@@ -522,6 +553,11 @@ const NL: &[Row] = &[
     (L, 2.5, Some(L), "^januari|februari|maart|april|mei|juni|juli|augustus|september|oktober|november|december / vanaf #", "Oktober."),
     (I, 2.0, None, "hoe verloopt|werkt ~ implementatie|invoering|koppeling|installatie", "Hoe verloopt de implementatie?"),
     (L, 2.5, Some(L), "bel|mail me ~ op|na|vanaf|in", "Bel me op 5 november."),
+    (I, 2.5, None, "@ ~ schikt|past|kan|lukt|prima|goed|ok|oke|akkoord|gaat / @ ~ is|komt ~ goed|prima|ok|perfect|uit / om % uur ~ past|schikt|kan|lukt|prima|goed|wel|gaat / om % uur ~ is|komt ~ prima|goed|ok|perfect / om % ~ past|schikt|kan|lukt|prima|wel", "Dinsdag schikt."),
+    (I, 2.0, None, "wat dacht je|u ~ van ~ @|% / zullen we ~ @|% / @ om %", "Wat dacht je van dinsdag om 16.30 uur?"),
+    (I, 3.0, None, "bel|mail me|mij ~ @ / bel me|mij ~ na|om|voor|vanaf|tussen % / bel me|mij ~ @ ~ na|om|voor|vanaf|tussen %", "Bel me morgen na 10 uur even."),
+    (U, 3.0, None, "schrijf|haal ~ me|mij|ons ~ uit", "Schrijf me direct uit."),
+    (N, 2.5, None, "past niet bij ons|mij|onze", "Het past niet bij ons."),
 ];
 
 const IT: &[Row] = &[
@@ -545,11 +581,11 @@ const IT: &[Row] = &[
     (L, 2.0, Some(L), "anno|mese|settimana prossimo|prossima", "L'anno prossimo."),
     (L, 1.5, Some(L), "a|da|dal|dall|al|dopo|ad|entro|inizio|fine|meta ~ gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre", "A marzo."),
     (L, 1.0, Some(L), "trimestre / semestre", "Nel terzo trimestre."),
-    (L, 2.5, Some(L), "ricontattarmi|ricontattatemi|ricontattateci|ricontattami|ricontatti|risentirci|risentiamoci|riprendiamo|riparliamone|aggiorniamoci|riaggiorniamoci", "Ricontattatemi a marzo."),
+    (L, 2.5, Some(L), "ricontattarmi|ricontattatemi|ricontattateci|ricontattami|ricontatti|risentirci|risentiamoci|riprendiamo|riparliamone|aggiorniamoci|riaggiorniamoci|riparliamo|risentiamo", "Ricontattatemi a marzo."),
     (L, 2.5, Some(L), "dopo ~ ferie|estate|feste|natale|pasqua|chiusura", "Dopo le ferie."),
     (O, 3.0, Some(L), "momento giusto|adatto|opportuno / buon momento", "Non è il momento giusto."),
     (L, 1.5, Some(L), "periodo|impegnati|impegnato|pieni|presi", "È un periodo pieno."),
-    (L, 2.5, Some(L), "scriva|scrivetemi|scrivimi|sentiamoci|richiami|richiamatemi ~ dal|dall|da|a|in|tra|fra|dopo", "Mi scriva dal 7 settembre."),
+    (L, 2.5, Some(L), "scriva|scrivetemi|scrivimi|sentiamoci|richiami|richiamatemi|chiami|chiamami|chiamatemi|riscriva|ricontatti ~ dal|dall|da|a|in|tra|fra|dopo", "Mi scriva dal 7 settembre."),
     (N, 3.0, None, "no grazie", "No grazie."),
     (N, 1.5, None, "^no", "No"),
     (N, 2.0, Some(N), "bisogno", "Non ne abbiamo bisogno."),
@@ -584,6 +620,11 @@ const IT: &[Row] = &[
     (O, 0.0, None, "grazie ~ per ~ l|il ~ interesse|proposta|informazioni", "Grazie per l'interesse."),
     (L, 2.5, Some(L), "^gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre / a partire dal|da # / dal #", "Ottobre."),
     (I, 2.0, None, "come funziona ~ implementazione|integrazione|avvio|migrazione / si integra", "Come funziona l'integrazione?"),
+    (I, 2.5, None, "@ ~ va bene|benissimo / @ ~ mi|ci ~ va|sta|torna ~ bene / @ ~ ok|perfetto|posso|si|libero|libera|disponibile|liberi / alle % ~ va bene|benissimo / alle % ~ perfetto|ok|si|disponibile|libero|libera / alle % ~ mi|ci ~ va|sta|torna", "Martedì va bene."),
+    (I, 2.0, None, "che ne dice|dici|pensa|pensi ~ di|del ~ @|% / @ alle % / facciamo ~ @|%", "Che ne dice di martedì alle 11?"),
+    (I, 3.0, None, "mi chiami|chiama|richiami ~ @ / chiamami|chiamarmi|chiamatemi|richiamami ~ @ / mi chiami|chiama ~ @ ~ dopo|alle|verso|dalle|le ~ % / chiamami|chiamarmi ~ @ ~ dopo|alle|verso|dalle|le ~ % / mi chiami|chiama|chiamami|chiamarmi ~ dopo|alle|verso|dalle ~ %", "Mi chiami domani dopo le 10."),
+    (U, 3.0, None, "basta ~ messaggi|mail|email|sms|msg|chiamate|telefonate|contatti", "Basta messaggi."),
+    (N, 2.5, None, "lasci|lascia|lasciamo ~ stare|perdere / non e il caso", "Lasci stare, non è il caso."),
 ];
 
 /// A table with its language.
@@ -621,6 +662,26 @@ const NEGATORS_BEFORE: &[&str] = &[
 ];
 const NEGATORS_AFTER: &[&str] = &["nicht", "niet", "pas", "not", "nie"];
 
+/// Whether `word` negates in `language`: in an Italian reply the French `ne` does not ("che ne
+/// dice"), in a German one the Italian `mai` does not ("ab Mai"), in a Portuguese one the Spanish
+/// `no` does not (Portuguese "no", "in the").
+fn negates(word: &str, language: Language) -> bool {
+    let words: &[&str] = match language {
+        Language::En => &[
+            "not", "no", "never", "isnt", "dont", "doesnt", "cant", "wont", "without",
+        ],
+        Language::De => &[
+            "nicht", "kein", "keine", "keinen", "keiner", "keinem", "nie", "niemals", "ohne",
+        ],
+        Language::Fr => &["ne", "n", "pas", "jamais", "non", "sans"],
+        Language::Es => &["no", "nunca", "sin"],
+        Language::Pt => &["nao", "nunca", "sem", "nem"],
+        Language::Nl => &["niet", "geen", "nooit", "zonder"],
+        Language::It => &["non", "no", "mai", "nn", "senza"],
+    };
+    words.contains(&word)
+}
+
 /// Number words a `#` takes besides digits.
 const NUMBER_WORDS: &[&str] = &[
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
@@ -634,10 +695,14 @@ const NUMBER_WORDS: &[&str] = &[
 /// One element of a compiled pattern.
 #[derive(Debug, Clone)]
 enum Element {
-    /// Any of these words (exact) or prefixes.
+    /// Any of these words (exact) or prefixes, or (`@`) a day close at hand, or (`%`) a time of
+    /// day.
     Word {
         exact: Vec<String>,
         prefixes: Vec<String>,
+        day: bool,
+        clock: bool,
+        month: bool,
     },
     /// Up to two words of anything.
     Gap,
@@ -648,9 +713,18 @@ enum Element {
 impl Element {
     fn matches(&self, token: &str) -> bool {
         match self {
-            Element::Word { exact, prefixes } => {
+            Element::Word {
+                exact,
+                prefixes,
+                day,
+                clock,
+                month,
+            } => {
                 exact.iter().any(|w| w == token)
                     || prefixes.iter().any(|p| token.starts_with(p.as_str()))
+                    || (*day && is_day(token))
+                    || (*clock && clock_word(token).is_some())
+                    || (*month && crate::inbound::return_date::month_of(token).is_some())
             }
             Element::Number => {
                 token.chars().all(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&token)
@@ -658,6 +732,209 @@ impl Element {
             Element::Gap => true,
         }
     }
+}
+
+/// Weekdays (any word they start: "Dienstagnachmittag", "woensdagmiddag", "tuesdays") in the
+/// seven languages, folded.
+const WEEKDAYS: &[&str] = &[
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "montag",
+    "dienstag",
+    "mittwoch",
+    "donnerstag",
+    "freitag",
+    "samstag",
+    "sonntag",
+    "lundi",
+    "mardi",
+    "mercredi",
+    "jeudi",
+    "vendredi",
+    "samedi",
+    "dimanche",
+    "lunes",
+    "martes",
+    "miercoles",
+    "jueves",
+    "viernes",
+    "maandag",
+    "dinsdag",
+    "woensdag",
+    "donderdag",
+    "vrijdag",
+    "zaterdag",
+    "zondag",
+    "lunedi",
+    "martedi",
+    "mercoledi",
+    "giovedi",
+    "venerdi",
+];
+
+/// Other words of a day close at hand, matched whole (the Portuguese weekdays are also
+/// ordinals, so only whole: "quarta" but not "quartal").
+const DAY_WORDS: &[&str] = &[
+    "mon",
+    "tue",
+    "tues",
+    "wed",
+    "thu",
+    "thur",
+    "thurs",
+    "fri",
+    "tomorrow",
+    "tmrw",
+    "tmw",
+    "today",
+    "tonight",
+    "afternoon",
+    "morgen",
+    "ubermorgen",
+    "heute",
+    "nachmittag",
+    "vormittag",
+    "vormittags",
+    "nachmittags",
+    "demain",
+    "aujourd",
+    "manana",
+    "hoy",
+    "sabado",
+    "domingo",
+    "segunda",
+    "terca",
+    "quarta",
+    "quinta",
+    "sexta",
+    "amanha",
+    "hoje",
+    "vandaag",
+    "vanmiddag",
+    "vanochtend",
+    "vanavond",
+    "overmorgen",
+    "domani",
+    "oggi",
+    "dopodomani",
+    "pomeriggio",
+    "stasera",
+];
+
+fn is_day(word: &str) -> bool {
+    DAY_WORDS.contains(&word) || WEEKDAYS.iter().any(|d| word.starts_with(d))
+}
+
+/// A word that says a time of day ("3pm", "14h30", "4:30", "noon"): `Some(true)`; a bare
+/// number that may be one ("at 2"): `Some(false)`, which the next word decides.
+fn clock_word(word: &str) -> Option<bool> {
+    if matches!(
+        word,
+        "noon" | "midday" | "midi" | "mittag" | "mediodia" | "mezzogiorno"
+    ) {
+        return Some(true);
+    }
+    let digits = word.chars().take_while(char::is_ascii_digit).count();
+    if digits == 0 || digits > 2 || word[..digits].parse::<u32>().ok()? > 24 {
+        return None;
+    }
+    let rest = &word[digits..];
+    let minutes = |m: &str| m.len() == 2 && m.parse::<u32>().is_ok_and(|m| m < 60);
+    let suffix = |x: &str| {
+        matches!(
+            x,
+            "am" | "pm" | "h" | "u" | "uhr" | "uur" | "hs" | "hrs" | "hr" | "ish" | "en"
+        )
+    };
+    let clock = rest.is_empty()
+        || suffix(rest)
+        || rest
+            .strip_prefix([':', 'h', '.'])
+            .is_some_and(|m| minutes(m) || minutes(m.get(..2).unwrap_or("")) && suffix(&m[2..]));
+    clock.then_some(!rest.is_empty())
+}
+
+/// Whether the two words after a weekday make it a date: a day of the month and a month, or a
+/// month and a day.
+fn dated_day(a: &str, b: &str) -> bool {
+    let month = |w: &str| crate::inbound::return_date::month_of(w).is_some();
+    (is_day_number(a) && month(b)) || (month(a) && is_day_number(b))
+}
+
+/// A day of the month in digits, with or without an ordinal's ending ("3", "3rd", "1er").
+fn is_day_number(w: &str) -> bool {
+    let digits = w.chars().take_while(char::is_ascii_digit).count();
+    (1..=2).contains(&digits)
+        && matches!(
+            &w[digits..],
+            "" | "st" | "nd" | "rd" | "th" | "er" | "e" | "o"
+        )
+}
+
+/// Whether the word after a bare number makes it a count or a date rather than a time ("2
+/// weeks", "15 April", "3 users").
+fn counts(next: &str) -> bool {
+    crate::inbound::return_date::month_of(next).is_some()
+        || matches!(
+            next.trim_end_matches('s'),
+            "day"
+                | "week"
+                | "month"
+                | "year"
+                | "quarter"
+                | "minute"
+                | "user"
+                | "seat"
+                | "people"
+                | "person"
+                | "employee"
+                | "site"
+                | "location"
+                | "agent"
+                | "tag"
+                | "tage"
+                | "woche"
+                | "wochen"
+                | "monat"
+                | "monate"
+                | "monaten"
+                | "jour"
+                | "semaine"
+                | "moi"
+                | "an"
+                | "dia"
+                | "semana"
+                | "mese"
+                | "mes"
+                | "dag"
+                | "dagen"
+                | "weken"
+                | "maand"
+                | "maanden"
+                | "giorni"
+                | "settimana"
+                | "settimane"
+                | "mesi"
+                | "ano"
+                | "anno"
+                | "jahr"
+                | "jaar"
+                | "euro"
+                | "eur"
+                | "dollar"
+                | "usd"
+                | "mitarbeiter"
+                | "mitarbeitende"
+                | "utilisateur"
+                | "usuario"
+                | "utente"
+                | "gebruiker"
+        )
 }
 
 /// A phrase ready to match.
@@ -678,13 +955,25 @@ fn compile(pattern: &str) -> Vec<Element> {
             "#" => Element::Number,
             alternatives => {
                 let (mut exact, mut prefixes) = (Vec::new(), Vec::new());
+                let (mut day, mut clock, mut month) = (false, false, false);
                 for alt in alternatives.split('|') {
-                    match alt.strip_suffix('*') {
-                        Some(p) => prefixes.push(p.to_string()),
-                        None => exact.push(alt.to_string()),
+                    match alt {
+                        "@" => day = true,
+                        "%" => clock = true,
+                        "&" => month = true,
+                        _ => match alt.strip_suffix('*') {
+                            Some(p) => prefixes.push(p.to_string()),
+                            None => exact.push(alt.to_string()),
+                        },
                     }
                 }
-                Element::Word { exact, prefixes }
+                Element::Word {
+                    exact,
+                    prefixes,
+                    day,
+                    clock,
+                    month,
+                }
             }
         })
         .collect()
@@ -726,6 +1015,9 @@ fn index() -> &'static Index {
                 Element::Word {
                     exact: words,
                     prefixes,
+                    day: false,
+                    clock: false,
+                    month: false,
                 } if prefixes.is_empty() => {
                     for w in words {
                         exact.entry(w.clone()).or_default().push(i);
@@ -759,6 +1051,8 @@ pub struct Token {
     /// What comes between the previous word and this: [`COMMA`] (`,`), [`SENTENCE`] (`.;:!?`,
     /// a line break, a dash, brackets), or 0.
     pub boundary: u8,
+    /// A number that is part of a date written in digits ("15" and "03" of "15.03.", "3/15").
+    pub date: bool,
 }
 
 /// The words of `text`, folded; English contractions are spelt out (`don't` → `do not`,
@@ -788,12 +1082,17 @@ pub fn tokenize(text: &str) -> Vec<Token> {
         let mut end = start + c.len_utf8();
         while let Some(&(i, c)) = chars.peek() {
             let apostrophe = matches!(c, '\'' | '’');
+            let after = &text[i + c.len_utf8()..];
+            // "4:30", "14:00": a time is one word, not a number and a sentence's end.
+            let clock = c == ':'
+                && (1..=2).contains(&(i - start))
+                && text[start..i].bytes().all(|b| b.is_ascii_digit())
+                && after.len() >= 2
+                && after.as_bytes()[..2].iter().all(u8::is_ascii_digit)
+                && !after.as_bytes().get(2).is_some_and(u8::is_ascii_digit);
             let joins = c.is_alphanumeric()
-                || (apostrophe
-                    && text[i + c.len_utf8()..]
-                        .chars()
-                        .next()
-                        .is_some_and(char::is_alphanumeric));
+                || clock
+                || (apostrophe && after.chars().next().is_some_and(char::is_alphanumeric));
             if !joins {
                 break;
             }
@@ -801,17 +1100,63 @@ pub fn tokenize(text: &str) -> Vec<Token> {
             chars.next();
         }
         let word = fold(&text[start..end]);
+        let date = numeric_date_part(text, start, end);
         for part in expand(&word) {
             out.push(Token {
                 word: part,
                 start,
                 end,
                 boundary,
+                date,
             });
             boundary = 0;
         }
     }
     out
+}
+
+/// Whether the digits at `start..end` are part of a date written in digits: "15.03.",
+/// "15.04.2027", "3/15", "11-01" (not a time such as "14.30 uur" or "9-12").
+fn numeric_date_part(text: &str, start: usize, end: usize) -> bool {
+    let word = &text[start..end];
+    if word.is_empty() || !word.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    if date_follows(&text[end..]) {
+        return true;
+    }
+    // The second part: the number before the separator starts a date.
+    let Some(rest) = text[..start].strip_suffix(['.', '/', '-']) else {
+        return false;
+    };
+    let first = rest.trim_end_matches(|c: char| c.is_ascii_digit());
+    first.len() < rest.len() && date_follows(&text[rest.len()..])
+}
+
+/// Whether `after`, the text right after a number, continues a date: "/15", ".03." or
+/// ".03.2027", "-01" (a month, 1 to 12, after the dot or the dash).
+fn date_follows(after: &str) -> bool {
+    let Some(sep) = after
+        .chars()
+        .next()
+        .filter(|c| matches!(c, '.' | '/' | '-'))
+    else {
+        return false;
+    };
+    let rest = &after[1..];
+    let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if !(1..=2).contains(&n) {
+        return false;
+    }
+    let month = rest[..n]
+        .parse::<u32>()
+        .is_ok_and(|m| (1..=12).contains(&m));
+    let then = &rest[n..];
+    match sep {
+        '/' => true,
+        '.' => month && then.starts_with('.'),
+        _ => month && !then.starts_with(|c: char| c.is_ascii_digit()),
+    }
 }
 
 /// A folded word with apostrophes as the words it stands for.
@@ -863,12 +1208,12 @@ pub struct Found {
 /// tables for one intent count once, at their highest weight (the detected language's table
 /// first among equals).
 pub fn find(text: &str, detected: Option<Language>) -> Vec<Found> {
-    let (found, tokens) = find_all(text);
+    let (found, tokens) = find_all(text, detected);
     settle(found, &tokens, detected)
 }
 
 /// Every phrase of every table in `text`, before [`settle`].
-fn find_all(text: &str) -> (Vec<Found>, Vec<Token>) {
+fn find_all(text: &str, detected: Option<Language>) -> (Vec<Found>, Vec<Token>) {
     let tokens = tokenize(text);
     let footers = footer_lines(text);
     let index = index();
@@ -878,7 +1223,7 @@ fn find_all(text: &str) -> (Vec<Found>, Vec<Token>) {
         if compiled.anchored && i != 0 && tokens[i].boundary < SENTENCE {
             return;
         }
-        let Some(end) = match_at(&compiled.elements, &tokens, i, true) else {
+        let Some((end, skipped)) = match_at(&compiled.elements, &tokens, i, true) else {
             return;
         };
         if compiled.anchored && tokens.get(end).is_some_and(|t| t.boundary == 0) {
@@ -888,13 +1233,21 @@ fn find_all(text: &str) -> (Vec<Found>, Vec<Token>) {
         let negator = if pattern_negates(phrase.pattern) {
             None
         } else {
-            negator_before(&tokens, i).or_else(|| negator_after(&tokens, end))
+            // A negator of the phrase's language or of the text's; any, when the text is too
+            // short to tell ("Non mi interessa" is negated for every table's "interess*").
+            let negates = |word: &str| match detected {
+                Some(d) => negates(word, compiled.language) || negates(word, d),
+                None => NEGATORS_BEFORE.contains(&word),
+            };
+            let joins = |word: &str| joins(word, detected.or(Some(compiled.language)));
+            negator_before(&tokens, i, &negates, &joins)
+                .or(skipped.filter(|&k| negates(&tokens[k].word)))
+                .or_else(|| negator_after(&tokens, end, &negates))
         };
         let intent = match (negator, phrase.intent) {
-            (Some(_), _) => match phrase.negated {
-                Some(intent) => intent,
-                None => return,
-            },
+            // Negated into nothing, the phrase still covers its words: "Dienstag passt nicht"
+            // is not a "passt nicht" (not interested).
+            (Some(_), _) => phrase.negated.unwrap_or(Intent::Other),
             // A phrase that only means something negated ("not a good time") counts for
             // nothing otherwise, but still covers the words it holds ("thanks for your
             // interest" is not an interested "interest").
@@ -968,11 +1321,17 @@ fn pattern_negates(pattern: &str) -> bool {
         .is_some_and(|w| w.split('|').any(|a| NEGATORS_BEFORE.contains(&a)))
 }
 
-/// The end (exclusive) of a match of `elements` starting at token `i`; every word after the
-/// first stays in the first one's clause.
-fn match_at(elements: &[Element], tokens: &[Token], i: usize, first: bool) -> Option<usize> {
+/// The end (exclusive) of a match of `elements` starting at token `i`, and the first negator a
+/// gap skipped ("Tuesday does**n't** work"); every word after the first stays in the first
+/// one's clause.
+fn match_at(
+    elements: &[Element],
+    tokens: &[Token],
+    i: usize,
+    first: bool,
+) -> Option<(usize, Option<usize>)> {
     let Some((element, rest)) = elements.split_first() else {
-        return Some(i);
+        return Some((i, None));
     };
     match element {
         Element::Gap => {
@@ -981,8 +1340,10 @@ fn match_at(elements: &[Element], tokens: &[Token], i: usize, first: bool) -> Op
                 if at > tokens.len() || (i..at).any(|k| tokens[k].boundary > 0) {
                     break;
                 }
-                if let Some(end) = match_at(rest, tokens, at, false) {
-                    return Some(end);
+                if let Some((end, negator)) = match_at(rest, tokens, at, false) {
+                    let skipped =
+                        (i..at).find(|&k| NEGATORS_BEFORE.contains(&tokens[k].word.as_str()));
+                    return Some((end, skipped.or(negator)));
                 }
             }
             None
@@ -992,34 +1353,98 @@ fn match_at(elements: &[Element], tokens: &[Token], i: usize, first: bool) -> Op
             if (!first && token.boundary >= SENTENCE) || !element.matches(&token.word) {
                 return None;
             }
+            if let Element::Word {
+                exact,
+                prefixes,
+                day,
+                clock,
+                month,
+            } = element
+            {
+                let word = token.word.as_str();
+                let literal = exact.iter().any(|w| w == word)
+                    || prefixes.iter().any(|p| word.starts_with(p.as_str()));
+                let next = |k: usize| {
+                    tokens
+                        .get(i + k)
+                        .filter(|t| t.boundary < SENTENCE)
+                        .map_or("", |t| t.word.as_str())
+                };
+                // A bare number is a time unless it is part of a date in digits or the next
+                // word makes it a count or a date ("15.03.", "2 weeks", "15 April").
+                let count =
+                    *clock && clock_word(word) == Some(false) && (token.date || counts(next(1)));
+                // A weekday with a date is that date, not a day close at hand ("dinsdag 19
+                // mei", "Monday, March 3").
+                let dated = *day && is_day(word) && dated_day(next(1), next(2));
+                // "May", "mar", "mai", "jan" are words too: a month only next to a day.
+                let short_month = *month
+                    && !is_day(word)
+                    && clock_word(word).is_none()
+                    && (word.len() < 4 || word == "may")
+                    && !(is_day_number(next(1))
+                        || i > 0 && is_day_number(tokens[i - 1].word.as_str()));
+                if !literal && (count || dated || short_month) {
+                    return None;
+                }
+            }
             match_at(rest, tokens, i + 1, false)
         }
     }
 }
 
 /// A negator among the four words before `i`, in the same clause: its position ("não é algo
-/// que faça sentido").
-fn negator_before(tokens: &[Token], i: usize) -> Option<usize> {
+/// que faça sentido"). A conjunction starts another clause: "geen interesse en mail me niet
+/// meer" does not negate the mail.
+fn negator_before(
+    tokens: &[Token],
+    i: usize,
+    negates: &dyn Fn(&str) -> bool,
+    joins: &dyn Fn(&str) -> bool,
+) -> Option<usize> {
     let mut j = i;
     for _ in 0..4 {
         if j == 0 || tokens[j].boundary > 0 {
             return None;
         }
         j -= 1;
-        if NEGATORS_BEFORE.contains(&tokens[j].word.as_str()) {
+        let word = tokens[j].word.as_str();
+        if negates(word) {
             return Some(j);
+        }
+        if joins(word) {
+            return None;
         }
     }
     None
 }
 
+/// Whether `word` is "and" or "but" in `language` (not the Portuguese and Italian `e`, which
+/// folds like "é" and "è"; `mais` is "but" in French and "more" in Portuguese, `en` "and" in
+/// Dutch and "in" in French and Spanish).
+fn joins(word: &str, language: Option<Language>) -> bool {
+    let words: &[&str] = match language {
+        Some(Language::En) => &["and", "but"],
+        Some(Language::De) => &["und", "aber"],
+        Some(Language::Fr) => &["et", "mais"],
+        Some(Language::Es) => &["y", "pero"],
+        Some(Language::Pt) => &["mas"],
+        Some(Language::Nl) => &["en", "maar"],
+        Some(Language::It) => &["ed", "ma"],
+        None => &[
+            "and", "but", "und", "aber", "et", "y", "pero", "maar", "ed", "ma",
+        ],
+    };
+    words.contains(&word)
+}
+
 /// `nicht`, `niet`, `pas`, `not` in the two words after `end`, in the same clause.
-fn negator_after(tokens: &[Token], end: usize) -> Option<usize> {
+fn negator_after(tokens: &[Token], end: usize, negates: &dyn Fn(&str) -> bool) -> Option<usize> {
     for (k, t) in tokens.iter().enumerate().skip(end).take(2) {
         if t.boundary > 0 {
             return None;
         }
-        if NEGATORS_AFTER.contains(&t.word.as_str()) {
+        if NEGATORS_AFTER.contains(&t.word.as_str()) && negates(&t.word) {
             return Some(k);
         }
     }
@@ -1074,11 +1499,24 @@ fn footer_lines(text: &str) -> Vec<(usize, usize)> {
         "responda stop",
         "antworten sie mit stop",
     ];
+    // Words of a line the person writes about themselves ("auch Newsletter will ich keine
+    // mehr"): a footer speaks to the reader ("you are receiving", "Sie erhalten").
+    const FIRST_PERSON: &[&str] = &[
+        "i", "me", "my", "ich", "mich", "mir", "je", "j", "moi", "yo", "eu", "ik", "mij", "io",
+    ];
+    // Cues that also come up in what a person writes; the others (a link, "click") do not.
+    const WEAK: &[&str] = &["newsletter", "this email", "this message", "diese e-mail"];
     let mut out = Vec::new();
     let mut start = 0;
     for line in text.split_inclusive('\n') {
-        let folded = line.to_lowercase();
-        if CUES.iter().any(|c| folded.contains(c)) {
+        let folded = line.to_lowercase().replace("linkedin", "");
+        let own = || {
+            tokenize(line)
+                .iter()
+                .any(|t| FIRST_PERSON.contains(&t.word.as_str()))
+        };
+        let strong = CUES.iter().any(|c| !WEAK.contains(c) && folded.contains(c));
+        if strong || (CUES.iter().any(|c| folded.contains(c)) && !own()) {
             out.push((start, start + line.len()));
         }
         start += line.len();
@@ -1098,7 +1536,7 @@ mod tests {
         let mut failures = Vec::new();
         for language in Language::ALL {
             for phrase in phrases(language) {
-                let (found, _) = find_all(phrase.example);
+                let (found, _) = find_all(phrase.example, None);
                 if !found.iter().any(|f| f.pattern == phrase.pattern) {
                     failures.push(format!(
                         "{}: `{}` not found in {:?}",
