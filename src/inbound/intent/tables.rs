@@ -88,7 +88,7 @@ const EN: &[Row] = &[
     (L, 2.0, Some(L), "maybe later / down the road|line", "Maybe later."),
     (L, 2.5, Some(L), "revisit|reconnect|regroup", "Let's revisit in March."),
     (L, 2.5, Some(L), "in ~ few|couple|some ~ weeks|months", "In a couple of months."),
-    (L, 2.5, Some(L), "in # days|weeks|months", "In 3 weeks."),
+    (L, 2.5, Some(L), "in # days|weeks|months|day|week|month", "In 3 weeks."),
     (L, 2.0, Some(L), "bandwidth / capacity", "No bandwidth right now."),
     (L, 2.0, Some(L), "hold off / on hold / pause|postpone|postponed", "We're on hold until spring."),
     (L, 1.5, Some(L), MONTHS_EN_PHRASE, "Talk in March."),
@@ -132,7 +132,7 @@ const EN: &[Row] = &[
     (U, 3.0, None, "remove me|us", "Please remove me."),
     (U, 3.0, None, "take me|us off", "Take me off your list."),
     (U, 3.0, None, "remove ~ from ~ list|lists|mailing|database|emails|contacts|system", "Remove my address from your list."),
-    (U, 3.0, None, "stop ~ emailing|mailing|contacting|sending|messaging|texting|calling|writing|spamming|bothering|reaching", "Stop emailing me."),
+    (U, 3.0, None, "stop ~ emailing|mailing|contacting|sending|messaging|texting|calling|writing|spamming|bothering|reaching / stop ~ all|any ~ contact|emails|messages|outreach|communication|communications|calls", "Stop emailing me."),
     (U, 3.0, Some(U), "contact|email|message|text|call|write|bother ~ me|us ~ again|anymore|further", "Don't contact me again."),
     (U, 3.0, None, "no more ~ emails|messages|texts|calls|mails|contact", "No more emails please."),
     (U, 3.0, None, "opt out|optout", "Opt out."),
@@ -155,7 +155,7 @@ const EN: &[Row] = &[
     (L, 2.5, Some(L), "reach back out / reach out ~ on|then|when / email|text|txt|ping|call me ~ on|then|when|nxt|next|in|after", "Please reach back out on 9/14."),
     (L, 2.5, Some(L), "not this ~ quarter|qtr|year|month|week / next qtr|quarter|year ~ maybe|then / give me ~ couple|few ~ weeks|months|days / get back to you", "Not this quarter."),
     (L, 2.5, Some(L), "talk|speak|chat|connect ~ next year|quarter|month / in the new year", "Let's talk next year."),
-    (L, 2.0, Some(L), "contract ~ runs|ends|expires|renews / from|after the #", "Our contract runs through January."),
+    (L, 2.0, Some(L), "contract ~ runs|ends|expires|renews / from|after the # / runs|expires|ends|renews through|until|in|on", "Our contract runs through January."),
     (L, 2.5, Some(L), "^january|february|march|april|may|june|july|august|september|october|november|december / come january|february|march|april|may|june|july|august|september|october|november|december", "October."),
     (N, 2.5, None, "^pass / firm no / closed lost / mark us", "Pass."),
     (U, 3.0, None, "opt ~ out / object ~ processing|marketing / erase ~ details|data|information", "Opt me out."),
@@ -172,6 +172,11 @@ const EN: &[Row] = &[
     (U, 3.0, None, "remove|delete|erase this ~ address|email|number", "Remove this address."),
     (L, 2.5, Some(L), "follow up|back on|around|after # / write|email|mail to me|us ~ after|in|from|next|around|again|on", "Can you follow up on 3/15?"),
     (L, 2.0, Some(L), "parental|maternity|paternity|medical|sick leave / on leave", "I'm on parental leave until May."),
+    (O, 0.0, None, "so|too much|many ~ spam / lots|lot of spam / to|in|into|a|en|nello|nella|no|na|im|dans|naar|nei|al|les ~ spam|junk / spam ~ folder|filter|box|ordner|map|cartella|carpeta|pasta|dossier|mailbox|indesirables", "It landed in my spam folder."),
+    (O, 2.0, Some(I), "opposed|averse", "Not opposed to a demo."),
+    (I, 2.0, None, "can|could we do|find|grab ~ # minutes|mins / # minutes|mins ~ @", "Could we do 30 minutes Thursday?"),
+    (L, 2.0, Some(L), "talk|speak|chat|connect|meet ~ on|in|after|from ~ &", "Let's speak on February 1."),
+    (N, 2.5, None, "decided not|never to / no plans to ~ change|switch|move / not going|planning to ~ change|switch|move", "We decided not to go ahead."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -202,7 +207,7 @@ const DE: &[Row] = &[
     (L, 2.5, Some(L), "nach ~ urlaub|ferien|feiertage*|sommer|weihnacht*|jahreswechsel|messe|projekt*|umstellung|einfuhrung", "Nach den Feiertagen."),
     (L, 2.5, Some(L), "zeitpunkt", "Ungünstiger Zeitpunkt."),
     (L, 2.0, Some(L), "keine zeit / viel zu tun / zu fruh / keine kapazit* / ausgelastet", "Gerade keine Zeit."),
-    (L, 2.5, Some(L), "in # tagen|wochen|monaten", "In 3 Monaten."),
+    (L, 2.5, Some(L), "in # tagen|wochen|monaten|tag|woche|monat", "In 3 Monaten."),
     (L, 2.0, Some(L), "budget ~ nachste*|erst|ab|freigegeben", "Budget erst nächstes Jahr."),
     (L, 2.0, Some(L), "zuruckkommen|zurueckkommen|vertagen|verschieben", "Können wir das verschieben?"),
     (N, 3.0, None, "kein* interesse", "Kein Interesse."),
@@ -252,7 +257,7 @@ const DE: &[Row] = &[
     (U, 3.0, None, "aus ihren|den listen ~ streichen / weiteren zusendungen / hort|horen ~ auf ~ schreiben|mailen|anzurufen|anrufen|nerven / nichts mehr horen / keine weiteren ~ kontaktversuche|versuche", "Hört auf mir zu schreiben!"),
     (I, 2.0, None, "wie lauft|funktioniert ~ onboarding|einfuhrung|implementierung|umstellung / ubernehmen sie / schnittstelle|integriert / ^jawohl", "Wie läuft das Onboarding ab?"),
     (O, 0.0, None, "interessant finde ich", "Interessant finde ich, dass Sie mich duzen."),
-    (N, 2.5, None, "^keinesfalls / gegen ~ entschieden / reicht uns", "Das reicht uns völlig."),
+    (N, 2.5, None, "^keinesfalls / gegen ~ entschieden / gegen ~ ~ entschieden / reicht uns", "Das reicht uns völlig."),
     (L, 2.5, Some(L), "wird das nichts mehr / vor den ~ feiertagen|ferien / dieses jahr ~ ~ verplant|nicht|nichts / gerne wieder", "Vor den Feiertagen wird das nichts mehr."),
     (W, 3.0, None, "nummer gehort ~ mir / gibt s|gibts hier nicht", "Die Nummer gehört jetzt mir."),
     (U, 3.0, None, "tragen ~ ~ aus / aus allen ~ listen", "Tragen Sie meine Adresse aus allen Listen aus."),
@@ -263,6 +268,9 @@ const DE: &[Row] = &[
     (L, 2.5, Some(L), "rufen sie mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / ruf mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / wieder|nochmal|erneut an / wieder anrufen|anzurufen / gerne|gern nochmal|erneut", "Rufen Sie mich bitte im März wieder an."),
     (N, 2.5, None, "dagegen ~ entschieden|entscheiden / entschieden ~ dagegen / nicht unser|unsere ~ thema|ding|baustelle / bleiben ~ bei unser*", "Wir haben uns dagegen entschieden."),
     (U, 3.0, None, "horen sie ~ auf / hort ~ auf / aufhoren|aufzuhoren / lassen|lass ~ mich|uns ~ in ruhe / in ruhe lassen", "Hören Sie bitte auf, mir zu schreiben."),
+    (O, 2.0, Some(I), "abgeneigt", "Nicht abgeneigt."),
+    (I, 2.0, None, "sie mir ~ angebot|unterlagen|infos|preise|preisliste / mir ein angebot", "Können Sie mir ein Angebot schicken?"),
+    (N, 2.5, None, "beschlossen|entschieden ~ kein*|nicht", "Wir haben beschlossen, keine neue Software einzuführen."),
 ];
 
 const FR: &[Row] = &[
@@ -344,6 +352,7 @@ const FR: &[Row] = &[
     (U, 3.0, None, "cesser|cessez|arreter|arretez ~ toute|tout|toutes|vos|les|ces ~ sollicitation*|envoi*|message*|mail*|relance*|contact*|appel*|courriel*", "Je vous prie de cesser toute sollicitation."),
     (L, 2.0, Some(L), "t1|t2|t3|t4", "Au T3."),
     (L, 2.5, Some(L), "reparle|reparlons|reparler|rediscute|rediscutons|rediscuter ~ au|en|dans|apres|a|debut|fin|l|la|le", "On en reparle au T3."),
+    (N, 2.5, None, "decide de ne pas / pas l intention de ~ changer", "Nous avons décidé de ne pas donner suite."),
 ];
 
 const ES: &[Row] = &[
@@ -363,11 +372,11 @@ const ES: &[Row] = &[
     (L, 3.0, Some(L), "ahora no / de momento no / por ahora no / por el momento no / en este momento no / todavia no / aun no", "Ahora no."),
     (L, 2.5, Some(L), "no ~ por ahora / no ~ de momento / no ~ en este momento / no ~ por el momento", "No por ahora, gracias."),
     (L, 2.5, Some(L), "mas adelante / mas tarde / en otro momento / a futuro", "Más adelante."),
-    (L, 2.5, Some(L), "dentro de # dias|semanas|meses / en # dias|semanas|meses", "Dentro de 2 meses."),
+    (L, 2.5, Some(L), "dentro de # dias|semanas|meses|dia|semana|mes / en # dias|semanas|meses", "Dentro de 2 meses."),
     (L, 1.0, Some(L), "proximo|proxima ~ semana|mes|ano|trimestre|semestre", "El próximo trimestre."),
     (L, 2.0, Some(L), "en|de|para|principios|finales|mediados ~ enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre", "A partir de marzo."),
     (L, 1.0, Some(L), "trimestre / semestre", "En el tercer trimestre."),
-    (L, 2.5, Some(L), "vuelve|vuelva|volvamos|retomar|retomemos|retomamos|recontacta|recontacte|escribeme|escribame|contactame|contacteme|buscame|escribenos|contactanos ~ en|mas|despues|dentro|a|el|la|para", "Escríbeme en marzo."),
+    (L, 2.5, Some(L), "vuelve|vuelva|volvamos|retomar|retomemos|retomamos|recontacta|recontacte|escribeme|escribame|contactame|contacteme|buscame|escribenos|contactanos ~ en|mas|despues|dentro|a|el|la|para|entonces", "Escríbeme en marzo."),
     (O, 3.0, Some(L), "buen momento", "No es buen momento."),
     (L, 2.5, Some(L), "despues de ~ vacaciones|fiestas|verano|navidad|cierre|pascua / despues de semana santa", "Después de las vacaciones."),
     (L, 1.5, Some(L), "ocupado*|ocupada*|liados|liado|saturados|saturado", "Estamos muy ocupados."),
@@ -415,6 +424,7 @@ const ES: &[Row] = &[
     (I, 2.5, None, "@ ~ me|nos|le ~ va|viene|queda|sirve|cuadra / @ ~ esta|estaria ~ bien|perfecto / @ ~ va|viene|queda ~ bien|perfecto / a las % ~ me|nos ~ va|viene|queda|sirve|cuadra / a las % ~ esta|va ~ bien|perfecto / @ ~ si|perfecto|ok|vale|genial|libre|disponible / @ ~ tarde|manana|noche ~ si|perfecto|ok|vale", "El martes me va bien."),
     (I, 2.0, None, "que tal|parece ~ @|% / que tal|parece ~ a las % / podria|puede|podemos ~ ser|quedar ~ @|% / quedamos ~ @|% / quedamos ~ a las %", "¿Qué tal el martes a las 11?"),
     (U, 3.0, None, "no me|nos ~ vuelvas|vuelva|vuelvan a ~ escribir*|contactar*|llamar*|mandar*|molestar*|enviar*", "No me vuelvas a escribir."),
+    (N, 2.5, None, "decidido|decidimos no / no pensamos|planeamos ~ cambiar", "Hemos decidido no seguir adelante."),
 ];
 
 const PT: &[Row] = &[
@@ -432,7 +442,7 @@ const PT: &[Row] = &[
     (L, 3.0, Some(L), "agora nao / no momento nao / por enquanto nao / neste momento nao / ainda nao / de momento nao", "Agora não."),
     (L, 2.5, Some(L), "nao ~ no momento / nao ~ por enquanto / nao ~ neste momento / nao ~ agora", "Não no momento."),
     (L, 2.5, Some(L), "mais para|pra frente / mais adiante|tarde / noutra altura / outro momento / futuramente", "Mais para frente."),
-    (L, 2.5, Some(L), "daqui a # dias|semanas|meses / daqui # dias|semanas|meses / dentro de # dias|semanas|meses / em # dias|semanas|meses", "Daqui a 3 meses."),
+    (L, 2.5, Some(L), "daqui a # dias|semanas|meses|dia|semana|mes / daqui # dias|semanas|meses / dentro de # dias|semanas|meses|dia|semana|mes / em # dias|semanas|meses", "Daqui a 3 meses."),
     (L, 1.0, Some(L), "proximo|proxima ~ semana|mes|ano|trimestre|semestre", "No próximo trimestre."),
     (L, 2.0, Some(L), "ano|mes|semana que vem", "Ano que vem."),
     (L, 2.0, Some(L), "em|de|inicio|final|meados ~ janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro", "Em março."),
@@ -462,7 +472,7 @@ const PT: &[Row] = &[
     (U, 3.0, None, "descadastr*|desinscrev* / cancelar ~ inscricao|subscricao", "Quero me descadastrar."),
     (U, 3.0, None, "remova|remover|removam|retire|retirar|tire|tira|tirar|tirem|exclua|excluir|apague|apagar ~ ~ lista|cadastro|base|email|contato|dados|me|numero", "Me tirem da lista."),
     (U, 3.0, None, "nao ~ me|nos ~ envie|envie|mande|mandem|contate|contatem|contactem|ligue|liguem|escreva|escrevam|incomode|incomodem", "Não me envie mais mensagens."),
-    (U, 3.0, None, "parem|pare|para|deixem de ~ de|enviar|mandar|ligar|escrever|contatar|contactar", "Parem de me mandar e-mails."),
+    (U, 3.0, None, "parem|pare|para|deixem|deixe|deixa|deixar|parar de ~ de|enviar|mandar|ligar|escrever|contatar|contactar", "Parem de me mandar e-mails."),
     (U, 2.5, Some(U), "receber ~ mais|emails|mensagens|mails / receber ~ e mails", "Não quero receber mais e-mails."),
     (U, 2.0, None, "spam", "Isto é spam."),
     (O, 3.0, Some(U), "ser contatad*|contactad*|incomodad*", "Não quero mais ser contatado."),
@@ -486,6 +496,7 @@ const PT: &[Row] = &[
     (I, 2.5, None, "@ ~ pode ser / @ ~ serve|funciona|combinado|perfeito|otimo|ok|beleza|fechado|livre|disponivel / @ ~ fica|esta|ta ~ bom|otimo|perfeito|bem|otima|boa / @ ~ da|consigo|posso / as % ~ pode ser / as % ~ serve|funciona|fica|esta|ta|perfeito|otimo", "Terça às 10 pode ser."),
     (I, 2.0, None, "que tal ~ @|% / que tal as % / pode ser ~ @ / pode ser as %", "Que tal terça-feira às 16h?"),
     (U, 3.0, None, "nao ~ entrem|entre|entrar ~ contato|contacto", "Peço que não entrem mais em contato comigo."),
+    (N, 2.5, None, "nao vamos|pretendemos ~ mudar|trocar", "Não pretendemos trocar de sistema."),
 ];
 
 const NL: &[Row] = &[
@@ -503,9 +514,9 @@ const NL: &[Row] = &[
     (L, 3.0, Some(L), "nu niet", "Nu niet."),
     (L, 2.5, Some(L), "moment|momenteel|voorlopig|even|nog ~ niet", "Op dit moment niet."),
     (L, 2.0, Some(L), "later / in de toekomst", "Later misschien."),
-    (L, 2.5, Some(L), "over # dagen|weken|maanden", "Over 2 maanden."),
-    (L, 1.0, Some(L), "volgende|volgend|komend|komende ~ week|maand|jaar|kwartaal", "Volgend jaar."),
-    (L, 2.5, Some(L), "na ~ zomer|vakantie|feestdagen|kerst|zomervakantie|jaarwisseling|beurs", "Na de zomer."),
+    (L, 2.5, Some(L), "over # dagen|weken|maanden|dag|week|maand", "Over 2 maanden."),
+    (L, 1.0, Some(L), "volgende|volgend|komend|komende|vlgnde|vlg ~ week|maand|jaar|kwartaal", "Volgend jaar."),
+    (L, 2.5, Some(L), "na ~ zomer|vakantie|feestdagen|kerst|zomervakantie|jaarwisseling|beurs|bouwvak", "Na de zomer."),
     (L, 2.0, Some(L), "in|vanaf|na|begin|eind|half ~ januari|februari|maart|april|mei|juni|juli|augustus|september|oktober|november|december", "In maart."),
     (L, 1.0, Some(L), "kwartaal", "In het derde kwartaal."),
     (L, 2.5, Some(L), "opnieuw|nogmaals|terug|weer ~ contact|benaderen|mailen|melden|bellen|proberen", "Neem in maart opnieuw contact op."),
@@ -515,7 +526,7 @@ const NL: &[Row] = &[
     (L, 2.5, Some(L), "nog eens ~ mailen|bellen|contact|benaderen", "Kun je me in maart nog eens mailen?"),
     (N, 3.0, None, "geen interesse", "Geen interesse."),
     (N, 3.0, None, "nee ~ bedankt|dank*", "Nee, bedankt."),
-    (N, 1.5, None, "^nee", "Nee"),
+    (N, 1.5, None, "^nee|neen", "Nee"),
     (N, 3.0, None, "geen behoefte", "Geen behoefte."),
     (N, 2.0, Some(N), "behoefte|nodig", "Wij hebben het niet nodig."),
     (N, 2.5, None, "al ~ leverancier|oplossing|partner|systeem|pakket|contract", "We hebben al een leverancier."),
@@ -537,7 +548,7 @@ const NL: &[Row] = &[
     (W, 2.0, None, "doorgestuurd|doorsturen|doorgezet", "Ik heb het doorgestuurd."),
     (W, 3.0, None, "verkeerd|verkeerde nummer", "Verkeerd nummer."),
     (U, 3.0, None, "afmelden|uitschrijven|afmeld*|uitschrijv*", "Graag afmelden."),
-    (U, 3.0, None, "verwijder|verwijderen|haal ~ mij|me|lijst|bestand|adres|gegevens|mailinglijst", "Verwijder mij van de lijst."),
+    (U, 3.0, None, "verwijder|verwijderen|haal|schrap|schrappen ~ mij|me|lijst|bestand|adres|gegevens|mailinglijst", "Verwijder mij van de lijst."),
     (U, 3.0, None, "geen ~ mails|berichten|telefoontjes|mailtjes|emails ~ meer / geen e mails meer", "Geen mails meer graag."),
     (U, 3.0, None, "niet meer ~ mailen|benaderen|contacteren|bellen|sturen|lastigvallen|emailen|gemaild|benaderd|gebeld|gecontacteerd / niet meer e mailen", "Niet meer mailen aub."),
     (U, 3.0, None, "mail|bel|benader|contacteer ~ niet meer", "Mail mij niet meer."),
@@ -548,16 +559,21 @@ const NL: &[Row] = &[
     (L, 2.5, Some(L), "ligt ~ stil / laat|laten van me|ons horen", "Voorlopig ligt alles stil."),
     (N, 3.0, None, "niet mee gediend / nut ~ niet|niet van in", "Daar zijn we niet mee gediend."),
     (W, 2.5, None, "valt onder / enkel|niet bevoegd / verkeerd|verkeerde ~ nummer", "Dat valt onder HR."),
-    (U, 3.0, None, "^verwijderen|afmelden|uitschrijven|stop / nergens meer / gegevens ~ uit|weg / hou|houd ~ op met / uit ~ mailinglijst|lijst|bestand|database", "Verwijderen."),
+    (U, 3.0, None, "^verwijderen|afmelden|uitschrijven|stop|stoppen / nergens meer / gegevens ~ uit|weg / hou|houd ~ op met / uit ~ mailinglijst|lijst|bestand|database", "Verwijderen."),
     (O, 0.0, None, "bedankt|dank ~ voor ~ uw|je|de ~ interesse|info|informatie|voorstel", "Bedankt voor de info."),
     (L, 2.5, Some(L), "^januari|februari|maart|april|mei|juni|juli|augustus|september|oktober|november|december / vanaf #", "Oktober."),
     (I, 2.0, None, "hoe verloopt|werkt ~ implementatie|invoering|koppeling|installatie", "Hoe verloopt de implementatie?"),
-    (L, 2.5, Some(L), "bel|mail me ~ op|na|vanaf|in", "Bel me op 5 november."),
+    (L, 2.5, Some(L), "bel|mail|stuur me|mij ~ op|na|vanaf|in|rond", "Bel me op 5 november."),
     (I, 2.5, None, "@ ~ schikt|past|kan|lukt|prima|goed|ok|oke|akkoord|gaat / @ ~ is|komt ~ goed|prima|ok|perfect|uit / om % uur ~ past|schikt|kan|lukt|prima|goed|wel|gaat / om % uur ~ is|komt ~ prima|goed|ok|perfect / om % ~ past|schikt|kan|lukt|prima|wel", "Dinsdag schikt."),
     (I, 2.0, None, "wat dacht je|u ~ van ~ @|% / zullen we ~ @|% / @ om %", "Wat dacht je van dinsdag om 16.30 uur?"),
     (I, 3.0, None, "bel|mail me|mij ~ @ / bel me|mij ~ na|om|voor|vanaf|tussen % / bel me|mij ~ @ ~ na|om|voor|vanaf|tussen %", "Bel me morgen na 10 uur even."),
     (U, 3.0, None, "schrijf|haal ~ me|mij|ons ~ uit", "Schrijf me direct uit."),
     (N, 2.5, None, "past niet bij ons|mij|onze", "Het past niet bij ons."),
+    (L, 2.5, Some(L), "volgende|volgend|vlgnde|vlg|komende ~ week|maand|kwartaal|jaar ~ bellen|mailen|spreken|contact|bel|mail / graag weer|opnieuw / loopt af op|in|per|eind", "Volgende week bellen?"),
+    (U, 3.0, Some(U), "bezwaar tegen / uit halen / eruit halen / overal uit / van ~ lijst|mailinglijst|verzendlijst|lijsten ~ af|halen", "Graag van jullie lijst af."),
+    (N, 2.5, None, "redden ons|het ~ prima|wel|zelf / besloten ~ geen|niet / stappen niet over", "Wij redden ons prima met ons huidige pakket."),
+    (W, 2.5, None, "niks|niets meer te zeggen", "Ik heb daar niks meer te zeggen."),
+    (O, 0.0, None, "geinteresseerd in hoe|waar|wie|waarom", "Ben wel geïnteresseerd in hoe jullie aan mijn nummer komen."),
 ];
 
 const IT: &[Row] = &[
@@ -576,9 +592,9 @@ const IT: &[Row] = &[
     (L, 3.0, Some(L), "non ora|adesso|ancora / ora|adesso no", "Non ora."),
     (L, 3.0, Some(L), "al momento no|non / per ora no|non / per il momento no|non / in questo momento no|non", "Al momento no."),
     (L, 2.0, Some(L), "piu avanti|tardi / piu in la / in futuro / prossimamente", "Più avanti."),
-    (L, 2.5, Some(L), "tra|fra # giorni|settimane|mesi", "Tra 2 mesi."),
-    (L, 1.0, Some(L), "prossima|prossimo ~ settimana|mese|anno|trimestre", "Il prossimo trimestre."),
-    (L, 2.0, Some(L), "anno|mese|settimana prossimo|prossima", "L'anno prossimo."),
+    (L, 2.5, Some(L), "tra|fra # giorni|settimane|mesi|giorno|settimana|mese", "Tra 2 mesi."),
+    (L, 1.0, Some(L), "prossima|prossimo ~ settimana|sett|mese|anno|trimestre", "Il prossimo trimestre."),
+    (L, 2.0, Some(L), "anno|mese|settimana|sett prossimo|prossima", "L'anno prossimo."),
     (L, 1.5, Some(L), "a|da|dal|dall|al|dopo|ad|entro|inizio|fine|meta ~ gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre", "A marzo."),
     (L, 1.0, Some(L), "trimestre / semestre", "Nel terzo trimestre."),
     (L, 2.5, Some(L), "ricontattarmi|ricontattatemi|ricontattateci|ricontattami|ricontatti|risentirci|risentiamoci|riprendiamo|riparliamone|aggiorniamoci|riaggiorniamoci|riparliamo|risentiamo", "Ricontattatemi a marzo."),
@@ -589,7 +605,7 @@ const IT: &[Row] = &[
     (N, 3.0, None, "no grazie", "No grazie."),
     (N, 1.5, None, "^no", "No"),
     (N, 2.0, Some(N), "bisogno", "Non ne abbiamo bisogno."),
-    (N, 2.5, None, "gia ~ fornitore|soluzione|partner|contratto|sistema|abbiamo|usiamo|lavoriamo", "Abbiamo già un fornitore."),
+    (N, 2.5, None, "gia ~ fornitore|soluzione|partner|contratto|sistema|abbiamo|usiamo|lavoriamo|coperti|sistemati|serviti", "Abbiamo già un fornitore."),
     (N, 1.5, None, "soddisfatti|contenti", "Siamo soddisfatti."),
     (N, 2.5, None, "^passo / passiamo", "Passo."),
     (N, 2.5, None, "non fa|e per noi / non ci serve / non serve", "Non fa per noi."),
@@ -600,7 +616,7 @@ const IT: &[Row] = &[
     (O, 2.5, Some(W), "responsabile|competenza|referente / mi|si occupo|occupa / se ne occupa", "Non mi occupo di questo."),
     (W, 2.0, None, "contatti|contattate|rivolgersi|rivolgetevi|rivolgiti / scriva|scrivi a / si rivolga", "Si rivolga alla collega."),
     (W, 0.5, None, "collega|colleghi", "Chieda al mio collega."),
-    (W, 2.0, None, "inoltrato|inoltrata|girato|girata|inoltro|giro", "Ho inoltrato la mail."),
+    (W, 2.0, None, "inoltrato|inoltrata|girato|girata|inoltro / giro la|il|tua|sua|vostra|questa ~ mail|email|messaggio|richiesta", "Ho inoltrato la mail."),
     (W, 2.0, None, "pensione", "Sono in pensione."),
     (W, 3.0, None, "numero sbagliato / sbagliato numero", "Numero sbagliato."),
     (U, 3.0, None, "disiscriv*|disiscrizione", "Vorrei disiscrivermi."),
@@ -619,12 +635,18 @@ const IT: &[Row] = &[
     (U, 3.0, None, "non|nn ~ scrivetemi|contattatemi|chiamatemi ~ piu|piu / ^stop|basta|cancellami", "Nn scrivetemi più."),
     (O, 0.0, None, "grazie ~ per ~ l|il ~ interesse|proposta|informazioni", "Grazie per l'interesse."),
     (L, 2.5, Some(L), "^gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre / a partire dal|da # / dal #", "Ottobre."),
-    (I, 2.0, None, "come funziona ~ implementazione|integrazione|avvio|migrazione / si integra", "Come funziona l'integrazione?"),
+    (I, 2.0, None, "come funziona ~ implementazione|integrazione|avvio|avviamento|migrazione / si integra / quanto tempo ~ serve|ci vuole ~ per|prima", "Come funziona l'integrazione?"),
     (I, 2.5, None, "@ ~ va bene|benissimo / @ ~ mi|ci ~ va|sta|torna ~ bene / @ ~ ok|perfetto|posso|si|libero|libera|disponibile|liberi / alle % ~ va bene|benissimo / alle % ~ perfetto|ok|si|disponibile|libero|libera / alle % ~ mi|ci ~ va|sta|torna", "Martedì va bene."),
     (I, 2.0, None, "che ne dice|dici|pensa|pensi ~ di|del ~ @|% / @ alle % / facciamo ~ @|%", "Che ne dice di martedì alle 11?"),
     (I, 3.0, None, "mi chiami|chiama|richiami ~ @ / chiamami|chiamarmi|chiamatemi|richiamami ~ @ / mi chiami|chiama ~ @ ~ dopo|alle|verso|dalle|le ~ % / chiamami|chiamarmi ~ @ ~ dopo|alle|verso|dalle|le ~ % / mi chiami|chiama|chiamami|chiamarmi ~ dopo|alle|verso|dalle ~ %", "Mi chiami domani dopo le 10."),
     (U, 3.0, None, "basta ~ messaggi|mail|email|sms|msg|chiamate|telefonate|contatti", "Basta messaggi."),
     (N, 2.5, None, "lasci|lascia|lasciamo ~ stare|perdere / non e il caso", "Lasci stare, non è il caso."),
+    (L, 2.5, Some(L), "anno|mese|settimana|trimestre ~ ne|ci ~ parliamo|sentiamo|vediamo|risentiamo", "Il prossimo anno ne parliamo."),
+    (U, 3.0, None, "mi oppongo / opposizione al trattamento / ^basta cosi", "Mi oppongo al trattamento dei miei dati."),
+    (O, 3.0, Some(U), "essere contattat*|disturbat*|ricontattat*", "Non voglio più essere contattato."),
+    (N, 2.5, None, "^macche / non intendiamo|vogliamo|pensiamo ~ cambiare / abbiamo deciso di non", "Non intendiamo cambiare."),
+    (W, 2.5, None, "num|numero ~ e mio|mia / nn|non c e nessun|nessuna", "Il numero è mio da anni."),
+    (O, 0.0, None, "interessat* a capire|sapere come|chi|dove|perche|da", "Sono interessato a capire come avete avuto il mio contatto."),
 ];
 
 /// A table with its language.
@@ -1063,10 +1085,13 @@ pub fn tokenize(text: &str) -> Vec<Token> {
     let mut chars = text.char_indices().peekable();
     while let Some((start, c)) = chars.next() {
         if !c.is_alphanumeric() {
-            // A dot after a number is an ordinal's or a date's ("am 7. Jänner", "03.03."),
-            // not a sentence's end.
-            let ordinal = c == '.' && text[..start].ends_with(|p: char| p.is_ascii_digit());
-            if ordinal {
+            // A dot after a number is an ordinal's or a date's ("am 7. Jänner", "03.03.", "ab
+            // dem 15.03. an"), not a sentence's end, unless a new sentence follows: a line
+            // break, or a capital that is not a month's ("t/m 07-08. Stuur me op 17-08").
+            let ordinal = c == '.'
+                && text[..start].ends_with(|p: char| p.is_ascii_digit())
+                && !sentence_follows(&text[start + 1..]);
+            if ordinal || c == '.' && abbreviation(&text[..start], &text[start + 1..]) {
                 continue;
             }
             if matches!(
@@ -1113,6 +1138,44 @@ pub fn tokenize(text: &str) -> Vec<Token> {
         }
     }
     out
+}
+
+/// Whether the dot between `before` and `after` ends an abbreviation inside a sentence ("la
+/// sett. prossima", "z.B. nächste Woche"): a known short form, then a lowercase word.
+fn abbreviation(before: &str, after: &str) -> bool {
+    const SHORT: &[&str] = &[
+        "sett", "sig", "dott", "dr", "art", "ca", "bzw", "evtl", "ggf", "usw", "etc", "vs",
+        "approx", "min", "sem", "prox", "qtr", "wk", "vlg", "nxt", "sr", "sra", "nr", "tel", "b",
+        "z", "d", "h", "u", "ev",
+    ];
+    let word: String = before
+        .chars()
+        .rev()
+        .take_while(|c| c.is_alphabetic())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let next = after.trim_start_matches([' ', '\t']).chars().next();
+    SHORT.contains(&fold(&word).as_str())
+        && after.starts_with([' ', '\t'])
+        && next.is_some_and(char::is_lowercase)
+}
+
+/// Whether what follows a number's dot starts a new sentence: a line break or the end, or a
+/// capitalised word that is not a month's name, a quarter's or a noun a number counts.
+fn sentence_follows(after: &str) -> bool {
+    let rest = after.trim_start_matches([' ', '\t']);
+    if rest.is_empty() || rest.starts_with(['\n', '\r']) {
+        return true;
+    }
+    let word: String = rest.chars().take_while(|c| c.is_alphabetic()).collect();
+    word.starts_with(char::is_uppercase)
+        && crate::inbound::return_date::month_of(&fold(&word)).is_none()
+        && !matches!(
+            fold(&word).as_str(),
+            "quartal" | "kw" | "woche" | "halbjahr" | "jahrestag" | "mai"
+        )
 }
 
 /// Whether the digits at `start..end` are part of a date written in digits: "15.03.",
