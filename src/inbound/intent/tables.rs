@@ -69,7 +69,7 @@ const EN: &[Row] = &[
     (I, 1.5, None, "^yes|yeah|yep|sure|absolutely|definitely|ok|okay / ^yes please", "Yes"),
     (I, 1.0, None, "yes please / sure thing / absolutely|definitely", "Absolutely, let's do it."),
     (I, 1.5, None, "let me know when", "Let me know when works."),
-    (I, 1.5, None, "worth ~ conversation|chat|call|look|exploring", "Could be worth a conversation."),
+    (I, 1.5, None, "worth ~ conversation|chat|call|look|exploring|pursuing|digging|double", "Could be worth a conversation."),
     (L, 3.0, Some(L), "not now|yet", "Not now."),
     (L, 3.0, Some(L), "not right now", "Not right now, sorry."),
     (L, 3.0, Some(L), "not at|for ~ moment|time|present|now", "Not at the moment."),
@@ -135,7 +135,7 @@ const EN: &[Row] = &[
     (U, 3.0, None, "stop ~ emailing|mailing|contacting|sending|messaging|texting|calling|writing|spamming|bothering|reaching / stop ~ all|any ~ contact|emails|messages|outreach|communication|communications|calls", "Stop emailing me."),
     (U, 3.0, Some(U), "contact|email|message|text|call|write|bother ~ me|us ~ again|anymore|further", "Don't contact me again."),
     (U, 3.0, None, "no more ~ emails|messages|texts|calls|mails|contact", "No more emails please."),
-    (U, 3.0, None, "opt out|optout", "Opt out."),
+    (U, 3.0, None, "opt out / optout", "Opt out."),
     (U, 3.0, None, "leave me|us alone", "Leave me alone."),
     (U, 1.0, None, "spam", "This is spam, stop."),
     (U, 2.5, None, "stop", "Stop"),
@@ -174,9 +174,10 @@ const EN: &[Row] = &[
     (L, 2.0, Some(L), "parental|maternity|paternity|medical|sick leave / on leave", "I'm on parental leave until May."),
     (O, 0.0, None, "so|too much|many ~ spam / lots|lot of spam / to|in|into|a|en|nello|nella|no|na|im|dans|naar|nei|al|les ~ spam|junk / spam ~ folder|filter|box|ordner|map|cartella|carpeta|pasta|dossier|mailbox|indesirables", "It landed in my spam folder."),
     (O, 2.0, Some(I), "opposed|averse", "Not opposed to a demo."),
-    (I, 2.0, None, "can|could we do|find|grab ~ # minutes|mins / # minutes|mins ~ @", "Could we do 30 minutes Thursday?"),
+    (I, 2.0, None, "can|could ~ do|find|grab ~ # minutes|mins / # minutes|mins ~ @", "Could we do 30 minutes Thursday?"),
     (L, 2.0, Some(L), "talk|speak|chat|connect|meet ~ on|in|after|from ~ &", "Let's speak on February 1."),
     (N, 2.5, None, "decided not|never to / no plans to ~ change|switch|move / not going|planning to ~ change|switch|move", "We decided not to go ahead."),
+    (W, 2.5, None, "handed|passed ~ over|on ~ to|the / is your man|woman|person|contact now", "I handed the account over to Kwame."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -259,7 +260,7 @@ const DE: &[Row] = &[
     (O, 0.0, None, "interessant finde ich", "Interessant finde ich, dass Sie mich duzen."),
     (N, 2.5, None, "^keinesfalls / gegen ~ entschieden / gegen ~ ~ entschieden / reicht uns", "Das reicht uns völlig."),
     (L, 2.5, Some(L), "wird das nichts mehr / vor den ~ feiertagen|ferien / dieses jahr ~ ~ verplant|nicht|nichts / gerne wieder", "Vor den Feiertagen wird das nichts mehr."),
-    (W, 3.0, None, "nummer gehort ~ mir / gibt s|gibts hier nicht", "Die Nummer gehört jetzt mir."),
+    (W, 3.0, None, "nummer gehort ~ mir / gibt s hier nicht / gibts hier nicht", "Die Nummer gehört jetzt mir."),
     (U, 3.0, None, "tragen ~ ~ aus / aus allen ~ listen", "Tragen Sie meine Adresse aus allen Listen aus."),
     (I, 2.5, None, "@ ~ passt|geht|klappt|gut|prima|perfekt|ok|okay|super|ginge|kann / @ ~ ware|waere|ist|waer ~ gut|ok|prima|perfekt|super|moglich|machbar / um|ab|gegen % uhr ~ passt|geht|klappt|ware|ginge|gut|ok|prima / um % ~ passt|geht|klappt|ware|ginge / um % ~ ware|ist ~ gut|ok|prima|super|perfekt", "Donnerstag passt."),
     (I, 2.0, None, "wie ware|wars|waere ~ es ~ mit|am ~ @|% / @ um % / hatten|haben sie ~ @ ~ zeit", "Wie wäre es mit Montag, 16 Uhr?"),
@@ -330,7 +331,7 @@ const FR: &[Row] = &[
     (I, 2.0, None, "^banco|parfait|go|top|genial / jaser / pas pire / faire parvenir / m|nous envoyer", "Banco !"),
     (I, 2.0, None, "combien / essai gratuit / libre ~ entre|jeudi|lundi|mardi|mercredi|vendredi|demain", "C'est combien par mois ?"),
     (L, 2.5, Some(L), "rappelez|rappelle ~ moi ~ la|l|en|dans|apres|semaine|lundi|mardi|mercredi|jeudi|vendredi|debut|fin / en reunion|rdv|deplacement|conge|vacances", "Rappelez-moi la semaine prochaine."),
-    (L, 2.5, Some(L), "stand by|standby / en pause|attente / reviendrai|reviendrons ~ vers", "C'est en stand-by, je reviendrai vers vous."),
+    (L, 2.5, Some(L), "stand by / standby / en pause|attente / reviendrai|reviendrons ~ vers", "C'est en stand-by, je reviendrai vers vous."),
     (N, 2.5, None, "^nan / ^non merci / deja tout / ne va pas changer / equipe qui gagne / rester sur|avec / point barre", "Nan."),
     (O, 2.5, Some(N), "ordre du jour / d actualite", "Ce n'est pas à l'ordre du jour."),
     (W, 3.0, None, "suis pu|plus chez / ne suis plus chez", "Je suis pu chez Exemple inc."),
@@ -497,6 +498,7 @@ const PT: &[Row] = &[
     (I, 2.0, None, "que tal ~ @|% / que tal as % / pode ser ~ @ / pode ser as %", "Que tal terça-feira às 16h?"),
     (U, 3.0, None, "nao ~ entrem|entre|entrar ~ contato|contacto", "Peço que não entrem mais em contato comigo."),
     (N, 2.5, None, "nao vamos|pretendemos ~ mudar|trocar", "Não pretendemos trocar de sistema."),
+    (I, 2.0, None, "combin*|marc*|agend* ~ data|dia|horario|hora", "Combinem uma data para a demonstração."),
 ];
 
 const NL: &[Row] = &[
@@ -574,6 +576,7 @@ const NL: &[Row] = &[
     (N, 2.5, None, "redden ons|het ~ prima|wel|zelf / besloten ~ geen|niet / stappen niet over", "Wij redden ons prima met ons huidige pakket."),
     (W, 2.5, None, "niks|niets meer te zeggen", "Ik heb daar niks meer te zeggen."),
     (O, 0.0, None, "geinteresseerd in hoe|waar|wie|waarom", "Ben wel geïnteresseerd in hoe jullie aan mijn nummer komen."),
+    (I, 2.0, None, "best|wel ~ eens zien|bekijken / plan ~ iets ~ in", "Plan maar iets in."),
 ];
 
 const IT: &[Row] = &[
@@ -583,10 +586,10 @@ const IT: &[Row] = &[
     (I, 2.0, None, "maggiori|piu ~ informazioni|dettagli|info", "Vorrei maggiori informazioni."),
     (I, 2.0, None, "inviatemi|mandatemi|mandami|inviami / mi mandi|invii|manda|mandate|inviate", "Mi mandi il listino."),
     (I, 2.0, None, "quanto ~ costa|costano|viene", "Quanto costa?"),
-    (I, 1.5, None, "prezzo|prezzi|preventivo|listino|offerta", "Mi fate un preventivo?"),
+    (I, 1.5, None, "prezzo|prezzi|preventivo|listino|offerta|proposta", "Mi fate un preventivo?"),
     (I, 1.5, None, "chiamata|riunione|incontro|demo|call|videochiamata|appuntamento|sentirci", "Fissiamo un appuntamento."),
     (I, 2.0, Some(U), "chiamami|chiamatemi / mi chiami|chiama|chiamate", "Chiamami domani."),
-    (I, 2.0, None, "sentiamoci|parliamone|organizziamo", "Sentiamoci giovedì."),
+    (I, 2.0, None, "sentiamoci|parliamone|organizziamo|organizzate", "Sentiamoci giovedì."),
     (I, 1.5, None, "certo|perfetto|ok|ottimo / va bene / d accordo", "Certo!"),
     (I, 1.5, None, "^si|certo|ok|volentieri / ^si grazie / ^certo che si", "Sì"),
     (L, 3.0, Some(L), "non ora|adesso|ancora / ora|adesso no", "Non ora."),
@@ -631,7 +634,7 @@ const IT: &[Row] = &[
     (L, 2.5, Some(L), "ricontatto|ricontattiamo / appena ~ calmano|possibile|finito", "Appena si calmano le acque la ricontatto io."),
     (O, 2.5, Some(N), "fa al caso nostro", "Non fa al caso nostro."),
     (N, 2.5, None, "^passo / no grazie / nn ci serve", "Passo."),
-    (W, 3.0, None, "lasciato ~ funzione|ruolo|incarico / non seguo piu / non me ne occupo piu / sbagliato ~ persona|numero / non sono il|la ~ sig|sig ra|signor|signora", "Ho sbagliato persona."),
+    (W, 3.0, None, "lasciato ~ funzione|ruolo|incarico / non seguo piu / non me ne occupo piu / sbagliato ~ persona|numero / non sono il|la ~ sig|signor|signora / non sono la ~ sig ra", "Ho sbagliato persona."),
     (U, 3.0, None, "non|nn ~ scrivetemi|contattatemi|chiamatemi ~ piu|piu / ^stop|basta|cancellami", "Nn scrivetemi più."),
     (O, 0.0, None, "grazie ~ per ~ l|il ~ interesse|proposta|informazioni", "Grazie per l'interesse."),
     (L, 2.5, Some(L), "^gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre / a partire dal|da # / dal #", "Ottobre."),
@@ -647,6 +650,7 @@ const IT: &[Row] = &[
     (N, 2.5, None, "^macche / non intendiamo|vogliamo|pensiamo ~ cambiare / abbiamo deciso di non", "Non intendiamo cambiare."),
     (W, 2.5, None, "num|numero ~ e mio|mia / nn|non c e nessun|nessuna", "Il numero è mio da anni."),
     (O, 0.0, None, "interessat* a capire|sapere come|chi|dove|perche|da", "Sono interessato a capire come avete avuto il mio contatto."),
+    (I, 2.0, Some(N), "favorevole|favorevoli / mi puo|potete|potrebbe ~ mandare|inviare|girare", "Sono favorevole."),
 ];
 
 /// A table with its language.
@@ -1075,13 +1079,17 @@ pub struct Token {
     pub boundary: u8,
     /// A number that is part of a date written in digits ("15" and "03" of "15.03.", "3/15").
     pub date: bool,
+    /// In a sentence that ends with a question mark.
+    pub question: bool,
 }
 
 /// The words of `text`, folded; English contractions are spelt out (`don't` → `do not`,
 /// `I'm` → `i am`) and elisions split (`l'intérêt` → `l intéret`, both spans the whole word).
 pub fn tokenize(text: &str) -> Vec<Token> {
-    let mut out = Vec::new();
+    let mut out: Vec<Token> = Vec::new();
     let mut boundary = SENTENCE;
+    // Where the current sentence's words start, to mark them when it ends with `?`.
+    let mut sentence = 0;
     let mut chars = text.char_indices().peekable();
     while let Some((start, c)) = chars.next() {
         if !c.is_alphanumeric() {
@@ -1099,6 +1107,12 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 '.' | ';' | ':' | '!' | '?' | '\n' | '(' | ')' | '—' | '–' | '¿' | '¡'
             ) {
                 boundary = SENTENCE;
+                if c == '?' {
+                    for t in &mut out[sentence..] {
+                        t.question = true;
+                    }
+                }
+                sentence = out.len();
             } else if c == ',' {
                 boundary = boundary.max(COMMA);
             }
@@ -1133,6 +1147,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 end,
                 boundary,
                 date,
+                question: false,
             });
             boundary = 0;
         }
@@ -1316,6 +1331,15 @@ fn find_all(text: &str, detected: Option<Language>) -> (Vec<Found>, Vec<Token>) 
             // interest" is not an interested "interest").
             (None, Intent::Other) => Intent::Other,
             (None, intent) => intent,
+        };
+        // A weak unsubscribe word asked about is not a request ("¿Esto es spam?").
+        let intent = if intent == Intent::Unsubscribe
+            && phrase.weight < 3.0
+            && tokens[i..end].iter().all(|t| t.question)
+        {
+            Intent::Other
+        } else {
+            intent
         };
         let (from, to) = (tokens[i].start, tokens[end - 1].end);
         if intent == Intent::Unsubscribe && footers.iter().any(|(s, e)| from >= *s && to <= *e) {
