@@ -325,7 +325,8 @@ pub fn classify(reply: &Reply) -> ReplyIntent {
     let mut counted: Vec<&'static str> = Vec::new();
     let mut scores = [0.0f64; 6];
     for m in &found {
-        if !m.pattern.is_empty() && counted.contains(&m.pattern) {
+        // A phrase that only covers words (`other`, weight 0) counts for nothing.
+        if m.intent == Intent::Other || (!m.pattern.is_empty() && counted.contains(&m.pattern)) {
             continue;
         }
         counted.push(m.pattern);

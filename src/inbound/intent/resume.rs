@@ -2,10 +2,12 @@
 //! arrived (in the contact's zone), in seven languages. The first date the text names counts:
 //!
 //! - an absolute date: `2027-03-03`, `03.03.` / `3.3.2027` (day first), `3/3` (month first in
-//!   English, day first otherwise), `March 3` / `3 March` / `3. März` / `3 de marzo`; without a
-//!   year, the next such day after arrival;
+//!   English, day first otherwise), `17-08` (day first, outside English), `March 3` / `3 March`
+//!   / `3. März` / `3 de marzo` / `the 2nd of February` / `il primo marzo`; without a year, the
+//!   next such day after arrival;
 //! - a month after a cue (`in March`, `im März`, `en mars`, `a partir de marzo`, `a marzo`,
-//!   `early March`): the 1st of the next such month after the arrival's month;
+//!   `early March`, `before April`, `come September`, `dès janvier`): the 1st of the next such
+//!   month after the arrival's month;
 //! - a quarter (`Q3`, `third quarter`, `3. Quartal`, `troisième trimestre`): its first day, the
 //!   next such quarter that starts after arrival;
 //! - next week / month / quarter / year, in each language: the Monday, the 1st, the quarter's or
@@ -92,6 +94,12 @@ const MONTH_CUES: &[&str] = &[
     "den",
     "dem",
     "der",
+    "before",
+    "vor",
+    "avant",
+    "antes",
+    "come",
+    "des",
 ];
 
 /// Ordinal words of the four quarters (folded), for "third quarter", "troisième trimestre".
@@ -160,6 +168,9 @@ const NEXT_WORDS: &[&str] = &[
     "prox",
     "pro",
     "prochaine",
+    "vlg",
+    "vlgnde",
+    "volg",
 ];
 /// Units: (word, unit).
 const UNITS: &[(&str, Unit)] = &[
@@ -179,6 +190,7 @@ const UNITS: &[(&str, Unit)] = &[
     ("trimestre", Unit::Quarter),
     ("kwartaal", Unit::Quarter),
     ("wk", Unit::Week),
+    ("sett", Unit::Week),
     ("wo", Unit::Week),
     ("sem", Unit::Week),
     ("qtr", Unit::Quarter),
@@ -388,6 +400,10 @@ const CONTACT_CUES: &[&str] = &[
     "rappelle",
     "recontactez",
     "recontacter",
+    "reprenez",
+    "reprenons",
+    "reprendre",
+    "stuur",
     "revenez",
     "reviens",
     "relancez",
@@ -451,7 +467,6 @@ const CONTACT_STEMS: &[&str] = &[
     "rappel",
     "recontact",
     "relanc",
-    "repren",
     "escrib",
     "llam",
     "volv",
@@ -522,9 +537,7 @@ fn at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<(NaiveDate, bool
     // A month with a day next to it is a day; a month alone, a quarter, a unit are not.
     let word = |k: usize| tokens.get(k).map_or("", |t| t.word.as_str());
     let precise = month_of(word(i)).is_some()
-        && (day_number(word(i + 1)).is_some()
-            || (i > 0 && day_number(word(i - 1)).is_some())
-            || (i > 1 && word(i - 1) == "de" && day_number(word(i - 2)).is_some()));
+        && (day_number(word(i + 1)).is_some() || day_before(tokens, i).is_some());
     Some((found, precise))
 }
 
@@ -583,24 +596,22 @@ fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate> 
     }
     // in N days/weeks/months; dentro de N; daqui a N
     if IN_WORDS.contains(&word) {
-        let mut k = 1;
-        if matches!(next(1), Some("de" | "a")) {
-            k = 2;
-        }
-        if let (Some(n), Some(unit)) = (next(k).and_then(number), next(k + 1).and_then(count_unit))
-        {
-            return Some(add(arrival, n, unit));
+        // "in a fortnight", "daqui a 3 semanas", "dentro de 2 meses"
+        for k in [1, 2] {
+            if k == 2 && !matches!(next(1), Some("de" | "a")) {
+                break;
+            }
+            if let (Some(n), Some(unit)) =
+                (next(k).and_then(number), next(k + 1).and_then(count_unit))
+            {
+                return Some(add(arrival, n, unit));
+            }
         }
     }
     // A day and a month: "3 March", "3. März", "3 de marzo"; a month and a day: "March 3rd".
     if let Some(month) = month_of(word) {
-        let day_before = prev.and_then(day_number).or_else(|| {
-            (i >= 2 && tokens[i - 1].word == "de")
-                .then(|| day_number(&tokens[i - 2].word))
-                .flatten()
-        });
         let day_after = next(1).and_then(day_number).filter(|_| !is_year(next(1)));
-        if let Some(day) = day_before.or(day_after) {
+        if let Some(day) = day_before(tokens, i).or(day_after) {
             return date_in(month, day, year_after(tokens, i + 1), arrival);
         }
         // A month that is a sentence of its own ("Oktober.") is a date too.
@@ -614,6 +625,28 @@ fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate> 
             let year = year_after(tokens, i + 1);
             return Some(first_of_month(month, year, arrival));
         }
+    }
+    None
+}
+
+/// The day written before the month at `i`: "3 March", "3. März", "3 de marzo", "the 2nd of
+/// February", "il primo marzo", "de eerste van oktober".
+fn day_before(tokens: &[Token], i: usize) -> Option<u32> {
+    let word = |k: usize| tokens[k].word.as_str();
+    let day = |w: &str| {
+        day_number(w).or(matches!(
+            w,
+            "first" | "premier" | "primer" | "primero" | "primeiro" | "primo" | "eerste"
+        )
+        .then_some(1))
+    };
+    if i >= 1 {
+        if let Some(d) = day(word(i - 1)) {
+            return Some(d);
+        }
+    }
+    if i >= 2 && matches!(word(i - 1), "de" | "of" | "van" | "di" | "del") {
+        return day(word(i - 2));
     }
     None
 }
@@ -756,6 +789,7 @@ fn numeric_dates(text: &str, arrival: NaiveDate, english: bool) -> Vec<(usize, N
     static ISO: OnceLock<regex::Regex> = OnceLock::new();
     static DOTS: OnceLock<regex::Regex> = OnceLock::new();
     static SLASH: OnceLock<regex::Regex> = OnceLock::new();
+    static DASH: OnceLock<regex::Regex> = OnceLock::new();
     let iso = ISO.get_or_init(|| regex::Regex::new(r"\b(20\d\d)-(\d\d)-(\d\d)\b").unwrap());
     let dots = DOTS.get_or_init(|| {
         regex::Regex::new(r"(?:^|[^\d.])(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})?(?:[^\d]|$)").unwrap()
@@ -780,6 +814,30 @@ fn numeric_dates(text: &str, arrival: NaiveDate, english: bool) -> Vec<(usize, N
         if (1..=12).contains(&month) {
             if let Some(d) = date_in(month, day, year(c.get(3)), arrival) {
                 out.push((c.get(1).unwrap().start(), d));
+            }
+        }
+    }
+    // Day first with dashes ("17-08", Dutch), outside English; not an hour's range ("9-12 uur").
+    if !english {
+        let dash = DASH.get_or_init(|| {
+            regex::Regex::new(r"(?:^|[^\d-])(\d{1,2})-(\d{1,2})(?:-(\d{4}|\d{2}))?(?:[^\d-]|$)")
+                .unwrap()
+        });
+        for c in dash.captures_iter(text) {
+            let rest = super::fold(text[c.get(2).unwrap().end()..].trim_start());
+            if ["uur", "uhr", "h ", "h.", "u ", "u.", "ore", "horas"]
+                .iter()
+                .any(|w| rest.starts_with(w))
+                || rest == "h"
+                || rest == "u"
+            {
+                continue;
+            }
+            let (day, month) = (c[1].parse().unwrap_or(0), c[2].parse().unwrap_or(0));
+            if (1..=12).contains(&month) {
+                if let Some(d) = date_in(month, day, year(c.get(3)), arrival) {
+                    out.push((c.get(1).unwrap().start(), d));
+                }
             }
         }
     }
@@ -877,6 +935,63 @@ mod tests {
             ("il prossimo anno", "2026-12-04", false, Some("2027-01-01")),
             ("in March", "2026-03-10", true, Some("2027-03-01")),
             ("Q3", "2026-07-10", true, Some("2027-07-01")),
+            ("in a fortnight", "2026-12-04", true, Some("2026-12-18")),
+            (
+                "nothing before April",
+                "2026-12-04",
+                true,
+                Some("2027-04-01"),
+            ),
+            (
+                "Come September we can talk",
+                "2026-05-13",
+                true,
+                Some("2026-09-01"),
+            ),
+            (
+                "email me on the 2nd of February",
+                "2026-12-04",
+                true,
+                Some("2027-02-02"),
+            ),
+            (
+                "Reprenez contact dès janvier",
+                "2026-12-04",
+                false,
+                Some("2027-01-01"),
+            ),
+            (
+                "Mi scriva il primo marzo",
+                "2026-12-04",
+                false,
+                Some("2027-03-01"),
+            ),
+            (
+                "Stuur mij de eerste van oktober een bericht",
+                "2026-08-11",
+                false,
+                Some("2026-10-01"),
+            ),
+            (
+                "vlg maand weer proberen",
+                "2026-12-04",
+                false,
+                Some("2027-01-01"),
+            ),
+            (
+                "Mail me op 11-01 nog eens",
+                "2026-12-04",
+                false,
+                Some("2027-01-11"),
+            ),
+            ("bellen tussen 9-12 uur", "2026-12-04", false, None),
+            // "je reprends le 24 août" is the day of return, not the day to write.
+            (
+                "Je reprends le 24 août. Écrivez-moi à partir du 1er septembre",
+                "2026-05-19",
+                false,
+                Some("2026-09-01"),
+            ),
         ];
         for (text, arrival, english, want) in cases {
             let got = resume_on(text, d(arrival), *english);

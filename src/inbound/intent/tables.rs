@@ -3,8 +3,13 @@
 //!
 //! A pattern is written folded (lowercase, no diacritics, see [`super::fold`]) as tokens apart:
 //! a word; `word*`, any word it starts; `a|b|c`, any of these (each may end in `*`); `~`, up to
-//! two words of anything; `#`, a number (digits or a number word); a leading `^`, only as a
-//! sentence of its own (`^no`: "No." but not "No es el momento"). Phrases
+//! two words of anything (a negator among them negates the phrase: "Tuesday doesn't work"); `#`,
+//! a number (digits or a number word); `@`, a day close at hand (a weekday, "tomorrow", "today",
+//! "this afternoon", in the seven languages, German and Dutch compounds such as
+//! "Mittwochvormittag" included); `%`, a time of day ("2", "3pm", "14h", "4:30", "noon"; not a
+//! number that counts days or names a month's day); `&`, a month's name (any of the seven
+//! languages; a short or ambiguous one such as "May" or "mar" only next to a day's number); a
+//! leading `^`, only as a sentence of its own (`^no`: "No." but not "No es el momento"). Phrases
 //! that are alternatives of one meaning are one row, apart by ` / `. Every phrase has a weight (1
 //! weak, 2 clear, 3 decisive), what a negation right before it (or `nicht`/`niet`/`pas`/`not`
 //! right after it) makes of it (`negated`: another intent, or nothing), and an example: a
@@ -51,7 +56,7 @@ const EN: &[Row] = &[
     (I, 1.5, None, "demo|walkthrough|trial", "We'd like a demo."),
     (I, 2.0, None, "how much", "How much does it cost?"),
     (I, 1.5, None, "pricing|price|prices|cost|costs|quote", "What's the pricing?"),
-    (I, 2.0, Some(U), "call me", "Call me tomorrow."),
+    (I, 2.0, Some(U), "call|ring|phone me", "Call me tomorrow."),
     (I, 2.0, None, "give me a call|ring", "Give me a call."),
     (I, 2.0, None, "tell me more", "Tell me more."),
     (I, 2.0, None, "can|could|shall we ~ talk|chat|meet|speak|connect|hop", "Can we talk Thursday?"),
@@ -64,7 +69,7 @@ const EN: &[Row] = &[
     (I, 1.5, None, "^yes|yeah|yep|sure|absolutely|definitely|ok|okay / ^yes please", "Yes"),
     (I, 1.0, None, "yes please / sure thing / absolutely|definitely", "Absolutely, let's do it."),
     (I, 1.5, None, "let me know when", "Let me know when works."),
-    (I, 1.5, None, "worth ~ conversation|chat|call|look|exploring", "Could be worth a conversation."),
+    (I, 1.5, None, "worth ~ conversation|chat|call|look|exploring|pursuing|digging|double", "Could be worth a conversation."),
     (L, 3.0, Some(L), "not now|yet", "Not now."),
     (L, 3.0, Some(L), "not right now", "Not right now, sorry."),
     (L, 3.0, Some(L), "not at|for ~ moment|time|present|now", "Not at the moment."),
@@ -83,7 +88,7 @@ const EN: &[Row] = &[
     (L, 2.0, Some(L), "maybe later / down the road|line", "Maybe later."),
     (L, 2.5, Some(L), "revisit|reconnect|regroup", "Let's revisit in March."),
     (L, 2.5, Some(L), "in ~ few|couple|some ~ weeks|months", "In a couple of months."),
-    (L, 2.5, Some(L), "in # days|weeks|months", "In 3 weeks."),
+    (L, 2.5, Some(L), "in # days|weeks|months|day|week|month", "In 3 weeks."),
     (L, 2.0, Some(L), "bandwidth / capacity", "No bandwidth right now."),
     (L, 2.0, Some(L), "hold off / on hold / pause|postpone|postponed", "We're on hold until spring."),
     (L, 1.5, Some(L), MONTHS_EN_PHRASE, "Talk in March."),
@@ -95,7 +100,7 @@ const EN: &[Row] = &[
     (N, 2.5, None, "no thank|thanks", "No thanks."),
     (N, 2.0, None, "all set / are|am covered|sorted / good for now", "We're all set."),
     (N, 2.0, None, "happy|satisfied|content with", "Happy with our current vendor."),
-    (N, 2.0, None, "already ~ use|using|have|work*|signed|partner*|chose|went|got|invested", "We already have a solution."),
+    (N, 2.0, None, "already ~ use|using|have|work*|signed|partner*|chose|went|got|invested|sorted|solved|covered|handled", "We already have a solution."),
     (N, 1.5, None, "current|existing ~ vendor|provider|solution|supplier|tool|partner|contract|system", "Our current provider works."),
     (N, 2.5, None, "no need", "No need."),
     (N, 2.0, Some(N), "need", "We don't need this."),
@@ -116,7 +121,7 @@ const EN: &[Row] = &[
     (W, 2.0, None, "moved on / moved to another", "I've moved on."),
     (O, 2.5, Some(W), "handle|handles|manage|manages|responsible|own|owns|oversee|involved / in charge / decision maker", "I don't handle this."),
     (W, 2.5, None, "not ~ my|our ~ area|department|responsibility|role|decision|call|team|job|remit", "Not my area."),
-    (W, 2.5, None, "you should|might|may|could|can ~ contact|reach|talk|speak|email|try|ask", "You should contact Jane."),
+    (W, 2.5, None, "you should|might|may|could|can|will|would ~ contact|reach|talk|speak|email|try|ask", "You should contact Jane."),
     (W, 2.0, None, "reach out to / talk|speak to|with / get in touch with", "Please reach out to Jane instead."),
     (W, 2.0, None, "forwarded|forwarding|passed|passing ~ to|this|your|along", "I've forwarded this to our CTO."),
     (W, 0.5, None, "colleague|instead", "Ask my colleague instead."),
@@ -127,10 +132,10 @@ const EN: &[Row] = &[
     (U, 3.0, None, "remove me|us", "Please remove me."),
     (U, 3.0, None, "take me|us off", "Take me off your list."),
     (U, 3.0, None, "remove ~ from ~ list|lists|mailing|database|emails|contacts|system", "Remove my address from your list."),
-    (U, 3.0, None, "stop ~ emailing|mailing|contacting|sending|messaging|texting|calling|writing|spamming|bothering|reaching", "Stop emailing me."),
+    (U, 3.0, None, "stop ~ emailing|mailing|contacting|sending|messaging|texting|calling|writing|spamming|bothering|reaching / stop ~ all|any ~ contact|emails|messages|outreach|communication|communications|calls", "Stop emailing me."),
     (U, 3.0, Some(U), "contact|email|message|text|call|write|bother ~ me|us ~ again|anymore|further", "Don't contact me again."),
     (U, 3.0, None, "no more ~ emails|messages|texts|calls|mails|contact", "No more emails please."),
-    (U, 3.0, None, "opt out|optout", "Opt out."),
+    (U, 3.0, None, "opt out / optout", "Opt out."),
     (U, 3.0, None, "leave me|us alone", "Leave me alone."),
     (U, 1.0, None, "spam", "This is spam, stop."),
     (U, 2.5, None, "stop", "Stop"),
@@ -140,25 +145,48 @@ const EN: &[Row] = &[
     (U, 3.0, Some(U), "contact me|us", "Do not contact me."),
     (I, 2.0, None, "^keen|deal|perfect|brilliant|lovely|great|nice / ^go on then / ^love it / ^sounds good|great", "Keen!"),
     (I, 2.0, None, "send ~ times|slots|options / couple of times|slots / twisted my arm / go on then", "Send over a couple of times."),
-    (I, 1.5, None, "free trial|trial / how much|what ~ per month|per user|per seat", "Is there a free trial?"),
+    (I, 1.5, None, "free trial|trial / how much ~ per month|user|seat / what ~ per month|user|seat", "Is there a free trial?"),
     (L, 2.5, Some(L), "shout|holler|nudge ~ in|after|next|once|when|around / in a fortnight", "Give me a shout in a fortnight."),
     (L, 2.5, Some(L), "ask me|us again / try me|us nxt", "Ask me again on February 2nd."),
     (N, 2.5, None, "moving|switching|changing ~ off|from|away / not see us ~ moving|switching|changing", "I don't see us moving off what we have."),
     (W, 2.5, None, "got the wrong / new number", "You've got the wrong Sam."),
     (U, 3.0, None, "^remove|unsubscribe|unsub|stop / lose|delete my number|email|address", "Remove."),
-    (O, 0.0, None, "thanks|thank ~ for ~ interest|info|information|proposal|offer|note / appreciate the ~ interest|offer", "Thanks for the info."),
+    (O, 0.0, None, "thanks|thank ~ for ~ interest|info|information|proposal|offer|note|invite|invitation / appreciate the ~ interest|offer", "Thanks for the info."),
     (L, 2.5, Some(L), "reach back out / reach out ~ on|then|when / email|text|txt|ping|call me ~ on|then|when|nxt|next|in|after", "Please reach back out on 9/14."),
     (L, 2.5, Some(L), "not this ~ quarter|qtr|year|month|week / next qtr|quarter|year ~ maybe|then / give me ~ couple|few ~ weeks|months|days / get back to you", "Not this quarter."),
     (L, 2.5, Some(L), "talk|speak|chat|connect ~ next year|quarter|month / in the new year", "Let's talk next year."),
-    (L, 2.0, Some(L), "contract ~ runs|ends|expires|renews / from|after the #", "Our contract runs through January."),
+    (L, 2.0, Some(L), "contract ~ runs|ends|expires|renews / from|after the # / runs|expires|ends|renews through|until|in|on", "Our contract runs through January."),
     (L, 2.5, Some(L), "^january|february|march|april|may|june|july|august|september|october|november|december / come january|february|march|april|may|june|july|august|september|october|november|december", "October."),
     (N, 2.5, None, "^pass / firm no / closed lost / mark us", "Pass."),
     (U, 3.0, None, "opt ~ out / object ~ processing|marketing / erase ~ details|data|information", "Opt me out."),
     (U, 2.5, None, "stop spamming / spamming me", "Stop spamming me."),
-    (I, 2.0, None, "what does ~ onboarding|implementation|setup|rollout|migration / how does ~ onboarding|implementation|setup|migration / do you integrate|support / integrate with / ^intrigued", "What does onboarding look like?"),
+    (I, 2.0, None, "what does|would ~ onboarding|implementation|setup|rollout|migration / how does ~ onboarding|implementation|setup|migration / do you integrate|support / integrate with / ^intrigued", "What does onboarding look like?"),
     (O, 0.0, None, "interested to know|hear / interested in knowing", "I'm interested to know who you are."),
     (N, 2.5, None, "stick with / do not have a problem / not something we ~ consider|need|want", "We'll stick with what we have."),
     (W, 2.5, None, "not|isnt mine to decide / stepped back|down from", "Purchasing isn't mine to decide anymore."),
+    (I, 2.5, None, "@ ~ works|work|suits|suit|fine|good|great|perfect|ok|okay|free|available / @ ~ is|sounds|would|should|will|could|can|does|looks ~ fine|good|great|perfect|ok|okay|work|suit|do / % ~ works|suits / % ~ is|would|should|will ~ fine|good|great|perfect|ok|work", "Tuesday works."),
+    (I, 2.0, None, "how|what about @|% / @ at|around|after % / can do @|% / let us say @|%", "How about Friday morning?"),
+    (I, 3.0, None, "call|ring|phone me|us ~ @ / call|ring|phone me|us ~ after|before|at|around|from|between % / call|ring|phone me|us ~ @ ~ after|before|at|around|from|between %", "Call me any time after 2."),
+    (N, 2.5, None, "is a|an ~ no / a no from|for / hard no / decided|decide ~ against", "It's a no from us."),
+    (O, 3.0, Some(U), "hear from you|us ~ again|anymore|ever / any more ~ emails|messages|texts|calls|mails|mail|sms / anymore ~ emails|messages|texts|calls", "I don't want to hear from you again."),
+    (U, 3.0, None, "remove|delete|erase this ~ address|email|number", "Remove this address."),
+    (L, 2.5, Some(L), "follow up|back on|around|after # / write|email|mail to me|us ~ after|in|from|next|around|again|on", "Can you follow up on 3/15?"),
+    (L, 2.0, Some(L), "parental|maternity|paternity|medical|sick leave / on leave", "I'm on parental leave until May."),
+    (O, 0.0, None, "so|too much|many ~ spam / lots|lot of spam / to|in|into|a|en|nello|nella|no|na|im|dans|naar|nei|al|les ~ spam|junk / spam ~ folder|filter|box|ordner|map|cartella|carpeta|pasta|dossier|mailbox|indesirables", "It landed in my spam folder."),
+    (O, 2.0, Some(I), "opposed|averse", "Not opposed to a demo."),
+    (I, 2.0, None, "can|could ~ do|find|grab ~ # minutes|mins / # minutes|mins ~ @", "Could we do 30 minutes Thursday?"),
+    (L, 2.0, Some(L), "talk|speak|chat|connect|meet ~ on|in|after|from ~ &", "Let's speak on February 1."),
+    (N, 2.5, None, "decided not|never to / no plans to ~ change|switch|move / not going|planning to ~ change|switch|move", "We decided not to go ahead."),
+    (W, 2.5, None, "handed|passed ~ over|on ~ to|the / is your man|woman|person|contact now", "I handed the account over to Kwame."),
+    (N, 2.5, None, "went|gone|going ~ with ~ another|different|someone / chose|picked|selected ~ another|different|someone / another|different ~ vendor|provider|supplier|solution|partner", "We went with another provider."),
+    (N, 2.5, None, "handle|do|build|built|manage|solve|run ~ in house / handle|do|build|built|manage|solve|run ~ internally / in house ~ solution|tool|system|team", "We handle this in-house."),
+    (N, 2.5, None, "no use for / not in the market / say no / does not make sense / are good|fine ~ thanks|thank / will not be ~ buying|moving|proceeding|pursuing|going|purchasing", "We're not in the market for this."),
+    (I, 2.5, None, "invite|invitation / up for ~ chat|call|demo|conversation|meeting", "Send me a calendar invite."),
+    (L, 2.0, Some(L), "maybe|perhaps ~ next|later|in|after|around / nothing until|before / until ~ closes|wraps|finishes|completes|settles|done / swamped|slammed|snowed|overloaded", "Maybe next quarter, we're swamped."),
+    (W, 2.0, None, "should go to / is for our|my", "This should go to our CFO."),
+    (U, 3.0, Some(U), "contact|email|message|text|call|write ~ address|number|inbox ~ again|anymore", "Do not email this address again."),
+    (N, 3.0, None, "not now or ever|later / now or in the future / now or ever", "Not now or ever."),
+    (O, 2.5, Some(N), "see ~ value|point|benefit|need", "We don't see the value."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -173,7 +201,7 @@ const DE: &[Row] = &[
     (I, 1.5, None, "termin|telefonat|anruf|gesprach|demo|videocall|austausch|call|meeting", "Gerne einen Termin."),
     (I, 2.0, Some(U), "ruf*|rufen ~ an", "Rufen Sie mich an."),
     (I, 2.0, None, "was kostet|kosten", "Was kostet das?"),
-    (I, 2.0, None, "hatten|haben|hast ~ zeit / nicht so|ganz uninteressant / nicht uninteressant", "Hätten Sie Dienstag Zeit?"),
+    (I, 2.0, None, "hatten|haben|hast ~ zeit|zeitfenster|termin / nicht so|ganz uninteressant / nicht uninteressant", "Hätten Sie Dienstag Zeit?"),
     (I, 1.5, None, "preis|preise|kosten", "Wie sind die Preise?"),
     (I, 2.0, None, "konnen|konnten|wollen wir ~ sprechen|telefonieren|reden|treffen|austauschen", "Können wir telefonieren?"),
     (I, 1.5, None, "wann ~ zeit|passt|konnen", "Wann haben Sie Zeit?"),
@@ -186,17 +214,17 @@ const DE: &[Row] = &[
     (L, 1.5, Some(L), "im|ab|nach|anfang|mitte|ende|bis ~ januar|janner|februar|marz|april|mai|juni|juli|august|september|oktober|november|dezember", "Im März."),
     (L, 1.0, Some(L), "nachste*|kommende* ~ woche|monat|jahr|quartal", "Nächstes Jahr."),
     (L, 1.0, Some(L), "quartal", "Im 3. Quartal."),
-    (L, 2.5, Some(L), "nach ~ urlaub|ferien|feiertage*|sommer|weihnacht*|jahreswechsel|messe|projekt*|umstellung|einfuhrung", "Nach den Feiertagen."),
+    (L, 2.5, Some(L), "nach ~ urlaub|ferien|feiertage*|sommer|weihnacht*|jahreswechsel|messe|projekt*|umstellung|einfuhrung|fusion|umzug|migration|inventur|abschluss", "Nach den Feiertagen."),
     (L, 2.5, Some(L), "zeitpunkt", "Ungünstiger Zeitpunkt."),
     (L, 2.0, Some(L), "keine zeit / viel zu tun / zu fruh / keine kapazit* / ausgelastet", "Gerade keine Zeit."),
-    (L, 2.5, Some(L), "in # tagen|wochen|monaten", "In 3 Monaten."),
+    (L, 2.5, Some(L), "in # tagen|wochen|monaten|tag|woche|monat", "In 3 Monaten."),
     (L, 2.0, Some(L), "budget ~ nachste*|erst|ab|freigegeben", "Budget erst nächstes Jahr."),
     (L, 2.0, Some(L), "zuruckkommen|zurueckkommen|vertagen|verschieben", "Können wir das verschieben?"),
     (N, 3.0, None, "kein* interesse", "Kein Interesse."),
     (N, 3.0, None, "kein* bedarf", "Kein Bedarf."),
     (N, 2.5, None, "brauchen|benotigen ~ nicht|kein*", "Brauchen wir nicht."),
     (N, 2.5, None, "sind ~ versorgt|zufrieden|abgedeckt / gut aufgestellt", "Wir sind gut versorgt."),
-    (N, 2.5, None, "bereits|schon ~ anbieter|losung|partner|dienstleister|tool|system|vertrag|software", "Wir haben bereits einen Anbieter."),
+    (N, 2.5, None, "bereits|schon ~ anbieter|losung|partner|dienstleister|tool|system|vertrag|software|gelost|geregelt|erledigt|einsatz", "Wir haben bereits einen Anbieter."),
     (N, 3.0, None, "nein danke", "Nein danke."),
     (N, 1.5, None, "^nein|ne|nee", "Nein"),
     (N, 2.0, None, "kein budget", "Kein Budget."),
@@ -217,14 +245,14 @@ const DE: &[Row] = &[
     (W, 0.5, None, "kollege|kollegin|kollegen", "Fragen Sie meinen Kollegen."),
     (U, 3.0, None, "abmelden|abmeldung|austragen|abbestellen|abbestell*", "Bitte abmelden."),
     (U, 3.0, None, "keine ~ mail*|nachricht*|werbung|anrufe|sms|newsletter|emails ~ mehr / keine e mail* mehr", "Bitte keine E-Mails mehr."),
-    (U, 3.0, None, "kontaktier*|anschreib*|schreib*|anruf*|mail*|belastig*|sende* ~ nicht mehr", "Kontaktieren Sie mich nicht mehr."),
+    (U, 3.0, None, "kontaktier*|anschreib*|schreib*|anruf*|mail*|belastig*|sende* ~ nicht mehr / kontaktier*|anschreib*|schreib*|anruf*|mail*|belastig*|sende* ~ nie|niemals wieder|mehr", "Kontaktieren Sie mich nicht mehr."),
     (U, 3.0, None, "nicht mehr ~ kontaktier*|anschreib*|schreib*|anruf*|mail*|belastig*|zusend*|anzuschreiben / nicht mehr zu kontaktieren", "Bitte nicht mehr anschreiben."),
     (U, 3.0, None, "entfern*|losch*|streich* ~ mich|liste|verteiler|daten|adresse|datenbank", "Entfernen Sie mich aus dem Verteiler."),
     (U, 3.0, None, "aus ~ verteiler|liste|datenbank|mailingliste", "Nehmen Sie mich aus der Liste."),
     (U, 2.0, None, "spam|werbemail*", "Das ist Spam."),
     (U, 3.0, None, "keine weiteren ~ nachrichten|mails|emails|anrufe|zusendungen / keine weiteren e mails", "Ich möchte keine weiteren Nachrichten."),
     (U, 2.5, None, "daten ~ loschen / losch* ~ ~ daten / dsgvo", "Löschen Sie meine Daten."),
-    (I, 2.0, None, "^passt|einverstanden|abgemacht / klingt nicht verkehrt|schlecht / rufen sie mich|ruf mich", "Klingt nicht verkehrt."),
+    (I, 2.0, None, "^passt|einverstanden|abgemacht / klingt nicht verkehrt|schlecht / rufen sie mich / ruf mich", "Klingt nicht verkehrt."),
     (L, 2.5, Some(L), "erst ~ im|ab|nach|nachste*|nachsten|in|wieder|einmal", "Neue Tools planen wir erst im 2. Quartal."),
     (L, 1.5, Some(L), "melden sie sich / meld dich / elternzeit|mutterschutz|urlaub|sabbatical|auszeit", "Bitte melden Sie sich im Mai."),
     (L, 2.0, Some(L), "kapazit* / komme|komm ~ auf sie|dich ~ zu / sobald", "Ich komme auf Sie zu, sobald die Fusion durch ist."),
@@ -232,17 +260,35 @@ const DE: &[Row] = &[
     (W, 3.0, None, "nicht meine|mein ~ baustelle|aufgabe|abteilung|bereich|thema|zustandigkeit / vertippt|verwahlt / falsche nummer / bin nicht herr|frau", "Das ist nicht meine Baustelle."),
     (U, 3.0, None, "verbitte / jede weitere ~ kontaktaufnahme|kontakt|mail|zusendung / keine weitere kontaktaufnahme", "Ich verbitte mir jede weitere Kontaktaufnahme."),
     (U, 3.0, None, "^abmelden|austragen|stop|stopp", "Abmelden."),
-    (O, 0.0, None, "danke|dank fur ~ interesse|angebot|nachricht|info*", "Danke für Ihr Angebot."),
-    (L, 2.5, Some(L), "wieder auf mich zu / auf mich zukommen / ab dem|ab # / vertrag ~ lauft|endet", "Kommen Sie im Mai wieder auf mich zu."),
+    (O, 0.0, None, "danke|dank fur ~ interesse|angebot|nachricht|info*|einladung", "Danke für Ihr Angebot."),
+    (L, 2.5, Some(L), "wieder auf mich zu / auf mich zukommen / ab dem # / ab # / vertrag ~ lauft|endet", "Kommen Sie im Mai wieder auf mich zu."),
     (L, 2.5, Some(L), "^januar|februar|marz|april|mai|juni|juli|august|september|oktober|november|dezember", "Oktober."),
     (N, 2.5, None, "kaufen ~ keine|nicht|nichts", "Eine Zeiterfassung kaufen wir keine."),
     (U, 3.0, None, "aus ihren|den listen ~ streichen / weiteren zusendungen / hort|horen ~ auf ~ schreiben|mailen|anzurufen|anrufen|nerven / nichts mehr horen / keine weiteren ~ kontaktversuche|versuche", "Hört auf mir zu schreiben!"),
     (I, 2.0, None, "wie lauft|funktioniert ~ onboarding|einfuhrung|implementierung|umstellung / ubernehmen sie / schnittstelle|integriert / ^jawohl", "Wie läuft das Onboarding ab?"),
     (O, 0.0, None, "interessant finde ich", "Interessant finde ich, dass Sie mich duzen."),
-    (N, 2.5, None, "^keinesfalls / gegen ~ entschieden / reicht uns", "Das reicht uns völlig."),
+    (N, 2.5, None, "^keinesfalls / gegen ~ entschieden / gegen ~ ~ entschieden / reicht uns", "Das reicht uns völlig."),
     (L, 2.5, Some(L), "wird das nichts mehr / vor den ~ feiertagen|ferien / dieses jahr ~ ~ verplant|nicht|nichts / gerne wieder", "Vor den Feiertagen wird das nichts mehr."),
-    (W, 3.0, None, "nummer gehort ~ mir / gibt s|gibts hier nicht", "Die Nummer gehört jetzt mir."),
+    (W, 3.0, None, "nummer gehort ~ mir / gibt s hier nicht / gibts hier nicht", "Die Nummer gehört jetzt mir."),
     (U, 3.0, None, "tragen ~ ~ aus / aus allen ~ listen", "Tragen Sie meine Adresse aus allen Listen aus."),
+    (I, 2.5, None, "@ ~ passt|geht|klappt|gut|prima|perfekt|ok|okay|super|ginge|kann / @ ~ ware|waere|ist|waer ~ gut|ok|prima|perfekt|super|moglich|machbar / um|ab|gegen % uhr ~ passt|geht|klappt|ware|ginge|gut|ok|prima / um % ~ passt|geht|klappt|ware|ginge / um % ~ ware|ist ~ gut|ok|prima|super|perfekt", "Donnerstag passt."),
+    (I, 2.0, None, "wie ware|wars|waere ~ es ~ mit|am ~ @|% / @ um % / hatten|haben sie ~ @ ~ zeit", "Wie wäre es mit Montag, 16 Uhr?"),
+    (I, 1.5, None, "um|ab|gegen % uhr|h", "Ab 15 Uhr bin ich erreichbar."),
+    (I, 3.0, None, "rufen sie mich ~ @|% / ruf mich ~ @|% / rufen sie mich ~ ab|um|gegen|nach % / ruf mich ~ ab|um|gegen|nach %", "Rufen Sie mich morgen ab 10 Uhr an."),
+    (L, 2.5, Some(L), "rufen sie mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / ruf mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / wieder|nochmal|erneut an / wieder anrufen|anzurufen / gerne|gern nochmal|erneut", "Rufen Sie mich bitte im März wieder an."),
+    (N, 2.5, None, "dagegen ~ entschieden|entscheiden / entschieden ~ dagegen / nicht unser|unsere ~ thema|ding|baustelle / bleiben ~ bei unser*", "Wir haben uns dagegen entschieden."),
+    (U, 3.0, None, "horen sie ~ auf / hort ~ auf / aufhoren|aufzuhoren / lassen|lass ~ mich|uns ~ in ruhe / in ruhe lassen", "Hören Sie bitte auf, mir zu schreiben."),
+    (O, 2.0, Some(I), "abgeneigt", "Nicht abgeneigt."),
+    (I, 2.0, None, "sie mir ~ angebot|unterlagen|infos|preise|preisliste / mir ein angebot", "Können Sie mir ein Angebot schicken?"),
+    (N, 2.5, None, "beschlossen|entschieden ~ kein*|nicht", "Wir haben beschlossen, keine neue Software einzuführen."),
+    (N, 2.5, None, "anderen|andere ~ anbieter|losung|partner|dienstleister ~ entschieden / fur ~ anderen|andere ~ entschieden / machen|erledigen|losen ~ das|es|wir ~ intern|selbst / fur uns kein thema / ^leider nein|nicht / verzichten", "Wir haben uns für einen anderen Anbieter entschieden."),
+    (I, 2.5, None, "einladung|kalendereinladung", "Schicken Sie mir gern eine Einladung."),
+    (W, 2.5, None, "mussen sie ~ mit ~ sprechen|reden", "Da müssen Sie mit unserem Einkauf sprechen."),
+    (L, 2.0, Some(L), "vorher|davor nicht", "Nach der Fusion gerne, vorher nicht."),
+    (L, 1.5, Some(L), "im|ab ~ herbst|fruhjahr|fruhling|sommer|winter", "Im Herbst."),
+    (I, 2.0, None, "nachste|nachsten schritt|schritte", "Was wäre der nächste Schritt?"),
+    (W, 2.5, None, "entscheidet|entscheiden ~ bei uns / das entscheidet|entscheiden", "Das entscheidet bei uns die Geschäftsführung."),
+    (N, 3.0, None, "weder jetzt noch / keinen mehrwert", "Wir sehen keinen Mehrwert."),
 ];
 
 const FR: &[Row] = &[
@@ -260,7 +306,7 @@ const FR: &[Row] = &[
     (L, 3.0, Some(L), "pas maintenant", "Pas maintenant."),
     (L, 3.0, Some(L), "pas ~ ~ moment|instant / pas tout de suite / pas cette annee", "Pas pour le moment."),
     (L, 2.0, Some(L), "plus tard / ulterieurement", "Plus tard peut-être."),
-    (L, 2.5, Some(L), "recontact*|revenez|reviens|revenir|relanc* / reprendre contact / refaire un point", "Recontactez-moi en mars."),
+    (L, 2.5, Some(L), "recontact*|revenez|reviens|revenir|relancez|relancer|relancerez / relance moi|nous / reprendre contact / refaire un point", "Recontactez-moi en mars."),
     (L, 2.5, Some(L), "dans # jours|semaines|mois", "Dans 2 mois."),
     (L, 1.0, Some(L), "mois|semaine|annee|trimestre ~ prochain|prochaine", "Le mois prochain."),
     (L, 2.0, Some(L), "en|apres|debut|fin|courant|mi|de|du|au|le ~ janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre", "Revenez vers moi en mars."),
@@ -275,7 +321,7 @@ const FR: &[Row] = &[
     (N, 1.5, None, "^non", "Non"),
     (N, 3.0, None, "pas besoin / aucun besoin / pas de besoin", "Pas besoin."),
     (N, 2.0, Some(N), "besoin", "Nous n'avons pas besoin de cela."),
-    (N, 2.5, None, "deja ~ prestataire|fournisseur|solution|outil|partenaire|contrat|equipes|logiciel", "Nous avons déjà un prestataire."),
+    (N, 2.5, None, "deja ~ prestataire|fournisseur|solution|outil|partenaire|contrat|equipes|logiciel|regle|resolu|couverts / ce qu il faut", "Nous avons déjà un prestataire."),
     (N, 1.5, None, "satisfaits|satisfait|contents|equipes", "Nous sommes satisfaits."),
     (N, 2.5, None, "pas pour nous|moi", "Pas pour nous."),
     (N, 2.0, Some(N), "correspond|convient", "Cela ne correspond pas à nos besoins."),
@@ -295,20 +341,20 @@ const FR: &[Row] = &[
     (U, 3.0, None, "desinscri*|desabonn*|desinscription", "Merci de me désinscrire."),
     (U, 3.0, None, "retirez|supprimez|enlevez|retirer|supprimer|enlever|effacer|effacez ~ ~ moi|liste|adresse|fichier|base|donnees|coordonnees", "Retirez-moi de votre liste."),
     (U, 3.0, None, "ne plus ~ recevoir|contacter|ecrire|envoyer|solliciter|appeler|relancer", "Merci de ne plus me contacter."),
-    (U, 3.0, None, "ne me ~ contactez|ecrivez|appelez|relancez|sollicitez|envoyez ~ plus", "Ne me contactez plus."),
+    (U, 3.0, None, "ne me|m ~ contactez|ecrivez|appelez|relancez|sollicitez|envoyez ~ plus", "Ne me contactez plus."),
     (U, 3.0, None, "arretez|cessez ~ de|m|me", "Arrêtez de m'écrire."),
     (U, 2.5, None, "plus de ~ mails|messages|courriels|sollicitations|relances|emails|sms / plus d e mails", "Plus de mails svp."),
     (U, 2.0, None, "spam|harcelement", "C'est du spam."),
     (I, 2.0, None, "^banco|parfait|go|top|genial / jaser / pas pire / faire parvenir / m|nous envoyer", "Banco !"),
     (I, 2.0, None, "combien / essai gratuit / libre ~ entre|jeudi|lundi|mardi|mercredi|vendredi|demain", "C'est combien par mois ?"),
     (L, 2.5, Some(L), "rappelez|rappelle ~ moi ~ la|l|en|dans|apres|semaine|lundi|mardi|mercredi|jeudi|vendredi|debut|fin / en reunion|rdv|deplacement|conge|vacances", "Rappelez-moi la semaine prochaine."),
-    (L, 2.5, Some(L), "stand by|standby / en pause|attente / reviendrai|reviendrons ~ vers", "C'est en stand-by, je reviendrai vers vous."),
+    (L, 2.5, Some(L), "stand by / standby / en pause|attente / reviendrai|reviendrons ~ vers", "C'est en stand-by, je reviendrai vers vous."),
     (N, 2.5, None, "^nan / ^non merci / deja tout / ne va pas changer / equipe qui gagne / rester sur|avec / point barre", "Nan."),
     (O, 2.5, Some(N), "ordre du jour / d actualite", "Ce n'est pas à l'ordre du jour."),
     (W, 3.0, None, "suis pu|plus chez / ne suis plus chez", "Je suis pu chez Exemple inc."),
     (U, 2.5, None, "plus de ~ sms|appels|textos", "Plus de SMS svp."),
     (U, 3.0, None, "^stop|desabonner|desinscrire", "Stop."),
-    (O, 0.0, None, "merci ~ pour|de ~ votre|ton ~ interet|proposition|offre|message", "Merci pour votre proposition."),
+    (O, 0.0, None, "merci ~ pour|de ~ votre|ton ~ interet|proposition|offre|message|invitation", "Merci pour votre proposition."),
     (L, 2.5, Some(L), "reprenons|reprenez ~ contact / essayez|reessayez|retentez / a partir du|des le / des ~ janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre", "Reprenons contact au T3 2027."),
     (L, 2.5, Some(L), "^janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre", "Septembre."),
     (N, 3.0, None, "inutile de ~ relancer|insister|revenir / c est non", "Inutile de relancer."),
@@ -319,6 +365,20 @@ const FR: &[Row] = &[
     (N, 2.5, Some(N), "^negatif / pas l utilite / vois pas l utilite", "Je n'en vois pas l'utilité."),
     (W, 2.5, None, "vous tromper / ce numero est a moi / ai|a quitte", "J'ai quitté Exemple en juin."),
     (U, 3.0, Some(U), "veux|souhaite plus ~ recevoir", "Je ne veux plus recevoir vos courriels."),
+    (I, 2.5, None, "@ ~ ok|parfait|convient|conviendrait|marche|nickel|top|impeccable|possible|dispo|disponible|libre / @ ~ me|nous ~ va|irait|convient|conviendrait|arrange|arrangerait / @ ~ c est bon|parfait|ok|top|possible / % ~ c est bon|parfait|ok|top / % ~ me|nous ~ va|irait|convient|conviendrait|arrange", "Mardi ok."),
+    (I, 2.0, None, "@ ~ a|vers|des % / que diriez|dites vous de / disons @|% / ca vous ~ irait|va|convient|dit / ca te ~ va|dit|irait", "Mardi prochain à 11 h, ça vous irait ?"),
+    (U, 3.0, None, "cesser|cessez|arreter|arretez ~ toute|tout|toutes|vos|les|ces ~ sollicitation*|envoi*|message*|mail*|relance*|contact*|appel*|courriel*", "Je vous prie de cesser toute sollicitation."),
+    (L, 2.0, Some(L), "t1|t2|t3|t4", "Au T3."),
+    (L, 2.5, Some(L), "reparle|reparlons|reparler|rediscute|rediscutons|rediscuter ~ au|en|dans|apres|a|debut|fin|l|la|le", "On en reparle au T3."),
+    (N, 2.5, None, "decide de ne pas / pas l intention de ~ changer", "Nous avons décidé de ne pas donner suite."),
+    (N, 2.5, None, "choisi|retenu|opte ~ autre|autres ~ fournisseur|prestataire|solution|partenaire|editeur / gerons|gere|faisons|traitons ~ en interne", "Nous avons choisi un autre fournisseur."),
+    (O, 2.5, Some(N), "donner|donnerai|donnerons|donnons ~ suite / nous concerne", "Je ne donnerai pas suite."),
+    (I, 2.5, None, "invitation", "Envoyez-moi une invitation."),
+    (L, 2.0, Some(L), "a la rentree / peut etre ~ plus tard / peut etre ~ en|au|apres / peut etre ~ a la", "Peut-être à la rentrée."),
+    (L, 1.5, Some(L), "au printemps / a l automne / en automne / cet ete|automne|hiver", "Au printemps."),
+    (I, 2.0, None, "prochaine etape|etapes", "Quelle serait la prochaine étape ?"),
+    (W, 2.5, None, "pas moi qui ~ decide|gere / pas moi qui ~ m|s occupe / c est ~ notre|mon|ma ~ directeur|directrice|patron|dg|responsable|gerant|gerante ~ qui", "Ce n'est pas moi qui décide."),
+    (N, 3.0, None, "ni maintenant ni ~ jamais|demain / ni maintenant ni plus tard", "Ni maintenant ni plus tard."),
 ];
 
 const ES: &[Row] = &[
@@ -338,18 +398,18 @@ const ES: &[Row] = &[
     (L, 3.0, Some(L), "ahora no / de momento no / por ahora no / por el momento no / en este momento no / todavia no / aun no", "Ahora no."),
     (L, 2.5, Some(L), "no ~ por ahora / no ~ de momento / no ~ en este momento / no ~ por el momento", "No por ahora, gracias."),
     (L, 2.5, Some(L), "mas adelante / mas tarde / en otro momento / a futuro", "Más adelante."),
-    (L, 2.5, Some(L), "dentro de # dias|semanas|meses / en # dias|semanas|meses", "Dentro de 2 meses."),
+    (L, 2.5, Some(L), "dentro de # dias|semanas|meses|dia|semana|mes / en # dias|semanas|meses", "Dentro de 2 meses."),
     (L, 1.0, Some(L), "proximo|proxima ~ semana|mes|ano|trimestre|semestre", "El próximo trimestre."),
     (L, 2.0, Some(L), "en|de|para|principios|finales|mediados ~ enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre", "A partir de marzo."),
     (L, 1.0, Some(L), "trimestre / semestre", "En el tercer trimestre."),
-    (L, 2.5, Some(L), "vuelve|vuelva|volvamos|retomar|retomemos|retomamos|recontacta|recontacte|escribeme|escribame|contactame|contacteme|buscame|escribenos|contactanos ~ en|mas|despues|dentro|a|el|la|para", "Escríbeme en marzo."),
+    (L, 2.5, Some(L), "vuelve|vuelva|volvamos|retomar|retomemos|retomamos|recontacta|recontacte|escribeme|escribame|contactame|contacteme|buscame|escribenos|contactanos ~ en|mas|despues|dentro|a|el|la|para|entonces", "Escríbeme en marzo."),
     (O, 3.0, Some(L), "buen momento", "No es buen momento."),
     (L, 2.5, Some(L), "despues de ~ vacaciones|fiestas|verano|navidad|cierre|pascua / despues de semana santa", "Después de las vacaciones."),
-    (L, 1.5, Some(L), "ocupado*|ocupada*|liados|liado|saturados|saturado", "Estamos muy ocupados."),
+    (L, 1.5, Some(L), "ocupado*|ocupada*|liados|liado|saturados|saturado|tope", "Estamos muy ocupados."),
     (N, 3.0, None, "no gracias", "No, gracias."),
     (N, 1.5, None, "^no", "No"),
     (N, 2.0, Some(N), "necesit*", "No lo necesitamos."),
-    (N, 2.5, None, "ya ~ tenemos|contamos|trabajamos|usamos|utilizamos", "Ya tenemos proveedor."),
+    (N, 2.5, None, "ya ~ tenemos|contamos|trabajamos|usamos|utilizamos|resuelto|resolvimos|solucionado|cubiertos", "Ya tenemos proveedor."),
     (N, 1.5, None, "contentos|satisfechos|conformes", "Estamos contentos con lo que tenemos."),
     (N, 2.5, None, "no es para nosotros / no aplica / no nos aplica / no encaja", "No es para nosotros."),
     (O, 1.5, Some(N), "presupuesto", "No tenemos presupuesto."),
@@ -378,7 +438,7 @@ const ES: &[Row] = &[
     (W, 3.0, None, "equivoco|equivocado|equivocada ~ de persona|numero / no soy la|el ~ sra|sr|senora|senor / quien lleva el tema / lo decide", "Se equivocó de persona."),
     (U, 3.0, None, "quiteme|quitenme|sacame|saqueme ~ ~ lista|listas|base|correo / dejen|deja|deje d ~ mandar*|enviar*|escribir*", "Quíteme de sus listas."),
     (U, 3.0, None, "^baja|stop|alto", "Baja."),
-    (O, 0.0, None, "gracias|agradezco|agradecemos ~ interes|informacion|propuesta", "Te agradezco el interés."),
+    (O, 0.0, None, "gracias|agradezco|agradecemos ~ interes|informacion|propuesta|invitacion", "Te agradezco el interés."),
     (L, 2.5, Some(L), "hablamos|vemos|platicamos ~ la|el ~ sem|semana|mes|ano|proxima|proximo / a partir del|de # / mes|ano|semana|trimestre que viene", "Hablamos la semana que viene."),
     (L, 2.5, Some(L), "^enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre", "Enero."),
     (U, 3.0, None, "derechos arco / cancelacion de ~ datos / se abstengan / desapunt*|borradme|quitadme|eliminadme|sacadme / elimin*|borr*|quit*|sac* ~ ~ base|lista|listas|contactos", "Desapuntadme."),
@@ -387,6 +447,21 @@ const ES: &[Row] = &[
     (O, 0.0, None, "interesa saber", "Me interesa saber de dónde sacaron mi correo."),
     (O, 2.5, Some(N), "hace falta", "No nos hace falta."),
     (N, 2.5, None, "^nel / continuar con ~ proveedor|nuestro", "Hemos decidido continuar con nuestro proveedor actual."),
+    (I, 2.5, None, "@ ~ me|nos|le ~ va|viene|queda|sirve|cuadra / @ ~ esta|estaria ~ bien|perfecto / @ ~ va|viene|queda ~ bien|perfecto / a las % ~ me|nos ~ va|viene|queda|sirve|cuadra / a las % ~ esta|va ~ bien|perfecto / @ ~ si|perfecto|ok|vale|genial|libre|disponible / @ ~ tarde|manana|noche ~ si|perfecto|ok|vale", "El martes me va bien."),
+    (I, 2.0, None, "que tal|parece ~ @|% / que tal|parece ~ a las % / podria|puede|podemos ~ ser|quedar ~ @|% / quedamos ~ @|% / quedamos ~ a las %", "¿Qué tal el martes a las 11?"),
+    (U, 3.0, None, "no me|nos ~ vuelvas|vuelva|vuelvan a ~ escribir*|contactar*|llamar*|mandar*|molestar*|enviar*", "No me vuelvas a escribir."),
+    (N, 2.5, None, "decidido|decidimos no / no pensamos|planeamos ~ cambiar", "Hemos decidido no seguir adelante."),
+    (N, 2.5, None, "elegimos|escogimos|optamos|decidimos ~ por ~ otro|otra / elegimos|escogimos ~ otro|otra / lo hacemos|gestionamos|resolvemos ~ internamente|nosotros", "Elegimos a otro proveedor."),
+    (O, 2.5, Some(N), "seguir|seguiremos|avanzar ~ adelante", "No vamos a seguir adelante."),
+    (I, 2.5, None, "invitacion", "Mándame una invitación."),
+    (W, 2.5, None, "lo ve|lleva|maneja ~ el area|departamento|equipo", "Eso lo ve el área de compras."),
+    (L, 2.0, Some(L), "quizas|quiza ~ en|para|despues|mas / tal vez ~ en|para|despues|mas", "Quizás en otoño."),
+    (L, 1.5, Some(L), "en|para ~ otono|primavera|verano|invierno", "En otoño."),
+    (I, 2.0, None, "siguiente|proximo paso|pasos", "¿Cuál sería el siguiente paso?"),
+    (W, 2.5, None, "no soy ~ quien|yo ~ decide|decido / decide ~ mi|el|nuestro|nuestra ~ jefe|director|directora|gerente|dueno|duena|socio", "No soy quien decide eso."),
+    (U, 3.0, None, "no vuelvas|vuelva|vuelvan a ~ escribir*|contactar*|llamar*|mandar*|molestar*|enviar*", "No vuelvan a contactarme."),
+    (N, 3.0, None, "ni ahora ni ~ nunca|despues|luego / ni ahora ni mas adelante / ni en el futuro", "Ni ahora ni nunca."),
+    (O, 2.5, Some(N), "vemos ~ valor|sentido|utilidad", "No le vemos valor."),
 ];
 
 const PT: &[Row] = &[
@@ -404,7 +479,7 @@ const PT: &[Row] = &[
     (L, 3.0, Some(L), "agora nao / no momento nao / por enquanto nao / neste momento nao / ainda nao / de momento nao", "Agora não."),
     (L, 2.5, Some(L), "nao ~ no momento / nao ~ por enquanto / nao ~ neste momento / nao ~ agora", "Não no momento."),
     (L, 2.5, Some(L), "mais para|pra frente / mais adiante|tarde / noutra altura / outro momento / futuramente", "Mais para frente."),
-    (L, 2.5, Some(L), "daqui a # dias|semanas|meses / daqui # dias|semanas|meses / dentro de # dias|semanas|meses / em # dias|semanas|meses", "Daqui a 3 meses."),
+    (L, 2.5, Some(L), "daqui a # dias|semanas|meses|dia|semana|mes / daqui # dias|semanas|meses / dentro de # dias|semanas|meses|dia|semana|mes / em # dias|semanas|meses", "Daqui a 3 meses."),
     (L, 1.0, Some(L), "proximo|proxima ~ semana|mes|ano|trimestre|semestre", "No próximo trimestre."),
     (L, 2.0, Some(L), "ano|mes|semana que vem", "Ano que vem."),
     (L, 2.0, Some(L), "em|de|inicio|final|meados ~ janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro", "Em março."),
@@ -416,7 +491,7 @@ const PT: &[Row] = &[
     (N, 3.0, None, "nao obrigad*", "Não, obrigado."),
     (N, 1.5, None, "^nao", "Não"),
     (N, 2.0, Some(N), "preciso|precisamos|precisa|precisam|precisaria", "Não precisamos."),
-    (N, 2.5, None, "ja ~ temos|usamos|trabalhamos|possuimos|contamos|utilizamos", "Já temos fornecedor."),
+    (N, 2.5, None, "ja ~ temos|usamos|trabalhamos|possuimos|contamos|utilizamos|resolvemos|resolvido|resolvida", "Já temos fornecedor."),
     (N, 1.5, None, "satisfeitos|contentes|atendidos", "Estamos satisfeitos."),
     (N, 2.5, None, "nao e para nos / nao se aplica / nao faz sentido", "Não é para nós."),
     (N, 1.5, None, "sem orcamento|verba", "Sem orçamento."),
@@ -434,7 +509,7 @@ const PT: &[Row] = &[
     (U, 3.0, None, "descadastr*|desinscrev* / cancelar ~ inscricao|subscricao", "Quero me descadastrar."),
     (U, 3.0, None, "remova|remover|removam|retire|retirar|tire|tira|tirar|tirem|exclua|excluir|apague|apagar ~ ~ lista|cadastro|base|email|contato|dados|me|numero", "Me tirem da lista."),
     (U, 3.0, None, "nao ~ me|nos ~ envie|envie|mande|mandem|contate|contatem|contactem|ligue|liguem|escreva|escrevam|incomode|incomodem", "Não me envie mais mensagens."),
-    (U, 3.0, None, "parem|pare|para|deixem de ~ de|enviar|mandar|ligar|escrever|contatar|contactar", "Parem de me mandar e-mails."),
+    (U, 3.0, None, "parem|pare|para|deixem|deixe|deixa|deixar|parar de ~ de|enviar|mandar|ligar|escrever|contatar|contactar", "Parem de me mandar e-mails."),
     (U, 2.5, Some(U), "receber ~ mais|emails|mensagens|mails / receber ~ e mails", "Não quero receber mais e-mails."),
     (U, 2.0, None, "spam", "Isto é spam."),
     (O, 3.0, Some(U), "ser contatad*|contactad*|incomodad*", "Não quero mais ser contatado."),
@@ -443,9 +518,9 @@ const PT: &[Row] = &[
     (I, 2.0, None, "^fechado|bora|combinado|show|beleza|perfeito|claro|sim / ^pode ser / qto|quanto custa / teste gratis|gratuito", "Fechado."),
     (N, 2.5, None, "^negativo / ^dispenso / vou passar / ja tem / mexer em time|equipe", "Negativo."),
     (O, 2.0, Some(N), "verba|orcamento", "Não temos verba."),
-    (W, 3.0, None, "troquei de ~ chip|numero / nao e|eh mais do|da / quem manda|decide|cuida|trata", "Esse número não é mais do Rodrigo."),
+    (W, 3.0, Some(W), "troquei de ~ chip|numero / nao e|eh mais do|da / quem manda|decide|cuida|trata", "Esse número não é mais do Rodrigo."),
     (U, 3.0, None, "^sair|parar|pare|remover|descadastrar / tirarem|tirar ~ do|da ~ mailing|lista / receber nada", "Sair."),
-    (O, 0.0, None, "obrigado|obrigada|agradeco|agradecemos ~ pelo|pela|o|a ~ interesse|proposta|contato|informacao", "Agradecemos a proposta."),
+    (O, 0.0, None, "obrigado|obrigada|agradeco|agradecemos ~ pelo|pela|o|a ~ interesse|proposta|contato|informacao|convite", "Agradecemos a proposta."),
     (L, 2.5, Some(L), "nao|n da / a gente fala|falamos|conversamos / para o ano / a partir de # / nessa|nesta altura", "Agora não dá."),
     (L, 2.5, Some(L), "^janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro", "Outubro."),
     (U, 3.0, None, "nao volte a ~ contactar|contatar|escrever|ligar / parem de me procurar / retire|remova ~ ~ endereco|listas", "Não volte a contactar-me."),
@@ -455,6 +530,21 @@ const PT: &[Row] = &[
     (N, 2.5, None, "^nops|negativo / decidimos nao seguir / ja usa|usamos", "Decidimos não seguir com a proposta."),
     (L, 2.0, Some(L), "fala|fale|falamos ~ cmg|comigo", "Fala comigo na próxima semana."),
     (U, 3.0, None, "retir* ~ ~ base|lista|listas|dados", "Peço que me retirem da vossa base de dados."),
+    (I, 2.5, None, "@ ~ pode ser / @ ~ serve|funciona|combinado|perfeito|otimo|ok|beleza|fechado|livre|disponivel / @ ~ fica|esta|ta ~ bom|otimo|perfeito|bem|otima|boa / @ ~ da|consigo|posso / as % ~ pode ser / as % ~ serve|funciona|fica|esta|ta|perfeito|otimo", "Terça às 10 pode ser."),
+    (I, 2.0, None, "que tal ~ @|% / que tal as % / pode ser ~ @ / pode ser as %", "Que tal terça-feira às 16h?"),
+    (U, 3.0, None, "nao ~ entrem|entre|entrar ~ contato|contacto", "Peço que não entrem mais em contato comigo."),
+    (N, 2.5, None, "nao vamos|pretendemos ~ mudar|trocar", "Não pretendemos trocar de sistema."),
+    (I, 2.0, None, "combin*|marc*|agend* ~ data|dia|horario|hora", "Combinem uma data para a demonstração."),
+    (N, 2.5, None, "escolhemos|optamos|fechamos ~ por|com ~ outro|outra / escolhemos|optamos ~ outro|outra / fazemos|resolvemos|cuidamos ~ isso ~ internamente / recusar|recuso", "Escolhemos outro fornecedor."),
+    (O, 2.5, Some(N), "seguir ~ em frente / seguir ~ adiante", "Não vamos seguir em frente."),
+    (I, 2.5, None, "convite", "Pode mandar um convite."),
+    (W, 2.5, None, "isso e com ~ o|a ~ setor|departamento|equipe|area", "Isso é com o setor de compras."),
+    (L, 2.0, Some(L), "talvez ~ no|na|em|depois|mais / segundo|proximo semestre", "Talvez no segundo semestre."),
+    (L, 1.5, Some(L), "no|na ~ outono|primavera|verao|inverno", "No outono."),
+    (I, 2.0, None, "proximo passo|passos", "Qual seria o próximo passo?"),
+    (U, 3.0, None, "nunca mais ~ me|nos ~ envie|envie|mande|mandem|contate|contatem|contactem|ligue|liguem|escreva|escrevam|incomode|incomodem", "Nunca mais me mandem e-mail."),
+    (N, 3.0, None, "nem agora nem ~ depois|nunca / nem no futuro", "Nem agora nem depois."),
+    (O, 2.5, Some(N), "vemos ~ valor|sentido|utilidade", "Não vemos valor nisso."),
 ];
 
 const NL: &[Row] = &[
@@ -472,9 +562,9 @@ const NL: &[Row] = &[
     (L, 3.0, Some(L), "nu niet", "Nu niet."),
     (L, 2.5, Some(L), "moment|momenteel|voorlopig|even|nog ~ niet", "Op dit moment niet."),
     (L, 2.0, Some(L), "later / in de toekomst", "Later misschien."),
-    (L, 2.5, Some(L), "over # dagen|weken|maanden", "Over 2 maanden."),
-    (L, 1.0, Some(L), "volgende|volgend|komend|komende ~ week|maand|jaar|kwartaal", "Volgend jaar."),
-    (L, 2.5, Some(L), "na ~ zomer|vakantie|feestdagen|kerst|zomervakantie|jaarwisseling|beurs", "Na de zomer."),
+    (L, 2.5, Some(L), "over # dagen|weken|maanden|dag|week|maand", "Over 2 maanden."),
+    (L, 1.0, Some(L), "volgende|volgend|komend|komende|vlgnde|vlg ~ week|maand|jaar|kwartaal", "Volgend jaar."),
+    (L, 2.5, Some(L), "na ~ zomer|vakantie|feestdagen|kerst|zomervakantie|jaarwisseling|beurs|bouwvak", "Na de zomer."),
     (L, 2.0, Some(L), "in|vanaf|na|begin|eind|half ~ januari|februari|maart|april|mei|juni|juli|augustus|september|oktober|november|december", "In maart."),
     (L, 1.0, Some(L), "kwartaal", "In het derde kwartaal."),
     (L, 2.5, Some(L), "opnieuw|nogmaals|terug|weer ~ contact|benaderen|mailen|melden|bellen|proberen", "Neem in maart opnieuw contact op."),
@@ -484,10 +574,10 @@ const NL: &[Row] = &[
     (L, 2.5, Some(L), "nog eens ~ mailen|bellen|contact|benaderen", "Kun je me in maart nog eens mailen?"),
     (N, 3.0, None, "geen interesse", "Geen interesse."),
     (N, 3.0, None, "nee ~ bedankt|dank*", "Nee, bedankt."),
-    (N, 1.5, None, "^nee", "Nee"),
+    (N, 1.5, None, "^nee|neen", "Nee"),
     (N, 3.0, None, "geen behoefte", "Geen behoefte."),
     (N, 2.0, Some(N), "behoefte|nodig", "Wij hebben het niet nodig."),
-    (N, 2.5, None, "al ~ leverancier|oplossing|partner|systeem|pakket|contract", "We hebben al een leverancier."),
+    (N, 2.5, None, "al ~ leverancier|oplossing|partner|systeem|pakket|contract|geregeld|opgelost", "We hebben al een leverancier."),
     (N, 1.5, None, "tevreden", "We zijn tevreden."),
     (N, 2.5, None, "niet|niets voor ons", "Niet voor ons."),
     (N, 2.0, None, "geen budget", "Geen budget."),
@@ -496,7 +586,7 @@ const NL: &[Row] = &[
     (W, 3.0, None, "verkeerde ~ persoon|contactpersoon|adres|afdeling", "Verkeerde persoon."),
     (W, 2.5, Some(W), "juiste ~ persoon|contactpersoon|aanspreekpunt", "Ik ben niet de juiste persoon."),
     (W, 3.0, None, "niet meer ~ werkzaam|bij|actief / niet meer in dienst", "Ik ben niet meer werkzaam bij Acme."),
-    (W, 3.0, None, "werk ~ niet meer / werk hier niet meer", "Ik werk hier niet meer."),
+    (W, 3.0, None, "werk|werkt|werken ~ niet meer / werk|werkt hier niet meer", "Ik werk hier niet meer."),
     (W, 3.0, None, "uit dienst", "Hij is uit dienst."),
     (W, 2.5, None, "verlaten|vertrokken / met pensioen", "Ik heb het bedrijf verlaten."),
     (O, 2.5, Some(W), "verantwoordelijk|beslis* / ga|gaat over", "Ik ben niet verantwoordelijk."),
@@ -506,7 +596,7 @@ const NL: &[Row] = &[
     (W, 2.0, None, "doorgestuurd|doorsturen|doorgezet", "Ik heb het doorgestuurd."),
     (W, 3.0, None, "verkeerd|verkeerde nummer", "Verkeerd nummer."),
     (U, 3.0, None, "afmelden|uitschrijven|afmeld*|uitschrijv*", "Graag afmelden."),
-    (U, 3.0, None, "verwijder|verwijderen|haal ~ mij|me|lijst|bestand|adres|gegevens|mailinglijst", "Verwijder mij van de lijst."),
+    (U, 3.0, None, "verwijder|verwijderen|haal|schrap|schrappen ~ mij|me|lijst|bestand|adres|gegevens|mailinglijst", "Verwijder mij van de lijst."),
     (U, 3.0, None, "geen ~ mails|berichten|telefoontjes|mailtjes|emails ~ meer / geen e mails meer", "Geen mails meer graag."),
     (U, 3.0, None, "niet meer ~ mailen|benaderen|contacteren|bellen|sturen|lastigvallen|emailen|gemaild|benaderd|gebeld|gecontacteerd / niet meer e mailen", "Niet meer mailen aub."),
     (U, 3.0, None, "mail|bel|benader|contacteer ~ niet meer", "Mail mij niet meer."),
@@ -517,11 +607,32 @@ const NL: &[Row] = &[
     (L, 2.5, Some(L), "ligt ~ stil / laat|laten van me|ons horen", "Voorlopig ligt alles stil."),
     (N, 3.0, None, "niet mee gediend / nut ~ niet|niet van in", "Daar zijn we niet mee gediend."),
     (W, 2.5, None, "valt onder / enkel|niet bevoegd / verkeerd|verkeerde ~ nummer", "Dat valt onder HR."),
-    (U, 3.0, None, "^verwijderen|afmelden|uitschrijven|stop / nergens meer / gegevens ~ uit|weg / hou|houd ~ op met / uit ~ mailinglijst|lijst|bestand|database", "Verwijderen."),
-    (O, 0.0, None, "bedankt|dank ~ voor ~ uw|je|de ~ interesse|info|informatie|voorstel", "Bedankt voor de info."),
+    (U, 3.0, None, "^verwijderen|afmelden|uitschrijven|stop|stoppen / nergens meer / gegevens ~ uit|weg / hou|houd ~ op met / uit ~ mailinglijst|lijst|bestand|database", "Verwijderen."),
+    (O, 0.0, None, "bedankt|dank ~ voor ~ uw|je|de ~ interesse|info|informatie|voorstel|uitnodiging", "Bedankt voor de info."),
     (L, 2.5, Some(L), "^januari|februari|maart|april|mei|juni|juli|augustus|september|oktober|november|december / vanaf #", "Oktober."),
     (I, 2.0, None, "hoe verloopt|werkt ~ implementatie|invoering|koppeling|installatie", "Hoe verloopt de implementatie?"),
-    (L, 2.5, Some(L), "bel|mail me ~ op|na|vanaf|in", "Bel me op 5 november."),
+    (L, 2.5, Some(L), "bel|mail|stuur me|mij ~ op|na|vanaf|in|rond", "Bel me op 5 november."),
+    (I, 2.5, None, "@ ~ schikt|past|kan|lukt|prima|goed|ok|oke|akkoord|gaat / @ ~ is|komt ~ goed|prima|ok|perfect|uit / om % uur ~ past|schikt|kan|lukt|prima|goed|wel|gaat / om % uur ~ is|komt ~ prima|goed|ok|perfect / om % ~ past|schikt|kan|lukt|prima|wel", "Dinsdag schikt."),
+    (I, 2.0, None, "wat dacht je|u ~ van ~ @|% / zullen we ~ @|% / @ om %", "Wat dacht je van dinsdag om 16.30 uur?"),
+    (I, 3.0, None, "bel|mail me|mij ~ @ / bel me|mij ~ na|om|voor|vanaf|tussen % / bel me|mij ~ @ ~ na|om|voor|vanaf|tussen %", "Bel me morgen na 10 uur even."),
+    (U, 3.0, None, "schrijf|haal ~ me|mij|ons ~ uit", "Schrijf me direct uit."),
+    (N, 2.5, None, "past niet bij ons|mij|onze", "Het past niet bij ons."),
+    (L, 2.5, Some(L), "volgende|volgend|vlgnde|vlg|komende ~ week|maand|kwartaal|jaar ~ bellen|mailen|spreken|contact|bel|mail / graag weer|opnieuw / loopt af op|in|per|eind", "Volgende week bellen?"),
+    (U, 3.0, Some(U), "bezwaar tegen / uit halen / eruit halen / overal uit / van ~ lijst|mailinglijst|verzendlijst|lijsten ~ af|halen", "Graag van jullie lijst af."),
+    (N, 2.5, None, "redden ons|het ~ prima|wel|zelf / besloten ~ geen|niet / stappen niet over", "Wij redden ons prima met ons huidige pakket."),
+    (W, 2.5, None, "niks|niets meer te zeggen", "Ik heb daar niks meer te zeggen."),
+    (O, 0.0, None, "geinteresseerd in hoe|waar|wie|waarom", "Ben wel geïnteresseerd in hoe jullie aan mijn nummer komen."),
+    (I, 2.0, None, "best|wel ~ eens zien|bekijken / plan ~ iets ~ in", "Plan maar iets in."),
+    (N, 2.5, None, "gekozen voor ~ andere|ander / voor ~ andere|ander ~ partij|leverancier|oplossing ~ gekozen / doen|regelen ~ we ~ intern|zelf", "We hebben voor een andere partij gekozen."),
+    (O, 2.5, Some(N), "mee verder", "We gaan er niet mee verder."),
+    (I, 2.5, None, "uitnodiging", "Stuur maar een uitnodiging."),
+    (W, 2.5, None, "moet u|je bij ~ zijn", "Daarvoor moet u bij inkoop zijn."),
+    (L, 2.0, Some(L), "misschien ~ na|in|later|volgend|volgende", "Misschien in het najaar."),
+    (L, 1.5, Some(L), "in het ~ voorjaar|najaar", "In het najaar."),
+    (I, 2.0, None, "volgende stap|stappen", "Wat is de volgende stap?"),
+    (W, 2.5, None, "beslist|beslissen ~ onze|de|mijn|ons ~ directeur|baas|eigenaar|manager|directie|inkoop|management / dat beslist", "Dat beslist onze directeur."),
+    (U, 3.0, None, "nooit meer ~ contact|mailen|bellen / geen contact meer", "Neem nooit meer contact met mij op."),
+    (N, 3.0, None, "geen meerwaarde / zien er ~ geen ~ nut|heil|brood", "Wij zien er geen meerwaarde in."),
 ];
 
 const IT: &[Row] = &[
@@ -531,29 +642,29 @@ const IT: &[Row] = &[
     (I, 2.0, None, "maggiori|piu ~ informazioni|dettagli|info", "Vorrei maggiori informazioni."),
     (I, 2.0, None, "inviatemi|mandatemi|mandami|inviami / mi mandi|invii|manda|mandate|inviate", "Mi mandi il listino."),
     (I, 2.0, None, "quanto ~ costa|costano|viene", "Quanto costa?"),
-    (I, 1.5, None, "prezzo|prezzi|preventivo|listino|offerta", "Mi fate un preventivo?"),
+    (I, 1.5, None, "prezzo|prezzi|preventivo|listino|offerta|proposta", "Mi fate un preventivo?"),
     (I, 1.5, None, "chiamata|riunione|incontro|demo|call|videochiamata|appuntamento|sentirci", "Fissiamo un appuntamento."),
     (I, 2.0, Some(U), "chiamami|chiamatemi / mi chiami|chiama|chiamate", "Chiamami domani."),
-    (I, 2.0, None, "sentiamoci|parliamone|organizziamo", "Sentiamoci giovedì."),
+    (I, 2.0, None, "sentiamoci|parliamone|organizziamo|organizzate", "Sentiamoci giovedì."),
     (I, 1.5, None, "certo|perfetto|ok|ottimo / va bene / d accordo", "Certo!"),
     (I, 1.5, None, "^si|certo|ok|volentieri / ^si grazie / ^certo che si", "Sì"),
     (L, 3.0, Some(L), "non ora|adesso|ancora / ora|adesso no", "Non ora."),
     (L, 3.0, Some(L), "al momento no|non / per ora no|non / per il momento no|non / in questo momento no|non", "Al momento no."),
     (L, 2.0, Some(L), "piu avanti|tardi / piu in la / in futuro / prossimamente", "Più avanti."),
-    (L, 2.5, Some(L), "tra|fra # giorni|settimane|mesi", "Tra 2 mesi."),
-    (L, 1.0, Some(L), "prossima|prossimo ~ settimana|mese|anno|trimestre", "Il prossimo trimestre."),
-    (L, 2.0, Some(L), "anno|mese|settimana prossimo|prossima", "L'anno prossimo."),
+    (L, 2.5, Some(L), "tra|fra # giorni|settimane|mesi|giorno|settimana|mese", "Tra 2 mesi."),
+    (L, 1.0, Some(L), "prossima|prossimo ~ settimana|sett|mese|anno|trimestre", "Il prossimo trimestre."),
+    (L, 2.0, Some(L), "anno|mese|settimana|sett prossimo|prossima", "L'anno prossimo."),
     (L, 1.5, Some(L), "a|da|dal|dall|al|dopo|ad|entro|inizio|fine|meta ~ gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre", "A marzo."),
     (L, 1.0, Some(L), "trimestre / semestre", "Nel terzo trimestre."),
-    (L, 2.5, Some(L), "ricontattarmi|ricontattatemi|ricontattateci|ricontattami|ricontatti|risentirci|risentiamoci|riprendiamo|riparliamone|aggiorniamoci|riaggiorniamoci", "Ricontattatemi a marzo."),
+    (L, 2.5, Some(L), "ricontattarmi|ricontattatemi|ricontattateci|ricontattami|ricontatti|risentirci|risentiamoci|riprendiamo|riparliamone|aggiorniamoci|riaggiorniamoci|riparliamo|risentiamo", "Ricontattatemi a marzo."),
     (L, 2.5, Some(L), "dopo ~ ferie|estate|feste|natale|pasqua|chiusura", "Dopo le ferie."),
     (O, 3.0, Some(L), "momento giusto|adatto|opportuno / buon momento", "Non è il momento giusto."),
     (L, 1.5, Some(L), "periodo|impegnati|impegnato|pieni|presi", "È un periodo pieno."),
-    (L, 2.5, Some(L), "scriva|scrivetemi|scrivimi|sentiamoci|richiami|richiamatemi ~ dal|dall|da|a|in|tra|fra|dopo", "Mi scriva dal 7 settembre."),
+    (L, 2.5, Some(L), "scriva|scrivetemi|scrivimi|sentiamoci|richiami|richiamatemi|chiami|chiamami|chiamatemi|riscriva|ricontatti ~ dal|dall|da|a|in|tra|fra|dopo", "Mi scriva dal 7 settembre."),
     (N, 3.0, None, "no grazie", "No grazie."),
     (N, 1.5, None, "^no", "No"),
     (N, 2.0, Some(N), "bisogno", "Non ne abbiamo bisogno."),
-    (N, 2.5, None, "gia ~ fornitore|soluzione|partner|contratto|sistema|abbiamo|usiamo|lavoriamo", "Abbiamo già un fornitore."),
+    (N, 2.5, None, "gia ~ fornitore|soluzione|partner|contratto|sistema|abbiamo|usiamo|lavoriamo|coperti|sistemati|serviti", "Abbiamo già un fornitore."),
     (N, 1.5, None, "soddisfatti|contenti", "Siamo soddisfatti."),
     (N, 2.5, None, "^passo / passiamo", "Passo."),
     (N, 2.5, None, "non fa|e per noi / non ci serve / non serve", "Non fa per noi."),
@@ -564,7 +675,7 @@ const IT: &[Row] = &[
     (O, 2.5, Some(W), "responsabile|competenza|referente / mi|si occupo|occupa / se ne occupa", "Non mi occupo di questo."),
     (W, 2.0, None, "contatti|contattate|rivolgersi|rivolgetevi|rivolgiti / scriva|scrivi a / si rivolga", "Si rivolga alla collega."),
     (W, 0.5, None, "collega|colleghi", "Chieda al mio collega."),
-    (W, 2.0, None, "inoltrato|inoltrata|girato|girata|inoltro|giro", "Ho inoltrato la mail."),
+    (W, 2.0, None, "inoltrato|inoltrata|girato|girata|inoltro / giro la|il|tua|sua|vostra|questa ~ mail|email|messaggio|richiesta", "Ho inoltrato la mail."),
     (W, 2.0, None, "pensione", "Sono in pensione."),
     (W, 3.0, None, "numero sbagliato / sbagliato numero", "Numero sbagliato."),
     (U, 3.0, None, "disiscriv*|disiscrizione", "Vorrei disiscrivermi."),
@@ -579,11 +690,33 @@ const IT: &[Row] = &[
     (L, 2.5, Some(L), "ricontatto|ricontattiamo / appena ~ calmano|possibile|finito", "Appena si calmano le acque la ricontatto io."),
     (O, 2.5, Some(N), "fa al caso nostro", "Non fa al caso nostro."),
     (N, 2.5, None, "^passo / no grazie / nn ci serve", "Passo."),
-    (W, 3.0, None, "lasciato ~ funzione|ruolo|incarico / non seguo piu / non me ne occupo piu / sbagliato ~ persona|numero / non sono il|la ~ sig|sig ra|signor|signora", "Ho sbagliato persona."),
+    (W, 3.0, None, "lasciato ~ funzione|ruolo|incarico / non seguo piu / non me ne occupo piu / sbagliato ~ persona|numero / non sono il|la ~ sig|signor|signora / non sono la ~ sig ra", "Ho sbagliato persona."),
     (U, 3.0, None, "non|nn ~ scrivetemi|contattatemi|chiamatemi ~ piu|piu / ^stop|basta|cancellami", "Nn scrivetemi più."),
-    (O, 0.0, None, "grazie ~ per ~ l|il ~ interesse|proposta|informazioni", "Grazie per l'interesse."),
+    (O, 0.0, None, "grazie ~ per ~ l|il ~ interesse|proposta|informazioni|invito", "Grazie per l'interesse."),
     (L, 2.5, Some(L), "^gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre / a partire dal|da # / dal #", "Ottobre."),
-    (I, 2.0, None, "come funziona ~ implementazione|integrazione|avvio|migrazione / si integra", "Come funziona l'integrazione?"),
+    (I, 2.0, None, "come funziona ~ implementazione|integrazione|avvio|avviamento|migrazione / si integra / quanto tempo ~ serve|ci vuole ~ per|prima", "Come funziona l'integrazione?"),
+    (I, 2.5, None, "@ ~ va bene|benissimo / @ ~ mi|ci ~ va|sta|torna ~ bene / @ ~ ok|perfetto|posso|si|libero|libera|disponibile|liberi / alle % ~ va bene|benissimo / alle % ~ perfetto|ok|si|disponibile|libero|libera / alle % ~ mi|ci ~ va|sta|torna", "Martedì va bene."),
+    (I, 2.0, None, "che ne dice|dici|pensa|pensi ~ di|del ~ @|% / @ alle % / facciamo ~ @|%", "Che ne dice di martedì alle 11?"),
+    (I, 3.0, None, "mi chiami|chiama|richiami ~ @ / chiamami|chiamarmi|chiamatemi|richiamami ~ @ / mi chiami|chiama ~ @ ~ dopo|alle|verso|dalle|le ~ % / chiamami|chiamarmi ~ @ ~ dopo|alle|verso|dalle|le ~ % / mi chiami|chiama|chiamami|chiamarmi ~ dopo|alle|verso|dalle ~ %", "Mi chiami domani dopo le 10."),
+    (U, 3.0, None, "basta ~ messaggi|mail|email|sms|msg|chiamate|telefonate|contatti", "Basta messaggi."),
+    (N, 2.5, None, "lasci|lascia|lasciamo ~ stare|perdere / non e il caso", "Lasci stare, non è il caso."),
+    (L, 2.5, Some(L), "anno|mese|settimana|trimestre ~ ne|ci ~ parliamo|sentiamo|vediamo|risentiamo", "Il prossimo anno ne parliamo."),
+    (U, 3.0, None, "mi oppongo / opposizione al trattamento / ^basta cosi", "Mi oppongo al trattamento dei miei dati."),
+    (O, 3.0, Some(U), "essere contattat*|disturbat*|ricontattat*", "Non voglio più essere contattato."),
+    (N, 2.5, None, "^macche / non intendiamo|vogliamo|pensiamo ~ cambiare / abbiamo deciso di non", "Non intendiamo cambiare."),
+    (W, 2.5, None, "num|numero ~ e mio|mia / nn|non c e nessun|nessuna", "Il numero è mio da anni."),
+    (O, 0.0, None, "interessat* a capire|sapere come|chi|dove|perche|da", "Sono interessato a capire come avete avuto il mio contatto."),
+    (I, 2.0, Some(N), "favorevole|favorevoli / mi puo|potete|potrebbe ~ mandare|inviare|girare", "Sono favorevole."),
+    (N, 2.5, None, "scelto|optato ~ altro|altra ~ fornitore|soluzione|partner / gestiamo|facciamo|risolviamo ~ internamente / gestiamo|facciamo|risolviamo|sviluppato ~ in casa / gia risolto", "Abbiamo scelto un altro fornitore."),
+    (O, 2.5, Some(N), "procediamo|procedere / andiamo avanti", "Non procediamo."),
+    (I, 2.5, None, "invito", "Mi mandi un invito."),
+    (W, 2.5, None, "deve|dovete|deve ~ sentire|contattare|chiedere ~ l|il|la|ufficio", "Per questo deve sentire l'ufficio acquisti."),
+    (L, 2.0, Some(L), "forse ~ in|a|dopo|piu|tra|fra", "Forse in autunno."),
+    (L, 1.5, Some(L), "in|a ~ autunno|primavera|estate|inverno", "In autunno."),
+    (I, 2.0, None, "prossimo passo|passi", "Quale sarebbe il prossimo passo?"),
+    (W, 2.5, None, "non decido io / decide|decidono ~ il|la|lo|i ~ titolare|capo|direttore|direttrice|responsabile|socio|soci", "Non decido io, decide il titolare."),
+    (N, 3.0, None, "ne ora ne ~ mai|dopo|poi / neanche|nemmeno in futuro", "Né ora né mai."),
+    (O, 2.5, Some(N), "vediamo ~ valore|utilita|vantaggio|senso", "Non ne vediamo l'utilità."),
 ];
 
 /// A table with its language.
@@ -621,6 +754,26 @@ const NEGATORS_BEFORE: &[&str] = &[
 ];
 const NEGATORS_AFTER: &[&str] = &["nicht", "niet", "pas", "not", "nie"];
 
+/// Whether `word` negates in `language`: in an Italian reply the French `ne` does not ("che ne
+/// dice"), in a German one the Italian `mai` does not ("ab Mai"), in a Portuguese one the Spanish
+/// `no` does not (Portuguese "no", "in the").
+fn negates(word: &str, language: Language) -> bool {
+    let words: &[&str] = match language {
+        Language::En => &[
+            "not", "no", "never", "isnt", "dont", "doesnt", "cant", "wont", "without",
+        ],
+        Language::De => &[
+            "nicht", "kein", "keine", "keinen", "keiner", "keinem", "nie", "niemals", "ohne",
+        ],
+        Language::Fr => &["ne", "n", "pas", "jamais", "non", "sans"],
+        Language::Es => &["no", "nunca", "sin"],
+        Language::Pt => &["nao", "nunca", "sem", "nem"],
+        Language::Nl => &["niet", "geen", "nooit", "zonder"],
+        Language::It => &["non", "no", "mai", "nn", "senza"],
+    };
+    words.contains(&word)
+}
+
 /// Number words a `#` takes besides digits.
 const NUMBER_WORDS: &[&str] = &[
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
@@ -634,10 +787,14 @@ const NUMBER_WORDS: &[&str] = &[
 /// One element of a compiled pattern.
 #[derive(Debug, Clone)]
 enum Element {
-    /// Any of these words (exact) or prefixes.
+    /// Any of these words (exact) or prefixes, or (`@`) a day close at hand, or (`%`) a time of
+    /// day.
     Word {
         exact: Vec<String>,
         prefixes: Vec<String>,
+        day: bool,
+        clock: bool,
+        month: bool,
     },
     /// Up to two words of anything.
     Gap,
@@ -648,9 +805,18 @@ enum Element {
 impl Element {
     fn matches(&self, token: &str) -> bool {
         match self {
-            Element::Word { exact, prefixes } => {
+            Element::Word {
+                exact,
+                prefixes,
+                day,
+                clock,
+                month,
+            } => {
                 exact.iter().any(|w| w == token)
                     || prefixes.iter().any(|p| token.starts_with(p.as_str()))
+                    || (*day && is_day(token))
+                    || (*clock && clock_word(token).is_some())
+                    || (*month && crate::inbound::return_date::month_of(token).is_some())
             }
             Element::Number => {
                 token.chars().all(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&token)
@@ -658,6 +824,209 @@ impl Element {
             Element::Gap => true,
         }
     }
+}
+
+/// Weekdays (any word they start: "Dienstagnachmittag", "woensdagmiddag", "tuesdays") in the
+/// seven languages, folded.
+const WEEKDAYS: &[&str] = &[
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "montag",
+    "dienstag",
+    "mittwoch",
+    "donnerstag",
+    "freitag",
+    "samstag",
+    "sonntag",
+    "lundi",
+    "mardi",
+    "mercredi",
+    "jeudi",
+    "vendredi",
+    "samedi",
+    "dimanche",
+    "lunes",
+    "martes",
+    "miercoles",
+    "jueves",
+    "viernes",
+    "maandag",
+    "dinsdag",
+    "woensdag",
+    "donderdag",
+    "vrijdag",
+    "zaterdag",
+    "zondag",
+    "lunedi",
+    "martedi",
+    "mercoledi",
+    "giovedi",
+    "venerdi",
+];
+
+/// Other words of a day close at hand, matched whole (the Portuguese weekdays are also
+/// ordinals, so only whole: "quarta" but not "quartal").
+const DAY_WORDS: &[&str] = &[
+    "mon",
+    "tue",
+    "tues",
+    "wed",
+    "thu",
+    "thur",
+    "thurs",
+    "fri",
+    "tomorrow",
+    "tmrw",
+    "tmw",
+    "today",
+    "tonight",
+    "afternoon",
+    "morgen",
+    "ubermorgen",
+    "heute",
+    "nachmittag",
+    "vormittag",
+    "vormittags",
+    "nachmittags",
+    "demain",
+    "aujourd",
+    "manana",
+    "hoy",
+    "sabado",
+    "domingo",
+    "segunda",
+    "terca",
+    "quarta",
+    "quinta",
+    "sexta",
+    "amanha",
+    "hoje",
+    "vandaag",
+    "vanmiddag",
+    "vanochtend",
+    "vanavond",
+    "overmorgen",
+    "domani",
+    "oggi",
+    "dopodomani",
+    "pomeriggio",
+    "stasera",
+];
+
+fn is_day(word: &str) -> bool {
+    DAY_WORDS.contains(&word) || WEEKDAYS.iter().any(|d| word.starts_with(d))
+}
+
+/// A word that says a time of day ("3pm", "14h30", "4:30", "noon"): `Some(true)`; a bare
+/// number that may be one ("at 2"): `Some(false)`, which the next word decides.
+fn clock_word(word: &str) -> Option<bool> {
+    if matches!(
+        word,
+        "noon" | "midday" | "midi" | "mittag" | "mediodia" | "mezzogiorno"
+    ) {
+        return Some(true);
+    }
+    let digits = word.chars().take_while(char::is_ascii_digit).count();
+    if digits == 0 || digits > 2 || word[..digits].parse::<u32>().ok()? > 24 {
+        return None;
+    }
+    let rest = &word[digits..];
+    let minutes = |m: &str| m.len() == 2 && m.parse::<u32>().is_ok_and(|m| m < 60);
+    let suffix = |x: &str| {
+        matches!(
+            x,
+            "am" | "pm" | "h" | "u" | "uhr" | "uur" | "hs" | "hrs" | "hr" | "ish" | "en"
+        )
+    };
+    let clock = rest.is_empty()
+        || suffix(rest)
+        || rest
+            .strip_prefix([':', 'h', '.'])
+            .is_some_and(|m| minutes(m) || minutes(m.get(..2).unwrap_or("")) && suffix(&m[2..]));
+    clock.then_some(!rest.is_empty())
+}
+
+/// Whether the two words after a weekday make it a date: a day of the month and a month, or a
+/// month and a day.
+fn dated_day(a: &str, b: &str) -> bool {
+    let month = |w: &str| crate::inbound::return_date::month_of(w).is_some();
+    (is_day_number(a) && month(b)) || (month(a) && is_day_number(b))
+}
+
+/// A day of the month in digits, with or without an ordinal's ending ("3", "3rd", "1er").
+fn is_day_number(w: &str) -> bool {
+    let digits = w.chars().take_while(char::is_ascii_digit).count();
+    (1..=2).contains(&digits)
+        && matches!(
+            &w[digits..],
+            "" | "st" | "nd" | "rd" | "th" | "er" | "e" | "o"
+        )
+}
+
+/// Whether the word after a bare number makes it a count or a date rather than a time ("2
+/// weeks", "15 April", "3 users").
+fn counts(next: &str) -> bool {
+    crate::inbound::return_date::month_of(next).is_some()
+        || matches!(
+            next.trim_end_matches('s'),
+            "day"
+                | "week"
+                | "month"
+                | "year"
+                | "quarter"
+                | "minute"
+                | "user"
+                | "seat"
+                | "people"
+                | "person"
+                | "employee"
+                | "site"
+                | "location"
+                | "agent"
+                | "tag"
+                | "tage"
+                | "woche"
+                | "wochen"
+                | "monat"
+                | "monate"
+                | "monaten"
+                | "jour"
+                | "semaine"
+                | "moi"
+                | "an"
+                | "dia"
+                | "semana"
+                | "mese"
+                | "mes"
+                | "dag"
+                | "dagen"
+                | "weken"
+                | "maand"
+                | "maanden"
+                | "giorni"
+                | "settimana"
+                | "settimane"
+                | "mesi"
+                | "ano"
+                | "anno"
+                | "jahr"
+                | "jaar"
+                | "euro"
+                | "eur"
+                | "dollar"
+                | "usd"
+                | "mitarbeiter"
+                | "mitarbeitende"
+                | "utilisateur"
+                | "usuario"
+                | "utente"
+                | "gebruiker"
+        )
 }
 
 /// A phrase ready to match.
@@ -678,13 +1047,25 @@ fn compile(pattern: &str) -> Vec<Element> {
             "#" => Element::Number,
             alternatives => {
                 let (mut exact, mut prefixes) = (Vec::new(), Vec::new());
+                let (mut day, mut clock, mut month) = (false, false, false);
                 for alt in alternatives.split('|') {
-                    match alt.strip_suffix('*') {
-                        Some(p) => prefixes.push(p.to_string()),
-                        None => exact.push(alt.to_string()),
+                    match alt {
+                        "@" => day = true,
+                        "%" => clock = true,
+                        "&" => month = true,
+                        _ => match alt.strip_suffix('*') {
+                            Some(p) => prefixes.push(p.to_string()),
+                            None => exact.push(alt.to_string()),
+                        },
                     }
                 }
-                Element::Word { exact, prefixes }
+                Element::Word {
+                    exact,
+                    prefixes,
+                    day,
+                    clock,
+                    month,
+                }
             }
         })
         .collect()
@@ -726,6 +1107,9 @@ fn index() -> &'static Index {
                 Element::Word {
                     exact: words,
                     prefixes,
+                    day: false,
+                    clock: false,
+                    month: false,
                 } if prefixes.is_empty() => {
                     for w in words {
                         exact.entry(w.clone()).or_default().push(i);
@@ -759,20 +1143,29 @@ pub struct Token {
     /// What comes between the previous word and this: [`COMMA`] (`,`), [`SENTENCE`] (`.;:!?`,
     /// a line break, a dash, brackets), or 0.
     pub boundary: u8,
+    /// A number that is part of a date written in digits ("15" and "03" of "15.03.", "3/15").
+    pub date: bool,
+    /// In a sentence that ends with a question mark.
+    pub question: bool,
 }
 
 /// The words of `text`, folded; English contractions are spelt out (`don't` → `do not`,
 /// `I'm` → `i am`) and elisions split (`l'intérêt` → `l intéret`, both spans the whole word).
 pub fn tokenize(text: &str) -> Vec<Token> {
-    let mut out = Vec::new();
+    let mut out: Vec<Token> = Vec::new();
     let mut boundary = SENTENCE;
+    // Where the current sentence's words start, to mark them when it ends with `?`.
+    let mut sentence = 0;
     let mut chars = text.char_indices().peekable();
     while let Some((start, c)) = chars.next() {
         if !c.is_alphanumeric() {
-            // A dot after a number is an ordinal's or a date's ("am 7. Jänner", "03.03."),
-            // not a sentence's end.
-            let ordinal = c == '.' && text[..start].ends_with(|p: char| p.is_ascii_digit());
-            if ordinal {
+            // A dot after a number is an ordinal's or a date's ("am 7. Jänner", "03.03.", "ab
+            // dem 15.03. an"), not a sentence's end, unless a new sentence follows: a line
+            // break, or a capital that is not a month's ("t/m 07-08. Stuur me op 17-08").
+            let ordinal = c == '.'
+                && text[..start].ends_with(|p: char| p.is_ascii_digit())
+                && !sentence_follows(&text[start + 1..]);
+            if ordinal || c == '.' && abbreviation(&text[..start], &text[start + 1..]) {
                 continue;
             }
             if matches!(
@@ -780,6 +1173,12 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 '.' | ';' | ':' | '!' | '?' | '\n' | '(' | ')' | '—' | '–' | '¿' | '¡'
             ) {
                 boundary = SENTENCE;
+                if c == '?' {
+                    for t in &mut out[sentence..] {
+                        t.question = true;
+                    }
+                }
+                sentence = out.len();
             } else if c == ',' {
                 boundary = boundary.max(COMMA);
             }
@@ -788,12 +1187,17 @@ pub fn tokenize(text: &str) -> Vec<Token> {
         let mut end = start + c.len_utf8();
         while let Some(&(i, c)) = chars.peek() {
             let apostrophe = matches!(c, '\'' | '’');
+            let after = &text[i + c.len_utf8()..];
+            // "4:30", "14:00": a time is one word, not a number and a sentence's end.
+            let clock = c == ':'
+                && (1..=2).contains(&(i - start))
+                && text[start..i].bytes().all(|b| b.is_ascii_digit())
+                && after.len() >= 2
+                && after.as_bytes()[..2].iter().all(u8::is_ascii_digit)
+                && !after.as_bytes().get(2).is_some_and(u8::is_ascii_digit);
             let joins = c.is_alphanumeric()
-                || (apostrophe
-                    && text[i + c.len_utf8()..]
-                        .chars()
-                        .next()
-                        .is_some_and(char::is_alphanumeric));
+                || clock
+                || (apostrophe && after.chars().next().is_some_and(char::is_alphanumeric));
             if !joins {
                 break;
             }
@@ -801,17 +1205,102 @@ pub fn tokenize(text: &str) -> Vec<Token> {
             chars.next();
         }
         let word = fold(&text[start..end]);
+        let date = numeric_date_part(text, start, end);
         for part in expand(&word) {
             out.push(Token {
                 word: part,
                 start,
                 end,
                 boundary,
+                date,
+                question: false,
             });
             boundary = 0;
         }
     }
     out
+}
+
+/// Whether the dot between `before` and `after` ends an abbreviation inside a sentence ("la
+/// sett. prossima", "z.B. nächste Woche"): a known short form, then a lowercase word.
+fn abbreviation(before: &str, after: &str) -> bool {
+    const SHORT: &[&str] = &[
+        "sett", "sig", "dott", "dr", "art", "ca", "bzw", "evtl", "ggf", "usw", "etc", "vs",
+        "approx", "min", "sem", "prox", "qtr", "wk", "vlg", "nxt", "sr", "sra", "nr", "tel", "b",
+        "z", "d", "h", "u", "ev",
+    ];
+    let word: String = before
+        .chars()
+        .rev()
+        .take_while(|c| c.is_alphabetic())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let next = after.trim_start_matches([' ', '\t']).chars().next();
+    SHORT.contains(&fold(&word).as_str())
+        && after.starts_with([' ', '\t'])
+        && next.is_some_and(char::is_lowercase)
+}
+
+/// Whether what follows a number's dot starts a new sentence: a line break or the end, or a
+/// capitalised word that is not a month's name, a quarter's or a noun a number counts.
+fn sentence_follows(after: &str) -> bool {
+    let rest = after.trim_start_matches([' ', '\t']);
+    if rest.is_empty() || rest.starts_with(['\n', '\r']) {
+        return true;
+    }
+    let word: String = rest.chars().take_while(|c| c.is_alphabetic()).collect();
+    word.starts_with(char::is_uppercase)
+        && crate::inbound::return_date::month_of(&fold(&word)).is_none()
+        && !matches!(
+            fold(&word).as_str(),
+            "quartal" | "kw" | "woche" | "halbjahr" | "jahrestag" | "mai"
+        )
+}
+
+/// Whether the digits at `start..end` are part of a date written in digits: "15.03.",
+/// "15.04.2027", "3/15", "11-01" (not a time such as "14.30 uur" or "9-12").
+fn numeric_date_part(text: &str, start: usize, end: usize) -> bool {
+    let word = &text[start..end];
+    if word.is_empty() || !word.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    if date_follows(&text[end..]) {
+        return true;
+    }
+    // The second part: the number before the separator starts a date.
+    let Some(rest) = text[..start].strip_suffix(['.', '/', '-']) else {
+        return false;
+    };
+    let first = rest.trim_end_matches(|c: char| c.is_ascii_digit());
+    first.len() < rest.len() && date_follows(&text[rest.len()..])
+}
+
+/// Whether `after`, the text right after a number, continues a date: "/15", ".03." or
+/// ".03.2027", "-01" (a month, 1 to 12, after the dot or the dash).
+fn date_follows(after: &str) -> bool {
+    let Some(sep) = after
+        .chars()
+        .next()
+        .filter(|c| matches!(c, '.' | '/' | '-'))
+    else {
+        return false;
+    };
+    let rest = &after[1..];
+    let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if !(1..=2).contains(&n) {
+        return false;
+    }
+    let month = rest[..n]
+        .parse::<u32>()
+        .is_ok_and(|m| (1..=12).contains(&m));
+    let then = &rest[n..];
+    match sep {
+        '/' => true,
+        '.' => month && then.starts_with('.'),
+        _ => month && !then.starts_with(|c: char| c.is_ascii_digit()),
+    }
 }
 
 /// A folded word with apostrophes as the words it stands for.
@@ -863,12 +1352,12 @@ pub struct Found {
 /// tables for one intent count once, at their highest weight (the detected language's table
 /// first among equals).
 pub fn find(text: &str, detected: Option<Language>) -> Vec<Found> {
-    let (found, tokens) = find_all(text);
+    let (found, tokens) = find_all(text, detected);
     settle(found, &tokens, detected)
 }
 
 /// Every phrase of every table in `text`, before [`settle`].
-fn find_all(text: &str) -> (Vec<Found>, Vec<Token>) {
+fn find_all(text: &str, detected: Option<Language>) -> (Vec<Found>, Vec<Token>) {
     let tokens = tokenize(text);
     let footers = footer_lines(text);
     let index = index();
@@ -878,7 +1367,7 @@ fn find_all(text: &str) -> (Vec<Found>, Vec<Token>) {
         if compiled.anchored && i != 0 && tokens[i].boundary < SENTENCE {
             return;
         }
-        let Some(end) = match_at(&compiled.elements, &tokens, i, true) else {
+        let Some((end, skipped)) = match_at(&compiled.elements, &tokens, i, true) else {
             return;
         };
         if compiled.anchored && tokens.get(end).is_some_and(|t| t.boundary == 0) {
@@ -888,18 +1377,35 @@ fn find_all(text: &str) -> (Vec<Found>, Vec<Token>) {
         let negator = if pattern_negates(phrase.pattern) {
             None
         } else {
-            negator_before(&tokens, i).or_else(|| negator_after(&tokens, end))
+            // A negator of the phrase's language or of the text's; any, when the text is too
+            // short to tell ("Non mi interessa" is negated for every table's "interess*").
+            let negates = |word: &str| match detected {
+                Some(d) => negates(word, compiled.language) || negates(word, d),
+                None => NEGATORS_BEFORE.contains(&word),
+            };
+            let joins = |word: &str| joins(word, detected.or(Some(compiled.language)));
+            negator_before(&tokens, i, &negates, &joins)
+                .or(skipped.filter(|&k| negates(&tokens[k].word)))
+                .or_else(|| negator_after(&tokens, end, &negates))
         };
         let intent = match (negator, phrase.intent) {
-            (Some(_), _) => match phrase.negated {
-                Some(intent) => intent,
-                None => return,
-            },
+            // Negated into nothing, the phrase still covers its words: "Dienstag passt nicht"
+            // is not a "passt nicht" (not interested).
+            (Some(_), _) => phrase.negated.unwrap_or(Intent::Other),
             // A phrase that only means something negated ("not a good time") counts for
             // nothing otherwise, but still covers the words it holds ("thanks for your
             // interest" is not an interested "interest").
             (None, Intent::Other) => Intent::Other,
             (None, intent) => intent,
+        };
+        // A weak unsubscribe word asked about is not a request ("¿Esto es spam?").
+        let intent = if intent == Intent::Unsubscribe
+            && phrase.weight < 3.0
+            && tokens[i..end].iter().all(|t| t.question)
+        {
+            Intent::Other
+        } else {
+            intent
         };
         let (from, to) = (tokens[i].start, tokens[end - 1].end);
         if intent == Intent::Unsubscribe && footers.iter().any(|(s, e)| from >= *s && to <= *e) {
@@ -968,11 +1474,17 @@ fn pattern_negates(pattern: &str) -> bool {
         .is_some_and(|w| w.split('|').any(|a| NEGATORS_BEFORE.contains(&a)))
 }
 
-/// The end (exclusive) of a match of `elements` starting at token `i`; every word after the
-/// first stays in the first one's clause.
-fn match_at(elements: &[Element], tokens: &[Token], i: usize, first: bool) -> Option<usize> {
+/// The end (exclusive) of a match of `elements` starting at token `i`, and the first negator a
+/// gap skipped ("Tuesday does**n't** work"); every word after the first stays in the first
+/// one's clause.
+fn match_at(
+    elements: &[Element],
+    tokens: &[Token],
+    i: usize,
+    first: bool,
+) -> Option<(usize, Option<usize>)> {
     let Some((element, rest)) = elements.split_first() else {
-        return Some(i);
+        return Some((i, None));
     };
     match element {
         Element::Gap => {
@@ -981,8 +1493,10 @@ fn match_at(elements: &[Element], tokens: &[Token], i: usize, first: bool) -> Op
                 if at > tokens.len() || (i..at).any(|k| tokens[k].boundary > 0) {
                     break;
                 }
-                if let Some(end) = match_at(rest, tokens, at, false) {
-                    return Some(end);
+                if let Some((end, negator)) = match_at(rest, tokens, at, false) {
+                    let skipped =
+                        (i..at).find(|&k| NEGATORS_BEFORE.contains(&tokens[k].word.as_str()));
+                    return Some((end, skipped.or(negator)));
                 }
             }
             None
@@ -992,34 +1506,98 @@ fn match_at(elements: &[Element], tokens: &[Token], i: usize, first: bool) -> Op
             if (!first && token.boundary >= SENTENCE) || !element.matches(&token.word) {
                 return None;
             }
+            if let Element::Word {
+                exact,
+                prefixes,
+                day,
+                clock,
+                month,
+            } = element
+            {
+                let word = token.word.as_str();
+                let literal = exact.iter().any(|w| w == word)
+                    || prefixes.iter().any(|p| word.starts_with(p.as_str()));
+                let next = |k: usize| {
+                    tokens
+                        .get(i + k)
+                        .filter(|t| t.boundary < SENTENCE)
+                        .map_or("", |t| t.word.as_str())
+                };
+                // A bare number is a time unless it is part of a date in digits or the next
+                // word makes it a count or a date ("15.03.", "2 weeks", "15 April").
+                let count =
+                    *clock && clock_word(word) == Some(false) && (token.date || counts(next(1)));
+                // A weekday with a date is that date, not a day close at hand ("dinsdag 19
+                // mei", "Monday, March 3").
+                let dated = *day && is_day(word) && dated_day(next(1), next(2));
+                // "May", "mar", "mai", "jan" are words too: a month only next to a day.
+                let short_month = *month
+                    && !is_day(word)
+                    && clock_word(word).is_none()
+                    && (word.len() < 4 || word == "may")
+                    && !(is_day_number(next(1))
+                        || i > 0 && is_day_number(tokens[i - 1].word.as_str()));
+                if !literal && (count || dated || short_month) {
+                    return None;
+                }
+            }
             match_at(rest, tokens, i + 1, false)
         }
     }
 }
 
 /// A negator among the four words before `i`, in the same clause: its position ("não é algo
-/// que faça sentido").
-fn negator_before(tokens: &[Token], i: usize) -> Option<usize> {
+/// que faça sentido"). A conjunction starts another clause: "geen interesse en mail me niet
+/// meer" does not negate the mail.
+fn negator_before(
+    tokens: &[Token],
+    i: usize,
+    negates: &dyn Fn(&str) -> bool,
+    joins: &dyn Fn(&str) -> bool,
+) -> Option<usize> {
     let mut j = i;
     for _ in 0..4 {
         if j == 0 || tokens[j].boundary > 0 {
             return None;
         }
         j -= 1;
-        if NEGATORS_BEFORE.contains(&tokens[j].word.as_str()) {
+        let word = tokens[j].word.as_str();
+        if negates(word) {
             return Some(j);
+        }
+        if joins(word) {
+            return None;
         }
     }
     None
 }
 
+/// Whether `word` is "and" or "but" in `language` (not the Portuguese and Italian `e`, which
+/// folds like "é" and "è"; `mais` is "but" in French and "more" in Portuguese, `en` "and" in
+/// Dutch and "in" in French and Spanish).
+fn joins(word: &str, language: Option<Language>) -> bool {
+    let words: &[&str] = match language {
+        Some(Language::En) => &["and", "but"],
+        Some(Language::De) => &["und", "aber"],
+        Some(Language::Fr) => &["et", "mais"],
+        Some(Language::Es) => &["y", "pero"],
+        Some(Language::Pt) => &["mas"],
+        Some(Language::Nl) => &["en", "maar"],
+        Some(Language::It) => &["ed", "ma"],
+        None => &[
+            "and", "but", "und", "aber", "et", "y", "pero", "maar", "ed", "ma",
+        ],
+    };
+    words.contains(&word)
+}
+
 /// `nicht`, `niet`, `pas`, `not` in the two words after `end`, in the same clause.
-fn negator_after(tokens: &[Token], end: usize) -> Option<usize> {
+fn negator_after(tokens: &[Token], end: usize, negates: &dyn Fn(&str) -> bool) -> Option<usize> {
     for (k, t) in tokens.iter().enumerate().skip(end).take(2) {
         if t.boundary > 0 {
             return None;
         }
-        if NEGATORS_AFTER.contains(&t.word.as_str()) {
+        if NEGATORS_AFTER.contains(&t.word.as_str()) && negates(&t.word) {
             return Some(k);
         }
     }
@@ -1074,11 +1652,24 @@ fn footer_lines(text: &str) -> Vec<(usize, usize)> {
         "responda stop",
         "antworten sie mit stop",
     ];
+    // Words of a line the person writes about themselves ("auch Newsletter will ich keine
+    // mehr"): a footer speaks to the reader ("you are receiving", "Sie erhalten").
+    const FIRST_PERSON: &[&str] = &[
+        "i", "me", "my", "ich", "mich", "mir", "je", "j", "moi", "yo", "eu", "ik", "mij", "io",
+    ];
+    // Cues that also come up in what a person writes; the others (a link, "click") do not.
+    const WEAK: &[&str] = &["newsletter", "this email", "this message", "diese e-mail"];
     let mut out = Vec::new();
     let mut start = 0;
     for line in text.split_inclusive('\n') {
-        let folded = line.to_lowercase();
-        if CUES.iter().any(|c| folded.contains(c)) {
+        let folded = line.to_lowercase().replace("linkedin", "");
+        let own = || {
+            tokenize(line)
+                .iter()
+                .any(|t| FIRST_PERSON.contains(&t.word.as_str()))
+        };
+        let strong = CUES.iter().any(|c| !WEAK.contains(c) && folded.contains(c));
+        if strong || (CUES.iter().any(|c| folded.contains(c)) && !own()) {
             out.push((start, start + line.len()));
         }
         start += line.len();
@@ -1098,7 +1689,7 @@ mod tests {
         let mut failures = Vec::new();
         for language in Language::ALL {
             for phrase in phrases(language) {
-                let (found, _) = find_all(phrase.example);
+                let (found, _) = find_all(phrase.example, None);
                 if !found.iter().any(|f| f.pattern == phrase.pattern) {
                     failures.push(format!(
                         "{}: `{}` not found in {:?}",
