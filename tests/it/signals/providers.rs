@@ -365,6 +365,18 @@ impl World {
 }
 
 /// The stored status of a result.
+/// The receipt says the reply's words were read as `intent`, with the words that decided
+/// (every mail path reads them the same way: the text, its quoted history cut).
+fn read_as(body: &Value, intent: &str) {
+    assert_eq!(body["intent"]["intent"], intent, "{body}");
+    assert!(
+        body["intent"]["evidence"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty()),
+        "{body}"
+    );
+}
+
 fn status_of(body: &Value) -> &str {
     body["status"].as_str().unwrap_or("")
 }
@@ -413,11 +425,12 @@ async fn mailgun_inbound_mail(backend: Backend) {
     let json = reply.with_header("Content-Type", "application/json");
     w.refused("a JSON body", &json, 415, "application/json")
         .await;
-    // The reply wakes the wait.
+    // The reply wakes the wait; its words are read ("Yes, Tuesday afternoon works").
     let (code, body) = w.send(&reply).await;
     assert_eq!(code, 200, "{body}");
     assert_eq!(status_of(&body), "stored", "{body}");
     assert_eq!(w.status(&id).await.1, "replied");
+    read_as(&body, "interested");
     // The same token again: a replay, nothing changes.
     w.refused("replayed", &reply, 401, "already used").await;
     // The multipart form (with an attachment) is read the same way: a second enrollment's
@@ -439,6 +452,7 @@ async fn mailgun_inbound_mail(backend: Backend) {
         "{body}"
     );
     assert_eq!(body["deliveries"][0]["effect"], "exited", "{body}");
+    assert!(body.get("intent").is_none(), "a DSN is no reply: {body}");
     // Mail in no nudge thread (an out-of-office here): 200 ignored, nothing stored (a
     // provider retries a 4xx); its token is spent all the same.
     let before = w.snapshot().await;
@@ -554,6 +568,7 @@ async fn sendgrid_inbound_parse(backend: Backend) {
     let (code, body) = w.send(&raw).await;
     assert_eq!((code, status_of(&body)), (200, "stored"), "{body}");
     assert_eq!(w.status(&id).await.1, "replied");
+    read_as(&body, "interested");
     // SendGrid signs nothing: the same mail again is its Message-ID again, a duplicate.
     let before = w.snapshot().await;
     let (code, body) = w.send(&raw).await;
@@ -587,6 +602,9 @@ async fn sendgrid_inbound_parse(backend: Backend) {
     let (code, body) = w.send(&parsed).await;
     assert_eq!((code, status_of(&body)), (200, "stored"), "{body}");
     assert_eq!(w.status(&id2).await.1, "replied");
+    // French, in ISO-8859-1: "ça me va très bien".
+    read_as(&body, "interested");
+    assert_eq!(body["intent"]["language"], "fr", "{body}");
     w.app.stop().await;
 }
 
@@ -698,6 +716,7 @@ async fn postmark_inbound_and_events(backend: Backend) {
     let (code, body) = w.send(&reply).await;
     assert_eq!((code, status_of(&body)), (200, "stored"), "{body}");
     assert_eq!(w.status(&id).await.1, "replied");
+    read_as(&body, "interested");
     let before = w.snapshot().await;
     let (code, body) = w.send(&reply).await;
     assert_eq!((code, status_of(&body)), (200, "duplicate"), "{body}");
