@@ -286,7 +286,7 @@ mod tests {
         let intent = Event::Intent(Intent::Interested);
         assert!(intent.always_exits(&[Event::Reply]));
         assert!(!intent.always_exits(&[Event::ReplyEmail]));
-        assert!(intent.always_exits(&[intent.clone()]));
+        assert!(intent.always_exits(std::slice::from_ref(&intent)));
         assert!(!intent.always_exits(&[Event::Intent(Intent::NotNow)]));
     }
 

@@ -443,7 +443,6 @@ fn stored_payload(arrival: &Arrival) -> serde_json::Value {
 }
 
 /// The row a new signal is stored as.
-
 pub(super) fn new_row(account_id: &str, arrival: &Arrival, now: DateTime<Utc>) -> SignalRow {
     SignalRow {
         id: store::new_id("sg"),
