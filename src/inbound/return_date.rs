@@ -436,6 +436,11 @@ pub(crate) fn month_of(word: &str) -> Option<u32> {
     MONTHS.iter().find(|(n, _)| *n == word).map(|(_, m)| *m)
 }
 
+/// Every month name and abbreviation [`month_of`] knows.
+pub(crate) fn month_names() -> impl Iterator<Item = &'static str> {
+    MONTHS.iter().map(|(n, _)| *n)
+}
+
 fn weekday_of(word: &str) -> Option<Weekday> {
     WEEKDAYS.iter().find(|(n, _)| *n == word).map(|(_, d)| *d)
 }

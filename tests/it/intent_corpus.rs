@@ -1,5 +1,6 @@
 //! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 1,330 replies in
-//! seven languages, written by six writers apart. `tune*.jsonl` are what the phrase tables were
+//! seven languages, written by five writers apart and, for `tune5.jsonl`, by a later round's
+//! tuner. `tune*.jsonl` are what the phrase tables were
 //! tuned on; `holdout.jsonl` was written without sight of the tables or of the
 //! tuning parts, and its figures are the ones reported (`docs/signals.md`, "Reply intent"). Run with `--nocapture` to
 //! print the report: accuracy by language and by intent, the confusion matrix, `unsubscribe`'s
@@ -263,14 +264,19 @@ fn report(name: &str, judged: &[Judged]) -> Report {
 }
 
 /// The tuning parts: what the tables were fitted to, so their figures are only a floor against
-/// regressions, and every miss is printed for whoever tunes next.
+/// regressions (0.92 together and each part on its own), and every miss is printed for whoever
+/// tunes next.
 #[test]
 fn the_tuning_parts() {
     let mut samples = Vec::new();
     let mut parts = Vec::new();
+    let mut low = Vec::new();
     for part in TUNING_PARTS {
         let these = load(part);
         let r = report(part, &judge(&these));
+        if r.accuracy < 0.92 {
+            low.push(format!("{part} {:.3}", r.accuracy));
+        }
         parts.push(format!(
             "| `{part}` | {:.3} | {} {:.3} | {:.3} / {:.3} | {:.3} |",
             r.accuracy,
@@ -293,6 +299,11 @@ fn the_tuning_parts() {
         println!("miss: {e}");
     }
     assert!(r.accuracy >= 0.92, "tuning accuracy {:.3}", r.accuracy);
+    assert!(
+        low.is_empty(),
+        "tuning parts under 0.92: {}",
+        low.join(", ")
+    );
 }
 
 /// The held-out part against the targets. Met: ≥ 0.80 in each language, an interested reply
@@ -318,23 +329,23 @@ fn the_held_out_part() {
         r.interested_as_no
     );
     assert!(
-        r.accuracy >= 0.87,
-        "held-out accuracy {:.3} (measured 0.871)",
+        r.accuracy >= 0.88,
+        "held-out accuracy {:.3} (measured 0.886)",
         r.accuracy
     );
     assert!(
-        r.unsubscribe_precision >= 0.92,
-        "unsubscribe precision {:.3} (measured 0.926)",
+        r.unsubscribe_precision >= 0.96,
+        "unsubscribe precision {:.3} (measured 0.963)",
         r.unsubscribe_precision
     );
     assert!(
-        r.unsubscribe_recall >= 0.89,
-        "unsubscribe recall {:.3} (measured 0.893)",
+        r.unsubscribe_recall >= 0.92,
+        "unsubscribe recall {:.3} (measured 0.929)",
         r.unsubscribe_recall
     );
     assert!(
-        r.resume_exact >= 0.90,
-        "resume_on exact: {:.3} (measured 0.905)",
+        r.resume_exact >= 0.92,
+        "resume_on exact: {:.3} (measured 0.929)",
         r.resume_exact
     );
 }

@@ -803,7 +803,8 @@ enum Element {
 }
 
 impl Element {
-    fn matches(&self, token: &str) -> bool {
+    fn matches(&self, token: &Token) -> bool {
+        let word = token.word.as_str();
         match self {
             Element::Word {
                 exact,
@@ -812,17 +813,74 @@ impl Element {
                 clock,
                 month,
             } => {
-                exact.iter().any(|w| w == token)
-                    || prefixes.iter().any(|p| token.starts_with(p.as_str()))
-                    || (*day && is_day(token))
-                    || (*clock && clock_word(token).is_some())
-                    || (*month && crate::inbound::return_date::month_of(token).is_some())
+                exact.iter().any(|w| w == word)
+                    || prefixes.iter().any(|p| word.starts_with(p.as_str()))
+                    || (*day && token.class.day)
+                    || (*clock && token.class.clock.is_some())
+                    || (*month && token.class.month)
             }
-            Element::Number => {
-                token.chars().all(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&token)
-            }
+            Element::Number => token.class.number,
             Element::Gap => true,
         }
+    }
+
+    /// The one class of word this element is (a day, a time, a month, a number), if it is
+    /// nothing else: the index tries such a phrase only where such a word stands.
+    fn class(&self) -> Option<usize> {
+        match self {
+            Element::Number => Some(3),
+            Element::Word {
+                exact,
+                prefixes,
+                day,
+                clock,
+                month,
+            } if exact.is_empty() && prefixes.is_empty() => match (day, clock, month) {
+                (true, false, false) => Some(0),
+                (false, true, false) => Some(1),
+                (false, false, true) => Some(2),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// What a word is, worked out once per text rather than once per phrase tried.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Class {
+    /// A day close at hand (`@`).
+    pub day: bool,
+    /// A time of day (`%`): `Some(true)` written as one ("3pm"), `Some(false)` a bare number.
+    pub clock: Option<bool>,
+    /// A month's name (`&`).
+    pub month: bool,
+    /// A number (`#`).
+    pub number: bool,
+}
+
+impl Class {
+    fn of(word: &str) -> Class {
+        // The words of the three lists, looked up once rather than scanned per word.
+        static WORDS: OnceLock<HashMap<&'static str, Class>> = OnceLock::new();
+        let words = WORDS.get_or_init(|| {
+            let mut m: HashMap<&'static str, Class> = HashMap::new();
+            for w in DAY_WORDS {
+                m.entry(w).or_default().day = true;
+            }
+            for w in NUMBER_WORDS {
+                m.entry(w).or_default().number = true;
+            }
+            for w in crate::inbound::return_date::month_names() {
+                m.entry(w).or_default().month = true;
+            }
+            m
+        });
+        let mut class = words.get(word).copied().unwrap_or_default();
+        class.day |= word.len() >= 5 && WEEKDAYS.iter().any(|d| word.starts_with(d));
+        class.number |= !word.is_empty() && word.bytes().all(|b| b.is_ascii_digit());
+        class.clock = clock_word(word);
+        class
     }
 }
 
@@ -917,10 +975,6 @@ const DAY_WORDS: &[&str] = &[
     "pomeriggio",
     "stasera",
 ];
-
-fn is_day(word: &str) -> bool {
-    DAY_WORDS.contains(&word) || WEEKDAYS.iter().any(|d| word.starts_with(d))
-}
 
 /// A word that says a time of day ("3pm", "14h30", "4:30", "noon"): `Some(true)`; a bare
 /// number that may be one ("at 2"): `Some(false)`, which the next word decides.
@@ -1075,7 +1129,10 @@ fn compile(pattern: &str) -> Vec<Element> {
 struct Index {
     /// First word (exact) → phrases.
     exact: HashMap<String, Vec<usize>>,
-    /// Phrases whose first element is a prefix, number or gap: tried at every token.
+    /// Phrases whose first element is a day, a time, a month, a number ([`Element::class`]):
+    /// tried only at such a word.
+    classes: [Vec<usize>; 4],
+    /// Phrases whose first element is a prefix, a mixture or a gap: tried at every token.
     loose: Vec<usize>,
     phrases: Vec<Compiled>,
 }
@@ -1101,8 +1158,13 @@ fn index() -> &'static Index {
             }
         }
         let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut classes: [Vec<usize>; 4] = Default::default();
         let mut loose = Vec::new();
         for (i, c) in phrases.iter().enumerate() {
+            if let Some(k) = c.elements[0].class() {
+                classes[k].push(i);
+                continue;
+            }
             match &c.elements[0] {
                 Element::Word {
                     exact: words,
@@ -1120,6 +1182,7 @@ fn index() -> &'static Index {
         }
         Index {
             exact,
+            classes,
             loose,
             phrases,
         }
@@ -1147,6 +1210,8 @@ pub struct Token {
     pub date: bool,
     /// In a sentence that ends with a question mark.
     pub question: bool,
+    /// What kind of word it is.
+    pub class: Class,
 }
 
 /// The words of `text`, folded; English contractions are spelt out (`don't` → `do not`,
@@ -1207,6 +1272,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
         let word = fold(&text[start..end]);
         let date = numeric_date_part(text, start, end);
         for part in expand(&word) {
+            let class = Class::of(&part);
             out.push(Token {
                 word: part,
                 start,
@@ -1214,6 +1280,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 boundary,
                 date,
                 question: false,
+                class,
             });
             boundary = 0;
         }
@@ -1432,6 +1499,15 @@ fn find_all(text: &str, detected: Option<Language>) -> (Vec<Found>, Vec<Token>) 
                 try_phrase(i, p, &mut found);
             }
         }
+        let class = token.class;
+        let kinds = [class.day, class.clock.is_some(), class.month, class.number];
+        for (k, phrases) in index.classes.iter().enumerate() {
+            if kinds[k] {
+                for &p in phrases {
+                    try_phrase(i, p, &mut found);
+                }
+            }
+        }
         for &p in &index.loose {
             try_phrase(i, p, &mut found);
         }
@@ -1503,7 +1579,7 @@ fn match_at(
         }
         element => {
             let token = tokens.get(i)?;
-            if (!first && token.boundary >= SENTENCE) || !element.matches(&token.word) {
+            if (!first && token.boundary >= SENTENCE) || !element.matches(token) {
                 return None;
             }
             if let Element::Word {
@@ -1514,7 +1590,11 @@ fn match_at(
                 month,
             } = element
             {
+                if !(*day || *clock || *month) {
+                    return match_at(rest, tokens, i + 1, false);
+                }
                 let word = token.word.as_str();
+                let class = token.class;
                 let literal = exact.iter().any(|w| w == word)
                     || prefixes.iter().any(|p| word.starts_with(p.as_str()));
                 let next = |k: usize| {
@@ -1525,15 +1605,14 @@ fn match_at(
                 };
                 // A bare number is a time unless it is part of a date in digits or the next
                 // word makes it a count or a date ("15.03.", "2 weeks", "15 April").
-                let count =
-                    *clock && clock_word(word) == Some(false) && (token.date || counts(next(1)));
+                let count = *clock && class.clock == Some(false) && (token.date || counts(next(1)));
                 // A weekday with a date is that date, not a day close at hand ("dinsdag 19
                 // mei", "Monday, March 3").
-                let dated = *day && is_day(word) && dated_day(next(1), next(2));
+                let dated = *day && class.day && dated_day(next(1), next(2));
                 // "May", "mar", "mai", "jan" are words too: a month only next to a day.
                 let short_month = *month
-                    && !is_day(word)
-                    && clock_word(word).is_none()
+                    && !class.day
+                    && class.clock.is_none()
                     && (word.len() < 4 || word == "may")
                     && !(is_day_number(next(1))
                         || i > 0 && is_day_number(tokens[i - 1].word.as_str()));
