@@ -350,11 +350,65 @@ fn the_held_out_part() {
     );
 }
 
+/// The second held-out part, written by a sixth writer while the tables were tuned on `tune5`,
+/// apart from the tuner: the measure of that round. Its misses are not printed either. Met on
+/// it: accuracy ≥ 0.90 (overall and ≥ 0.80 in each language), `unsubscribe` precision ≥ 0.97,
+/// `resume_on` exact ≥ 0.95. Not met, asserted at the figure measured so a change can only
+/// raise it: `unsubscribe` recall (target 0.97), an interested reply taken for a no (target
+/// ≤ 0.01). Both held-out parts together are printed too (docs/signals.md reports them).
+#[test]
+fn the_second_held_out_part() {
+    let samples = load("holdout2.jsonl");
+    let r = report("Second held-out part", &judge(&samples));
+    println!("{}", r.text);
+    let both: Vec<Sample> = ["holdout.jsonl", "holdout2.jsonl"]
+        .into_iter()
+        .flat_map(load)
+        .collect();
+    let all = report("Both held-out parts", &judge(&both));
+    println!("{}", all.text);
+    assert!(
+        r.accuracy >= 0.90,
+        "accuracy {:.3} (measured 0.925)",
+        r.accuracy
+    );
+    assert!(
+        r.worst_language.1 >= 0.80,
+        "accuracy in {}: {:.3}",
+        r.worst_language.0,
+        r.worst_language.1
+    );
+    assert!(
+        r.unsubscribe_precision >= 0.97,
+        "unsubscribe precision {:.3} (measured 1.000)",
+        r.unsubscribe_precision
+    );
+    assert!(
+        r.unsubscribe_recall >= 0.95,
+        "unsubscribe recall {:.3} (measured 0.952)",
+        r.unsubscribe_recall
+    );
+    assert!(
+        r.resume_exact >= 0.95,
+        "resume_on exact {:.3} (measured 0.952)",
+        r.resume_exact
+    );
+    assert!(
+        r.interested_as_no <= 0.06,
+        "interested taken for a no: {:.3} (measured 0.054)",
+        r.interested_as_no
+    );
+}
+
 /// The corpus is what its README promises: 30 replies per language in each part, every intent
 /// in every language, and the hard cases tagged.
 #[test]
 fn the_corpus_covers_every_intent_in_every_language() {
-    for file in TUNING_PARTS.iter().copied().chain(["holdout.jsonl"]) {
+    for file in TUNING_PARTS
+        .iter()
+        .copied()
+        .chain(["holdout.jsonl", "holdout2.jsonl"])
+    {
         let samples = load(file);
         let mut seen: BTreeMap<(String, Intent), usize> = BTreeMap::new();
         for s in &samples {
