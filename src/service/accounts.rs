@@ -46,15 +46,23 @@ fn call_connected_secs(threshold: Option<&str>) -> u64 {
         .unwrap_or(DEFAULT_CALL_CONNECTED_THRESHOLD_SECS)
 }
 
-/// The account's shortest connected call, in seconds: what a call status is judged by, read
-/// alone (not the whole account, whose provider secrets a call status has no use for).
-pub async fn call_connected_threshold(core: &Core, account_id: &str) -> Result<u64, ServiceError> {
-    let row = store::accounts::find(&core.db, account_id)
+/// The account's stored row, or `NotFound`.
+async fn account_row(
+    core: &Core,
+    account_id: &str,
+) -> Result<store::accounts::Account, ServiceError> {
+    store::accounts::find(&core.db, account_id)
         .await?
         .ok_or_else(|| ServiceError::NotFound {
             what: "account",
             id: account_id.to_string(),
-        })?;
+        })
+}
+
+/// The account's shortest connected call, in seconds: what a call status is judged by, read
+/// alone (not the whole account, whose provider secrets a call status has no use for).
+pub async fn call_connected_threshold(core: &Core, account_id: &str) -> Result<u64, ServiceError> {
+    let row = account_row(core, account_id).await?;
     Ok(call_connected_secs(row.call_connected_threshold.as_deref()))
 }
 
@@ -84,12 +92,7 @@ pub async fn reply_unsubscribe(
     core: &Core,
     account_id: &str,
 ) -> Result<ReplyUnsubscribe, ServiceError> {
-    let row = store::accounts::find(&core.db, account_id)
-        .await?
-        .ok_or_else(|| ServiceError::NotFound {
-            what: "account",
-            id: account_id.to_string(),
-        })?;
+    let row = account_row(core, account_id).await?;
     stored_reply_unsubscribe(account_id, row.reply_unsubscribe.as_deref())
 }
 
@@ -158,12 +161,7 @@ pub struct UpdateInput {
 
 /// The caller's account.
 pub async fn get(core: &Core, account_id: &str) -> Result<Account, ServiceError> {
-    let row = store::accounts::find(&core.db, account_id)
-        .await?
-        .ok_or_else(|| ServiceError::NotFound {
-            what: "account",
-            id: account_id.to_string(),
-        })?;
+    let row = account_row(core, account_id).await?;
     let fetch_allow = match &row.fetch_allow {
         Some(text) => serde_json::from_str(text).map_err(|e| {
             ServiceError::Internal(format!("account {account_id}: stored fetch_allow: {e}"))

@@ -47,18 +47,10 @@ impl ContactService for ContactApi {
     ) -> Result<Response<OptOutResponse>, Status> {
         let who = principal(&request)?;
         let req = request.into_inner();
-        let now = self.state.core.clock.now();
-        let contact = contacts::opt_out(
-            &self.state.core,
-            &who.account_id,
-            &req.contact_id,
-            &req.channels,
-            now,
-        )
-        .await?;
-        Ok(Response::new(OptOutResponse {
-            contact: Some(contact.into()),
-        }))
+        let contact = self
+            .opt_outs(&who.account_id, &req.contact_id, &req.channels, true)
+            .await?;
+        Ok(Response::new(OptOutResponse { contact }))
     }
 
     async fn lift_opt_out(
@@ -67,17 +59,28 @@ impl ContactService for ContactApi {
     ) -> Result<Response<LiftOptOutResponse>, Status> {
         let who = principal(&request)?;
         let req = request.into_inner();
-        let now = self.state.core.clock.now();
-        let contact = contacts::lift_opt_out(
-            &self.state.core,
-            &who.account_id,
-            &req.contact_id,
-            &req.channels,
-            now,
-        )
-        .await?;
-        Ok(Response::new(LiftOptOutResponse {
-            contact: Some(contact.into()),
-        }))
+        let contact = self
+            .opt_outs(&who.account_id, &req.contact_id, &req.channels, false)
+            .await?;
+        Ok(Response::new(LiftOptOutResponse { contact }))
+    }
+}
+
+impl ContactApi {
+    /// `OptOut` (`add`) and `LiftOptOut`: the contact after its opt-outs changed.
+    async fn opt_outs(
+        &self,
+        account_id: &str,
+        contact_id: &str,
+        channels: &[String],
+        add: bool,
+    ) -> Result<Option<Contact>, Status> {
+        let (core, now) = (&self.state.core, self.state.core.clock.now());
+        let contact = if add {
+            contacts::opt_out(core, account_id, contact_id, channels, now).await?
+        } else {
+            contacts::lift_opt_out(core, account_id, contact_id, channels, now).await?
+        };
+        Ok(Some(contact.into()))
     }
 }
