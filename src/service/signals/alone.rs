@@ -89,7 +89,11 @@ pub async fn route_stored(
     except: &str,
     now: DateTime<Utc>,
 ) -> Result<usize, ServiceError> {
-    let reach = store::signals::reach(&core.db, row, Some(except)).await?;
+    // An opt-out (a LinkedIn reply whose words asked to stop) marks the contact first and
+    // reaches every enrollment, the task's own included: every one of them exits.
+    opt_out_contacts(core, row, now).await?;
+    let except = (!row.is_opt_out()).then_some(except);
+    let reach = store::signals::reach(&core.db, row, except).await?;
     Ok(deliver_all(core, row, &reach, now).await?.len())
 }
 

@@ -56,6 +56,17 @@ const LINKEDIN_FLOW: &str = r#"{
   }
 }"#;
 
+/// A LinkedIn message task whose `replied` outcome goes on to wait two days.
+const LINKEDIN_THEN_WAIT_FLOW: &str = r#"{
+  "name": "linkedin-then-wait",
+  "start": "li",
+  "steps": {
+    "li":    { "type": "linkedin_message", "params": {}, "next": { "replied": "pause", "then": "done" } },
+    "pause": { "type": "wait", "params": { "duration": "2d" }, "next": { "then": "done" } },
+    "done":  { "type": "end", "params": { "outcome": "done" } }
+  }
+}"#;
+
 /// Reports a reply with its words and, when given, the intent someone named.
 async fn report_words(
     app: &TestApp,
@@ -551,5 +562,46 @@ async fn every_path_reads_a_reply_the_same_way(backend: Backend) {
     assert_eq!(read["intent"], "interested");
     assert_eq!(raises[0], "intent:interested");
     assert!(raises.contains(&"reply:linkedin".to_string()), "{raises:?}");
+
+    // A LinkedIn reply that asks to stop opts the contact out of LinkedIn: every enrollment
+    // exits, the task's own included.
+    contact_tz(&app, "lee", "lee@example.com", "", "America/Denver").await;
+    let waiting = enroll(&app, "lee", &flow).await;
+    let li_wait = create_flow(&app, LINKEDIN_THEN_WAIT_FLOW).await;
+    let li_own = enroll(&app, "lee", &li_wait).await;
+    app.advance(chrono::Duration::seconds(1)).await;
+    let task = app
+        .signals()
+        .await
+        .list_tasks(app.authed(ListTasksRequest {
+            enrollment_id: li_own.clone(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .tasks
+        .remove(0);
+    app.signals()
+        .await
+        .complete_task(app.authed(CompleteTaskRequest {
+            task_id: task.id.clone(),
+            outcome: "replied".into(),
+            text: "Please stop messaging me.".into(),
+        }))
+        .await
+        .unwrap();
+    let (raises, read) = stored(&app, &format!("task:{}", task.id)).await;
+    assert_eq!(read["intent"], "unsubscribe");
+    assert!(raises.is_empty(), "an opt-out raises nothing: {raises:?}");
+    assert_eq!(get_contact(&app, "lee").await.opted_out, ["linkedin"]);
+    for id in [&waiting, &li_own] {
+        let e = enrollment(&app, id).await;
+        assert_eq!(
+            (e.status.as_str(), e.reason.as_str()),
+            ("exited", "opt_out:linkedin"),
+            "{id}"
+        );
+    }
     app.stop().await;
 }
