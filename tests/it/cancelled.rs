@@ -279,20 +279,7 @@ async fn batch_enroll_with_one_part_cancelled() {
 async fn a_signed_webhook_cancelled_after_its_signal_is_stored() {
     let app = spawn_app(Backend::Postgres).await;
     let id = enrolled(&app, "ann").await;
-    app.senders()
-        .await
-        .upsert_sender(app.authed(UpsertSenderRequest {
-            sender: Some(Sender {
-                id: "rep".into(),
-                email: "rep@acme.com".into(),
-                tz: "UTC".into(),
-                calendar: "rep@acme.com".into(),
-                ..Default::default()
-            }),
-            make_default: false,
-        }))
-        .await
-        .unwrap();
+    calendar_sender(&app, "rep@acme.com").await;
     let secret = webhook_secret(&app).await;
     let body = json!({"id": "evt_1", "organizer": "rep@acme.com", "attendees": ["ann@example.com"],
                       "start": "2026-12-10T15:00:00Z"})

@@ -19,7 +19,7 @@
 //!   content type, timeouts, the connection cap, keep-alive), `signals`
 //!   (by concern: routing, fan-out, SMS, email, webhooks, events, group commit), `planner`,
 //!   `planner_loop`, `store`, `contact_changes`, `transitions`, `cancelled` (a statement cancelled
-//!   under each path), `edge_errors` (SPEC §13 input
+//!   under each path), `edge_errors` (input
 //!   limits, bounded statuses, exact refusals, error details as a reflection client decodes them).
 //! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`,
 //!   `request_tracing` (OTLP export to a local receiver, JSON log lines), `bench`

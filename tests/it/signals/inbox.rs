@@ -366,20 +366,7 @@ async fn a_cancelled_meeting_raises_meeting_cancelled_and_a_moved_one_updates(ba
     contact(&app, "ann", "ann@example.com", "").await;
     let id = enroll(&app, "ann", &flow).await;
     app.advance(Duration::seconds(1)).await;
-    app.senders()
-        .await
-        .upsert_sender(app.authed(UpsertSenderRequest {
-            sender: Some(Sender {
-                id: "rep".into(),
-                email: "rep@acme.com".into(),
-                tz: "UTC".into(),
-                calendar: "rep@acme.com".into(),
-                ..Default::default()
-            }),
-            make_default: false,
-        }))
-        .await
-        .unwrap();
+    calendar_sender(&app, "rep@acme.com").await;
     let secret = webhook_secret(&app).await;
     let post = |event: Value| {
         let secret = secret.clone();

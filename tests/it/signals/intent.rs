@@ -388,6 +388,21 @@ async fn an_unsubscribe_in_words_opts_out_of_its_channel_unless_the_flow_decides
     app.stop().await;
 }
 
+/// Enrollment `id`'s open task.
+async fn open_task(app: &TestApp, id: &str) -> Task {
+    app.signals()
+        .await
+        .list_tasks(app.authed(ListTasksRequest {
+            enrollment_id: id.into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .tasks
+        .remove(0)
+}
+
 async fn get_contact(app: &TestApp, id: &str) -> Contact {
     app.contacts()
         .await
@@ -535,18 +550,7 @@ async fn every_path_reads_a_reply_the_same_way(backend: Backend) {
     let li = create_flow(&app, LINKEDIN_FLOW).await;
     let li_id = enroll(&app, "ann", &li).await;
     app.advance(chrono::Duration::seconds(1)).await;
-    let task = app
-        .signals()
-        .await
-        .list_tasks(app.authed(ListTasksRequest {
-            enrollment_id: li_id.clone(),
-            ..Default::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .tasks
-        .remove(0);
+    let task = open_task(&app, &li_id).await;
     let text = "Sure, send me more info about pricing.";
     app.signals()
         .await
@@ -570,18 +574,7 @@ async fn every_path_reads_a_reply_the_same_way(backend: Backend) {
     let li_wait = create_flow(&app, LINKEDIN_THEN_WAIT_FLOW).await;
     let li_own = enroll(&app, "lee", &li_wait).await;
     app.advance(chrono::Duration::seconds(1)).await;
-    let task = app
-        .signals()
-        .await
-        .list_tasks(app.authed(ListTasksRequest {
-            enrollment_id: li_own.clone(),
-            ..Default::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .tasks
-        .remove(0);
+    let task = open_task(&app, &li_own).await;
     app.signals()
         .await
         .complete_task(app.authed(CompleteTaskRequest {

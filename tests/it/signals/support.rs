@@ -70,8 +70,8 @@ pub const EMAIL_FLOW: &str = r#"{
   }
 }"#;
 
-/// Claims enrollment `id`'s email dispatch; its Message-ID (the thread a reply names).
-pub async fn claimed_message_id(app: &TestApp, id: &str) -> String {
+/// Claims the due dispatches and answers enrollment `id`'s.
+pub async fn claimed(app: &TestApp, id: &str) -> Dispatch {
     app.dispatches()
         .await
         .claim_dispatches(app.authed(ClaimDispatchesRequest {
@@ -86,7 +86,29 @@ pub async fn claimed_message_id(app: &TestApp, id: &str) -> String {
         .into_iter()
         .find(|d| d.enrollment_id == id)
         .expect("the email was dispatched")
-        .message_id
+}
+
+/// Claims enrollment `id`'s email dispatch; its Message-ID (the thread a reply names).
+pub async fn claimed_message_id(app: &TestApp, id: &str) -> String {
+    claimed(app, id).await.message_id
+}
+
+/// Adds the sender `rep` (rep@acme.com, UTC) whose calendar is `calendar`, not the default.
+pub async fn calendar_sender(app: &TestApp, calendar: &str) {
+    app.senders()
+        .await
+        .upsert_sender(app.authed(UpsertSenderRequest {
+            sender: Some(Sender {
+                id: "rep".into(),
+                email: "rep@acme.com".into(),
+                tz: "UTC".into(),
+                calendar: calendar.into(),
+                ..Default::default()
+            }),
+            make_default: false,
+        }))
+        .await
+        .unwrap();
 }
 
 /// Request headers, name and value.

@@ -56,21 +56,7 @@ async fn one_click_unsubscribe_opts_out_of_email_and_exits(backend: Backend) {
     contact(&app, "ann", "ann@example.com", "").await;
     let id = enroll(&app, "ann", &flow).await;
     app.advance(Duration::seconds(1)).await;
-    let d = app
-        .dispatches()
-        .await
-        .claim_dispatches(app.authed(ClaimDispatchesRequest {
-            lease_ms: 60_000,
-            max_count: 10,
-            ..Default::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .dispatches
-        .into_iter()
-        .find(|d| d.enrollment_id == id)
-        .expect("the email was dispatched");
+    let d = claimed(&app, &id).await;
     assert_eq!(d.list_unsubscribe_post, "List-Unsubscribe=One-Click");
     let prefix = format!("<http://{}/unsubscribe/", app.addr);
     assert!(

@@ -5,7 +5,6 @@
 use super::support::*;
 use crate::common::{spawn_app, Backend};
 use chrono::Duration;
-use nudge::proto::v1::*;
 use serde_json::json;
 
 backend_tests!(
@@ -21,20 +20,7 @@ async fn signed_webhooks_refuse_forged_stale_and_replayed_requests(backend: Back
     let flow = create_flow(&app, ROUTING_FLOW).await;
     contact(&app, "ann", "ann@example.com", "").await;
     let id = enroll(&app, "ann", &flow).await;
-    app.senders()
-        .await
-        .upsert_sender(app.authed(UpsertSenderRequest {
-            sender: Some(Sender {
-                id: "rep".into(),
-                email: "rep@acme.com".into(),
-                tz: "UTC".into(),
-                calendar: "rep@acme.com".into(),
-                ..Default::default()
-            }),
-            make_default: false,
-        }))
-        .await
-        .unwrap();
+    calendar_sender(&app, "rep@acme.com").await;
     let secret = webhook_secret(&app).await;
     let now = signing_now();
     let event = |id: &str| {
@@ -250,20 +236,7 @@ async fn calendar_event_books_a_meeting_for_attendees(backend: Backend) {
     let ann = enroll(&app, "ann", &flow).await;
     let bob = enroll(&app, "bob", &flow).await;
     let cat = enroll(&app, "cat", &flow).await;
-    app.senders()
-        .await
-        .upsert_sender(app.authed(UpsertSenderRequest {
-            sender: Some(Sender {
-                id: "rep".into(),
-                email: "rep@acme.com".into(),
-                tz: "UTC".into(),
-                calendar: "cal-rep@acme.com".into(),
-                ..Default::default()
-            }),
-            make_default: false,
-        }))
-        .await
-        .unwrap();
+    calendar_sender(&app, "cal-rep@acme.com").await;
     let secret = webhook_secret(&app).await;
     let now = signing_now();
     let send = |body: String| {
