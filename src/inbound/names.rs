@@ -3,6 +3,9 @@
 use super::SignalKind;
 
 impl SignalKind {
+    /// [`SignalKind::name`] of a reply, as stored in `signals.kind`: the kind whose words are
+    /// read into an intent.
+    pub const REPLY: &'static str = "reply";
     /// [`SignalKind::name`] of an opt-out, as stored in `signals.kind`.
     pub const OPT_OUT: &'static str = "opt_out";
     /// The names of the kinds that carry an [`crate::routing::Inbox`] class (SPEC §10).
@@ -26,5 +29,6 @@ mod tests {
             SignalKind::opt_out("sms").unwrap().name(),
             SignalKind::OPT_OUT
         );
+        assert_eq!(SignalKind::reply("sms").unwrap().name(), SignalKind::REPLY);
     }
 }

@@ -711,6 +711,12 @@ impl SignalRow {
         self.kind == crate::inbound::SignalKind::OPT_OUT
     }
 
+    /// A signal that may carry a reading of its words: a reply, or the opt-out an unsubscribe
+    /// in words became.
+    pub fn may_carry_intent(&self) -> bool {
+        self.kind == crate::inbound::SignalKind::REPLY || self.is_opt_out()
+    }
+
     /// An inbox signal (SPEC §10): its payload carries its class under `inbox`.
     pub fn is_inbox(&self) -> bool {
         crate::inbound::SignalKind::INBOX.contains(&self.kind.as_str())

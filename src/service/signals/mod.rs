@@ -237,9 +237,13 @@ impl Receipt {
         let reached = deliveries.len();
         deliveries.sort_by(|a, b| a.enrollment_id.cmp(&b.enrollment_id));
         deliveries.truncate(MAX_RECEIPT_DELIVERIES);
-        let intent = serde_json::from_str(&row.payload)
-            .ok()
-            .and_then(|p: Value| stored_intent(&p).ok().flatten());
+        // Only a reply (or the opt-out an unsubscribe in words became) carries a reading: any
+        // other signal's payload, up to 64 KiB of a custom event's, is not parsed for it.
+        let intent = row
+            .may_carry_intent()
+            .then(|| serde_json::from_str::<Value>(&row.payload).ok())
+            .flatten()
+            .and_then(|p| stored_intent(&p).ok().flatten());
         Receipt {
             signal_id: row.id.clone(),
             duplicate,
@@ -601,7 +605,7 @@ fn engine_signal(row: &SignalRow) -> Result<Signal, StoreError> {
     };
     let reading = stored_intent(&payload).map_err(|_| corrupt("intent"))?;
     let facts = match (row.kind.as_str(), row.channel.as_deref()) {
-        ("reply", Some(channel)) => SignalFacts::of_reply(channel, reading.as_ref()),
+        (SignalKind::REPLY, Some(channel)) => SignalFacts::of_reply(channel, reading.as_ref()),
         ("call_connected", _) => SignalKind::CallConnected.facts(None),
         _ => SignalFacts::default(),
     };
