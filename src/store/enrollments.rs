@@ -861,12 +861,7 @@ pub async fn journey(
         .await)?;
     let mut out = Vec::new();
     for step in &steps {
-        out.extend(
-            step.expand()?
-                .into_iter()
-                .map(|(_, row)| row)
-                .filter(|row| row.seq > after_seq),
-        );
+        out.extend(step.expand()?.into_iter().filter(|row| row.seq > after_seq));
     }
     out.truncate(limit.max(0) as usize);
     Ok(out)
@@ -913,7 +908,7 @@ pub async fn contact_journey(
     // A stored step is kept when its last entry is after the key (so it holds at least one
     // entry to return), and its entries are cut to those after the key.
     let query = diesel::sql_query(
-        "SELECT j.enrollment_id, e.flow_id, e.flow_version, j.seq, j.n, j.at, j.last_pos, \
+        "SELECT j.enrollment_id, e.flow_id, e.flow_version, j.seq, j.n, j.at, j.xid, \
          j.entries \
          FROM enrollment_keys k JOIN enrollments e ON e.id = k.id \
          JOIN journey_steps j ON j.enrollment_id = k.id \
@@ -933,7 +928,7 @@ pub async fn contact_journey(
     let steps: Vec<ContactStep> = with_conn!(conn, c => query.load(c).await)?;
     let mut out = Vec::new();
     for s in steps {
-        for (_, row) in s.step.expand()? {
+        for row in s.step.expand()? {
             let key = (row.at, row.enrollment_id.as_str(), row.seq);
             if after.is_some_and(|k| key <= (k.at, k.enrollment_id.as_str(), k.seq)) {
                 continue;

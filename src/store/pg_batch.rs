@@ -22,7 +22,6 @@ use diesel::sql_types::{Array, BigInt, Binary, Bool, Integer, Nullable, Text};
 use diesel::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
-use std::collections::HashMap;
 
 /// A raw statement diesel-async may keep prepared on its connection.
 ///
@@ -209,8 +208,7 @@ pub async fn write_with<'a>(
         sent.push(q);
     }
     sent.extend(more);
-    // Last: the journey, numbered in its accounts' Watch order (the heads stay locked from
-    // here to the commit, see `super::watch`).
+    // The journey, keyed for Watch (`super::watch`).
     if !w.journey.is_empty() {
         sent.push(journey_statement(&w.journey).execute(&mut &*c));
     }
@@ -322,40 +320,31 @@ fn insert_enrollments<'a>(
     })
 }
 
-/// The journey's statement: every account's Watch head moved by its entries' count (locked in
-/// account order, so writers spanning accounts cannot deadlock), then the rows of `steps`
-/// inserted with their positions (see [`super::journey`]).
+/// The journey's statement: the rows of `steps`, each keyed for Watch with this transaction's
+/// id, or its enrollment's previous row's key when that is higher (a transaction can get its id
+/// before it waits for the enrollment's lock, behind a writer with a higher one). A first entry
+/// (seq 1: a new enrollment) has no previous row to look for. See [`super::watch`].
 pub fn journey_statement(
     steps: &[super::journey::JourneyStep],
 ) -> Cached<BoxedSqlQuery<'_, Pg, SqlQuery>> {
-    let (totals, cumulative) = super::journey::positions(steps);
-    let total_of: HashMap<&str, i64> = totals.iter().copied().collect();
     Cached(
         diesel::sql_query(
-            "WITH head AS (\
-             INSERT INTO journey_heads (account_id, pos) \
-             SELECT unnest($1::text[]), unnest($2::int8[]) \
-             ON CONFLICT (account_id) DO UPDATE SET pos = journey_heads.pos + excluded.pos \
-             RETURNING account_id, pos) \
-             INSERT INTO journey_steps (enrollment_id, seq, n, at, account_id, last_pos, entries) \
+            "INSERT INTO journey_steps (enrollment_id, seq, n, at, account_id, xid, entries) \
              SELECT t.enrollment_id, t.seq, t.n, t.at, t.account_id, \
-             head.pos - t.total + t.cumulative, t.entries \
-             FROM (SELECT unnest($3::text[]) AS enrollment_id, unnest($4::int8[]) AS seq, \
-             unnest($5::int8[]) AS n, unnest($6::int8[]) AS at, unnest($7::text[]) AS account_id, \
-             unnest($8::int8[]) AS cumulative, unnest($9::int8[]) AS total, \
-             unnest($10::text[]) AS entries) AS t \
-             JOIN head ON head.account_id = t.account_id",
+             CASE WHEN t.seq <= 1 THEN x.xid ELSE GREATEST(x.xid, \
+             (SELECT p.xid FROM journey_steps p WHERE p.enrollment_id = t.enrollment_id \
+             AND p.seq < t.seq ORDER BY p.seq DESC LIMIT 1)) END, t.entries \
+             FROM (SELECT unnest($1::text[]) AS enrollment_id, unnest($2::int8[]) AS seq, \
+             unnest($3::int8[]) AS n, unnest($4::int8[]) AS at, unnest($5::text[]) AS account_id, \
+             unnest($6::text[]) AS entries) AS t, \
+             (SELECT pg_current_xact_id()::text::int8 AS xid) AS x",
         )
         .into_boxed::<Pg>()
-        .bind::<Array<Text>, _>(col(&totals, |t| t.0))
-        .bind::<Array<BigInt>, _>(col(&totals, |t| t.1))
         .bind::<Array<Text>, _>(col(steps, |s| s.enrollment_id.as_str()))
         .bind::<Array<BigInt>, _>(col(steps, |s| s.seq))
         .bind::<Array<BigInt>, _>(col(steps, |s| s.n))
         .bind::<Array<BigInt>, _>(col(steps, |s| s.at))
         .bind::<Array<Text>, _>(col(steps, |s| s.account_id.as_str()))
-        .bind::<Array<BigInt>, _>(Arr(cumulative))
-        .bind::<Array<BigInt>, _>(col(steps, |s| total_of[s.account_id.as_str()]))
         .bind::<Array<Text>, _>(col(steps, |s| s.encoded())),
     )
 }

@@ -145,23 +145,19 @@ diesel::table! {
 }
 
 diesel::table! {
-    journey_heads (account_id) {
-        account_id -> Text,
-        pos -> BigInt,
-    }
-}
-
-diesel::table! {
     /// The entries one step wrote to one enrollment: `entries` is a JSON array of
-    /// `[kind, detail]`, entry `i` has seq `seq + i` and Watch position `last_pos - n + 1 + i`.
+    /// `[kind, detail]`, entry `i` has seq `seq + i` and Watch key `(xid, enrollment_id, seq + i)`.
+    /// `last_pos` is the Watch position a row written before keys had (its last entry's), so an
+    /// old cursor still names its entry; NULL on rows written since.
     journey_steps (enrollment_id, seq) {
         enrollment_id -> Text,
         seq -> BigInt,
         n -> BigInt,
         at -> BigInt,
         account_id -> Text,
-        last_pos -> BigInt,
+        last_pos -> Nullable<BigInt>,
         entries -> Text,
+        xid -> BigInt,
     }
 }
 
@@ -290,7 +286,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     enrollments,
     enrollment_keys,
     journey,
-    journey_heads,
     journey_steps,
     dispatches,
     tasks,

@@ -77,47 +77,42 @@ pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
         ))
         .execute(conn)?;
     }
-    // Last, as on PostgreSQL: the journey, numbered in its accounts' Watch order.
+    // As on PostgreSQL: the journey, keyed for Watch.
     insert_journey(conn, &w.journey)
 }
 
 #[derive(diesel::QueryableByName)]
-struct Head {
+struct Key {
     #[diesel(sql_type = BigInt)]
-    pos: i64,
+    xid: i64,
 }
 
-/// SQLite's [`Tx::insert_journey`](super::Tx::insert_journey): each account's head moved (`RETURNING` the new head), then
-/// the rows with their positions. One writer at a time, so the order is the commit order.
+/// SQLite's [`Tx::insert_journey`](super::Tx::insert_journey): the rows keyed one above their
+/// account's highest key. SQLite has one writer at a time, so that is the commit order, and an
+/// enrollment's rows come in seq order (see [`super::watch`]).
 pub fn insert_journey(conn: &mut SqliteConnection, steps: &[JourneyStep]) -> QueryResult<()> {
-    let (totals, cumulative) = super::journey::positions(steps);
-    let mut heads: BTreeMap<&str, i64> = BTreeMap::new();
-    for (account, total) in totals {
-        let head = diesel::sql_query(
-            "INSERT INTO journey_heads (account_id, pos) VALUES ($1, $2) \
-             ON CONFLICT (account_id) DO UPDATE SET pos = journey_heads.pos + excluded.pos \
-             RETURNING pos",
-        )
-        .bind::<Text, _>(account)
-        .bind::<BigInt, _>(total)
-        .get_result::<Head>(conn)?;
-        heads.insert(account, head.pos - total);
+    let mut keys: BTreeMap<&str, i64> = BTreeMap::new();
+    for s in steps {
+        if !keys.contains_key(s.account_id.as_str()) {
+            let key = diesel::sql_query(
+                "SELECT COALESCE(MAX(xid), 0) + 1 AS xid FROM journey_steps WHERE account_id = $1",
+            )
+            .bind::<Text, _>(&s.account_id)
+            .get_result::<Key>(conn)?;
+            keys.insert(&s.account_id, key.xid);
+        }
     }
-    for (chunk, cum) in steps
-        .chunks(MAX_BINDS / 7)
-        .zip(cumulative.chunks(MAX_BINDS / 7))
-    {
+    for chunk in steps.chunks(MAX_BINDS / 7) {
         let rows: Vec<_> = chunk
             .iter()
-            .zip(cum)
-            .map(|(s, cum)| {
+            .map(|s| {
                 (
                     journey_steps::enrollment_id.eq(&s.enrollment_id),
                     journey_steps::seq.eq(s.seq),
                     journey_steps::n.eq(s.n),
                     journey_steps::at.eq(s.at),
                     journey_steps::account_id.eq(&s.account_id),
-                    journey_steps::last_pos.eq(heads[s.account_id.as_str()] + cum),
+                    journey_steps::xid.eq(keys[s.account_id.as_str()]),
                     journey_steps::entries.eq(s.encoded()),
                 )
             })

@@ -1,35 +1,61 @@
-//! Watch's order (SPEC §12): each journey entry gets a position in its account's one commit
-//! order, and Watch reads the journey by position (a stored step holds its entries'
-//! positions as `last_pos` and `n`, see [`super::journey`]).
+//! Watch's order: every journey entry has a key, `(xid, enrollment_id, seq)`, and Watch reads
+//! the journey in key order after a cursor, which is a key.
 //!
-//! A writer numbers its entries as the last statement of its transaction
-//! ([`Tx::insert_journey`](super::Tx::insert_journey), or the same statement at the end of a
-//! batch): an upsert of the account's `journey_heads` row, which PostgreSQL
-//! keeps row-locked until the transaction ends. A second writer of the same account waits on
-//! that row until the first commits (or rolls back, giving its numbers back), so positions are
-//! handed out in commit order, without gaps; and since the first is visible before the second
-//! can commit, a reader that sees position `n` sees every position below it. The same order
-//! holds for every replica (it is in the database, not a replica's clock). SQLite has one
-//! writer, so the same statements give the same guarantee. The price: the writers of one
-//! account serialize for the moment between their last statement and their commit; accounts
-//! never wait on each other (heads are locked in account order, so a planner batch spanning
-//! accounts cannot deadlock with another).
+//! **Why no writer waits for another.** On PostgreSQL a row's `xid` is the id of the
+//! transaction that wrote it (`pg_current_xact_id()`), and a reader returns only rows whose
+//! xid is below the oldest transaction still running (`pg_snapshot_xmin` of the statement's
+//! own snapshot, read in the same statement). Every transaction below that horizon has
+//! committed or rolled back, so the rows a reader returns are final: no row can later appear
+//! with a key below one already returned, and a cursor never skips one. Rows above the horizon
+//! wait for the next read (a Watch lags the oldest running transaction, not the newest). Writers
+//! take no shared row for this — an account's writers do not wait on each other, which a head
+//! row numbering entries in commit order made them do. The order is the database's, so every
+//! replica serves the same one.
+//!
+//! **An enrollment's entries in order.** A transaction may get its id before it waits for an
+//! enrollment's lock, behind a writer with a higher id; its rows then take the enrollment's
+//! previous key instead ([`super::pg_batch::journey_statement`]), so keys never go down along
+//! an enrollment's seq, and within one key seq decides.
+//!
+//! SQLite has one writer at a time: a row's xid is one above its account's highest, which is
+//! commit order, and every committed row is final.
+//!
+//! Rows written before keys existed keep their Watch position (`last_pos`) and an xid below
+//! every key since, in their old order; a cursor handed out then names a position, and
+//! [`key_at_position`] finds its entry's key.
 
 use super::journey::StoredStep;
-use super::{Db, StoreError};
+use super::{Conn, Db, StoreError};
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
+/// Where an entry stands in Watch's order.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct WatchKey {
+    pub xid: i64,
+    pub enrollment_id: String,
+    pub seq: i64,
+}
+
+impl WatchKey {
+    /// Before every entry.
+    pub fn start() -> WatchKey {
+        WatchKey {
+            xid: i64::MIN,
+            enrollment_id: String::new(),
+            seq: 0,
+        }
+    }
+}
+
 /// One entry of the log, with its enrollment's flow and contact.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchRow {
-    pub pos: i64,
-    pub enrollment_id: String,
+    pub key: WatchKey,
     pub flow_id: String,
     pub flow_version: i32,
     pub contact_id: String,
-    pub seq: i64,
     pub at: i64,
     pub kind: String,
     pub detail: String,
@@ -48,47 +74,59 @@ struct LogStep {
     contact_id: String,
 }
 
-/// Up to `limit` log entries of the account after position `after`, in order, of the flow and
-/// contact when given.
+/// Up to `limit` log entries of the account after `after`, in order, of the flow and contact
+/// when given.
 pub async fn page(
     db: &Db,
     account_id: &str,
-    after: i64,
+    after: &WatchKey,
     flow_id: Option<&str>,
     contact_id: Option<&str>,
     limit: i64,
 ) -> Result<Vec<WatchRow>, StoreError> {
-    // Steps whose last position is after the cursor, by position (their ranges never overlap,
-    // so that is the entries' order); each holds at least one entry to return.
-    let query = diesel::sql_query(
-        "SELECT j.enrollment_id, e.flow_id, e.flow_version, e.contact_id, j.seq, j.n, j.at, \
-         j.last_pos, j.entries \
+    // Rows at or after the cursor's (xid, enrollment) by the index, less the cursor's own
+    // row's entries up to the cursor; each holds at least one entry to return.
+    const SELECT: &str = "SELECT j.enrollment_id, e.flow_id, e.flow_version, e.contact_id, \
+         j.seq, j.n, j.at, j.xid, j.entries \
          FROM journey_steps j \
          JOIN enrollments e ON e.id = j.enrollment_id \
-         WHERE j.account_id = $1 AND j.last_pos > $2 \
-         AND ($3 IS NULL OR e.flow_id = $3) AND ($4 IS NULL OR e.contact_id = $4) \
-         ORDER BY j.last_pos LIMIT $5",
-    )
-    .bind::<Text, _>(account_id)
-    .bind::<BigInt, _>(after)
-    .bind::<Nullable<Text>, _>(flow_id)
-    .bind::<Nullable<Text>, _>(contact_id)
-    .bind::<BigInt, _>(limit);
-    let conn = db.conn().await?;
-    let steps: Vec<LogStep> = with_conn!(conn, c => query.load(c).await)?;
+         WHERE j.account_id = $1 AND (j.xid, j.enrollment_id) >= ($2, $3) \
+         AND NOT (j.xid = $2 AND j.enrollment_id = $3 AND j.seq + j.n - 1 <= $4) \
+         AND ($5 IS NULL OR e.flow_id = $5) AND ($6 IS NULL OR e.contact_id = $6)";
+    const ORDER: &str = " ORDER BY j.xid, j.enrollment_id, j.seq LIMIT $7";
+    let mut conn = db.conn().await?;
+    let sql = match &conn {
+        // Only what every transaction below the horizon finished writing.
+        Conn::Postgres(_) => format!(
+            "{SELECT} AND j.xid < pg_snapshot_xmin(pg_current_snapshot())::text::int8{ORDER}"
+        ),
+        Conn::Sqlite(_) => format!("{SELECT}{ORDER}"),
+    };
+    let query = diesel::sql_query(sql)
+        .bind::<Text, _>(account_id)
+        .bind::<BigInt, _>(after.xid)
+        .bind::<Text, _>(&after.enrollment_id)
+        .bind::<BigInt, _>(after.seq)
+        .bind::<Nullable<Text>, _>(flow_id)
+        .bind::<Nullable<Text>, _>(contact_id)
+        .bind::<BigInt, _>(limit);
+    let steps: Vec<LogStep> = on_conn!(&mut conn, c => query.load(c).await)?;
     let mut out = Vec::new();
     for s in steps {
-        for (pos, row) in s.step.expand()? {
-            if pos <= after {
+        for row in s.step.expand()? {
+            let key = WatchKey {
+                xid: s.step.xid,
+                enrollment_id: row.enrollment_id,
+                seq: row.seq,
+            };
+            if key <= *after {
                 continue;
             }
             out.push(WatchRow {
-                pos,
-                enrollment_id: row.enrollment_id,
+                key,
                 flow_id: s.flow_id.clone(),
                 flow_version: s.flow_version,
                 contact_id: s.contact_id.clone(),
-                seq: row.seq,
                 at: row.at,
                 kind: row.kind,
                 detail: row.detail,
@@ -97,4 +135,47 @@ pub async fn page(
     }
     out.truncate(limit.max(0) as usize);
     Ok(out)
+}
+
+#[derive(QueryableByName)]
+struct Positioned {
+    #[diesel(sql_type = Text)]
+    enrollment_id: String,
+    #[diesel(sql_type = BigInt)]
+    seq: i64,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+    #[diesel(sql_type = BigInt)]
+    last_pos: i64,
+    #[diesel(sql_type = BigInt)]
+    xid: i64,
+}
+
+/// The key of the entry at Watch position `pos` of the account, for a cursor handed out
+/// before keys (a row written then holds its last entry's position); `None` when no entry
+/// had that position.
+pub async fn key_at_position(
+    db: &Db,
+    account_id: &str,
+    pos: i64,
+) -> Result<Option<WatchKey>, StoreError> {
+    // The row whose positions `last_pos - n + 1 ..= last_pos` hold `pos`.
+    let query = diesel::sql_query(
+        "SELECT enrollment_id, seq, n, last_pos, xid FROM journey_steps \
+         WHERE account_id = $1 AND last_pos IS NOT NULL AND last_pos >= $2 \
+         ORDER BY last_pos LIMIT 1",
+    )
+    .bind::<Text, _>(account_id)
+    .bind::<BigInt, _>(pos);
+    let conn = db.conn().await?;
+    let rows: Vec<Positioned> = with_conn!(conn, c => query.load(c).await)?;
+    Ok(rows.into_iter().next().and_then(|r| {
+        // Its entry's place in the row (positions were handed out without gaps).
+        let nth = pos - (r.last_pos - r.n + 1);
+        (nth >= 0).then(|| WatchKey {
+            xid: r.xid,
+            enrollment_id: r.enrollment_id,
+            seq: r.seq + nth,
+        })
+    }))
 }

@@ -319,8 +319,15 @@ async fn a_signed_webhook_cancelled_after_its_signal_is_stored() {
     app.stop().await;
 }
 
+/// Inserts, for every enrollment, the journey row its next step will write: run inside an
+/// open transaction, it makes that step's writer wait on the unique key until the transaction
+/// ends (its rollback gives the key back).
+pub const TAKE_NEXT_JOURNEY_ROW: &str =
+    "INSERT INTO journey_steps (enrollment_id, seq, n, at, account_id, xid, entries) \
+     SELECT id, journey_seq + 1, 1, 0, account_id, 0, '[[\"enrolled\",{}]]' FROM enrollments";
+
 /// The planner's batch (run by the test clock's Advance, the same drain the loop runs) waits on
-/// the account's Watch head and is cancelled: UNAVAILABLE; once the lock is gone, Advance again
+/// a journey row another session holds and is cancelled: UNAVAILABLE; once the lock is gone, Advance again
 /// steps the enrollment, once.
 async fn the_planner_cancelled_mid_batch() {
     let app = spawn_app(Backend::Postgres).await;
@@ -328,7 +335,7 @@ async fn the_planner_cancelled_mid_batch() {
     contact(&app, "ann", "ann@example.com", "").await;
     let id = enroll(&app, "ann", &flow).await;
     let holder = Holder::open(&app).await;
-    holder.hold("SELECT 1 FROM journey_heads FOR UPDATE").await;
+    holder.hold(TAKE_NEXT_JOURNEY_ROW).await;
     let channel = app.channel().await;
     let advance = |app: &TestApp| {
         let request = app.authed(AdvanceRequest {

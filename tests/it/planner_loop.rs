@@ -301,9 +301,9 @@ async fn loop_wakes_on_notify_from_another_app() {
     sleeper.stop().await;
 }
 
-/// PostgreSQL: a batch waiting to commit does not hold back what falls due meanwhile
-/// (issue 32 point 5). Another session holds the default account's Watch head, so the batch
-/// that wakes that account's enrollment (due at 1 s) waits at its last statement. A second
+/// PostgreSQL: a batch waiting to commit does not hold back what falls due meanwhile.
+/// Another session has inserted, uncommitted, the journey row the batch that wakes the default
+/// account's enrollment (due at 1 s) will write, so that batch waits on the unique key. A second
 /// account's enrollment falls due at 1.5 s: the loop must wake it then, in a batch of its own,
 /// while the first still waits. (The loop of before claimed again only once its batch had
 /// committed, so the second waited for the first: a wake's lateness was a whole batch.)
@@ -339,14 +339,15 @@ async fn a_batch_in_flight_does_not_hold_back_what_falls_due_next() {
     let holder = crate::pg_cluster::connect(&url).await;
     holder
         .batch_execute(&format!(
-            "BEGIN; SELECT pos FROM journey_heads WHERE account_id = '{DEFAULT_ACCOUNT_ID}' FOR UPDATE"
+            "BEGIN; {} WHERE id = '{first}'",
+            crate::cancelled::TAKE_NEXT_JOURNEY_ROW
         ))
         .await
         .unwrap();
     let running = start_loop(app.state.clone());
     until_asleep(&app.clock).await;
     app.clock.set(t + Duration::seconds(1));
-    // The first batch has claimed the first enrollment and waits for the head.
+    // The first batch has claimed the first enrollment and waits for the holder's row.
     let mut waiting = 0;
     for _ in 0..1_000 {
         let row = holder
@@ -363,7 +364,7 @@ async fn a_batch_in_flight_does_not_hold_back_what_falls_due_next() {
         }
         tokio::time::sleep(StdDuration::from_millis(10)).await;
     }
-    assert_eq!(waiting, 1, "the first batch waits on the held head");
+    assert_eq!(waiting, 1, "the first batch waits on the held row");
     until_asleep(&app.clock).await;
     app.clock.set(t + Duration::milliseconds(1_500));
     assert_eq!(
@@ -377,7 +378,7 @@ async fn a_batch_in_flight_does_not_hold_back_what_falls_due_next() {
     assert_eq!(
         until_completed(&app.state, &first).await,
         t + Duration::seconds(1),
-        "the first batch commits once the head is free, with its own time"
+        "the first batch commits once the row is free, with its own time"
     );
     stop_loop(running).await;
     app.stop().await;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use tonic::Code;
 
 backend_tests!(
+    a_cursor_handed_out_before_keys_resumes_where_it_was,
     watch_streams_in_commit_order_filters_and_resumes,
     a_slow_reader_holds_a_bounded_buffer,
     watch_refuses_bad_cursors_kinds_and_scoped_tokens,
@@ -73,7 +74,13 @@ async fn read(app: &TestApp, req: WatchRequest, n: usize) -> Vec<WatchEntry> {
 async fn journeys(app: &TestApp) -> HashMap<String, usize> {
     let mut c = EnrollmentServiceClient::new(app.channel().await);
     let list = c
-        .list_enrollments(app.authed(ListEnrollmentsRequest::default()))
+        .list_enrollments(app.authed(ListEnrollmentsRequest {
+            page: Some(PageRequest {
+                page_size: 500,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }))
         .await
         .unwrap()
         .into_inner()
@@ -292,7 +299,10 @@ async fn watch_refuses_bad_cursors_kinds_and_scoped_tokens(backend: Backend) {
     assert_eq!(garbage.code(), Code::InvalidArgument, "{garbage:?}");
     assert!(garbage.message().contains("cursor"), "{garbage:?}");
     let foreign = refuse(WatchRequest {
-        cursor: nudge::service::enrollments::cursor("another-account", 3),
+        cursor: nudge::service::enrollments::cursor(
+            "another-account",
+            &nudge::store::watch::WatchKey::start(),
+        ),
         ..Default::default()
     })
     .await;
@@ -411,4 +421,394 @@ async fn two_replicas_serve_one_order() {
     );
     b.stop().await;
     a.stop().await;
+}
+
+/// PostgreSQL: a writer that got its transaction id before another writer of the same
+/// enrollment (as one does that waits for the enrollment's lock after its first write) still
+/// has its entry come after the other's in Watch: an enrollment's keys never go down along its
+/// seq. (Keyed by the transaction id alone, the later entry came first.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+async fn an_older_transaction_id_keeps_an_enrollments_order() {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+    use nudge::store::pg_batch::journey_statement;
+    use nudge::store::JourneyStep;
+    let app = spawn_app(Backend::Postgres).await;
+    setup(&app).await;
+    let mut expected = journeys(&app).await;
+    let (id, n) = expected
+        .iter()
+        .map(|(id, n)| (id.clone(), *n as i64))
+        .min()
+        .unwrap();
+    let nudge::config::DatabaseUrl::Postgres(url) = app.database_url.clone() else {
+        unreachable!()
+    };
+    let step = |seq: i64| {
+        let mut s = JourneyStep::new(&id, nudge::store::accounts::DEFAULT_ACCOUNT_ID, seq, 0);
+        s.push("paused", r#"{"by":"test"}"#);
+        s
+    };
+    let mut early = AsyncPgConnection::establish(&url).await.unwrap();
+    let mut late = AsyncPgConnection::establish(&url).await.unwrap();
+    // `early` takes its transaction id first; `late` writes the next entry and commits; then
+    // `early` writes the one after.
+    early
+        .batch_execute("BEGIN; SELECT pg_current_xact_id()")
+        .await
+        .unwrap();
+    late.batch_execute("BEGIN").await.unwrap();
+    let next = [step(n + 1)];
+    journey_statement(&next).execute(&mut late).await.unwrap();
+    late.batch_execute("COMMIT").await.unwrap();
+    let after = [step(n + 2)];
+    journey_statement(&after).execute(&mut early).await.unwrap();
+    early.batch_execute("COMMIT").await.unwrap();
+    *expected.get_mut(&id).unwrap() += 2;
+    let total: usize = expected.values().sum();
+    let entries = read(&app, WatchRequest::default(), total).await;
+    assert_each_in_order(&entries, &expected);
+    app.stop().await;
+}
+
+/// PostgreSQL: an entry whose transaction commits after a later one's is not skipped. A reader
+/// that read the later transaction's entry while the earlier was still open would have its
+/// cursor past the earlier's key; Watch returns only what lies below the oldest running
+/// transaction, so it holds the later entry back until the earlier commits, and a reader
+/// resuming from its cursor gets both. (Without that horizon the earlier entry was lost.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+async fn an_entry_committed_late_is_not_skipped() {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+    use nudge::store::pg_batch::journey_statement;
+    use nudge::store::JourneyStep;
+    let app = spawn_app(Backend::Postgres).await;
+    setup(&app).await;
+    let mut expected = journeys(&app).await;
+    let before: usize = expected.values().sum();
+    let mut ids: Vec<(String, i64)> = expected
+        .iter()
+        .map(|(id, n)| (id.clone(), *n as i64))
+        .collect();
+    ids.sort();
+    let nudge::config::DatabaseUrl::Postgres(url) = app.database_url.clone() else {
+        unreachable!()
+    };
+    let step = |(id, n): &(String, i64)| {
+        let mut s = JourneyStep::new(id, nudge::store::accounts::DEFAULT_ACCOUNT_ID, n + 1, 0);
+        s.push("paused", r#"{"by":"test"}"#);
+        [s]
+    };
+    let mut slow = AsyncPgConnection::establish(&url).await.unwrap();
+    let mut quick = AsyncPgConnection::establish(&url).await.unwrap();
+    slow.batch_execute("BEGIN").await.unwrap();
+    let first = step(&ids[0]);
+    journey_statement(&first).execute(&mut slow).await.unwrap();
+    quick.batch_execute("BEGIN").await.unwrap();
+    let second = step(&ids[1]);
+    journey_statement(&second)
+        .execute(&mut quick)
+        .await
+        .unwrap();
+    quick.batch_execute("COMMIT").await.unwrap();
+    // Everything committed before, and not the quick entry while the slow one is open.
+    let mut c = EnrollmentServiceClient::new(app.channel().await);
+    let mut stream = c
+        .watch(app.authed(WatchRequest::default()))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut seen = Vec::new();
+    while let Ok(next) = tokio::time::timeout(Duration::from_millis(800), stream.message()).await {
+        seen.push(next.unwrap().expect("the stream stays open"));
+    }
+    assert_eq!(seen.len(), before, "held back behind the open transaction");
+    drop(stream);
+    slow.batch_execute("COMMIT").await.unwrap();
+    let rest = read(
+        &app,
+        WatchRequest {
+            cursor: seen.last().unwrap().cursor.clone(),
+            ..Default::default()
+        },
+        2,
+    )
+    .await;
+    seen.extend(rest);
+    *expected.get_mut(&ids[0].0).unwrap() += 1;
+    *expected.get_mut(&ids[1].0).unwrap() += 1;
+    assert_each_in_order(&seen, &expected);
+    app.stop().await;
+}
+
+/// PostgreSQL, two replicas: BatchEnroll on both, both planners stepping, replies reaching
+/// enrollments on both, all at once, while readers drop their Watch and resume on either
+/// replica — from the last cursor they had or from a random earlier one. Every entry comes
+/// exactly once, an enrollment's in seq order, and a resumed read repeats the order it gave
+/// before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+async fn concurrent_writers_and_resuming_readers_see_every_entry_once() {
+    use crate::signals::support::{contact, create_flow, TIMED_FLOW};
+    use nudge::proto::v1::test_clock_service_client::TestClockServiceClient;
+    use rand::{Rng, SeedableRng};
+    const CONTACTS: usize = 120;
+    let (url, dir, pg) = fresh_database(Backend::Postgres).await;
+    let a = spawn_app_on(url.clone(), dir, pg).await;
+    let b = spawn_app_on(url, tempfile::tempdir().unwrap(), None).await;
+    let flow = create_flow(&a, TIMED_FLOW).await;
+    for i in 0..CONTACTS {
+        contact(&a, &format!("c{i}"), &format!("c{i}@example.com"), "").await;
+    }
+    let channels = [a.channel().await, b.channel().await];
+    let tokens = [a.token.clone(), b.token.clone()];
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+
+    // Readers, each with its own seed, reading while the writers write.
+    let mut readers = Vec::new();
+    for r in 0..3u64 {
+        let (channels, tokens, done) = (channels.clone(), tokens.clone(), done.clone());
+        readers.push(tokio::spawn(async move {
+            let seed = 41 + r;
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let mut seen: Vec<WatchEntry> = Vec::new();
+            let mut quiet = 0;
+            loop {
+                let replica = rng.gen_range(0..2);
+                // From the last cursor, or now and then from an earlier one (or the start).
+                let from = if seen.is_empty() || rng.gen_bool(0.7) {
+                    seen.len()
+                } else {
+                    rng.gen_range(0..seen.len())
+                };
+                let cursor = if from == 0 {
+                    String::new()
+                } else {
+                    seen[from - 1].cursor.clone()
+                };
+                let mut c = EnrollmentServiceClient::new(channels[replica].clone());
+                let mut stream = c
+                    .watch(with_token(
+                        WatchRequest {
+                            cursor,
+                            ..Default::default()
+                        },
+                        &tokens[replica],
+                    ))
+                    .await
+                    .unwrap()
+                    .into_inner();
+                let want = rng.gen_range(1..80);
+                let mut got = 0;
+                let finished = done.load(std::sync::atomic::Ordering::SeqCst);
+                while got < want {
+                    match tokio::time::timeout(Duration::from_millis(600), stream.message()).await {
+                        Ok(next) => {
+                            let entry = next.unwrap().expect("the stream stays open");
+                            let at = from + got;
+                            if at < seen.len() {
+                                assert_eq!(
+                                    (key(&entry), &entry.cursor),
+                                    (key(&seen[at]), &seen[at].cursor),
+                                    "seed {seed}: a resumed read gives the order it gave before"
+                                );
+                            } else {
+                                seen.push(entry);
+                            }
+                            got += 1;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                // Done once the writers have finished and a whole read found nothing new.
+                if finished && got == 0 && from == seen.len() {
+                    quiet += 1;
+                    if quiet == 2 {
+                        return seen;
+                    }
+                } else {
+                    quiet = 0;
+                }
+            }
+        }));
+    }
+
+    // The writers.
+    let mut writers = Vec::new();
+    // BatchEnroll on both replicas: contacts split in batches of 10.
+    for (i, ch) in channels.iter().enumerate() {
+        let (ch, token, flow) = (ch.clone(), tokens[i].clone(), flow.clone());
+        writers.push(tokio::spawn(async move {
+            let mut e = EnrollmentServiceClient::new(ch);
+            for batch in (i * CONTACTS / 2..(i + 1) * CONTACTS / 2)
+                .collect::<Vec<_>>()
+                .chunks(10)
+            {
+                let items = batch
+                    .iter()
+                    .map(|n| EnrollRequest {
+                        contact_id: format!("c{n}"),
+                        flow_id: flow.clone(),
+                        ..Default::default()
+                    })
+                    .collect();
+                e.batch_enroll(with_token(BatchEnrollRequest { items }, &token))
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    // Both planners: each replica's clock moves an hour at a time, past the 2 h pause.
+    for (i, ch) in channels.iter().enumerate() {
+        let (ch, token) = (ch.clone(), tokens[i].clone());
+        writers.push(tokio::spawn(async move {
+            let mut clock = TestClockServiceClient::new(ch);
+            for _ in 0..6 {
+                clock
+                    .advance(with_token(
+                        AdvanceRequest {
+                            target: Some(advance_request::Target::ByMs(3_600_000)),
+                        },
+                        &token,
+                    ))
+                    .await
+                    .unwrap();
+                tokio::time::sleep(Duration::from_millis(30)).await;
+            }
+        }));
+    }
+    // Replies to every third contact, through both replicas.
+    for (i, ch) in channels.iter().enumerate() {
+        let (ch, token) = (ch.clone(), tokens[i].clone());
+        writers.push(tokio::spawn(async move {
+            let mut s = SignalServiceClient::new(ch);
+            for n in (i..CONTACTS).step_by(6) {
+                s.report_signal(with_token(
+                    ReportSignalRequest {
+                        contact: format!("c{n}"),
+                        kind: "reply".into(),
+                        channel: "email".into(),
+                        provider_id: format!("reply-{n}"),
+                        ..Default::default()
+                    },
+                    &token,
+                ))
+                .await
+                .unwrap();
+            }
+        }));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+
+    let expected = journeys(&a).await;
+    let total: usize = expected.values().sum();
+    assert_eq!(expected.len(), CONTACTS, "every contact enrolled");
+    for r in readers {
+        let seen = r.await.unwrap();
+        assert_eq!(seen.len(), total, "every entry, once");
+        let distinct: std::collections::HashSet<_> = seen.iter().map(key).collect();
+        assert_eq!(distinct.len(), total, "no entry twice");
+        assert_each_in_order(&seen, &expected);
+    }
+    b.stop().await;
+    a.stop().await;
+}
+
+/// The migration that keyed Watch by transaction id, as diesel records it.
+const KEYS_VERSION: &str = "20261210100000";
+
+/// A store written when Watch numbered entries by position: the migration's own `down.sql`
+/// numbers them (in the order Watch gives them now) and the migration is forgotten. Migrated
+/// again, every position a cursor of then could hold resumes after the very entry it named,
+/// and what is written since comes after.
+async fn a_cursor_handed_out_before_keys_resumes_where_it_was(backend: Backend) {
+    use diesel_async::SimpleAsyncConnection;
+    use nudge::store::Db;
+    let app = spawn_app(backend).await;
+    setup(&app).await;
+    let expected = journeys(&app).await;
+    let total: usize = expected.values().sum();
+    let before: Vec<_> = read(&app, WatchRequest::default(), total)
+        .await
+        .iter()
+        .map(key)
+        .collect();
+    let forget = format!("DELETE FROM __diesel_schema_migrations WHERE version = '{KEYS_VERSION}'");
+    match &app.state.core.db {
+        Db::Postgres(pool) => {
+            let c = &mut *pool.get().await.unwrap();
+            c.batch_execute(include_str!(
+                "../../migrations/postgres/2026-12-10-100000_watch_horizon/down.sql"
+            ))
+            .await
+            .unwrap();
+            c.batch_execute(&forget).await.unwrap();
+        }
+        Db::Sqlite(pool) => {
+            let c = &mut *pool.get().await.unwrap();
+            c.batch_execute(include_str!(
+                "../../migrations/sqlite/2026-12-10-100000_watch_horizon/down.sql"
+            ))
+            .await
+            .unwrap();
+            c.batch_execute(&forget).await.unwrap();
+        }
+    }
+    assert_eq!(Db::migrate(&app.database_url).await.unwrap(), 1);
+    let old_cursor = |pos: usize| {
+        use base64::Engine;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!(
+            "w1:{}:{pos}",
+            nudge::store::accounts::DEFAULT_ACCOUNT_ID
+        ))
+    };
+    for pos in [0, 1, total / 2, total - 1] {
+        let resumed: Vec<_> = read(
+            &app,
+            WatchRequest {
+                cursor: old_cursor(pos),
+                ..Default::default()
+            },
+            total - pos,
+        )
+        .await
+        .iter()
+        .map(key)
+        .collect();
+        assert_eq!(resumed, before[pos..], "resumed after position {pos}");
+    }
+    // A position past the log names no entry: refused, with the fix.
+    let mut c = EnrollmentServiceClient::new(app.channel().await);
+    let refused = c
+        .watch(app.authed(WatchRequest {
+            cursor: old_cursor(total + 5),
+            ..Default::default()
+        }))
+        .await
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+    assert!(refused.message().contains("names no entry"), "{refused:?}");
+    // What is written since comes after the old entries, from an old cursor too.
+    let mut e = EnrollmentServiceClient::new(app.channel().await);
+    enroll(&app, &mut e, "w5").await;
+    let grown: usize = journeys(&app).await.values().sum();
+    assert!(grown > total);
+    let from_last = read(
+        &app,
+        WatchRequest {
+            cursor: old_cursor(total),
+            ..Default::default()
+        },
+        grown - total,
+    )
+    .await;
+    assert!(
+        from_last.iter().all(|e| !before.contains(&key(e))),
+        "only what was written since"
+    );
+    app.stop().await;
 }

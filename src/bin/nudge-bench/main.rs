@@ -655,10 +655,10 @@ async fn store_idle(state: &AppState) -> anyhow::Result<()> {
         .execute(&mut *c)
         .await?;
         let copied = diesel::sql_query(
-            "INSERT INTO journey_steps (enrollment_id, seq, n, at, account_id, last_pos, entries) \
+            "INSERT INTO journey_steps (enrollment_id, seq, n, at, account_id, xid, entries) \
              SELECT 'en_idle_' || g, s.seq, s.n, s.at, s.account_id, \
-             h.pos + (g - $1 + 1) * s.n, s.entries \
-             FROM journey_steps s JOIN journey_heads h ON h.account_id = s.account_id, \
+             pg_current_xact_id()::text::int8, s.entries \
+             FROM journey_steps s, \
              generate_series($1::int8, $2::int8) g WHERE s.enrollment_id = $3",
         )
         .bind::<BigInt, _>(lo)
@@ -671,15 +671,6 @@ async fn store_idle(state: &AppState) -> anyhow::Result<()> {
             "the template enrollment has {} journey rows, not one",
             copied as i64 / (hi - lo + 1)
         );
-        diesel::sql_query(
-            "UPDATE journey_heads h SET pos = h.pos + ($2 - $1 + 1) * s.n \
-             FROM journey_steps s WHERE s.enrollment_id = $3 AND h.account_id = s.account_id",
-        )
-        .bind::<BigInt, _>(lo)
-        .bind::<BigInt, _>(hi)
-        .bind::<Text, _>(template.as_str())
-        .execute(&mut *c)
-        .await?;
         c.batch_execute("COMMIT").await?;
         if hi % 1_000_000 == 0 || hi == m {
             println!(
@@ -689,7 +680,7 @@ async fn store_idle(state: &AppState) -> anyhow::Result<()> {
         }
         lo = hi + 1;
     }
-    c.batch_execute("VACUUM ANALYZE enrollments, enrollment_keys, journey_steps, journey_heads")
+    c.batch_execute("VACUUM ANALYZE enrollments, enrollment_keys, journey_steps")
         .await?;
     #[derive(diesel::QueryableByName)]
     struct Size {

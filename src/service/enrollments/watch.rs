@@ -1,8 +1,8 @@
-//! `EnrollmentService.Watch` (SPEC §12): the account's journey entries in commit order, as a
-//! bounded stream.
+//! `EnrollmentService.Watch`: the account's journey entries in one stable order, as a bounded
+//! stream.
 //!
-//! The order is the database's ([`crate::store::watch`]): one position per entry, handed out
-//! at commit, the same for every replica. A reader task pages through the log after the
+//! The order is the database's ([`crate::store::watch`]): a key per entry, read only once no
+//! writer can add one before it, the same for every replica. A reader task pages through the log after the
 //! cursor and hands entries to a channel of [`WATCH_BUFFER`] entries; when the consumer is
 //! slower than the log, `send` waits and the reader stops reading (back-pressure), so memory
 //! per Watch stays bounded whatever the backlog. At the end of the log it looks again every
@@ -19,6 +19,7 @@ use crate::runtime::Core;
 use crate::service::fields::{self, Limit};
 use crate::service::{ServiceError, Violation, Violations};
 use crate::store;
+use crate::store::watch::WatchKey;
 use base64::Engine;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -55,44 +56,92 @@ pub struct WatchItem {
     pub entry: Entry,
 }
 
-/// The cursor of position `pos` in `account`'s log: opaque to callers, and naming its account
-/// so that a cursor of another account is refused rather than read as a position here.
-pub fn cursor(account: &str, pos: i64) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("w1:{account}:{pos}"))
+/// The cursor of the entry at `key` in `account`'s log: opaque to callers, and naming its
+/// account so that a cursor of another account is refused rather than read as a key here.
+pub fn cursor(account: &str, key: &WatchKey) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!(
+        "w2:{}:{}:{}:{account}",
+        key.xid, key.seq, key.enrollment_id
+    ))
 }
 
-fn parse_cursor(account: &str, text: &str) -> Result<i64, ServiceError> {
+/// What a cursor names: a key, or (handed out before keys) a position.
+enum Resume {
+    Key(WatchKey),
+    Position(i64),
+}
+
+fn parse_cursor(account: &str, text: &str) -> Result<Resume, ServiceError> {
     if text.is_empty() {
-        return Ok(0);
+        return Ok(Resume::Key(WatchKey::start()));
     }
-    let bad = |why: &str| {
-        ServiceError::Invalid(vec![Violation::new(
-            "cursor",
-            Code::BadSchema,
-            format!(
-                "{} {why}; pass the `cursor` of an entry this account's Watch returned, or none to start from the beginning",
-                quote(text)
-            ),
-        )])
-    };
+    let bad = |why: &str| bad_cursor(text, why);
     let decoded = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(text)
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
         .ok_or_else(|| bad("is not a Watch cursor"))?;
-    let (owner, pos) = decoded
-        .strip_prefix("w1:")
-        .and_then(|rest| rest.rsplit_once(':'))
-        .ok_or_else(|| bad("is not a Watch cursor"))?;
-    let pos: i64 = pos
-        .parse()
-        .ok()
-        .filter(|p| *p >= 0)
-        .ok_or_else(|| bad("is not a Watch cursor"))?;
+    let (owner, resume) = if let Some(rest) = decoded.strip_prefix("w2:") {
+        let mut parts = rest.splitn(4, ':');
+        let (Some(xid), Some(seq), Some(enrollment_id), Some(owner)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad("is not a Watch cursor"));
+        };
+        let key = WatchKey {
+            xid: xid.parse().map_err(|_| bad("is not a Watch cursor"))?,
+            seq: seq
+                .parse()
+                .ok()
+                .filter(|s| *s >= 0)
+                .ok_or_else(|| bad("is not a Watch cursor"))?,
+            enrollment_id: enrollment_id.to_string(),
+        };
+        (owner, Resume::Key(key))
+    } else {
+        // A cursor of the releases that numbered entries: `w1:{account}:{position}`.
+        let (owner, pos) = decoded
+            .strip_prefix("w1:")
+            .and_then(|rest| rest.rsplit_once(':'))
+            .ok_or_else(|| bad("is not a Watch cursor"))?;
+        let pos: i64 = pos
+            .parse()
+            .ok()
+            .filter(|p| *p >= 0)
+            .ok_or_else(|| bad("is not a Watch cursor"))?;
+        (owner, Resume::Position(pos))
+    };
     if owner != account {
         return Err(bad("belongs to another account"));
     }
-    Ok(pos)
+    Ok(resume)
+}
+
+fn bad_cursor(text: &str, why: &str) -> ServiceError {
+    ServiceError::Invalid(vec![Violation::new(
+        "cursor",
+        Code::BadSchema,
+        format!(
+            "{} {why}; pass the `cursor` of an entry this account's Watch returned, or none to start from the beginning",
+            quote(text)
+        ),
+    )])
+}
+
+/// The key a cursor resumes after: a position is looked up as the entry it named.
+async fn resume_key(
+    core: &Core,
+    account: &str,
+    text: &str,
+    resume: Resume,
+) -> Result<WatchKey, ServiceError> {
+    match resume {
+        Resume::Key(key) => Ok(key),
+        Resume::Position(0) => Ok(WatchKey::start()),
+        Resume::Position(pos) => store::watch::key_at_position(&core.db, account, pos)
+            .await?
+            .ok_or_else(|| bad_cursor(text, "names no entry of this account's journey")),
+    }
 }
 
 /// Starts a Watch; entries (or the error that ended it) arrive on the returned channel, which
@@ -136,7 +185,8 @@ pub async fn watch(
     }
     problems.finish()?;
     let account = who.account_id.clone();
-    let mut after = parse_cursor(&account, &filter.cursor)?;
+    let resume = parse_cursor(&account, &filter.cursor)?;
+    let mut after = resume_key(core, &account, &filter.cursor, resume).await?;
     let flow_id = if filter.flow_id.is_empty() {
         None
     } else {
@@ -155,7 +205,7 @@ pub async fn watch(
             let page = match store::watch::page(
                 &db,
                 &account,
-                after,
+                &after,
                 flow_id.as_deref(),
                 contact_id.as_deref(),
                 PAGE,
@@ -170,20 +220,20 @@ pub async fn watch(
             };
             let full = page.len() as i64 == PAGE;
             for row in page {
-                after = row.pos;
+                after = row.key;
                 if !kinds.is_empty() && !kinds.contains(&row.kind.as_str()) {
                     continue;
                 }
-                let item = entry_detail(row.seq, &row.enrollment_id, &row.detail)
+                let item = entry_detail(after.seq, &after.enrollment_id, &row.detail)
                     .map_err(ServiceError::from)
                     .map(|detail| WatchItem {
-                        cursor: cursor(&account, row.pos),
-                        enrollment_id: row.enrollment_id,
+                        cursor: cursor(&account, &after),
+                        enrollment_id: after.enrollment_id.clone(),
                         flow_id: row.flow_id,
                         flow_version: row.flow_version,
                         contact_id: row.contact_id,
                         entry: Entry {
-                            seq: row.seq,
+                            seq: after.seq,
                             at: from_millis(row.at),
                             kind: row.kind,
                             detail,

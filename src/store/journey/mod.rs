@@ -2,16 +2,13 @@
 //!
 //! A planner step writes about five entries (the wait closed, the email's run opened, its
 //! dispatch, its run closed, the next wait opened). Stored one per row, with a Watch log row
-//! each, they were most of a step's rows, index entries and WAL (issue 18). A
-//! [`JourneyStep`] row now holds them together: `entries` is a JSON array of `[kind, detail]`
-//! pairs in order, entry `i` (from 0) has seq `seq + i`, and `last_pos` is the Watch position
-//! of the last one (the first is `last_pos - n + 1`). Readers get one [`JourneyRow`] per
-//! entry, exactly as before ([`StoredStep::expand`]); the view `journey` shows the same to SQL.
+//! each, they were most of a step's rows, index entries and WAL. A [`JourneyStep`] row now
+//! holds them together: `entries` is a JSON array of `[kind, detail]` pairs in order, and
+//! entry `i` (from 0) has seq `seq + i`. Readers get one [`JourneyRow`] per entry, exactly as
+//! before ([`StoredStep::expand`]); the view `journey` shows the same to SQL.
 //!
-//! Positions are handed out as the last statement of the writing transaction
-//! ([`Tx::insert_journey`], or the same statement at the end of
-//! [`pg_batch::write_with`](super::pg_batch::write_with)): see [`super::watch`] for why that
-//! gives one commit order for every replica.
+//! Each row also carries `xid`, its place in Watch's order: see [`super::watch`] for how it is
+//! chosen and why no writer waits for another to get it.
 
 pub mod detail;
 
@@ -21,7 +18,6 @@ use crate::engine::{Effect, JourneyKind};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use serde_json::value::RawValue;
-use std::collections::BTreeMap;
 
 /// One journey entry, as readers get it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,22 +96,6 @@ impl JourneyStep {
     }
 }
 
-/// Each account of `steps` (sorted: the order their Watch heads are locked in) with how many
-/// entries it gets, and for each step the count of its account's entries up to and including
-/// it: the step's last position is the account's new head minus its total plus that count.
-pub fn positions(steps: &[JourneyStep]) -> (Vec<(&str, i64)>, Vec<i64>) {
-    let mut totals: BTreeMap<&str, i64> = BTreeMap::new();
-    let cumulative = steps
-        .iter()
-        .map(|s| {
-            let total = totals.entry(s.account_id.as_str()).or_insert(0);
-            *total += s.n;
-            *total
-        })
-        .collect();
-    (totals.into_iter().collect(), cumulative)
-}
-
 /// A stored row, read back.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, QueryableByName)]
 #[diesel(table_name = journey_steps)]
@@ -124,13 +104,14 @@ pub struct StoredStep {
     pub seq: i64,
     pub n: i64,
     pub at: i64,
-    pub last_pos: i64,
+    /// Watch's key for the row's entries (see [`super::watch`]).
+    pub xid: i64,
     pub entries: String,
 }
 
 impl StoredStep {
-    /// The step's entries, each with its Watch position.
-    pub fn expand(&self) -> Result<Vec<(i64, JourneyRow)>, StoreError> {
+    /// The step's entries, in order.
+    pub fn expand(&self) -> Result<Vec<JourneyRow>, StoreError> {
         let corrupt = |why: String| {
             StoreError::Corrupt(format!(
                 "journey of enrollment {} at seq {}: {why}",
@@ -146,33 +127,25 @@ impl StoredStep {
                 self.n
             )));
         }
-        let first_pos = self.last_pos - self.n + 1;
         Ok(entries
             .into_iter()
             .enumerate()
-            .map(|(i, (kind, detail))| {
-                let i = i as i64;
-                (
-                    first_pos + i,
-                    JourneyRow {
-                        enrollment_id: self.enrollment_id.clone(),
-                        seq: self.seq + i,
-                        at: self.at,
-                        kind,
-                        detail: detail.get().to_string(),
-                    },
-                )
+            .map(|(i, (kind, detail))| JourneyRow {
+                enrollment_id: self.enrollment_id.clone(),
+                seq: self.seq + i as i64,
+                at: self.at,
+                kind,
+                detail: detail.get().to_string(),
             })
             .collect())
     }
 }
 
 impl Tx {
-    /// Stores `steps` and numbers their entries in their accounts' Watch order: call it as the
-    /// transaction's last statement (the account's head stays locked until the commit). The
-    /// planner's and the signal group's writes do the same inside their pipelined batch
-    /// (PostgreSQL) or [`super::sqlite_batch::write`]; this is for the writers of a single
-    /// entry, such as a dispatch's ack.
+    /// Stores `steps` with their Watch key ([`super::watch`]). The planner's and the signal
+    /// group's writes do the same inside their pipelined batch (PostgreSQL) or
+    /// [`super::sqlite_batch::write`]; this is for the writers of a single entry, such as a
+    /// dispatch's ack. The enrollments must be locked (or new) in this transaction.
     pub async fn insert_journey(&mut self, steps: &[JourneyStep]) -> Result<(), StoreError> {
         if steps.is_empty() {
             return Ok(());
@@ -207,22 +180,16 @@ mod tests {
             seq: step.seq,
             n: step.n,
             at: step.at,
-            last_pos: 11,
+            xid: 11,
             entries: step.encoded().to_string(),
         };
         let rows = stored.expand().unwrap();
         assert_eq!(rows.len(), 2);
-        assert_eq!(
-            (rows[0].0, rows[0].1.seq, rows[0].1.kind.as_str()),
-            (10, 4, "run_closed")
-        );
-        assert_eq!(rows[0].1.detail, r#"{"step":"w1","branch":"then"}"#);
-        assert_eq!(
-            (rows[1].0, rows[1].1.seq, rows[1].1.kind.as_str()),
-            (11, 5, "dispatch")
-        );
+        assert_eq!((rows[0].seq, rows[0].kind.as_str()), (4, "run_closed"));
+        assert_eq!(rows[0].detail, r#"{"step":"w1","branch":"then"}"#);
+        assert_eq!((rows[1].seq, rows[1].kind.as_str()), (5, "dispatch"));
         // The very text written, not a re-serialisation (which would write 1.5).
-        assert_eq!(rows[1].1.detail, r#"{"to":"é \"q\"","n":1.50}"#);
+        assert_eq!(rows[1].detail, r#"{"to":"é \"q\"","n":1.50}"#);
     }
 
     #[test]
@@ -232,24 +199,9 @@ mod tests {
             seq: 1,
             n: 2,
             at: 0,
-            last_pos: 2,
+            xid: 2,
             entries: r#"[["enrolled",{}]]"#.into(),
         };
         assert!(matches!(stored.expand(), Err(StoreError::Corrupt(_))));
-    }
-
-    #[test]
-    fn positions_count_each_accounts_entries_in_order() {
-        let step = |account: &str, n: usize| {
-            let mut s = JourneyStep::new("e", account, 1, 0);
-            for _ in 0..n {
-                s.push("enrolled", "{}");
-            }
-            s
-        };
-        let steps = [step("b", 2), step("a", 3), step("b", 1)];
-        let (totals, cumulative) = positions(&steps);
-        assert_eq!(totals, [("a", 3), ("b", 3)]);
-        assert_eq!(cumulative, [2, 3, 3]);
     }
 }
