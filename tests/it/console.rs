@@ -16,16 +16,26 @@ fn cookie_of(set_cookie: &[&str], name: &str) -> Option<String> {
         .map(|c| c.split(';').next().unwrap().to_string())
 }
 
+/// The CSRF token a page's form carries.
+fn form_csrf(body: &str) -> String {
+    let at = body
+        .find("name=\"csrf\" value=\"")
+        .unwrap_or_else(|| panic!("no CSRF field in {body}"));
+    let rest = &body[at + "name=\"csrf\" value=\"".len()..];
+    rest[..rest.find('"').unwrap()].to_string()
+}
+
 /// Signs in through the form; returns the `Cookie` header of the session (csrf included).
 async fn sign_in(app: &TestApp, token: &str, extra: &[(&str, &str)]) -> (http::Answer, String) {
     let page = http::get(app.addr, "/console/sign-in", extra).await;
     assert_eq!(page.status, 200);
     let set = page.all("set-cookie");
     let csrf_cookie = cookie_of(&set, "nudge_csrf").expect("a CSRF cookie");
-    let csrf = csrf_cookie.split_once('=').unwrap().1.to_string();
-    assert!(
-        page.body.contains(&format!("value=\"{csrf}\"")),
-        "the form carries the token"
+    let nonce = csrf_cookie.split_once('=').unwrap().1.to_string();
+    let csrf = form_csrf(&page.body);
+    assert_ne!(
+        csrf, nonce,
+        "the form's token is derived, not the cookie itself"
     );
     let mut headers = vec![
         ("Cookie", csrf_cookie.as_str()),
@@ -79,6 +89,21 @@ async fn console_sign_in_sessions_and_pages(backend: Backend) {
     .await;
     assert_eq!(no_csrf.status, 403);
     assert!(no_csrf.all("set-cookie").is_empty());
+    // A cookie and a field planted together (the double-submit pair an attacker on a sibling
+    // domain can set) are refused: the field must be the server's HMAC of the cookie.
+    let planted = http::request(
+        app.addr,
+        "POST",
+        "/console/sign-in",
+        &[
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Cookie", "nudge_csrf=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
+        ],
+        &format!("token={}&csrf=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", app.token),
+    )
+    .await;
+    assert_eq!(planted.status, 403, "{}", planted.body);
+    assert!(planted.all("set-cookie").is_empty());
     let (wrong, _) = sign_in(&app, "nudge_tok_wrong", &[]).await;
     assert_eq!(wrong.status, 401);
     assert!(cookie_of(&wrong.all("set-cookie"), "nudge_session").is_none());
@@ -192,14 +217,29 @@ async fn console_sign_in_sessions_and_pages(backend: Backend) {
     .await;
     assert_eq!(missing.status, 404);
 
-    // The simulator: a scenario in, a timeline out, nothing stored.
-    let csrf = cookies
-        .split(';')
-        .next()
-        .unwrap()
-        .split_once('=')
-        .unwrap()
-        .1;
+    // The simulator: a scenario in, a timeline out, nothing stored. Its form's token is the
+    // session's; another session's token is refused.
+    let form = http::get(app.addr, "/console/simulate", &[("Cookie", &cookies)]).await;
+    let csrf = form_csrf(&form.body);
+    let second = app.token(nudge::auth::Scope::Full).await;
+    let (_, other_session) = sign_in(&app, &second, &[]).await;
+    let other = http::get(app.addr, "/console/simulate", &[("Cookie", &other_session)]).await;
+    let foreign =
+        serde_urlencoded::to_string([("flow", "explain-sms"), ("csrf", &form_csrf(&other.body))])
+            .unwrap();
+    let crossed = http::request(
+        app.addr,
+        "POST",
+        "/console/simulate",
+        &[
+            ("Cookie", &cookies),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        &foreign,
+    )
+    .await;
+    assert_eq!(crossed.status, 403, "{}", crossed.body);
+    let csrf = csrf.as_str();
     let scenario = r#"{"start": "2026-12-04T20:00:00Z", "horizon": "2026-12-20T00:00:00Z", "contact": {"tz": "America/Denver", "phone": "+13035551234"}}"#;
     let body = serde_urlencoded::to_string([
         ("flow", "explain-sms"),
@@ -336,5 +376,168 @@ async fn a_browser_signs_in_and_sees_the_timeline() {
     assert!(windows >= 1, "the send window is shaded");
     assert!(explain.starts_with("Completed"), "{explain}");
     assert!(png > 1000, "a real PNG");
+    app.stop().await;
+}
+
+/// What every console answer carries, redirects and errors included.
+fn assert_console_headers(what: &str, header: impl Fn(&str) -> Option<String>) {
+    assert_eq!(
+        header("content-security-policy").as_deref(),
+        Some(nudge::api::http::console::CONSOLE_CSP),
+        "{what}"
+    );
+    assert_eq!(header("x-frame-options").as_deref(), Some("DENY"), "{what}");
+    assert_eq!(
+        header("x-content-type-options").as_deref(),
+        Some("nosniff"),
+        "{what}"
+    );
+    assert_eq!(
+        header("referrer-policy").as_deref(),
+        Some("no-referrer"),
+        "{what}"
+    );
+}
+
+/// The console's policy allows nothing inline: no `unsafe-inline`, no script at all, and no
+/// page may frame it.
+#[test]
+fn the_consoles_policy_allows_nothing_inline() {
+    let csp = nudge::api::http::console::CONSOLE_CSP;
+    assert!(!csp.contains("unsafe"), "{csp}");
+    assert!(csp.contains("default-src 'none'"), "{csp}");
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert!(!csp.contains("script-src"), "{csp}");
+}
+
+/// Over plain HTTP, the answers a browser does not show as a page: a redirect to sign in, a
+/// 405, a 404 under the console; and under the token pages, a mistyped link (a trailing
+/// slash, OPTIONS, PUT) answers without quoting its token and is never cached.
+#[tokio::test]
+async fn redirects_and_errors_carry_the_page_headers_and_no_token() {
+    let app = spawn_app(Backend::Sqlite).await;
+    for (method, path, status) in [
+        ("GET", "/console/flows", 303),
+        ("GET", "/console/sign-out", 405),
+        ("GET", "/console/nosuch", 404),
+        ("GET", "/console", 303),
+    ] {
+        let a = http::request(app.addr, method, path, &[], "").await;
+        assert_eq!(a.status, status, "{method} {path}: {}", a.body);
+        assert_console_headers(&format!("{method} {path}"), |h| {
+            a.header(h).map(str::to_string)
+        });
+        assert_eq!(a.header("cache-control"), Some("no-store"), "{path}");
+    }
+    let token = "eyJlbnJvbGxtZW50IjoiZW5fMSJ9.c2lnbmF0dXJlLXRoYXQtbXVzdC1ub3QtbGVhaw";
+    for (method, path) in [
+        ("GET", format!("/approvals/{token}/")),
+        ("OPTIONS", format!("/approvals/{token}")),
+        ("PUT", format!("/unsubscribe/{token}")),
+        ("GET", format!("/unsubscribe/{token}/x")),
+        ("DELETE", format!("/approvals/{token}")),
+    ] {
+        let a = http::request(app.addr, method, &path, &[], "").await;
+        assert!(
+            a.status == 404 || a.status == 405,
+            "{method} {path}: {}",
+            a.status
+        );
+        assert!(
+            !a.body.contains("c2lnbmF0dXJl") && !a.body.contains("eyJlbnJvbGxtZW50"),
+            "{method}: the token is quoted back: {}",
+            a.body
+        );
+        assert!(
+            a.body.contains("{token}"),
+            "{method}: names the route: {}",
+            a.body
+        );
+        assert_eq!(
+            a.header("cache-control"),
+            Some("no-store"),
+            "{method} {path}"
+        );
+        assert_eq!(
+            a.header("referrer-policy"),
+            Some("no-referrer"),
+            "{method} {path}"
+        );
+    }
+    app.stop().await;
+}
+
+/// The real browser's responses: the sign-in page, its stylesheet and a console 404 each carry
+/// the policy, `DENY`, `nosniff` and `no-referrer`; and the stylesheet is applied under the
+/// policy (the page's margin is the stylesheet's), so nothing inline is needed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_browser_receives_the_consoles_headers() {
+    use std::sync::{Arc, Mutex};
+    let app = spawn_app(Backend::Sqlite).await;
+    let base = format!("http://{}", app.addr);
+    let (seen, margin) = tokio::task::spawn_blocking(move || {
+        let browser = browser::launch();
+        let tab = browser.new_tab().unwrap();
+        let seen: Arc<Mutex<Vec<(String, u32, serde_json::Value)>>> = Arc::default();
+        let into = seen.clone();
+        tab.register_response_handling(
+            "headers",
+            Box::new(move |params, _| {
+                let r = params.response;
+                into.lock().unwrap().push((
+                    r.url.clone(),
+                    r.status,
+                    r.headers.0.clone().unwrap_or_default(),
+                ));
+            }),
+        )
+        .unwrap();
+        tab.navigate_to(&format!("{base}/console/nosuch"))
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        tab.navigate_to(&format!("{base}/console/sign-in"))
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        tab.wait_for_element("input[name=token]").unwrap();
+        let margin = tab
+            .evaluate("getComputedStyle(document.body).marginTop", false)
+            .unwrap()
+            .value
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        // The stylesheet's response may come a moment after the page's.
+        for _ in 0..50 {
+            if seen
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(u, _, _)| u.ends_with("style.css"))
+            {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let seen = seen.lock().unwrap().clone();
+        (seen, margin)
+    })
+    .await
+    .unwrap();
+    for suffix in ["/console/nosuch", "/console/sign-in", "/console/style.css"] {
+        let (url, status, headers) = seen
+            .iter()
+            .find(|(u, _, _)| u.ends_with(suffix))
+            .unwrap_or_else(|| panic!("the browser got no {suffix}: {seen:?}"));
+        let header = |name: &str| {
+            headers.as_object().and_then(|h| {
+                h.iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                    .and_then(|(_, v)| v.as_str().map(str::to_string))
+            })
+        };
+        assert_console_headers(&format!("{url} ({status})"), header);
+    }
+    assert_eq!(margin, "24px", "the stylesheet applies under the policy");
     app.stop().await;
 }

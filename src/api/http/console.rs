@@ -6,9 +6,12 @@
 //! or `X-Forwarded-Proto: https`), valid for [`SESSION_HOURS`]. The cookie holds the token's id,
 //! the account and the expiry, signed with HMAC-SHA256 under the server's link secret (so a
 //! forged or expired cookie is refused, and `nudge link-secret rotate` signs everyone out); never
-//! the token itself. The pages only read. The two forms that post (sign-in, sign-out, and the
-//! simulator, which stores nothing) carry a CSRF token that must equal the `nudge_csrf` cookie
-//! (double submit; `SameSite=Strict` on both cookies besides).
+//! the token itself. The pages only read. The forms that post (sign-in, sign-out, and the
+//! simulator, which stores nothing) carry a CSRF token bound to who posts it: an HMAC, under the
+//! server's link secret, of the session cookie (signed in) or of the `nudge_csrf` nonce cookie
+//! the sign-in page sets (not yet signed in). A cookie and a field planted together do not
+//! match, since only the server can compute the one from the other (`SameSite=Strict` on both
+//! cookies besides).
 
 use super::AppState;
 use crate::auth::{Principal, Scope};
@@ -47,6 +50,25 @@ pub fn routes() -> Router<AppState> {
         .route("/console/enrollments", get(enrollment_list))
         .route("/console/enrollments/{id}", get(enrollment_page))
         .route("/console/simulate", get(simulate_page).post(simulate))
+        .route("/console/style.css", get(stylesheet))
+}
+
+/// The console's Content-Security-Policy: nothing runs, styles come from the stylesheet nudge
+/// serves ([`stylesheet`]), SVG and forms stay on this origin, and no one frames a page (the
+/// sign-in page takes a full API token).
+pub const CONSOLE_CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; \
+                               form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// The stylesheet every console page links (no inline style, so the policy allows none).
+async fn stylesheet() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        STYLE,
+    )
+        .into_response()
 }
 
 type Page = Result<Response, Response>;
@@ -58,7 +80,7 @@ fn layout(title: &str, signed_in: bool, csrf: &str, body: Markup) -> Markup {
             head {
                 meta charset="utf-8";
                 title { (title) " · nudge" }
-                style { (maud::PreEscaped(STYLE)) }
+                link rel="stylesheet" href="/console/style.css";
             }
             body {
                 nav {
@@ -202,7 +224,48 @@ async fn session(state: &AppState, headers: &HeaderMap) -> Result<(Principal, St
         .map_err(|e| error_page(ServiceError::from(e)))?;
     let now = to_millis(state.core.clock.now());
     let who = check_session(&secret, &value, now).map_err(to_sign_in)?;
-    Ok((who, cookie(headers, CSRF).unwrap_or_default()))
+    Ok((who, form_token(&secret, Binding::Session(&value))))
+}
+
+/// What a form's CSRF token is bound to.
+#[derive(Clone, Copy)]
+enum Binding<'a> {
+    /// The signed-in session: its cookie's value.
+    Session(&'a str),
+    /// Before sign-in: the `nudge_csrf` nonce cookie.
+    Nonce(&'a str),
+}
+
+/// A form's CSRF token: the HMAC of what it is bound to, under the link secret.
+fn form_token(secret: &[u8], binding: Binding) -> String {
+    match binding {
+        Binding::Session(value) => sign(secret, &format!("csrf|session|{value}")),
+        Binding::Nonce(nonce) => sign(secret, &format!("csrf|nonce|{nonce}")),
+    }
+}
+
+/// The CSRF check of a posted form: its `csrf` field is the token of the session cookie sent
+/// with it (or, before sign-in, of the nonce cookie), compared in constant time.
+fn csrf_ok(secret: &[u8], headers: &HeaderMap, field: &str, signed_in: bool) -> bool {
+    let bound = if signed_in {
+        cookie(headers, SESSION)
+    } else {
+        cookie(headers, CSRF)
+    };
+    let Some(bound) = bound.filter(|b| !b.is_empty()) else {
+        return false;
+    };
+    let Ok(given) = hex::decode(field) else {
+        return false;
+    };
+    let payload = if signed_in {
+        format!("csrf|session|{bound}")
+    } else {
+        format!("csrf|nonce|{bound}")
+    };
+    let mut check = SimpleHmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key");
+    check.update(payload.as_bytes());
+    check.verify_slice(&given).is_ok()
 }
 
 fn error_page(e: ServiceError) -> Response {
@@ -263,14 +326,14 @@ fn sign_in_form(csrf: &str, problem: Option<&str>) -> Markup {
 }
 
 async fn sign_in_page(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let csrf = new_csrf();
-    let c = set_cookie(CSRF, &csrf, 3600, secure(&state, &headers));
-    html_response(StatusCode::OK, sign_in_form(&csrf, None), &[c])
-}
-
-/// The CSRF check of a posted form: its `csrf` field equals the `nudge_csrf` cookie.
-fn csrf_ok(headers: &HeaderMap, field: &str) -> bool {
-    cookie(headers, CSRF).is_some_and(|c| !c.is_empty() && c == field)
+    let secret = match crate::store::link_secret::load(&state.core.db).await {
+        Ok(s) => s,
+        Err(e) => return error_page(e.into()),
+    };
+    let nonce = new_csrf();
+    let c = set_cookie(CSRF, &nonce, 3600, secure(&state, &headers));
+    let token = form_token(&secret, Binding::Nonce(&nonce));
+    html_response(StatusCode::OK, sign_in_form(&token, None), &[c])
 }
 
 async fn sign_in(
@@ -278,7 +341,11 @@ async fn sign_in(
     headers: HeaderMap,
     Form(form): Form<SignInForm>,
 ) -> Response {
-    if !csrf_ok(&headers, &form.csrf) {
+    let secret = match crate::store::link_secret::load(&state.core.db).await {
+        Ok(s) => s,
+        Err(e) => return error_page(e.into()),
+    };
+    if !csrf_ok(&secret, &headers, &form.csrf, false) {
         return html_response(
             StatusCode::FORBIDDEN,
             sign_in_form("", Some("The form expired; open the sign-in page again.")),
@@ -301,10 +368,6 @@ async fn sign_in(
     if who.scope != Scope::Full {
         return refuse("The console needs a full-account token, not an enrollment-scoped one.");
     }
-    let secret = match crate::store::link_secret::load(&state.core.db).await {
-        Ok(s) => s,
-        Err(e) => return error_page(e.into()),
-    };
     let now = to_millis(state.core.clock.now());
     let expires = now + SESSION_HOURS * 3_600_000;
     let value = session_value(&secret, &who, expires);
@@ -322,7 +385,11 @@ async fn sign_out(
     headers: HeaderMap,
     Form(form): Form<SignInForm>,
 ) -> Response {
-    if !csrf_ok(&headers, &form.csrf) {
+    let secret = match crate::store::link_secret::load(&state.core.db).await {
+        Ok(s) => s,
+        Err(e) => return error_page(e.into()),
+    };
+    if !csrf_ok(&secret, &headers, &form.csrf, true) {
         return (StatusCode::FORBIDDEN, "the form expired; reload the page").into_response();
     }
     let s = secure(&state, &headers);
@@ -839,8 +906,6 @@ fn sim_form(f: &SimForm, csrf: &str) -> Markup {
 
 async fn simulate_page(State(state): State<AppState>, headers: HeaderMap) -> Page {
     let (_, csrf) = session(&state, &headers).await?;
-    let csrf = if csrf.is_empty() { new_csrf() } else { csrf };
-    let c = set_cookie(CSRF, &csrf, 3600, secure(&state, &headers));
     Ok(html_response(
         StatusCode::OK,
         layout(
@@ -849,7 +914,7 @@ async fn simulate_page(State(state): State<AppState>, headers: HeaderMap) -> Pag
             &csrf,
             sim_form(&SimForm::default(), &csrf),
         ),
-        &[c],
+        &[],
     ))
 }
 
@@ -860,7 +925,10 @@ async fn simulate(
     Form(form): Form<SimForm>,
 ) -> Page {
     let (who, csrf) = session(&state, &headers).await?;
-    if !csrf_ok(&headers, &form.csrf) {
+    let secret = crate::store::link_secret::load(&state.core.db)
+        .await
+        .map_err(|e| error_page(e.into()))?;
+    if !csrf_ok(&secret, &headers, &form.csrf, true) {
         return Err((StatusCode::FORBIDDEN, "the form expired; reload the page").into_response());
     }
     let text = form.flow.trim();

@@ -68,7 +68,96 @@ pub fn router(state: AppState) -> Router {
         .merge(console::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(page_headers))
         .with_state(state)
+}
+
+/// Which pages a path belongs to, for the headers every answer there carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pages {
+    /// `/console…`: a signed-in UI whose sign-in page takes a full API token.
+    Console,
+    /// `/approvals/…` and `/unsubscribe/…`: the URL itself is a signed token.
+    Token,
+}
+
+impl Pages {
+    fn of(path: &str) -> Option<Pages> {
+        let under = |prefix: &str| {
+            path.strip_prefix(prefix)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        };
+        if under("/console") {
+            Some(Pages::Console)
+        } else if under("/approvals") || under("/unsubscribe") {
+            Some(Pages::Token)
+        } else {
+            None
+        }
+    }
+}
+
+/// The headers of every answer under the console and the token pages — the pages' own, but also
+/// redirects, 404s, 405s and errors, which the handlers never see: not cached (`no-store`;
+/// the console's stylesheet excepted), no `Referer` leaving with a token, and on the console
+/// its policy (nothing inline, nothing framing it) and `nosniff`.
+async fn page_headers(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{header, HeaderValue};
+    let pages = Pages::of(request.uri().path());
+    let mut response = next.run(request).await;
+    let Some(pages) = pages else {
+        return response;
+    };
+    let h = response.headers_mut();
+    if !h.contains_key(header::CACHE_CONTROL) {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    match pages {
+        Pages::Console => {
+            h.insert(
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(console::CONSOLE_CSP),
+            );
+            h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+        }
+        Pages::Token => {
+            if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+                h.insert(
+                    header::CONTENT_SECURITY_POLICY,
+                    HeaderValue::from_static(page::CSP),
+                );
+            }
+            h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+        }
+    }
+    response
+}
+
+/// The path as an answer may show it: under the token pages, the token replaced by the route's
+/// `{token}` (a mistyped link must not be quoted back whole, its signature included).
+fn shown_path(path: &str) -> String {
+    for prefix in ["/approvals/", "/unsubscribe/"] {
+        if let Some(rest) = path.strip_prefix(prefix) {
+            let tail = match rest.find('/') {
+                Some(i) if i + 1 < rest.len() => "/…",
+                Some(_) => "/",
+                None => "",
+            };
+            return format!("{prefix}{{token}}{tail}");
+        }
+    }
+    quote(path)
 }
 
 /// What the HTTP side serves, for the 404 and 405 answers.
@@ -84,7 +173,7 @@ const PATHS: &str = "GET /healthz, GET /metrics, GET /console, POST /events/{key
 async fn not_found(method: Method, uri: Uri) -> HttpError {
     HttpError::not_found(format!(
         "nudge serves no `{method} {}`; it serves {PATHS}",
-        quote(uri.path())
+        shown_path(uri.path())
     ))
 }
 
@@ -94,7 +183,7 @@ async fn method_not_allowed(method: Method, uri: Uri) -> HttpError {
         "method_not_allowed",
         format!(
             "`{}` does not take {method}; nudge serves {PATHS}",
-            quote(uri.path())
+            shown_path(uri.path())
         ),
     )
 }
