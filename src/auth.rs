@@ -19,20 +19,26 @@ pub enum Scope {
     Full,
     /// Only calls about this one enrollment.
     Enrollment(String),
+    /// The installation's accounts (create and list them) and nothing in any account: a CRM's
+    /// provisioning side holds it, not the code that runs sequences.
+    Admin,
 }
 
 impl Scope {
-    /// Parses `full` or `enrollment:<id>`.
+    /// Parses `full`, `enrollment:<id>` or `admin`.
     pub fn parse(text: &str) -> Result<Scope, String> {
         if text == "full" {
             return Ok(Scope::Full);
+        }
+        if text == "admin" {
+            return Ok(Scope::Admin);
         }
         match text.strip_prefix("enrollment:") {
             Some(id) if !id.is_empty() && !id.chars().any(char::is_whitespace) => {
                 Ok(Scope::Enrollment(id.to_string()))
             }
             _ => Err(format!(
-                "`{text}` is not a token scope: use `full` or `enrollment:<enrollment id>`"
+                "`{text}` is not a token scope: use `full`, `enrollment:<enrollment id>` or `admin`"
             )),
         }
     }
@@ -43,6 +49,7 @@ impl fmt::Display for Scope {
         match self {
             Scope::Full => f.write_str("full"),
             Scope::Enrollment(id) => write!(f, "enrollment:{id}"),
+            Scope::Admin => f.write_str("admin"),
         }
     }
 }
@@ -67,6 +74,8 @@ pub enum AuthError {
     Unknown,
     #[error("this token is scoped to `{scope}`; this call needs a full account token")]
     Forbidden { scope: Scope },
+    #[error("creating and listing accounts needs an installation admin token (`nudge token create --admin`); this token belongs to one account")]
+    NeedsAdmin,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -171,7 +180,9 @@ mod tests {
         assert_eq!(s, Scope::Enrollment("en_1".into()));
         assert_eq!(s.to_string(), "enrollment:en_1");
         assert!(Scope::parse("enrollment:").is_err());
-        assert!(Scope::parse("admin").is_err());
+        assert_eq!(Scope::parse("admin").unwrap(), Scope::Admin);
+        assert_eq!(Scope::Admin.to_string(), "admin");
+        assert!(Scope::parse("root").is_err());
     }
 
     #[test]

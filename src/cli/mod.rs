@@ -1,5 +1,6 @@
 //! The command line: one binary, one file per subcommand.
 
+pub mod account;
 pub mod classify;
 pub mod healthcheck;
 pub mod holidays;
@@ -38,6 +39,9 @@ pub enum Command {
     /// Manage API tokens.
     #[command(subcommand)]
     Token(token::TokenCommand),
+    /// Manage the installation's accounts (one per customer of a CRM).
+    #[command(subcommand)]
+    Account(account::AccountCommand),
     /// Show the webhook signing secret (`X-Nudge-Signature`).
     #[command(subcommand)]
     WebhookSecret(webhooks::WebhookSecretCommand),
@@ -118,6 +122,7 @@ impl Cli {
             Command::Serve(args) => serve::run(args).await,
             Command::Migrate(args) => migrate::run(args).await,
             Command::Token(cmd) => token::run(cmd).await,
+            Command::Account(cmd) => account::run(cmd).await,
             Command::Healthcheck(args) => healthcheck::run(args).await,
             Command::Validate(args) => validate::run(args).await,
             Command::Timing(args) => timing::run(args).await,

@@ -3,10 +3,11 @@
 //!
 //! A token is `<payload>.<mac>`, both base64url without padding: the payload is a small JSON
 //! object of [`LinkClaims`] (purpose, account, subject, run, expiry) and the MAC is
-//! HMAC-SHA256 of the payload's bytes with the server's link secret. Everything a page acts on
+//! HMAC-SHA256 of the payload's bytes with the account's link key. Everything a page acts on
 //! is inside the signed payload, so a token cannot be altered, and the purpose is signed too, so
-//! an unsubscribe token can never decide an approval. Rotating the secret
-//! (`nudge link-secret rotate`) invalidates every open link at once.
+//! an unsubscribe token can never decide an approval. Each account has its own key, derived
+//! from the installation's link secret ([`account_key`]), so no account's key signs another's
+//! links; rotating the secret (`nudge link-secret rotate`) invalidates every open link at once.
 //!
 //! A token is a bearer credential: no journey entry, log line or page may contain it.
 
@@ -69,11 +70,21 @@ pub enum LinkError {
     },
 }
 
-/// Signs `claims` with `secret`: the token to put in a URL path (only `[A-Za-z0-9_.-]`).
+/// The link key of `account`: HMAC-SHA256 of its id under the installation's secret (a
+/// pseudo-random function of both, so one account's key says nothing of another's).
+pub fn account_key(secret: &[u8], account: &str) -> [u8; 32] {
+    let mut m = mac(secret, b"nudge link key\0");
+    m.update(account.as_bytes());
+    m.finalize().into_bytes().into()
+}
+
+/// Signs `claims` with its account's key under `secret`: the token to put in a URL path (only
+/// `[A-Za-z0-9_.-]`).
 pub fn sign(secret: &[u8], claims: &LinkClaims) -> String {
     let payload = serde_json::to_vec(claims).expect("link claims serialize");
     let payload = URL_SAFE_NO_PAD.encode(payload);
-    let mac = URL_SAFE_NO_PAD.encode(mac(secret, payload.as_bytes()).finalize().into_bytes());
+    let key = account_key(secret, &claims.account);
+    let mac = URL_SAFE_NO_PAD.encode(mac(&key, payload.as_bytes()).finalize().into_bytes());
     format!("{payload}.{mac}")
 }
 
@@ -89,14 +100,19 @@ pub fn verify(
     }
     let (payload, tag) = token.split_once('.').ok_or(LinkError::Forged)?;
     let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| LinkError::Forged)?;
-    // The MAC first, in constant time: nothing of an unsigned payload is looked at.
-    mac(secret, payload.as_bytes())
-        .verify_slice(&tag)
-        .map_err(|_| LinkError::Forged)?;
     let bytes = URL_SAFE_NO_PAD
         .decode(payload)
         .map_err(|_| LinkError::Forged)?;
+    // The account it claims chooses the key; nothing else of the payload is trusted until the
+    // MAC (constant time) has matched under that key. A link signed before accounts had keys
+    // of their own carries the installation secret's MAC, and still opens.
     let claims: LinkClaims = serde_json::from_slice(&bytes).map_err(|_| LinkError::Forged)?;
+    let key = account_key(secret, &claims.account);
+    let signed = mac(&key, payload.as_bytes()).verify_slice(&tag).is_ok()
+        || mac(secret, payload.as_bytes()).verify_slice(&tag).is_ok();
+    if !signed {
+        return Err(LinkError::Forged);
+    }
     if claims.purpose != purpose {
         return Err(LinkError::Forged);
     }
@@ -195,5 +211,57 @@ mod tests {
             verify(SECRET, &token, LinkPurpose::Unsubscribe, 0),
             Err(LinkError::Forged)
         );
+    }
+
+    /// Each account signs with its own key: one account's key signs no other's link, and a
+    /// link signed before keys were per account (with the installation secret) still opens.
+    #[test]
+    fn each_account_has_its_own_key() {
+        assert_ne!(account_key(SECRET, "a"), account_key(SECRET, "b"));
+        assert_ne!(
+            account_key(SECRET, "a"),
+            account_key(b"another secret", "a")
+        );
+        let for_b = LinkClaims {
+            account: "b".into(),
+            ..approval()
+        };
+        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&for_b).unwrap());
+        let with = |key: &[u8]| {
+            let tag = URL_SAFE_NO_PAD.encode(mac(key, payload.as_bytes()).finalize().into_bytes());
+            format!("{payload}.{tag}")
+        };
+        assert_eq!(
+            verify(
+                SECRET,
+                &with(&account_key(SECRET, "a")),
+                LinkPurpose::Approval,
+                0
+            ),
+            Err(LinkError::Forged),
+            "account a's key signs no link of b"
+        );
+        assert_eq!(
+            verify(
+                SECRET,
+                &with(&account_key(SECRET, "b")),
+                LinkPurpose::Approval,
+                0
+            ),
+            Ok(for_b.clone())
+        );
+        assert_eq!(
+            verify(SECRET, &with(SECRET), LinkPurpose::Approval, 0),
+            Ok(for_b),
+            "a link signed before keys were per account"
+        );
+        assert_eq!(sign(SECRET, &approval()), {
+            let p = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&approval()).unwrap());
+            let k = account_key(SECRET, "default");
+            format!(
+                "{p}.{}",
+                URL_SAFE_NO_PAD.encode(mac(&k, p.as_bytes()).finalize().into_bytes())
+            )
+        });
     }
 }

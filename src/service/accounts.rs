@@ -191,6 +191,78 @@ pub async fn get(core: &Core, account_id: &str) -> Result<Account, ServiceError>
     })
 }
 
+/// The longest account id: it travels in webhook URLs (`?account=`) and metric labels.
+pub const MAX_ACCOUNT_ID_CHARS: usize = 64;
+
+/// Checks an account id: 1 to 64 of `a-z 0-9 - _`, starting with a letter or a digit (so it
+/// reads the same in a URL, a metric label and a log line).
+pub fn check_account_id(id: &str) -> Result<(), Violation> {
+    let ok = !id.is_empty()
+        && id.len() <= MAX_ACCOUNT_ID_CHARS
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && id.as_bytes()[0].is_ascii_alphanumeric();
+    if ok {
+        Ok(())
+    } else {
+        Err(Violation::new(
+            "id",
+            Code::BadSchema,
+            format!(
+                "{} is not an account id: use 1 to {MAX_ACCOUNT_ID_CHARS} of a-z, 0-9, `-` and `_`, \
+                 starting with a letter or a digit (a CRM's workspace id, such as `acme-42`)",
+                crate::quote::quote(id)
+            ),
+        ))
+    }
+}
+
+/// Creates an account for a CRM's customer: its own webhook secret, a default sender in UTC.
+/// `Conflict` (ALREADY_EXISTS) when the id is taken.
+pub async fn create(
+    core: &Core,
+    id: &str,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<Account, ServiceError> {
+    let mut problems = Violations::default();
+    problems.check(check_account_id(id));
+    let name = if name.trim().is_empty() {
+        id
+    } else {
+        name.trim()
+    };
+    problems.check(fields::check_text("name", name, fields::Limit::Name));
+    problems.finish()?;
+    if !store::accounts::create_with_sender(&core.db, id, name, crate::clock::to_millis(now))
+        .await?
+    {
+        return Err(ServiceError::Conflict(format!(
+            "account `{id}` exists; choose another id, or make a token for it with `nudge token create --account {id}`"
+        )));
+    }
+    get(core, id).await
+}
+
+/// A page of the installation's accounts by id, and the token of the next page.
+pub async fn list(
+    core: &Core,
+    page_size: i32,
+    page_token: &str,
+) -> Result<(Vec<Account>, String), ServiceError> {
+    let size = super::enrollments::page_size(page_size)?;
+    fields::check_text("page.page_token", page_token, fields::Limit::PageToken)
+        .map_err(|v| ServiceError::Invalid(vec![v]))?;
+    let mut rows = store::accounts::list(&core.db, page_token, size + 1).await?;
+    let next = super::next_page_token(&mut rows, size, |r| r.id.clone());
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        out.push(get(core, &row.id).await?);
+    }
+    Ok((out, next))
+}
+
 /// Sets (an empty `secret`: removes) the account's secret for `provider`, checked first; the
 /// refusal never quotes the secret.
 pub async fn set_provider_secret(

@@ -198,6 +198,64 @@ impl super::Tx {
 /// as stored.
 pub type AccountSettings = (String, Option<String>, Option<String>);
 
+/// Creates account `id` with its own webhook secret and a default sender (`default`, UTC), in
+/// one transaction; `false` when the id is taken (nothing changed).
+pub async fn create_with_sender(
+    db: &Db,
+    id: &str,
+    name: &str,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
+    let account = Account {
+        id: id.to_string(),
+        name: name.to_string(),
+        max_wait: None,
+        webhook_secret: random_secret(),
+        default_sender_id: Some(DEFAULT_SENDER_ID.to_string()),
+        created_at: now_ms,
+        fetch_allow: None,
+        quiet_hours: None,
+        call_connected_threshold: None,
+        reply_unsubscribe: None,
+    };
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => c
+        .transaction(async |c| {
+            let inserted = diesel::insert_into(accounts::table)
+                .values(&account)
+                .on_conflict(accounts::id)
+                .do_nothing()
+                .execute(c)
+                .await?;
+            if inserted == 1 {
+                diesel::insert_into(senders::table)
+                    .values((
+                        senders::account_id.eq(&account.id),
+                        senders::id.eq(DEFAULT_SENDER_ID),
+                        senders::tz.eq("UTC"),
+                        senders::created_at.eq(now_ms),
+                        senders::updated_at.eq(now_ms),
+                    ))
+                    .execute(c)
+                    .await?;
+            }
+            Ok::<_, diesel::result::Error>(inserted == 1)
+        })
+        .await)?)
+}
+
+/// Up to `limit` accounts with an id after `after`, by id.
+pub async fn list(db: &Db, after: &str, limit: i64) -> Result<Vec<Account>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => accounts::table
+        .filter(accounts::id.gt(after))
+        .order(accounts::id.asc())
+        .limit(limit)
+        .select(Account::as_select())
+        .load(c)
+        .await)?)
+}
+
 /// Creates an account with no sender (tests and tools that need a second tenant); an existing
 /// id is left as it is.
 pub async fn create(db: &Db, id: &str, name: &str, now_ms: i64) -> Result<(), StoreError> {

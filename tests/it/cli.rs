@@ -16,6 +16,7 @@ backend_tests!(
     migrate_applies_once,
     token_create_prints_a_working_token,
     token_create_scopes,
+    accounts_and_their_tokens_from_the_command_line,
     virtual_time_survives_a_restart,
 );
 
@@ -115,12 +116,18 @@ async fn token_create_scopes(backend: Backend) {
         String::from_utf8_lossy(&unknown.stderr).contains("there is no enrollment `en_nope`"),
         "{unknown:?}"
     );
-    let bad = create("admin");
+    let bad = create("root");
     assert!(!bad.status.success());
     assert!(bad.stdout.is_empty());
     assert!(
-        String::from_utf8_lossy(&bad.stderr).contains("`admin` is not a token scope"),
+        String::from_utf8_lossy(&bad.stderr).contains("`root` is not a token scope"),
         "{bad:?}"
+    );
+    let admin = create("admin");
+    assert!(!admin.status.success());
+    assert!(
+        String::from_utf8_lossy(&admin.stderr).contains("with `--admin`"),
+        "{admin:?}"
     );
 
     let app = spawn_app_on(url, dir, pg).await;
@@ -158,6 +165,154 @@ async fn token_create_scopes(backend: Backend) {
         .unwrap()
         .into_inner();
     assert_eq!(own.enrollment.unwrap().id, enrolled.id);
+    app.stop().await;
+}
+
+/// `nudge account create` makes an account a token can then be made for (`--account`), which
+/// works on that account alone; `account list` shows it; an admin token (`--admin`) creates
+/// accounts over the API and reads nothing inside one; an unknown account is refused with the fix.
+async fn accounts_and_their_tokens_from_the_command_line(backend: Backend) {
+    use nudge::proto::v1::account_service_client::AccountServiceClient;
+    use nudge::proto::v1::{
+        Contact, CreateAccountRequest, ListAccountsRequest, UpsertContactRequest,
+    };
+    let (url, dir, pg) = empty_database(backend).await;
+    let url_text = url_arg(&url);
+    assert!(nudge(&["migrate", "--database-url", &url_text])
+        .status
+        .success());
+    let made = nudge(&[
+        "account",
+        "create",
+        "acme-42",
+        "--name",
+        "Acme Corp",
+        "--database-url",
+        &url_text,
+    ]);
+    assert!(made.status.success(), "{made:?}");
+    assert_eq!(String::from_utf8_lossy(&made.stdout).trim(), "acme-42");
+    let again = nudge(&["account", "create", "acme-42", "--database-url", &url_text]);
+    assert!(!again.status.success(), "{again:?}");
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("exists"),
+        "{again:?}"
+    );
+    let bad = nudge(&[
+        "account",
+        "create",
+        "Acme Corp!",
+        "--database-url",
+        &url_text,
+    ]);
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("not an account id"),
+        "{bad:?}"
+    );
+    let listed = nudge(&["account", "list", "--database-url", &url_text]);
+    assert_eq!(
+        String::from_utf8_lossy(&listed.stdout),
+        "acme-42\tAcme Corp\ndefault\tDefault\n"
+    );
+    let unknown = nudge(&[
+        "token",
+        "create",
+        "--account",
+        "nope",
+        "--database-url",
+        &url_text,
+    ]);
+    assert!(!unknown.status.success());
+    assert!(unknown.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("nudge account create nope"),
+        "{unknown:?}"
+    );
+    let token_of = |args: &[&str]| {
+        let mut all = vec!["token", "create"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--database-url", &url_text]);
+        let out = nudge(&all);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let acme = token_of(&["--account", "acme-42"]);
+    let admin = token_of(&["--admin"]);
+
+    let app = spawn_app_on(url, dir, pg).await;
+    let ch = app.channel().await;
+    let mut contacts = ContactServiceClient::new(ch.clone());
+    contacts
+        .upsert_contact(with_token(
+            UpsertContactRequest {
+                contact: Some(Contact {
+                    id: "ann".into(),
+                    email: "ann@acme.example".into(),
+                    ..Default::default()
+                }),
+            },
+            &acme,
+        ))
+        .await
+        .unwrap();
+    let theirs = contacts
+        .get_contact(with_token(GetContactRequest { id: "ann".into() }, &acme))
+        .await
+        .unwrap();
+    assert_eq!(
+        theirs.into_inner().contact.unwrap().email,
+        "ann@acme.example"
+    );
+    let other = contacts
+        .get_contact(with_token(
+            GetContactRequest { id: "ann".into() },
+            &app.token,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        other.code(),
+        Code::NotFound,
+        "the default account does not see acme's"
+    );
+    let refused = contacts
+        .get_contact(with_token(GetContactRequest { id: "ann".into() }, &admin))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
+    let mut accounts = AccountServiceClient::new(ch);
+    let made = accounts
+        .create_account(with_token(
+            CreateAccountRequest {
+                id: "globex".into(),
+                name: String::new(),
+            },
+            &admin,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .account
+        .unwrap();
+    assert_eq!((made.id.as_str(), made.name.as_str()), ("globex", "globex"));
+    assert_eq!(made.default_sender_id, "default");
+    let ids: Vec<String> = accounts
+        .list_accounts(with_token(ListAccountsRequest::default(), &admin))
+        .await
+        .unwrap()
+        .into_inner()
+        .accounts
+        .into_iter()
+        .map(|a| a.id)
+        .collect();
+    assert_eq!(ids, ["acme-42", "default", "globex"]);
+    let not_admin = accounts
+        .list_accounts(with_token(ListAccountsRequest::default(), &acme))
+        .await
+        .unwrap_err();
+    assert_eq!(not_admin.code(), Code::PermissionDenied);
+    assert!(not_admin.message().contains("--admin"), "{not_admin:?}");
     app.stop().await;
 }
 

@@ -64,6 +64,31 @@ impl AccountService for AccountApi {
         }))
     }
 
+    async fn create_account(
+        &self,
+        request: Request<CreateAccountRequest>,
+    ) -> Result<Response<CreateAccountResponse>, Status> {
+        let req = request.into_inner();
+        let now = self.state.core.clock.now();
+        let account = accounts::create(&self.state.core, &req.id, &req.name, now).await?;
+        Ok(Response::new(CreateAccountResponse {
+            account: Some(to_proto(account)),
+        }))
+    }
+
+    async fn list_accounts(
+        &self,
+        request: Request<ListAccountsRequest>,
+    ) -> Result<Response<ListAccountsResponse>, Status> {
+        let page = request.into_inner().page.unwrap_or_default();
+        let (list, next_page_token) =
+            accounts::list(&self.state.core, page.page_size, &page.page_token).await?;
+        Ok(Response::new(ListAccountsResponse {
+            accounts: list.into_iter().map(to_proto).collect(),
+            next_page_token,
+        }))
+    }
+
     async fn set_provider_secret(
         &self,
         request: Request<SetProviderSecretRequest>,

@@ -29,6 +29,13 @@ const ENROLLMENT_SCOPED_METHODS: [&str; 7] = [
     "/nudge.v1.EnrollmentService/MoveTo",
 ];
 
+/// RPCs about the installation's accounts: an admin token may call these and nothing else, and
+/// no account's token may call them.
+const ADMIN_METHODS: [&str; 2] = [
+    "/nudge.v1.AccountService/CreateAccount",
+    "/nudge.v1.AccountService/ListAccounts",
+];
+
 /// axum middleware: authenticate, authorize by method, attach the [`Principal`].
 pub async fn require_token(
     State(state): State<AppState>,
@@ -51,13 +58,22 @@ pub async fn require_token(
         Ok(principal) => principal,
         Err(error) => return Status::from(error).into_http(),
     };
-    if let Scope::Enrollment(_) = principal.scope {
-        if !ENROLLMENT_SCOPED_METHODS.contains(&path.as_str()) {
-            return Status::from(AuthError::Forbidden {
-                scope: principal.scope,
+    let admin_method = ADMIN_METHODS.contains(&path.as_str());
+    let refused = match &principal.scope {
+        Scope::Admin if !admin_method => Some(AuthError::Forbidden {
+            scope: Scope::Admin,
+        }),
+        Scope::Admin => None,
+        _ if admin_method => Some(AuthError::NeedsAdmin),
+        Scope::Enrollment(_) if !ENROLLMENT_SCOPED_METHODS.contains(&path.as_str()) => {
+            Some(AuthError::Forbidden {
+                scope: principal.scope.clone(),
             })
-            .into_http();
         }
+        _ => None,
+    };
+    if let Some(refused) = refused {
+        return Status::from(refused).into_http();
     }
     request.extensions_mut().insert(principal);
     next.run(request).await

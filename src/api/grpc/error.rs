@@ -108,7 +108,9 @@ impl From<AuthError> for Status {
             AuthError::Missing | AuthError::Malformed | AuthError::Unknown => {
                 Status::unauthenticated(error.to_string())
             }
-            AuthError::Forbidden { .. } => Status::permission_denied(error.to_string()),
+            AuthError::Forbidden { .. } | AuthError::NeedsAdmin => {
+                Status::permission_denied(error.to_string())
+            }
             AuthError::Store(e) => store_status(e),
         }
     }

@@ -183,7 +183,7 @@ impl From<AuthError> for HttpError {
                 };
                 HttpError::unauthenticated(message)
             }
-            AuthError::Forbidden { .. } => HttpError::new(
+            AuthError::Forbidden { .. } | AuthError::NeedsAdmin => HttpError::new(
                 StatusCode::FORBIDDEN,
                 "permission_denied",
                 error.to_string(),

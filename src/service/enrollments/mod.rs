@@ -89,6 +89,10 @@ impl Enrollment {
 pub fn check_scope(who: &Principal, enrollment_id: &EnrollmentId) -> Result<(), ServiceError> {
     match &who.scope {
         Scope::Full => Ok(()),
+        Scope::Admin => Err(ServiceError::Forbidden(
+            "an admin token manages accounts; act on an enrollment with a full account token"
+                .into(),
+        )),
         Scope::Enrollment(own) if enrollment_id == own.as_str() => Ok(()),
         Scope::Enrollment(own) => Err(ServiceError::Forbidden(format!(
             "this token is scoped to enrollment `{own}`; it cannot act on {}",

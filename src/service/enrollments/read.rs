@@ -228,6 +228,11 @@ pub async fn contact_journey_page(
     }
     let only = match &who.scope {
         Scope::Full => None,
+        Scope::Admin => {
+            return Err(ServiceError::Forbidden(
+                "an admin token manages accounts; read a journey with a full account token".into(),
+            ))
+        }
         Scope::Enrollment(own) => {
             let mine = store::enrollments::get(&core.db, &who.account_id, own).await?;
             if mine.is_none_or(|e| e.contact_id != contact_id) {
