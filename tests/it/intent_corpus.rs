@@ -12,12 +12,13 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// The parts the tables were tuned on.
-const TUNING_PARTS: [&str; 5] = [
+const TUNING_PARTS: [&str; 6] = [
     "tune.jsonl",
     "tune2.jsonl",
     "tune3.jsonl",
     "tune4.jsonl",
     "tune5.jsonl",
+    "tune6.jsonl",
 ];
 
 #[derive(Debug, Deserialize)]

@@ -51,6 +51,7 @@ const HEADER_SENT: &[&str] = &[
     "envoye:",
     "date :",
     "enviado:",
+    "enviado el:",
     "enviada:",
     "fecha:",
     "data:",

@@ -9,7 +9,9 @@
 //! "Mittwochvormittag" included); `%`, a time of day ("2", "3pm", "14h", "4:30", "noon"; not a
 //! number that counts days or names a month's day); `&`, a month's name (any of the seven
 //! languages; a short or ambiguous one such as "May" or "mar" only next to a day's number); a
-//! leading `^`, only as a sentence of its own (`^no`: "No." but not "No es el momento"). Phrases
+//! leading `^`, only as a sentence of its own (`^no`: "No." but not "No es el momento"); a
+//! leading `?`, only in a question (a proposal, "¿Hablamos la semana que viene?", against the
+//! statement "Hablamos la semana que viene", a deferral). Phrases
 //! that are alternatives of one meaning are one row, apart by ` / `. Every phrase has a weight (1
 //! weak, 2 clear, 3 decisive), what a negation right before it (or `nicht`/`niet`/`pas`/`not`
 //! right after it) makes of it (`negated`: another intent, or nothing), and an example: a
@@ -49,8 +51,8 @@ const EN: &[Row] = &[
     (I, 2.0, Some(N), "interesting", "This looks interesting."),
     (I, 2.0, None, "sounds|looks good|great|interesting|perfect|fine", "Sounds good to me."),
     (I, 2.0, None, "let us talk|chat|connect|schedule|meet|set|find|do|book|hop", "Let's talk next week."),
-    (I, 2.0, Some(N), "happy|glad|keen|open to ~ chat|talk|call|connect|learn|hear|meet|discuss|see|explore", "Happy to chat."),
-    (I, 2.0, None, "send|share|forward ~ info*|details|deck|pricing|brochure|proposal|overview|case", "Please send over some info."),
+    (I, 2.0, Some(N), "happy|glad|keen|open to ~ chat|talk|call|connect|learn|hear|meet|discuss|see|explore|look", "Happy to chat."),
+    (I, 2.0, None, "send|share|forward ~ info*|details|deck|pricing|brochure|proposal|overview|case|whatever|materials|material|something", "Please send over some info."),
     (I, 2.0, None, "more info*|details", "Could you share more details?"),
     (I, 2.0, Some(U), "book|schedule|arrange|grab|set ~ call|meeting|demo|time|slot|chat", "Can we schedule a call?"),
     (I, 1.5, None, "demo|walkthrough|trial", "We'd like a demo."),
@@ -97,9 +99,9 @@ const EN: &[Row] = &[
     (N, 3.0, None, "not interested", "Not interested."),
     (N, 3.0, None, "no interest", "No interest."),
     (N, 2.5, None, "not for us|me", "Not for us."),
-    (N, 2.5, None, "no thank|thanks", "No thanks."),
+    (N, 2.5, None, "no|nah thank|thanks|thx|thnx|thks|ty", "No thanks."),
     (N, 2.0, None, "all set / are|am covered|sorted / good for now", "We're all set."),
-    (N, 2.0, None, "happy|satisfied|content with", "Happy with our current vendor."),
+    (N, 2.0, Some(I), "happy|satisfied|content|pleased with|w / happy|satisfied|content|pleased with|w ~ vendor|provider|supplier|tool|solution|system|setup|agency|partner|platform", "Happy with our current vendor."),
     (N, 2.0, None, "already ~ use|using|have|work*|signed|partner*|chose|went|got|invested|sorted|solved|covered|handled", "We already have a solution."),
     (N, 1.5, None, "current|existing ~ vendor|provider|solution|supplier|tool|partner|contract|system", "Our current provider works."),
     (N, 2.5, None, "no need", "No need."),
@@ -164,7 +166,7 @@ const EN: &[Row] = &[
     (O, 0.0, None, "interested to know|hear / interested in knowing", "I'm interested to know who you are."),
     (N, 2.5, None, "stick with / do not have a problem / not something we ~ consider|need|want", "We'll stick with what we have."),
     (W, 2.5, None, "not|isnt mine to decide / stepped back|down from", "Purchasing isn't mine to decide anymore."),
-    (I, 2.5, None, "@ ~ works|work|suits|suit|fine|good|great|perfect|ok|okay|free|available / @ ~ is|sounds|would|should|will|could|can|does|looks ~ fine|good|great|perfect|ok|okay|work|suit|do / % ~ works|suits / % ~ is|would|should|will ~ fine|good|great|perfect|ok|work", "Tuesday works."),
+    (I, 2.5, None, "@ ~ works|work|suits|suit|fine|good|great|perfect|ok|okay|free|available / @ ~ is|sounds|would|should|will|could|can|does|looks ~ fine|good|great|perfect|ok|okay|work|suit|do / % ~ works|suits / % ~ is|would|should|will ~ fine|good|great|perfect|ok|work|best / @ ~ is|would|will ~ best|ideal", "Tuesday works."),
     (I, 2.0, None, "how|what about @|% / @ at|around|after % / can do @|% / let us say @|%", "How about Friday morning?"),
     (I, 3.0, None, "call|ring|phone me|us ~ @ / call|ring|phone me|us ~ after|before|at|around|from|between % / call|ring|phone me|us ~ @ ~ after|before|at|around|from|between %", "Call me any time after 2."),
     (N, 2.5, None, "is a|an ~ no / a no from|for / hard no / decided|decide ~ against", "It's a no from us."),
@@ -180,13 +182,30 @@ const EN: &[Row] = &[
     (W, 2.5, None, "handed|passed ~ over|on ~ to|the / is your man|woman|person|contact now", "I handed the account over to Kwame."),
     (N, 2.5, None, "went|gone|going ~ with ~ another|different|someone / chose|picked|selected ~ another|different|someone / another|different ~ vendor|provider|supplier|solution|partner", "We went with another provider."),
     (N, 2.5, None, "handle|do|build|built|manage|solve|run ~ in house / handle|do|build|built|manage|solve|run ~ internally / in house ~ solution|tool|system|team", "We handle this in-house."),
-    (N, 2.5, None, "no use for / not in the market / say no / does not make sense / are good|fine ~ thanks|thank / will not be ~ buying|moving|proceeding|pursuing|going|purchasing", "We're not in the market for this."),
+    (N, 2.5, None, "no use for / not in the market / does not make sense / are good|fine ~ thanks|thank / will not be ~ buying|moving|proceeding|pursuing|going|purchasing", "We're not in the market for this."),
     (I, 2.5, None, "invite|invitation / up for ~ chat|call|demo|conversation|meeting", "Send me a calendar invite."),
     (L, 2.0, Some(L), "maybe|perhaps ~ next|later|in|after|around / nothing until|before / until ~ closes|wraps|finishes|completes|settles|done / swamped|slammed|snowed|overloaded", "Maybe next quarter, we're swamped."),
     (W, 2.0, None, "should go to / is for our|my", "This should go to our CFO."),
     (U, 3.0, Some(U), "contact|email|message|text|call|write ~ address|number|inbox ~ again|anymore", "Do not email this address again."),
     (N, 3.0, None, "not now or ever|later / now or in the future / now or ever", "Not now or ever."),
     (O, 2.5, Some(N), "see ~ value|point|benefit|need", "We don't see the value."),
+    // A negated no is a yes: "no objection to a call", "can't hurt to talk", "not against it".
+    (O, 2.0, Some(I), "objection|objections / against it|that|this|talking|chatting|meeting|a / hurt|hurts", "No objection to a quick call."),
+    (I, 2.0, None, "no harm in|trying|talking|asking|chatting|looking / nothing to lose", "No harm in talking."),
+    (I, 0.5, None, "no problem|probs|prob|worries", "No problem, Friday it is."),
+    (N, 2.5, Some(I), "say no", "I have to say no."),
+    (O, 2.0, Some(I), "turn down|refuse", "I wouldn't turn down a demo."),
+    // Dissatisfaction with what they have is an opening, not a no.
+    (I, 2.0, None, "unhappy|dissatisfied|frustrated|disappointed with|w / unhappy|dissatisfied|frustrated|disappointed with|w ~ vendor|provider|supplier|tool|solution|system|setup|agency|partner|platform / fed up with / looking for ~ replacement|alternative / what would switching", "We're unhappy with our current vendor."),
+    (I, 1.5, None, "take|have|took a look / look into it|this / go through it", "I'll take a look at it."),
+    (I, 2.5, None, "available|free|around ~ next week / next week ~ works|suits", "Are you free sometime next week?"),
+    (I, 2.0, None, "@ it is / @ then", "Friday it is."),
+    (W, 2.5, None, "took|taken|taking over ~ my|his|her ~ accounts|account|role|territory|position|job|clients|responsibilities|patch / successor|replacement is / try him|her", "Jorge took over my accounts, try him."),
+    // Unsubscribe phrasings: a wish that this be the last message, "I never signed up", a spam report.
+    (U, 3.0, None, "this|that be|were|is ~ last message|email|mail|text|one", "I'd appreciate it if this were the last message I receive."),
+    (U, 2.5, None, "never ~ signed|subscribed|opted|registered|agreed|consented|asked ~ up|in|for|to / did not ~ sign|opt|subscribe ~ up|in|for", "I never signed up for this."),
+    (U, 2.5, None, "report|reporting|flag|flagging|mark|marking ~ spam / report|reporting you|your", "I'm reporting this as spam."),
+    (U, 3.0, None, "remove|delete|erase|lose my ~ number|address|email|details|data|info|information|contact", "Remove my number."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -228,7 +247,7 @@ const DE: &[Row] = &[
     (N, 3.0, None, "nein danke", "Nein danke."),
     (N, 1.5, None, "^nein|ne|nee", "Nein"),
     (N, 2.0, None, "kein budget", "Kein Budget."),
-    (N, 1.5, None, "zufrieden", "Wir sind mit dem bisherigen Anbieter zufrieden."),
+    (N, 1.5, Some(I), "zufrieden", "Wir sind mit dem bisherigen Anbieter zufrieden."),
     (N, 2.5, None, "keinen wechsel|bedarf", "Wir planen keinen Wechsel."),
     (N, 2.5, None, "nicht ~ relevant|passend|fur uns", "Nicht relevant für uns."),
     (N, 2.0, None, "absage|absagen", "Wir müssen absagen."),
@@ -247,7 +266,7 @@ const DE: &[Row] = &[
     (U, 3.0, None, "keine ~ mail*|nachricht*|werbung|anrufe|sms|newsletter|emails ~ mehr / keine e mail* mehr", "Bitte keine E-Mails mehr."),
     (U, 3.0, None, "kontaktier*|anschreib*|schreib*|anruf*|mail*|belastig*|sende* ~ nicht mehr / kontaktier*|anschreib*|schreib*|anruf*|mail*|belastig*|sende* ~ nie|niemals wieder|mehr", "Kontaktieren Sie mich nicht mehr."),
     (U, 3.0, None, "nicht mehr ~ kontaktier*|anschreib*|schreib*|anruf*|mail*|belastig*|zusend*|anzuschreiben / nicht mehr zu kontaktieren", "Bitte nicht mehr anschreiben."),
-    (U, 3.0, None, "entfern*|losch*|streich* ~ mich|liste|verteiler|daten|adresse|datenbank", "Entfernen Sie mich aus dem Verteiler."),
+    (U, 3.0, None, "entfern*|losch*|streich* ~ mich|liste|verteiler|daten|adresse|datenbank|nummer|telefonnummer|handynummer", "Entfernen Sie mich aus dem Verteiler."),
     (U, 3.0, None, "aus ~ verteiler|liste|datenbank|mailingliste", "Nehmen Sie mich aus der Liste."),
     (U, 2.0, None, "spam|werbemail*", "Das ist Spam."),
     (U, 3.0, None, "keine weiteren ~ nachrichten|mails|emails|anrufe|zusendungen / keine weiteren e mails", "Ich möchte keine weiteren Nachrichten."),
@@ -274,12 +293,12 @@ const DE: &[Row] = &[
     (I, 2.5, None, "@ ~ passt|geht|klappt|gut|prima|perfekt|ok|okay|super|ginge|kann / @ ~ ware|waere|ist|waer ~ gut|ok|prima|perfekt|super|moglich|machbar / um|ab|gegen % uhr ~ passt|geht|klappt|ware|ginge|gut|ok|prima / um % ~ passt|geht|klappt|ware|ginge / um % ~ ware|ist ~ gut|ok|prima|super|perfekt", "Donnerstag passt."),
     (I, 2.0, None, "wie ware|wars|waere ~ es ~ mit|am ~ @|% / @ um % / hatten|haben sie ~ @ ~ zeit", "Wie wäre es mit Montag, 16 Uhr?"),
     (I, 1.5, None, "um|ab|gegen % uhr|h", "Ab 15 Uhr bin ich erreichbar."),
-    (I, 3.0, None, "rufen sie mich ~ @|% / ruf mich ~ @|% / rufen sie mich ~ ab|um|gegen|nach % / ruf mich ~ ab|um|gegen|nach %", "Rufen Sie mich morgen ab 10 Uhr an."),
+    (I, 3.0, None, "rufen sie mich ~ @|% / ruf mich|mi ~ @|% / rufen sie mich ~ ab|um|gegen|nach % / ruf mich|mi ~ ab|um|gegen|nach %", "Rufen Sie mich morgen ab 10 Uhr an."),
     (L, 2.5, Some(L), "rufen sie mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / ruf mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / wieder|nochmal|erneut an / wieder anrufen|anzurufen / gerne|gern nochmal|erneut", "Rufen Sie mich bitte im März wieder an."),
     (N, 2.5, None, "dagegen ~ entschieden|entscheiden / entschieden ~ dagegen / nicht unser|unsere ~ thema|ding|baustelle / bleiben ~ bei unser*", "Wir haben uns dagegen entschieden."),
     (U, 3.0, None, "horen sie ~ auf / hort ~ auf / aufhoren|aufzuhoren / lassen|lass ~ mich|uns ~ in ruhe / in ruhe lassen", "Hören Sie bitte auf, mir zu schreiben."),
     (O, 2.0, Some(I), "abgeneigt", "Nicht abgeneigt."),
-    (I, 2.0, None, "sie mir ~ angebot|unterlagen|infos|preise|preisliste / mir ein angebot", "Können Sie mir ein Angebot schicken?"),
+    (I, 2.0, None, "sie mir ~ angebot|unterlagen|infos|preise|preisliste|fallstudie|fallstudien|referenz*|beispiel*|material* / mir ein angebot", "Können Sie mir ein Angebot schicken?"),
     (N, 2.5, None, "beschlossen|entschieden ~ kein*|nicht", "Wir haben beschlossen, keine neue Software einzuführen."),
     (N, 2.5, None, "anderen|andere ~ anbieter|losung|partner|dienstleister ~ entschieden / fur ~ anderen|andere ~ entschieden / machen|erledigen|losen ~ das|es|wir ~ intern|selbst / fur uns kein thema / ^leider nein|nicht / verzichten", "Wir haben uns für einen anderen Anbieter entschieden."),
     (I, 2.5, None, "einladung|kalendereinladung", "Schicken Sie mir gern eine Einladung."),
@@ -289,6 +308,20 @@ const DE: &[Row] = &[
     (I, 2.0, None, "nachste|nachsten schritt|schritte", "Was wäre der nächste Schritt?"),
     (W, 2.5, None, "entscheidet|entscheiden ~ bei uns / das entscheidet|entscheiden", "Das entscheidet bei uns die Geschäftsführung."),
     (N, 3.0, None, "weder jetzt noch / keinen mehrwert", "Wir sehen keinen Mehrwert."),
+    // A negated no is a yes: "nichts dagegen", "kost ja nix", "würde nicht nein sagen".
+    (I, 2.0, None, "nichts|nix dagegen / keine einwande|einwaende / kost* ~ nix|nichts / schadet|schaden ~ nicht|nie / kann nicht schaden / nicht nein sagen / sage|sagen ~ nicht nein", "Ein Gespräch kostet ja nichts."),
+    (I, 0.5, None, "kein problem", "Kein Problem, Freitag dann."),
+    (O, 2.0, Some(I), "ablehnen|einwand", "Eine Demo würde ich nicht ablehnen."),
+    (I, 2.0, None, "unzufrieden|unglucklich mit / suchen|brauchen ~ ersatz|alternative|nachfolger / was unterscheidet ~ sie|euch / worin unterscheiden", "Wir sind unzufrieden mit unserem Anbieter."),
+    (I, 1.5, None, "anschauen|ansehen|anzuschauen|anzusehen / schau*|seh* ~ mir|uns ~ an / schau* ~ ~ mir|uns an", "Dann schau ich mir das an."),
+    (I, 2.5, None, "nachste|nachsten|kommende ~ woche ~ zeit|termin|telefonieren|sprechen|treffen|call / zeit ~ nachste|kommende woche", "Haben Sie nächste Woche Zeit für einen Termin?"),
+    (I, 2.0, None, "@ also|dann", "Freitag dann."),
+    (W, 2.5, None, "nachfolger|nachfolgerin / hat ~ meine|meinen ~ ~ ubernommen", "Mein Nachfolger ist Herr Roth."),
+    // Unsubscribe phrasings: "kontaktieren Sie mich künftig nicht mehr", "nie angemeldet", "als Spam melden".
+    (U, 3.0, None, "kontaktier*|anschreib*|schreib*|anruf*|mail*|belastig*|sende* ~ mich|uns ~ nicht mehr|nie", "Bitte kontaktieren Sie mich künftig nicht mehr."),
+    (U, 3.0, None, "war|ist|sei|bleibt ~ letzte nachricht|mail|e", "Ich hoffe, das war die letzte Mail."),
+    (U, 2.5, None, "nie|niemals ~ angemeldet|eingetragen|registriert|zugestimmt|eingewilligt|abonniert", "Ich habe mich nie angemeldet."),
+    (U, 2.5, None, "als spam ~ melden|markieren|melde / spam ~ melden|melde", "Ich werde das als Spam melden."),
 ];
 
 const FR: &[Row] = &[
@@ -339,14 +372,14 @@ const FR: &[Row] = &[
     (W, 3.0, None, "trompez de numero / mauvais numero / faux numero", "Vous vous trompez de numéro."),
     (L, 2.5, Some(L), "ecrivez|ecris|reecrivez|relancez ~ moi ~ a|en|dans|apres|debut|au|vers|partir", "Écrivez-moi à partir du 5 janvier."),
     (U, 3.0, None, "desinscri*|desabonn*|desinscription", "Merci de me désinscrire."),
-    (U, 3.0, None, "retirez|supprimez|enlevez|retirer|supprimer|enlever|effacer|effacez ~ ~ moi|liste|adresse|fichier|base|donnees|coordonnees", "Retirez-moi de votre liste."),
+    (U, 3.0, None, "retirez|supprimez|enlevez|retirer|supprimer|enlever|effacer|effacez ~ ~ moi|liste|adresse|fichier|base|donnees|coordonnees|numero", "Retirez-moi de votre liste."),
     (U, 3.0, None, "ne plus ~ recevoir|contacter|ecrire|envoyer|solliciter|appeler|relancer", "Merci de ne plus me contacter."),
     (U, 3.0, None, "ne me|m ~ contactez|ecrivez|appelez|relancez|sollicitez|envoyez ~ plus", "Ne me contactez plus."),
     (U, 3.0, None, "arretez|cessez ~ de|m|me", "Arrêtez de m'écrire."),
     (U, 2.5, None, "plus de ~ mails|messages|courriels|sollicitations|relances|emails|sms / plus d e mails", "Plus de mails svp."),
     (U, 2.0, None, "spam|harcelement", "C'est du spam."),
     (I, 2.0, None, "^banco|parfait|go|top|genial / jaser / pas pire / faire parvenir / m|nous envoyer", "Banco !"),
-    (I, 2.0, None, "combien / essai gratuit / libre ~ entre|jeudi|lundi|mardi|mercredi|vendredi|demain", "C'est combien par mois ?"),
+    (I, 2.0, None, "combien / essai gratuit / version|periode d ~ essai|test / libre ~ entre|jeudi|lundi|mardi|mercredi|vendredi|demain", "C'est combien par mois ?"),
     (L, 2.5, Some(L), "rappelez|rappelle ~ moi ~ la|l|en|dans|apres|semaine|lundi|mardi|mercredi|jeudi|vendredi|debut|fin / en reunion|rdv|deplacement|conge|vacances", "Rappelez-moi la semaine prochaine."),
     (L, 2.5, Some(L), "stand by / standby / en pause|attente / reviendrai|reviendrons ~ vers", "C'est en stand-by, je reviendrai vers vous."),
     (N, 2.5, None, "^nan / ^non merci / deja tout / ne va pas changer / equipe qui gagne / rester sur|avec / point barre", "Nan."),
@@ -371,7 +404,7 @@ const FR: &[Row] = &[
     (L, 2.0, Some(L), "t1|t2|t3|t4", "Au T3."),
     (L, 2.5, Some(L), "reparle|reparlons|reparler|rediscute|rediscutons|rediscuter ~ au|en|dans|apres|a|debut|fin|l|la|le", "On en reparle au T3."),
     (N, 2.5, None, "decide de ne pas / pas l intention de ~ changer", "Nous avons décidé de ne pas donner suite."),
-    (N, 2.5, None, "choisi|retenu|opte ~ autre|autres ~ fournisseur|prestataire|solution|partenaire|editeur / gerons|gere|faisons|traitons ~ en interne", "Nous avons choisi un autre fournisseur."),
+    (N, 2.5, None, "choisi|retenu|opte ~ autre|autres ~ fournisseur|prestataire|solution|partenaire|editeur / gerons|gere|faisons|traitons|developpe|developpons|construit|concu ~ en interne", "Nous avons choisi un autre fournisseur."),
     (O, 2.5, Some(N), "donner|donnerai|donnerons|donnons ~ suite / nous concerne", "Je ne donnerai pas suite."),
     (I, 2.5, None, "invitation", "Envoyez-moi une invitation."),
     (L, 2.0, Some(L), "a la rentree / peut etre ~ plus tard / peut etre ~ en|au|apres / peut etre ~ a la", "Peut-être à la rentrée."),
@@ -379,6 +412,19 @@ const FR: &[Row] = &[
     (I, 2.0, None, "prochaine etape|etapes", "Quelle serait la prochaine étape ?"),
     (W, 2.5, None, "pas moi qui ~ decide|gere / pas moi qui ~ m|s occupe / c est ~ notre|mon|ma ~ directeur|directrice|patron|dg|responsable|gerant|gerante ~ qui", "Ce n'est pas moi qui décide."),
     (N, 3.0, None, "ni maintenant ni ~ jamais|demain / ni maintenant ni plus tard", "Ni maintenant ni plus tard."),
+    // A negated no is a yes: "pas contre", "aucune objection", "je ne dirais pas non", "ça ne coûte rien".
+    (I, 2.0, None, "pas|rien contre / aucune|aucun|pas d ~ objection|opposition|inconvenient / ne ~ refuserais|refuserai|refuserions pas", "Je ne suis pas contre un échange."),
+    (I, 0.5, None, "pas de ~ probleme|souci / aucun ~ probleme|souci", "Pas de problème, vendredi alors."),
+    (N, 2.5, Some(I), "dirais|dirai|dis|dire|dit ~ non", "Je vous dis non."),
+    (I, 2.0, Some(I), "coute|coutera|coutent rien", "Ça ne coûte rien d'essayer."),
+    (I, 2.0, None, "veux|voudrais bien / jeter un ~ oil|oeil|coup / envoyez|envoie|envoyer|transmettez ~ moi|nous", "Je veux bien jeter un œil."),
+    (I, 2.0, None, "pas satisfait|satisfaits|contents|content de / mecontent*|insatisfait* / cherchons|cherche ~ remplacant|alternative / cherchons|cherche ~ autre solution", "Nous sommes mécontents de notre prestataire."),
+    (I, 2.5, None, "creneau|creneaux / caler|fixer|planifier|trouver|bloquer ~ creneau|rdv|rendez|appel|moment|call|date|reunion / creneau|rdv|appel|echange|demo|call|reunion ~ ~ semaine prochaine / creneau|rdv|appel|echange|demo|call|reunion ~ ~ cette semaine", "On peut se caler un créneau la semaine prochaine ?"),
+    (I, 2.0, None, "@ alors|donc", "Vendredi alors."),
+    (W, 2.5, None, "successeur|remplacant|remplacante / repris|reprend ~ mes|ses ~ dossiers|clients|comptes|fonctions|poste", "Mon successeur est Marc."),
+    (U, 3.0, None, "soit ~ dernier|derniere ~ message|mail|courriel|email|envoi|fois", "Je souhaite que ce soit le dernier message."),
+    (U, 2.5, None, "jamais ~ inscrit|inscrite|abonne|abonnee|consenti|accepte|demande", "Je ne me suis jamais inscrit."),
+    (U, 2.5, None, "signaler|signale|signalerai|signalerais ~ spam|indesirable / signaler ~ ~ spam|indesirable", "Je vais signaler vos mails comme spam."),
 ];
 
 const ES: &[Row] = &[
@@ -388,11 +434,12 @@ const ES: &[Row] = &[
     (I, 2.0, None, "mas ~ informacion|info|detalles", "Envíame más información."),
     (I, 2.0, None, "enviame|envieme|mandame|mandeme|envien|pasame|compartan|comparte", "Mándame los detalles."),
     (I, 2.0, None, "cuanto ~ cuesta|cuestan|vale|sale|cobran", "¿Cuánto cuesta?"),
-    (I, 1.5, None, "precio|precios|cotizacion|tarifa|tarifas / presupuesto para", "¿Qué precios manejan?"),
+    (I, 1.5, None, "precio|precios|cotizacion|tarifa|tarifas", "¿Qué precios manejan?"),
+    (I, 1.5, Some(N), "presupuesto para", "Mándeme un presupuesto para diez usuarios."),
     (I, 1.5, None, "llamada|reunion|demo|videollamada|cita|agendar|agendemos", "Agendemos una llamada."),
     (I, 2.0, Some(U), "llamame|llameme|llamenme|marcame", "Llámame mañana."),
     (I, 2.0, None, "hablemos|conversemos|platiquemos", "Hablemos el jueves."),
-    (I, 2.0, None, "podemos|podriamos ~ platicar|hablar|conversar|vernos|reunirnos|agendar / me late", "¿Podemos hablar el jueves?"),
+    (I, 2.0, None, "podemos|podriamos ~ platicar|hablar|conversar|vernos|reunirnos|agendar / me|te|le|nos late", "¿Podemos hablar el jueves?"),
     (I, 1.5, None, "claro|vale|perfecto|dale|genial / por supuesto / de acuerdo / con gusto", "Claro, con gusto."),
     (I, 1.5, None, "^si|claro|dale|vale|ok / ^si claro / ^claro que si", "Sí"),
     (L, 3.0, Some(L), "ahora no / de momento no / por ahora no / por el momento no / en este momento no / todavia no / aun no", "Ahora no."),
@@ -409,7 +456,7 @@ const ES: &[Row] = &[
     (N, 3.0, None, "no gracias", "No, gracias."),
     (N, 1.5, None, "^no", "No"),
     (N, 2.0, Some(N), "necesit*", "No lo necesitamos."),
-    (N, 2.5, None, "ya ~ tenemos|contamos|trabajamos|usamos|utilizamos|resuelto|resolvimos|solucionado|cubiertos", "Ya tenemos proveedor."),
+    (N, 2.5, None, "ya ~ tenemos|contamos|trabajamos|usamos|utilizamos|resuelto|resolvimos|solucionado|cubiertos|servidos / bien servidos|cubiertos", "Ya tenemos proveedor."),
     (N, 1.5, None, "contentos|satisfechos|conformes", "Estamos contentos con lo que tenemos."),
     (N, 2.5, None, "no es para nosotros / no aplica / no nos aplica / no encaja", "No es para nosotros."),
     (O, 1.5, Some(N), "presupuesto", "No tenemos presupuesto."),
@@ -451,7 +498,7 @@ const ES: &[Row] = &[
     (I, 2.0, None, "que tal|parece ~ @|% / que tal|parece ~ a las % / podria|puede|podemos ~ ser|quedar ~ @|% / quedamos ~ @|% / quedamos ~ a las %", "¿Qué tal el martes a las 11?"),
     (U, 3.0, None, "no me|nos ~ vuelvas|vuelva|vuelvan a ~ escribir*|contactar*|llamar*|mandar*|molestar*|enviar*", "No me vuelvas a escribir."),
     (N, 2.5, None, "decidido|decidimos no / no pensamos|planeamos ~ cambiar", "Hemos decidido no seguir adelante."),
-    (N, 2.5, None, "elegimos|escogimos|optamos|decidimos ~ por ~ otro|otra / elegimos|escogimos ~ otro|otra / lo hacemos|gestionamos|resolvemos ~ internamente|nosotros", "Elegimos a otro proveedor."),
+    (N, 2.5, None, "elegimos|escogimos|optamos|decidimos ~ por ~ otro|otra / elegimos|escogimos ~ otro|otra / lo hacemos|gestionamos|resolvemos ~ internamente|nosotros / desarrollamos|desarrollado|construimos|hicimos ~ internamente|nosotros / desarrollamos|desarrollado|construimos|hicimos ~ en casa", "Elegimos a otro proveedor."),
     (O, 2.5, Some(N), "seguir|seguiremos|avanzar ~ adelante", "No vamos a seguir adelante."),
     (I, 2.5, None, "invitacion", "Mándame una invitación."),
     (W, 2.5, None, "lo ve|lleva|maneja ~ el area|departamento|equipo", "Eso lo ve el área de compras."),
@@ -462,6 +509,19 @@ const ES: &[Row] = &[
     (U, 3.0, None, "no vuelvas|vuelva|vuelvan a ~ escribir*|contactar*|llamar*|mandar*|molestar*|enviar*", "No vuelvan a contactarme."),
     (N, 3.0, None, "ni ahora ni ~ nunca|despues|luego / ni ahora ni mas adelante / ni en el futuro", "Ni ahora ni nunca."),
     (O, 2.5, Some(N), "vemos ~ valor|sentido|utilidad", "No le vemos valor."),
+    // A negated no is a yes: "no tengo inconveniente", "no le diría que no", "no pierdo nada", "sin problema".
+    (O, 2.0, Some(I), "inconveniente|inconvenientes|objecion|objeciones|contra / rechazaria|rechazariamos", "No tengo inconveniente en hablar."),
+    (I, 0.5, None, "sin|ningun problema / no hay problema", "Sin problema, el viernes entonces."),
+    (N, 2.5, Some(I), "diria|digo|diriamos ~ que no", "Le digo que no."),
+    (I, 2.0, Some(I), "pierdo|perdemos|pierde|cuesta ~ nada / no esta de mas", "No pierdo nada por verlo."),
+    (I, 1.5, None, "echar|echo|echamos ~ vistazo|ojo", "Le echo un vistazo."),
+    (I, 2.0, None, "descontentos|descontento|insatisfechos|insatisfecho / no estamos contentos|satisfechos / buscamos|buscando ~ alternativa|reemplazo|sustituto", "Estamos descontentos con nuestro proveedor."),
+    (I, 2.5, None, "?hablamos|hablemos|platicamos|vemos|llamamos|charlamos ~ semana que viene / ?hablamos|hablemos|platicamos|vemos|llamamos|charlamos ~ proxima semana / ?hablamos|hablemos|platicamos|vemos|llamamos|charlamos ~ semana proxima", "¿Hablamos la semana que viene?"),
+    (I, 2.0, None, "@ entonces", "El viernes entonces."),
+    (W, 2.5, None, "sucesor|sucesora / se hizo|hace cargo ~ mis|mi / se ha hecho cargo ~ mis|mi", "Mi sucesora es Ana."),
+    (U, 3.0, None, "sea ~ ultimo|ultima ~ mensaje|correo|email|vez", "Que este sea el último correo que recibo."),
+    (U, 2.5, None, "nunca ~ suscribi|suscrito|registre|registrado|autorice|autorizado|pedi|solicite", "Nunca me suscribí a nada."),
+    (U, 2.5, None, "reportar|reporto|reportare|denunciar|denunciare|marcar|marcare ~ spam / como spam", "Voy a marcar esto como spam."),
 ];
 
 const PT: &[Row] = &[
@@ -508,7 +568,7 @@ const PT: &[Row] = &[
     (W, 3.0, None, "numero errado / errou o numero / engano", "Acho que errou o número."),
     (U, 3.0, None, "descadastr*|desinscrev* / cancelar ~ inscricao|subscricao", "Quero me descadastrar."),
     (U, 3.0, None, "remova|remover|removam|retire|retirar|tire|tira|tirar|tirem|exclua|excluir|apague|apagar ~ ~ lista|cadastro|base|email|contato|dados|me|numero", "Me tirem da lista."),
-    (U, 3.0, None, "nao ~ me|nos ~ envie|envie|mande|mandem|contate|contatem|contactem|ligue|liguem|escreva|escrevam|incomode|incomodem", "Não me envie mais mensagens."),
+    (U, 3.0, None, "nao ~ me|nos ~ envie|enviem|mande|mandem|contate|contatem|contactem|ligue|liguem|escreva|escrevam|incomode|incomodem", "Não me envie mais mensagens."),
     (U, 3.0, None, "parem|pare|para|deixem|deixe|deixa|deixar|parar de ~ de|enviar|mandar|ligar|escrever|contatar|contactar", "Parem de me mandar e-mails."),
     (U, 2.5, Some(U), "receber ~ mais|emails|mensagens|mails / receber ~ e mails", "Não quero receber mais e-mails."),
     (U, 2.0, None, "spam", "Isto é spam."),
@@ -535,7 +595,7 @@ const PT: &[Row] = &[
     (U, 3.0, None, "nao ~ entrem|entre|entrar ~ contato|contacto", "Peço que não entrem mais em contato comigo."),
     (N, 2.5, None, "nao vamos|pretendemos ~ mudar|trocar", "Não pretendemos trocar de sistema."),
     (I, 2.0, None, "combin*|marc*|agend* ~ data|dia|horario|hora", "Combinem uma data para a demonstração."),
-    (N, 2.5, None, "escolhemos|optamos|fechamos ~ por|com ~ outro|outra / escolhemos|optamos ~ outro|outra / fazemos|resolvemos|cuidamos ~ isso ~ internamente / recusar|recuso", "Escolhemos outro fornecedor."),
+    (N, 2.5, None, "escolhemos|optamos|fechamos ~ por|com ~ outro|outra / escolhemos|optamos ~ outro|outra / fazemos|resolvemos|cuidamos ~ isso ~ internamente / desenvolvemos|desenvolvido|criamos|fizemos ~ ~ internamente / desenvolvemos|desenvolvido|criamos|fizemos ~ em casa / recusar|recuso", "Escolhemos outro fornecedor."),
     (O, 2.5, Some(N), "seguir ~ em frente / seguir ~ adiante", "Não vamos seguir em frente."),
     (I, 2.5, None, "convite", "Pode mandar um convite."),
     (W, 2.5, None, "isso e com ~ o|a ~ setor|departamento|equipe|area", "Isso é com o setor de compras."),
@@ -545,6 +605,23 @@ const PT: &[Row] = &[
     (U, 3.0, None, "nunca mais ~ me|nos ~ envie|envie|mande|mandem|contate|contatem|contactem|ligue|liguem|escreva|escrevam|incomode|incomodem", "Nunca mais me mandem e-mail."),
     (N, 3.0, None, "nem agora nem ~ depois|nunca / nem no futuro", "Nem agora nem depois."),
     (O, 2.5, Some(N), "vemos ~ valor|sentido|utilidade", "Não vemos valor nisso."),
+    // A negated no is a yes: "sem problema", "não custa nada", "não diria que não", "nada contra".
+    (I, 0.5, None, "sem problema|problemas / nao tem problema", "Sem problema, sexta então."),
+    (I, 2.0, Some(I), "custa ~ nada / nada contra", "Não custa nada conversar."),
+    (O, 2.0, Some(I), "objecao|objecoes|oposicao|contra / recusaria|recusariamos", "Não tenho objeção a uma conversa."),
+    (N, 2.5, Some(I), "diria|digo ~ que nao", "Eu digo que não."),
+    // "Not yet" about having a tool is a need, not a deferral.
+    (O, 0.0, None, "ainda nao ~ temos|tem|tenho|possuimos|usamos ~ nenhum|nenhuma|ferramenta|solucao|sistema|fornecedor / ainda nao ~ achamos|encontramos ~ substituto|alternativa|solucao|nada|ninguem", "Ainda não temos nenhuma ferramenta para isso."),
+    (I, 2.0, None, "me|nos conta|conte|fala|fale ~ mais / procurando|buscando ~ substituto|alternativa|solucao / insatisfeitos|insatisfeito|descontentes", "Me conta mais?"),
+    (I, 2.0, None, "integra|integram|conecta ~ com", "Integra com o Pipedrive?"),
+    (I, 2.0, None, "fechamos|marcamos|combinamos ~ @ / @ entao", "Fechamos sexta então."),
+    (I, 1.5, None, "dar uma olhada / olhada", "Vou dar uma olhada."),
+    (I, 2.5, None, "?podemos|podiamos|vamos ~ conversar|falar|marcar|agendar ~ semana que vem / ?podemos|podiamos|vamos ~ conversar|falar|marcar|agendar ~ proxima semana", "Podemos conversar semana que vem?"),
+    (N, 2.5, None, "bem servidos|servido|atendidos / ja ~ estamos ~ servidos / nao se ~ enquadra|encaixa", "Já estamos bem servidos."),
+    (W, 3.0, None, "pessoa|contato errado|errada / sucessor|sucessora / assumiu ~ minhas|meus ~ contas|clientes|funcoes", "Pessoa errada, sou do RH."),
+    (U, 3.0, None, "seja ~ ultima|ultimo ~ mensagem|email|mail|vez", "Que esta seja a última mensagem."),
+    (U, 2.5, None, "nunca ~ cadastrei|inscrevi|assinei|autorizei|pedi|solicitei", "Nunca me cadastrei em nada."),
+    (U, 2.5, None, "denunciar|denuncio|marcar|marco|reportar ~ spam / como spam", "Vou marcar como spam."),
 ];
 
 const NL: &[Row] = &[
@@ -573,11 +650,11 @@ const NL: &[Row] = &[
     (L, 1.5, Some(L), "druk|drukte|vol", "Het is nu erg druk."),
     (L, 2.5, Some(L), "nog eens ~ mailen|bellen|contact|benaderen", "Kun je me in maart nog eens mailen?"),
     (N, 3.0, None, "geen interesse", "Geen interesse."),
-    (N, 3.0, None, "nee ~ bedankt|dank*", "Nee, bedankt."),
+    (N, 3.0, None, "nee ~ bedankt|dank*|thx|thanks", "Nee, bedankt."),
     (N, 1.5, None, "^nee|neen", "Nee"),
     (N, 3.0, None, "geen behoefte", "Geen behoefte."),
     (N, 2.0, Some(N), "behoefte|nodig", "Wij hebben het niet nodig."),
-    (N, 2.5, None, "al ~ leverancier|oplossing|partner|systeem|pakket|contract|geregeld|opgelost", "We hebben al een leverancier."),
+    (N, 2.5, None, "al ~ leverancier|oplossing|partner|systeem|pakket|contract|geregeld|opgelost|voorzien|iets", "We hebben al een leverancier."),
     (N, 1.5, None, "tevreden", "We zijn tevreden."),
     (N, 2.5, None, "niet|niets voor ons", "Niet voor ons."),
     (N, 2.0, None, "geen budget", "Geen budget."),
@@ -596,7 +673,7 @@ const NL: &[Row] = &[
     (W, 2.0, None, "doorgestuurd|doorsturen|doorgezet", "Ik heb het doorgestuurd."),
     (W, 3.0, None, "verkeerd|verkeerde nummer", "Verkeerd nummer."),
     (U, 3.0, None, "afmelden|uitschrijven|afmeld*|uitschrijv*", "Graag afmelden."),
-    (U, 3.0, None, "verwijder|verwijderen|haal|schrap|schrappen ~ mij|me|lijst|bestand|adres|gegevens|mailinglijst", "Verwijder mij van de lijst."),
+    (U, 3.0, None, "verwijder|verwijderen|haal|schrap|schrappen ~ mij|me|lijst|bestand|adres|gegevens|mailinglijst|nummer|telefoonnummer", "Verwijder mij van de lijst."),
     (U, 3.0, None, "geen ~ mails|berichten|telefoontjes|mailtjes|emails ~ meer / geen e mails meer", "Geen mails meer graag."),
     (U, 3.0, None, "niet meer ~ mailen|benaderen|contacteren|bellen|sturen|lastigvallen|emailen|gemaild|benaderd|gebeld|gecontacteerd / niet meer e mailen", "Niet meer mailen aub."),
     (U, 3.0, None, "mail|bel|benader|contacteer ~ niet meer", "Mail mij niet meer."),
@@ -618,12 +695,14 @@ const NL: &[Row] = &[
     (U, 3.0, None, "schrijf|haal ~ me|mij|ons ~ uit", "Schrijf me direct uit."),
     (N, 2.5, None, "past niet bij ons|mij|onze", "Het past niet bij ons."),
     (L, 2.5, Some(L), "volgende|volgend|vlgnde|vlg|komende ~ week|maand|kwartaal|jaar ~ bellen|mailen|spreken|contact|bel|mail / graag weer|opnieuw / loopt af op|in|per|eind", "Volgende week bellen?"),
-    (U, 3.0, Some(U), "bezwaar tegen / uit halen / eruit halen / overal uit / van ~ lijst|mailinglijst|verzendlijst|lijsten ~ af|halen", "Graag van jullie lijst af."),
+    (U, 3.0, Some(U), "uit halen / eruit halen / overal uit / van ~ lijst|mailinglijst|verzendlijst|lijsten ~ af|halen", "Graag van jullie lijst af."),
+    // An objection to processing is an opt-out; no objection to a call is a yes.
+    (U, 3.0, Some(I), "bezwaar tegen / bezwaar ~ verwerking|gebruik", "Ik maak bezwaar tegen de verwerking van mijn gegevens."),
     (N, 2.5, None, "redden ons|het ~ prima|wel|zelf / besloten ~ geen|niet / stappen niet over", "Wij redden ons prima met ons huidige pakket."),
     (W, 2.5, None, "niks|niets meer te zeggen", "Ik heb daar niks meer te zeggen."),
     (O, 0.0, None, "geinteresseerd in hoe|waar|wie|waarom", "Ben wel geïnteresseerd in hoe jullie aan mijn nummer komen."),
-    (I, 2.0, None, "best|wel ~ eens zien|bekijken / plan ~ iets ~ in", "Plan maar iets in."),
-    (N, 2.5, None, "gekozen voor ~ andere|ander / voor ~ andere|ander ~ partij|leverancier|oplossing ~ gekozen / doen|regelen ~ we ~ intern|zelf", "We hebben voor een andere partij gekozen."),
+    (I, 2.0, None, "best|wel ~ eens zien / best|wel ~ bekijken|kijken / plan ~ iets ~ in", "Plan maar iets in."),
+    (N, 2.5, None, "gekozen voor ~ andere|ander / voor ~ andere|ander ~ partij|leverancier|oplossing ~ gekozen / doen|regelen ~ we ~ intern|zelf / intern|zelf ontwikkeld|gebouwd|gemaakt", "We hebben voor een andere partij gekozen."),
     (O, 2.5, Some(N), "mee verder", "We gaan er niet mee verder."),
     (I, 2.5, None, "uitnodiging", "Stuur maar een uitnodiging."),
     (W, 2.5, None, "moet u|je bij ~ zijn", "Daarvoor moet u bij inkoop zijn."),
@@ -633,6 +712,20 @@ const NL: &[Row] = &[
     (W, 2.5, None, "beslist|beslissen ~ onze|de|mijn|ons ~ directeur|baas|eigenaar|manager|directie|inkoop|management / dat beslist", "Dat beslist onze directeur."),
     (U, 3.0, None, "nooit meer ~ contact|mailen|bellen / geen contact meer", "Neem nooit meer contact met mij op."),
     (N, 3.0, None, "geen meerwaarde / zien er ~ geen ~ nut|heil|brood", "Wij zien er geen meerwaarde in."),
+    // A negated no is a yes: "geen bezwaar", "kan geen kwaad", "zou ik niet weigeren".
+    (I, 2.0, None, "geen bezwaar|kwaad / kost|kosten ~ niks|niets", "Geen bezwaar, bel me maar."),
+    (I, 0.5, None, "geen probleem|punt", "Geen probleem, vrijdag dan."),
+    (O, 2.0, Some(I), "weigeren|afslaan", "Een demo zou ik niet weigeren."),
+    (I, 2.0, None, "er niet|niets|niks tegen / niets|niks tegen", "Ik ben er niet tegen."),
+    (I, 2.0, None, "vertel|vertelt|vertellen ~ meer / ontevreden / zoeken|zoeken ~ vervanger|alternatief|vervanging", "Vertel eens wat meer?"),
+    (I, 1.5, None, "proefaccount|proefperiode|proefversie|uitproberen / gratis proef", "Hebben jullie een proefaccount?"),
+    (I, 2.0, None, "koppelt|integreert|koppeling ~ met / @ dan", "Koppelt het met Exact Online?"),
+    (I, 2.5, None, "kunnen|zullen we ~ volgende|komende week / volgende|komende week ~ iets|een ~ plannen|inplannen|afspreken", "Kunnen we volgende week iets plannen?"),
+    (L, 2.5, Some(L), "nu|momenteel|voorlopig ~ geen prioriteit", "Interessant, maar nu geen prioriteit."),
+    (W, 3.0, None, "niet mijn|onze ~ afdeling|taak|terrein|vakgebied|verantwoordelijkheid / probeer|probeert ~ inkoop|bij|hem|haar|afdeling / opvolger|opvolgster", "Dit is niet mijn afdeling."),
+    (U, 3.0, None, "dit|dat het laatste bericht|mail|mailtje|e", "Ik hoop dat dit het laatste bericht is."),
+    (U, 2.5, None, "nooit ~ aangemeld|ingeschreven|toestemming|gevraagd", "Ik heb me nooit aangemeld."),
+    (U, 2.5, None, "als spam|ongewenst / spam ~ melden|markeren", "Ik meld dit als spam."),
 ];
 
 const IT: &[Row] = &[
@@ -661,10 +754,10 @@ const IT: &[Row] = &[
     (O, 3.0, Some(L), "momento giusto|adatto|opportuno / buon momento", "Non è il momento giusto."),
     (L, 1.5, Some(L), "periodo|impegnati|impegnato|pieni|presi", "È un periodo pieno."),
     (L, 2.5, Some(L), "scriva|scrivetemi|scrivimi|sentiamoci|richiami|richiamatemi|chiami|chiamami|chiamatemi|riscriva|ricontatti ~ dal|dall|da|a|in|tra|fra|dopo", "Mi scriva dal 7 settembre."),
-    (N, 3.0, None, "no grazie", "No grazie."),
+    (N, 3.0, None, "no grazie|grz", "No grazie."),
     (N, 1.5, None, "^no", "No"),
     (N, 2.0, Some(N), "bisogno", "Non ne abbiamo bisogno."),
-    (N, 2.5, None, "gia ~ fornitore|soluzione|partner|contratto|sistema|abbiamo|usiamo|lavoriamo|coperti|sistemati|serviti", "Abbiamo già un fornitore."),
+    (N, 2.5, None, "gia ~ fornitore|soluzione|partner|contratto|sistema|abbiamo|usiamo|lavoriamo|coperti|sistemati|serviti|gestionale|posto / abbiamo|usiamo|utilizziamo gia / siamo ~ a posto", "Abbiamo già un fornitore."),
     (N, 1.5, None, "soddisfatti|contenti", "Siamo soddisfatti."),
     (N, 2.5, None, "^passo / passiamo", "Passo."),
     (N, 2.5, None, "non fa|e per noi / non ci serve / non serve", "Non fa per noi."),
@@ -672,14 +765,14 @@ const IT: &[Row] = &[
     (W, 2.5, Some(W), "persona ~ giusta|corretta|indicata|responsabile|adatta", "Non sono la persona giusta."),
     (W, 3.0, None, "non lavor* piu / non faccio|fa piu parte / non sono|e piu", "Non lavoro più in Acme."),
     (W, 3.0, None, "lasciato ~ azienda|societa|incarico|ruolo", "Ho lasciato l'azienda."),
-    (O, 2.5, Some(W), "responsabile|competenza|referente / mi|si occupo|occupa / se ne occupa", "Non mi occupo di questo."),
+    (O, 2.5, Some(W), "responsabile|competenza|referente / mi|si occupo|occupa / se|me|ce ne occupa|occupo|occupiamo", "Non mi occupo di questo."),
     (W, 2.0, None, "contatti|contattate|rivolgersi|rivolgetevi|rivolgiti / scriva|scrivi a / si rivolga", "Si rivolga alla collega."),
     (W, 0.5, None, "collega|colleghi", "Chieda al mio collega."),
     (W, 2.0, None, "inoltrato|inoltrata|girato|girata|inoltro / giro la|il|tua|sua|vostra|questa ~ mail|email|messaggio|richiesta", "Ho inoltrato la mail."),
     (W, 2.0, None, "pensione", "Sono in pensione."),
     (W, 3.0, None, "numero sbagliato / sbagliato numero", "Numero sbagliato."),
     (U, 3.0, None, "disiscriv*|disiscrizione", "Vorrei disiscrivermi."),
-    (U, 3.0, None, "cancell*|rimuov*|togli*|elimin* ~ lista|mailing|database|indirizzo|dati|contatti|elenco|mi|me", "Rimuovetemi dalla lista."),
+    (U, 3.0, None, "cancell*|rimuov*|togli*|elimin* ~ lista|mailing|database|indirizzo|dati|contatti|elenco|mi|me|numero", "Rimuovetemi dalla lista."),
     (U, 3.0, None, "rimuovetemi|cancellatemi|toglietemi|cancellami|rimuovimi|toglimi", "Cancellatemi."),
     (U, 3.0, None, "non ~ contattatemi|scrivetemi|chiamatemi|inviatemi|mandatemi|contattarmi|scrivermi|disturbatemi ~ piu", "Non contattatemi più."),
     (U, 2.5, None, "smettete|smettetela|smettila ~ di|con", "Smettetela di scrivermi."),
@@ -687,7 +780,7 @@ const IT: &[Row] = &[
     (U, 2.0, None, "spam", "Questo è spam."),
     (U, 2.5, None, "^basta", "Basta."),
     (I, 2.0, None, "^daje|perfetto|ok|volentieri|certo|andata / ci sta / mi giri / slot", "Daje!"),
-    (L, 2.5, Some(L), "ricontatto|ricontattiamo / appena ~ calmano|possibile|finito", "Appena si calmano le acque la ricontatto io."),
+    (L, 2.5, Some(L), "ricontatto|ricontattiamo / appena ~ calmano|finito", "Appena si calmano le acque la ricontatto io."),
     (O, 2.5, Some(N), "fa al caso nostro", "Non fa al caso nostro."),
     (N, 2.5, None, "^passo / no grazie / nn ci serve", "Passo."),
     (W, 3.0, None, "lasciato ~ funzione|ruolo|incarico / non seguo piu / non me ne occupo piu / sbagliato ~ persona|numero / non sono il|la ~ sig|signor|signora / non sono la ~ sig ra", "Ho sbagliato persona."),
@@ -707,7 +800,7 @@ const IT: &[Row] = &[
     (W, 2.5, None, "num|numero ~ e mio|mia / nn|non c e nessun|nessuna", "Il numero è mio da anni."),
     (O, 0.0, None, "interessat* a capire|sapere come|chi|dove|perche|da", "Sono interessato a capire come avete avuto il mio contatto."),
     (I, 2.0, Some(N), "favorevole|favorevoli / mi puo|potete|potrebbe ~ mandare|inviare|girare", "Sono favorevole."),
-    (N, 2.5, None, "scelto|optato ~ altro|altra ~ fornitore|soluzione|partner / gestiamo|facciamo|risolviamo ~ internamente / gestiamo|facciamo|risolviamo|sviluppato ~ in casa / gia risolto", "Abbiamo scelto un altro fornitore."),
+    (N, 2.5, None, "scelto|optato ~ altro|altra ~ fornitore|soluzione|partner / gestiamo|facciamo|risolviamo ~ internamente / gestiamo|facciamo|risolviamo|sviluppato|sviluppata|sviluppiamo ~ in casa / gestiamo|facciamo|risolviamo|sviluppato|sviluppata|sviluppiamo ~ internamente / gia risolto", "Abbiamo scelto un altro fornitore."),
     (O, 2.5, Some(N), "procediamo|procedere / andiamo avanti", "Non procediamo."),
     (I, 2.5, None, "invito", "Mi mandi un invito."),
     (W, 2.5, None, "deve|dovete|deve ~ sentire|contattare|chiedere ~ l|il|la|ufficio", "Per questo deve sentire l'ufficio acquisti."),
@@ -717,6 +810,21 @@ const IT: &[Row] = &[
     (W, 2.5, None, "non decido io / decide|decidono ~ il|la|lo|i ~ titolare|capo|direttore|direttrice|responsabile|socio|soci", "Non decido io, decide il titolare."),
     (N, 3.0, None, "ne ora ne ~ mai|dopo|poi / neanche|nemmeno in futuro", "Né ora né mai."),
     (O, 2.5, Some(N), "vediamo ~ valore|utilita|vantaggio|senso", "Non ne vediamo l'utilità."),
+    // A negated no is a yes: "nessun problema", "niente in contrario", "non direi di no", "non costa nulla".
+    (I, 0.5, None, "nessun problema|problemi / non c e problema", "Nessun problema, venerdì allora."),
+    (I, 2.0, Some(I), "nulla|niente in contrario / costa ~ nulla|niente / male non fa", "Non costa nulla sentirci."),
+    (O, 2.0, Some(I), "contrario|contraria|contrari|obiezioni|obiezione / rifiuterei|rifiutare", "Non sono contrario a una demo."),
+    (N, 2.5, Some(I), "direi|dico ~ di no", "Le dico di no."),
+    // "Not yet" about having a tool is a need, not a deferral.
+    (O, 0.0, None, "per ora|ancora|adesso non ~ abbiamo|usiamo|utilizziamo ~ nessun|nessuno|nessuna|strumento|strumenti|soluzione|software|sistema", "Per ora non abbiamo nessuno strumento."),
+    (I, 2.0, None, "racconti|raccontami|raccontatemi|dica|dimmi ~ di piu|piu / cerchiamo|cercando ~ alternativa|sostituto|soluzione / insoddisfatti|insoddisfatto|scontenti", "Mi racconti di più."),
+    (I, 2.5, None, "possiamo|potremmo ~ sentirci|vederci|parlare|parlarne|fissare|organizzare / sentirci|vederci|call|chiamata|slot|appuntamento|incontro|demo ~ ~ settimana prossima / sentirci|vederci|call|chiamata|slot|appuntamento|incontro|demo ~ ~ prossima settimana", "Possiamo sentirci la settimana prossima?"),
+    (I, 2.0, None, "@ allora / dare|do ~ occhiata / un occhiata", "Venerdì allora."),
+    (N, 2.5, None, "non rientra|rientrano / non ~ rientra ~ nostr*", "Non rientra nelle nostre esigenze."),
+    (W, 2.5, None, "provi|provate con / provi|provate a ~ sentire|chiedere|contattare|scrivere / successore|sostituto", "Provi con l'ufficio acquisti."),
+    (U, 3.0, None, "sia ~ ultimo|ultima ~ messaggio|mail|email|volta", "Che questo sia l'ultimo messaggio."),
+    (U, 2.5, None, "mai ~ iscritto|iscritta|registrato|registrata|autorizzato|chiesto", "Non mi sono mai iscritto."),
+    (U, 2.5, None, "segnalare|segnalo|segnalero ~ spam / come spam", "Vi segnalo come spam."),
 ];
 
 /// A table with its language.
@@ -750,7 +858,8 @@ const NEGATORS_BEFORE: &[&str] = &[
     "not", "no", "never", "nn", "isnt", "dont", "doesnt", "cant", "wont", "nicht", "kein", "keine",
     "keinen", "keiner", "nie", "niemals", "ne", "n", "pas", "jamais", "nunca", "nao", "niet",
     "geen", "nooit", "non", "mai", "nem", "without", "ohne", "sin", "sem", "zonder", "senza",
-    "sans",
+    "sans", "aucun", "aucune", "ningun", "ninguna", "ninguno", "nenhum", "nenhuma", "nessun",
+    "nessuna", "nessuno",
 ];
 const NEGATORS_AFTER: &[&str] = &["nicht", "niet", "pas", "not", "nie"];
 
@@ -765,11 +874,13 @@ fn negates(word: &str, language: Language) -> bool {
         Language::De => &[
             "nicht", "kein", "keine", "keinen", "keiner", "keinem", "nie", "niemals", "ohne",
         ],
-        Language::Fr => &["ne", "n", "pas", "jamais", "non", "sans"],
-        Language::Es => &["no", "nunca", "sin"],
-        Language::Pt => &["nao", "nunca", "sem", "nem"],
+        Language::Fr => &["ne", "n", "pas", "jamais", "non", "sans", "aucun", "aucune"],
+        Language::Es => &["no", "nunca", "sin", "ningun", "ninguna", "ninguno"],
+        Language::Pt => &["nao", "nunca", "sem", "nem", "nenhum", "nenhuma"],
         Language::Nl => &["niet", "geen", "nooit", "zonder"],
-        Language::It => &["non", "no", "mai", "nn", "senza"],
+        Language::It => &[
+            "non", "no", "mai", "nn", "senza", "nessun", "nessuna", "nessuno",
+        ],
     };
     words.contains(&word)
 }
@@ -979,9 +1090,25 @@ const DAY_WORDS: &[&str] = &[
 /// A word that says a time of day ("3pm", "14h30", "4:30", "noon"): `Some(true)`; a bare
 /// number that may be one ("at 2"): `Some(false)`, which the next word decides.
 fn clock_word(word: &str) -> Option<bool> {
+    // Dutch says an hour as a word of its own: "na tienen", "om twaalven".
     if matches!(
         word,
-        "noon" | "midday" | "midi" | "mittag" | "mediodia" | "mezzogiorno"
+        "noon"
+            | "midday"
+            | "midi"
+            | "mittag"
+            | "mediodia"
+            | "mezzogiorno"
+            | "tweeen"
+            | "drieen"
+            | "vijven"
+            | "zessen"
+            | "zevenen"
+            | "achten"
+            | "negenen"
+            | "tienen"
+            | "elven"
+            | "twaalven"
     ) {
         return Some(true);
     }
@@ -1091,6 +1218,8 @@ struct Compiled {
     elements: Vec<Element>,
     /// `^`: a whole sentence of its own ("No." but not "No es …"), or one ended by a comma.
     anchored: bool,
+    /// `?`: only in a sentence that ends with a question mark.
+    question: bool,
 }
 
 fn compile(pattern: &str) -> Vec<Element> {
@@ -1144,6 +1273,10 @@ fn index() -> &'static Index {
         for language in Language::ALL {
             for phrase in self::phrases(language) {
                 for alternative in phrase.pattern.split(" / ") {
+                    let (question, alternative) = match alternative.strip_prefix('?') {
+                        Some(rest) => (true, rest),
+                        None => (false, alternative),
+                    };
                     let (anchored, alternative) = match alternative.strip_prefix('^') {
                         Some(rest) => (true, rest),
                         None => (false, alternative),
@@ -1153,6 +1286,7 @@ fn index() -> &'static Index {
                         phrase,
                         elements: compile(alternative),
                         anchored,
+                        question,
                     });
                 }
             }
@@ -1434,6 +1568,9 @@ fn find_all(text: &str, detected: Option<Language>) -> (Vec<Found>, Vec<Token>) 
         if compiled.anchored && i != 0 && tokens[i].boundary < SENTENCE {
             return;
         }
+        if compiled.question && !tokens[i].question {
+            return;
+        }
         let Some((end, skipped)) = match_at(&compiled.elements, &tokens, i, true) else {
             return;
         };
@@ -1530,16 +1667,108 @@ fn settle(found: Vec<Found>, tokens: &[Token], detected: Option<Language>) -> Ve
         if covered || spent_negator {
             continue;
         }
+        let f = unspent(f, &found);
         match kept
             .iter_mut()
             .find(|k| k.intent == f.intent && k.tokens == f.tokens)
         {
-            Some(k) if rank(k) >= rank(f) => {}
-            Some(k) => *k = f.clone(),
-            None => kept.push(f.clone()),
+            Some(k) if rank(k) >= rank(&f) => {}
+            Some(k) => *k = f,
+            None => kept.push(f),
         }
     }
+    concede(&mut kept, tokens, detected);
     kept
+}
+
+/// A negator that belongs to a negated no found as a yes ("no objection", "wouldn't say no",
+/// "sin problema") is spent there: it does not also negate a phrase after it ("no objection to a
+/// demo" is no negated demo).
+fn unspent(f: &Found, found: &[Found]) -> Found {
+    let Some(k) = f.negator else {
+        return f.clone();
+    };
+    let spent = found.iter().any(|g| {
+        g.intent == Intent::Interested
+            && g.tokens.0 <= k
+            && k < g.tokens.1
+            && g.tokens.1 <= f.tokens.0
+    });
+    let phrase = spent
+        .then(|| {
+            index()
+                .phrases
+                .iter()
+                .find(|c| c.phrase.pattern == f.pattern)
+        })
+        .flatten();
+    match phrase {
+        Some(c) => Found {
+            intent: c.phrase.intent,
+            weight: if c.phrase.intent == Intent::Other {
+                0.0
+            } else {
+                c.phrase.weight
+            },
+            negator: None,
+            ..f.clone()
+        },
+        None => f.clone(),
+    }
+}
+
+/// How much of its weight a phrase keeps when the same sentence goes on with "but" and another
+/// intent's phrase.
+const CONCEDED: f64 = 0.5;
+
+/// In "X, but Y" the speaker's stance is Y: "not sure we need it, but happy to take a look" is a
+/// yes, "interesting, but not a priority now" a not-now. A phrase before a contrastive
+/// conjunction weighs less when another intent's phrase follows it in the same sentence; an
+/// unsubscribe request does not (a request to stop stands whatever follows it).
+fn concede(kept: &mut [Found], tokens: &[Token], detected: Option<Language>) {
+    let sentence_end = |from: usize| {
+        (from + 1..tokens.len())
+            .find(|&k| tokens[k].boundary >= SENTENCE)
+            .unwrap_or(tokens.len())
+    };
+    let conceded: Vec<usize> = (0..kept.len())
+        .filter(|&a| {
+            let f = &kept[a];
+            if f.intent == Intent::Unsubscribe || f.weight == 0.0 || f.tokens.1 > tokens.len() {
+                return false;
+            }
+            let end = sentence_end(f.tokens.1.saturating_sub(1));
+            let Some(but) = (f.tokens.1..end).find(|&k| contrasts(&tokens[k].word, detected))
+            else {
+                return false;
+            };
+            kept.iter().any(|g| {
+                g.intent != f.intent
+                    && g.intent != Intent::Other
+                    && g.weight > 0.0
+                    && g.tokens.0 > but
+                    && g.tokens.1 <= end
+            })
+        })
+        .collect();
+    for a in conceded {
+        kept[a].weight *= CONCEDED;
+    }
+}
+
+/// Whether `word` is "but" in `language` (`mas`, `mais` and `ma` only where they are: they are
+/// "more" or a syllable elsewhere).
+fn contrasts(word: &str, language: Option<Language>) -> bool {
+    match language {
+        Some(Language::En) => word == "but",
+        Some(Language::De) => word == "aber",
+        Some(Language::Fr) => word == "mais",
+        Some(Language::Es) => word == "pero",
+        Some(Language::Pt) => word == "mas",
+        Some(Language::Nl) => word == "maar",
+        Some(Language::It) => word == "ma",
+        None => matches!(word, "but" | "aber" | "pero" | "maar"),
+    }
 }
 
 /// Whether the pattern itself says the negation (its first word is a negator).
@@ -1723,6 +1952,10 @@ fn footer_lines(text: &str) -> Vec<(usize, usize)> {
         "wenn sie keine",
         "si vous ne souhaitez plus",
         "si no desea",
+        "si no quieres",
+        "si no quiere ",
+        "responde baja",
+        "responda baja",
         "se nao deseja",
         "se não deseja",
         "als u geen",
@@ -1737,7 +1970,14 @@ fn footer_lines(text: &str) -> Vec<(usize, usize)> {
         "i", "me", "my", "ich", "mich", "mir", "je", "j", "moi", "yo", "eu", "ik", "mij", "io",
     ];
     // Cues that also come up in what a person writes; the others (a link, "click") do not.
-    const WEAK: &[&str] = &["newsletter", "this email", "this message", "diese e-mail"];
+    const WEAK: &[&str] = &[
+        "newsletter",
+        "this email",
+        "this message",
+        "diese e-mail",
+        "si no quieres",
+        "si no quiere ",
+    ];
     let mut out = Vec::new();
     let mut start = 0;
     for line in text.split_inclusive('\n') {
@@ -1834,6 +2074,57 @@ mod tests {
             ("No me interesa", Intent::NotInterested),
             ("Please don't call me again", Intent::Unsubscribe),
             ("No, I'm interested", Intent::Interested),
+            // A negated no is a yes, in every language.
+            ("No objection to a quick call.", Intent::Interested),
+            ("I wouldn't say no to a demo.", Intent::Interested),
+            ("Je ne dirais pas non à une démo.", Intent::Interested),
+            ("Geen bezwaar tegen een gesprek.", Intent::Interested),
+            (
+                "We're not happy with our current vendor.",
+                Intent::Interested,
+            ),
+            // Still a no, or still a request to stop.
+            ("No thanks.", Intent::NotInterested),
+            ("Ce n'est pas pour nous par contre.", Intent::NotInterested),
+            (
+                "Ik maak bezwaar tegen de verwerking van mijn gegevens.",
+                Intent::Unsubscribe,
+            ),
+            (
+                "No thanks, and I never signed up for this.",
+                Intent::Unsubscribe,
+            ),
+            // "No problem" alone says nothing.
+            ("No problem.", Intent::Other),
+            ("Kein Problem, die Mail habe ich gelöscht.", Intent::Other),
+        ];
+        for (text, want) in cases {
+            let got = classify(&Reply {
+                text,
+                ..Default::default()
+            });
+            assert_eq!(got.intent, *want, "{text}: {got:?}");
+        }
+    }
+
+    /// In "X, but Y" the stance is Y.
+    #[test]
+    fn what_follows_but_outweighs_what_it_concedes() {
+        let cases: &[(&str, Intent)] = &[
+            (
+                "Not sure we need it, but happy to take a look.",
+                Intent::Interested,
+            ),
+            ("Interessant, maar nu geen prioriteit.", Intent::NotNow),
+            (
+                "Sounds interesting, but we're happy with our current vendor.",
+                Intent::NotInterested,
+            ),
+            // A request to stop stands whatever follows it.
+            (
+                "Please stop emailing me, but good luck with the product.",
+                Intent::Unsubscribe,
+            ),
         ];
         for (text, want) in cases {
             let got = classify(&Reply {
