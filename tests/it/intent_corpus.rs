@@ -1,8 +1,8 @@
-//! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 1,330 replies in
-//! seven languages, written by five writers apart and, for `tune5.jsonl`, by a later round's
-//! tuner. `tune*.jsonl` are what the phrase tables were
-//! tuned on; `holdout.jsonl` was written without sight of the tables or of the
-//! tuning parts, and its figures are the ones reported (`docs/signals.md`, "Reply intent"). Run with `--nocapture` to
+//! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 2,170 replies in
+//! seven languages, written by eight writers apart and, for `tune5.jsonl`, by a later round's
+//! tuner. `tune*.jsonl` are what the phrase tables were tuned on; the three `holdout*.jsonl`
+//! parts were written without sight of the tables or of the tuning parts, and their figures
+//! are the ones reported (`docs/signals.md`, "Reply intent"). Run with `--nocapture` to
 //! print the report: accuracy by language and by intent, the confusion matrix, `unsubscribe`'s
 //! precision and recall, interested replies taken for a no, `resume_on` and referrals. The
 //! tuning parts' misses are printed; the held-out part's are not (tuning must not read them).
@@ -307,11 +307,10 @@ fn the_tuning_parts() {
     );
 }
 
-/// The held-out part against the targets. Met: ≥ 0.80 in each language, an interested reply
-/// taken for `unsubscribe` or `not_interested` in ≤ 1 %. Not met yet, asserted at the figure
-/// measured (docs/signals.md, "Reply intent") so that a change can only raise them: accuracy
-/// (target 0.90), `unsubscribe` precision and recall (target 0.97 each), `resume_on` exact
-/// (target 0.95).
+/// The held-out part against the targets. Met: accuracy ≥ 0.90, ≥ 0.80 in each language, an
+/// interested reply taken for `unsubscribe` or `not_interested` in ≤ 1 %. Not met yet, asserted
+/// at the figure measured (docs/signals.md, "Reply intent") so that a change can only raise
+/// them: `unsubscribe` precision and recall (target 0.97 each), `resume_on` exact (target 0.95).
 #[test]
 fn the_held_out_part() {
     let samples = load("holdout.jsonl");
@@ -330,8 +329,8 @@ fn the_held_out_part() {
         r.interested_as_no
     );
     assert!(
-        r.accuracy >= 0.88,
-        "held-out accuracy {:.3} (measured 0.886)",
+        r.accuracy >= 0.90,
+        "held-out accuracy {:.3} (measured 0.900)",
         r.accuracy
     );
     assert!(
@@ -353,10 +352,9 @@ fn the_held_out_part() {
 
 /// The second held-out part, written by a sixth writer while the tables were tuned on `tune5`,
 /// apart from the tuner: the measure of that round. Its misses are not printed either. Met on
-/// it: accuracy ≥ 0.90 (overall and ≥ 0.80 in each language), `unsubscribe` precision ≥ 0.97,
-/// `resume_on` exact ≥ 0.95. Not met, asserted at the figure measured so a change can only
-/// raise it: `unsubscribe` recall (target 0.97), an interested reply taken for a no (target
-/// ≤ 0.01). Both held-out parts together are printed too (docs/signals.md reports them).
+/// it: accuracy ≥ 0.90 (overall and ≥ 0.80 in each language), `unsubscribe` precision and
+/// recall ≥ 0.97, `resume_on` exact ≥ 0.95. Not met, asserted at the figure measured so a
+/// change can only raise it: an interested reply taken for a no (target ≤ 0.01). Both held-out parts together are printed too (docs/signals.md reports them).
 #[test]
 fn the_second_held_out_part() {
     let samples = load("holdout2.jsonl");
@@ -369,8 +367,8 @@ fn the_second_held_out_part() {
     let all = report("Both held-out parts", &judge(&both));
     println!("{}", all.text);
     assert!(
-        r.accuracy >= 0.90,
-        "accuracy {:.3} (measured 0.925)",
+        r.accuracy >= 0.93,
+        "accuracy {:.3} (measured 0.936)",
         r.accuracy
     );
     assert!(
@@ -385,8 +383,8 @@ fn the_second_held_out_part() {
         r.unsubscribe_precision
     );
     assert!(
-        r.unsubscribe_recall >= 0.95,
-        "unsubscribe recall {:.3} (measured 0.952)",
+        r.unsubscribe_recall >= 0.97,
+        "unsubscribe recall {:.3} (measured 0.976)",
         r.unsubscribe_recall
     );
     assert!(
@@ -408,6 +406,39 @@ fn the_third_held_out_part() {
     let samples = load("holdout3.jsonl");
     let r = report("Third held-out part", &judge(&samples));
     println!("{}", r.text);
+    // The targets are not met on it; each figure is asserted as measured (docs/signals.md,
+    // "Reply intent"), so a change can only raise it.
+    assert!(
+        r.accuracy >= 0.88,
+        "accuracy {:.3} (measured 0.882)",
+        r.accuracy
+    );
+    assert!(
+        r.worst_language.1 >= 0.775,
+        "accuracy in {}: {:.3} (measured pt 0.775)",
+        r.worst_language.0,
+        r.worst_language.1
+    );
+    assert!(
+        r.unsubscribe_precision >= 0.97,
+        "unsubscribe precision {:.3} (measured 0.978)",
+        r.unsubscribe_precision
+    );
+    assert!(
+        r.unsubscribe_recall >= 0.89,
+        "unsubscribe recall {:.3} (measured 0.898)",
+        r.unsubscribe_recall
+    );
+    assert!(
+        r.interested_as_no <= 0.02,
+        "interested taken for a no: {:.3} (measured 0.018)",
+        r.interested_as_no
+    );
+    assert!(
+        r.resume_exact >= 0.88,
+        "resume_on exact {:.3} (measured 0.886)",
+        r.resume_exact
+    );
 }
 
 /// The corpus is what its README promises: 30 replies per language in each part, every intent
