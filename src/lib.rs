@@ -25,6 +25,7 @@
 //! - [`inbound`] — the kinds of inbound signal and the events they raise, email thread
 //!   matching, SMS opt-out keywords, webhook signatures (SPEC §5.2, §7).
 //! - [`capacity`] — a sender's caps per channel and when one more send fits them (SPEC §9).
+//! - [`experiment`] — which variant of a step a contact gets (GrowthBook's hashing).
 //! - [`code`] — the stable problem codes, one spelling each.
 //! - [`quote`] — quoting input in messages, bounded (SPEC §13), so a status always fits.
 //!
@@ -61,6 +62,7 @@ pub mod clock;
 pub mod code;
 pub mod config;
 pub mod engine;
+pub mod experiment;
 pub mod flow;
 pub mod inbound;
 pub mod planner;

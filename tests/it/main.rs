@@ -64,6 +64,7 @@ mod engine_routing;
 mod engine_signal;
 mod engine_simulate;
 mod engine_steps;
+mod experiment_golden;
 mod explain_api;
 mod failover;
 mod fetch;
