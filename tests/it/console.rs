@@ -26,7 +26,11 @@ fn form_csrf(body: &str) -> String {
 }
 
 /// Signs in through the form; returns the `Cookie` header of the session (csrf included).
-async fn sign_in(app: &TestApp, token: &str, extra: &[(&str, &str)]) -> (http::Answer, String) {
+pub(crate) async fn sign_in(
+    app: &TestApp,
+    token: &str,
+    extra: &[(&str, &str)],
+) -> (http::Answer, String) {
     let page = http::get(app.addr, "/console/sign-in", extra).await;
     assert_eq!(page.status, 200);
     let set = page.all("set-cookie");

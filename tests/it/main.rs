@@ -74,6 +74,7 @@ mod http_edge;
 mod inbox_corpus;
 mod inbox_simulate;
 mod intent_corpus;
+mod isolation;
 mod journey_golden;
 mod metrics;
 mod planner;
