@@ -48,11 +48,15 @@ pub enum Code {
     /// The planner could not load or parse the flow version an enrollment runs.
     FlowUnavailable,
     ContactHolidays,
+    /// A step's `variants` or `experiment` is not one nudge can run: one variant, a duplicate
+    /// or badly formed name, a weight that is not positive, a `params` key the variant may not
+    /// set, steps sharing an experiment with different variant names.
+    BadVariants,
 }
 
 impl Code {
     /// Every code, in declaration order: what the spelling test walks.
-    pub const ALL: [Code; 26] = [
+    pub const ALL: [Code; 27] = [
         Code::BadSchema,
         Code::UnknownTarget,
         Code::BadEvent,
@@ -79,6 +83,7 @@ impl Code {
         Code::UnsupportedStep,
         Code::FlowUnavailable,
         Code::ContactHolidays,
+        Code::BadVariants,
     ];
 
     /// The wire spelling, e.g. `BAD_TZ`.
@@ -110,6 +115,7 @@ impl Code {
             Code::UnsupportedStep => "UNSUPPORTED_STEP",
             Code::FlowUnavailable => "FLOW_UNAVAILABLE",
             Code::ContactHolidays => "CONTACT_HOLIDAYS",
+            Code::BadVariants => "BAD_VARIANTS",
         }
     }
 }
@@ -183,7 +189,8 @@ mod tests {
             | Code::LoopGuard
             | Code::UnsupportedStep
             | Code::FlowUnavailable
-            | Code::ContactHolidays => code,
+            | Code::ContactHolidays
+            | Code::BadVariants => code,
         };
         assert!(Code::ALL.into_iter().map(listed).eq(Code::ALL));
     }

@@ -40,6 +40,10 @@ pub struct Dispatch {
     /// store writes it to the ledger in the same transaction as the dispatch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservation: Option<crate::capacity::Entry>,
+    /// The step's variant this contact got, when the step has variants (its `params` are the
+    /// ones sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 /// The `Message-ID` nudge assigns to the email of run `run` of enrollment `enrollment`:
@@ -83,6 +87,10 @@ pub struct Task {
     /// The capacity slot this task took (SPEC §9: tasks count when created).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservation: Option<crate::capacity::Entry>,
+    /// The step's variant this contact got, when the step has variants (its `params` are the
+    /// ones shown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 /// The most of a signal's payload a journey entry (or an enrollment's [`Woken`]) records, in

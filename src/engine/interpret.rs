@@ -1358,7 +1358,11 @@ impl<'a> Machine<'a> {
             self.take_branch("skipped", None);
             return;
         }
-        let (template, channel_params) = match self.flow.step(&run.step).map(|s| &s.action) {
+        let (variant, action) = match self.flow.step(&run.step) {
+            Some(step) => self.variant_of(&run.step, step),
+            None => (None, None),
+        };
+        let (template, channel_params) = match action {
             Some(Action::Email(p) | Action::Sms(p)) => (p.template.clone(), p.channel.clone()),
             _ => (String::new(), None),
         };
@@ -1388,8 +1392,31 @@ impl<'a> Machine<'a> {
             channel_params,
             message_id,
             reservation,
+            variant,
         }));
         self.take_branch("then", None);
+    }
+
+    /// The variant of `step` this enrollment's contact gets and the action it sends: the
+    /// step's own, with no variant name, when the step has no variants. Deterministic
+    /// ([`crate::experiment::assign`]): the same contact gets the same variant in every replay,
+    /// on every replica and in every version of the flow.
+    fn variant_of<'s>(
+        &self,
+        step_id: &str,
+        step: &'s Step,
+    ) -> (Option<String>, Option<&'s Action>) {
+        if step.variants.is_empty() {
+            return (None, Some(&step.action));
+        }
+        let shared = step.experiment.as_ref().and_then(|e| e.name.as_deref());
+        let seed = crate::experiment::seed(&self.flow.name, step_id, shared);
+        let weights: Vec<f64> = step.variants.iter().map(|v| v.weight).collect();
+        // Every variant takes contacts until stopping one is stored with the flow's figures.
+        let running = vec![false; weights.len()];
+        let chosen = crate::experiment::assign(&seed, &self.st.contact.id, &weights, &running);
+        let v = &step.variants[chosen.index];
+        (Some(v.name.clone()), Some(&v.action))
     }
 
     fn create_task(&mut self, run: &Run) {
@@ -1410,7 +1437,8 @@ impl<'a> Machine<'a> {
             },
             None => None,
         };
-        let params = task_params_json(step);
+        let (variant, action) = self.variant_of(&run.step, step);
+        let params = task_params_json(action.unwrap_or(&step.action));
         self.fx.push(Effect::TaskCreated(Task {
             idempotency_key: self.key(run.id),
             run: run.id,
@@ -1420,6 +1448,7 @@ impl<'a> Machine<'a> {
             input: self.st.input.clone(),
             due_by,
             reservation,
+            variant,
         }));
         if let Some(r) = self.st.run.as_mut() {
             r.task = Some(TaskPhase::Open);
@@ -1693,8 +1722,8 @@ pub fn channel_of(kind: StepKind) -> Channel {
 }
 
 /// A task's parameters as shown in `ListTasks`.
-fn task_params_json(step: &Step) -> serde_json::Value {
-    let (p, connected) = match &step.action {
+fn task_params_json(action: &Action) -> serde_json::Value {
+    let (p, connected) = match action {
         Action::Call(c) => (&c.task, Some(&c.connected_outcomes)),
         Action::LinkedinConnect(p) | Action::LinkedinMessage(p) => (p, None),
         _ => return serde_json::json!({}),

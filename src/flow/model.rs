@@ -157,6 +157,75 @@ pub struct Step {
     /// `next`: branch key → step. Which keys exist depends on the step type; the validator has
     /// checked them (see [`Step::next`] and docs/flows.md).
     pub next: BTreeMap<String, StepId>,
+    /// An outreach step's variants (none, or at least two): each contact gets one
+    /// ([`crate::experiment::assign`]), the first is the control.
+    pub variants: Vec<Variant>,
+    /// The experiment the variants are judged by; `Some` exactly when there are variants.
+    pub experiment: Option<Experiment>,
+}
+
+/// One version of an outreach step's message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    /// `[a-z0-9_]`, at most 40 characters; what the dispatch and the journey show.
+    pub name: String,
+    /// Its share of new contacts, relative to the other variants' (positive).
+    pub weight: f64,
+    /// The step's action with the variant's `params` laid over the step's.
+    pub action: Action,
+}
+
+/// What a step's variants are compared on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Goal {
+    /// A human reply (never an auto-reply or an out-of-office notice).
+    Reply,
+    /// A meeting booked (a calendar webhook's `meeting_booked`).
+    MeetingBooked,
+    /// A reply read as `interested`.
+    IntentInterested,
+}
+
+impl Goal {
+    /// Every goal, in the order the docs list them.
+    pub const ALL: [Goal; 3] = [Goal::Reply, Goal::MeetingBooked, Goal::IntentInterested];
+
+    /// The spelling in a flow document: the event the goal is.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Goal::Reply => "reply",
+            Goal::MeetingBooked => "meeting_booked",
+            Goal::IntentInterested => "intent:interested",
+        }
+    }
+
+    /// The goal spelled `text`.
+    pub fn parse(text: &str) -> Option<Goal> {
+        Goal::ALL.into_iter().find(|g| g.as_str() == text)
+    }
+}
+
+/// A step's `experiment`: the goal, the error rate, whether the loser stops by itself, and the
+/// name that shares one experiment across steps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Experiment {
+    /// Steps naming the same experiment give a contact the same variant at each.
+    pub name: Option<String>,
+    /// What counts as a conversion.
+    pub goal: Goal,
+    /// The always-valid test's error rate, in (0, 1); default 0.05.
+    pub alpha: f64,
+    /// Stop the worse variant once the test says so; default false.
+    pub auto_stop: bool,
+    /// The confidence sequence's tuning (its sample size of best width); default 5,000.
+    pub tuning: f64,
+}
+
+impl Experiment {
+    /// `alpha` when the flow gives none.
+    pub const DEFAULT_ALPHA: f64 = 0.05;
+    /// `tuning` when the flow gives none.
+    pub const DEFAULT_TUNING: f64 = 5_000.0;
 }
 
 impl Step {

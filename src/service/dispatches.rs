@@ -90,6 +90,8 @@ pub struct Dispatch {
     pub list_unsubscribe: Option<String>,
     /// Email: `List-Unsubscribe=One-Click`, the `List-Unsubscribe-Post` header value.
     pub list_unsubscribe_post: Option<String>,
+    /// The step's variant it sends, when the step has variants.
+    pub variant: Option<String>,
 }
 
 impl Dispatch {
@@ -102,6 +104,7 @@ impl Dispatch {
             enrollment_id: d.enrollment_id.into(),
             status,
             hold_code: d.hold_code,
+            variant: d.variant,
             failure: d.failure,
             provider_message_id: d.provider_message_id,
             created_at: from_millis(d.created_at),

@@ -86,6 +86,8 @@ pub struct DispatchRow {
     pub due_at: i64,
     /// Held: why (`ZONE_UNKNOWN`, `NO_OPENING`, …); `failure` says what to fix.
     pub hold_code: Option<String>,
+    /// The step's variant it sends, when the step has variants.
+    pub variant: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
@@ -276,6 +278,7 @@ impl Writes {
                         created_at: now_ms,
                         due_at: now_ms,
                         hold_code: None,
+                        variant: d.variant.clone(),
                     })
                 }
                 Effect::DispatchHeld {
@@ -312,6 +315,7 @@ impl Writes {
                     created_at: now_ms,
                     due_at: now_ms,
                     hold_code: Some(code.as_str().to_string()),
+                    variant: None,
                 }),
                 Effect::TaskCreated(t) => {
                     if let Some(e) = &t.reservation {
@@ -540,6 +544,7 @@ impl Tx {
                 created_at: a.created_at,
                 due_at: a.created_at,
                 hold_code: None,
+                variant: None,
             });
         }
         Ok(())

@@ -230,13 +230,13 @@ macro_rules! insert_dispatches_sql {
             "INSERT INTO dispatches (id, account_id, enrollment_id, run, step, idempotency_key, \
              channel, recipient, template, input, channel_params, message_id, status, \
              lease_owner, lease_until, attempts, provider_message_id, failure, created_at, \
-             due_at, hold_code) \
+             due_at, hold_code, variant) \
              SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), \
              unnest($4::int8[]), unnest($5::text[]), unnest($6::text[]), unnest($7::text[]), \
              unnest($8::text[]), unnest($9::text[]), unnest($10::text[]), unnest($11::text[]), \
              unnest($12::text[]), unnest($13::text[]), unnest($14::text[]), \
              unnest($15::int8[]), unnest($16::int4[]), unnest($17::text[]), unnest($18::text[]), \
-             unnest($19::int8[]), unnest($20::int8[]), unnest($21::text[])",
+             unnest($19::int8[]), unnest($20::int8[]), unnest($21::text[]), unnest($22::text[])",
             $tail
         )
     };
@@ -276,7 +276,8 @@ fn insert_dispatches<'a>(
                 .bind::<Array<Nullable<Text>>, _>(col(&d, |r| r.failure.as_deref()))
                 .bind::<Array<BigInt>, _>(col(&d, |r| r.created_at))
                 .bind::<Array<BigInt>, _>(col(&d, |r| r.due_at))
-                .bind::<Array<Nullable<Text>>, _>(col(&d, |r| r.hold_code.as_deref())),
+                .bind::<Array<Nullable<Text>>, _>(col(&d, |r| r.hold_code.as_deref()))
+                .bind::<Array<Nullable<Text>>, _>(col(&d, |r| r.variant.as_deref())),
         )
         .execute(&mut &*c)
         .await

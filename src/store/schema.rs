@@ -184,6 +184,7 @@ diesel::table! {
         created_at -> BigInt,
         due_at -> BigInt,
         hold_code -> Nullable<Text>,
+        variant -> Nullable<Text>,
     }
 }
 

@@ -91,4 +91,5 @@ mod timing_places;
 mod timing_props;
 mod timing_window_props;
 mod transitions;
+mod variants;
 mod watch;

@@ -480,6 +480,7 @@ async fn batch_writers_round_trip(backend: Backend) {
         created_at: 46,
         due_at: 47,
         hold_code: Some("CODE-48".into()),
+        variant: None,
     };
     let task = TaskRow {
         id: "tk_1".into(),
@@ -693,6 +694,7 @@ async fn a_dispatch_key_is_written_once(backend: Backend) {
         created_at: 1,
         due_at: 1,
         hold_code: (status == "held").then(|| "ZONE_UNKNOWN".into()),
+        variant: None,
     };
     let write = |w: Writes| async move {
         let mut tx = db.begin().await.unwrap();

@@ -42,6 +42,7 @@ impl From<Dispatch> for pb::Dispatch {
             created_at: Some(timestamp(d.created_at)),
             list_unsubscribe: d.list_unsubscribe.unwrap_or_default(),
             list_unsubscribe_post: d.list_unsubscribe_post.unwrap_or_default(),
+            variant: d.variant.unwrap_or_default(),
         }
     }
 }

@@ -100,6 +100,7 @@ impl Validator<'_> {
             None => Vec::new(),
         };
         self.graph(&nodes, start.as_deref(), !nodes.is_empty(), &shadowed);
+        self.shared_experiments(&steps);
 
         Some(Flow {
             name: name?,

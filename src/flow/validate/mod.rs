@@ -25,6 +25,7 @@ mod document;
 mod graph;
 mod slots;
 mod steps;
+mod variants;
 
 use crate::code::Code;
 use crate::flow::model::{Duration, Flow, Holidays, InputSchema};

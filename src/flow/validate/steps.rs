@@ -17,7 +17,7 @@ use crate::timing::Duration;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
-const STEP_FIELDS: &[&str] = &["type", "params", "next"];
+const STEP_FIELDS: &[&str] = &["type", "params", "next", "variants", "experiment"];
 
 impl Validator<'_> {
     // ---- steps -----------------------------------------------------------------------------
@@ -89,17 +89,26 @@ impl Validator<'_> {
             Some(n) => self.next_keys(kind, action.as_ref(), params, n, &next_path),
             None => false,
         };
+        let variants = self.variants(kind, obj, params, path);
         let action = action?;
+        let (variants, experiment) = variants?;
         if !next_ok {
             return None;
         }
         Some(Step {
             action,
             next: next?,
+            variants,
+            experiment,
         })
     }
 
-    fn action(&mut self, kind: StepKind, p: &Map<String, Value>, path: &str) -> Option<Action> {
+    pub(super) fn action(
+        &mut self,
+        kind: StepKind,
+        p: &Map<String, Value>,
+        path: &str,
+    ) -> Option<Action> {
         match kind {
             StepKind::Email | StepKind::Sms => {
                 self.unknown_fields(p, path, &["template", "channel"]);

@@ -123,6 +123,9 @@ fn dispatch(d: &Dispatch) -> Option<String> {
     o.field("run", &d.run);
     o.field("step", d.step.as_str());
     o.field("template", d.template.as_str());
+    if let Some(v) = &d.variant {
+        o.field("variant", v.as_str());
+    }
     Some(o.finish())
 }
 
@@ -281,11 +284,12 @@ mod tests {
             input in json(),
             params in prop::option::of(prop::collection::btree_map(text(), json(), 0..3)),
             message_id in prop::option::of(text()),
+            variant in prop::option::of(text()),
         ) -> Dispatch {
             Dispatch {
                 idempotency_key: key, run, step, channel, recipient, template, input,
                 channel_params: params.map(|m| m.into_iter().collect()),
-                message_id, reservation: None,
+                message_id, reservation: None, variant,
             }
         }
     }

@@ -1,0 +1,1 @@
+ALTER TABLE dispatches DROP COLUMN variant;
