@@ -200,6 +200,7 @@ pub fn simulate_campaign(flow: &Flow, scenario: &Scenario) -> Result<Campaign, S
             )));
         }
         let mut view = contact_view(&ScenarioContact {
+            id: None,
             tz: c.tz.clone(),
             phone: c.phone.clone(),
             email: c.email.clone(),

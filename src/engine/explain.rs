@@ -108,6 +108,8 @@ pub struct Explanation {
     pub code: Option<Code>,
     /// The answer in one sentence a person understands.
     pub sentence: String,
+    /// The current step's variant this contact gets, when the step has variants.
+    pub variant: Option<String>,
 }
 
 impl Explanation {
@@ -121,6 +123,7 @@ impl Explanation {
             events: Vec::new(),
             code: None,
             sentence,
+            variant: None,
         }
     }
 }
@@ -174,6 +177,13 @@ pub fn explain_with(
     let mut e = running(state, flow, run, now, quiet);
     e.step = Some(run.step.clone());
     e.run = Some(run.id);
+    if let Some(v) = super::variant::of(flow, &run.step, &state.contact.id) {
+        e.sentence = format!(
+            "{} Its variant of `{}` is `{}`.",
+            e.sentence, run.step, v.name
+        );
+        e.variant = Some(v.name.clone());
+    }
     if state.status == Status::Paused {
         // Paused wins: nothing fires until an operator resumes, whatever the run waits for.
         let then = e.sentence.trim_end_matches('.');

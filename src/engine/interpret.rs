@@ -1398,25 +1398,15 @@ impl<'a> Machine<'a> {
     }
 
     /// The variant of `step` this enrollment's contact gets and the action it sends: the
-    /// step's own, with no variant name, when the step has no variants. Deterministic
-    /// ([`crate::experiment::assign`]): the same contact gets the same variant in every replay,
-    /// on every replica and in every version of the flow.
-    fn variant_of<'s>(
-        &self,
-        step_id: &str,
-        step: &'s Step,
-    ) -> (Option<String>, Option<&'s Action>) {
-        if step.variants.is_empty() {
-            return (None, Some(&step.action));
+    /// step's own, with no variant name, when the step has no variants.
+    fn variant_of<'s>(&self, step_id: &str, step: &'s Step) -> (Option<String>, Option<&'s Action>)
+    where
+        'a: 's,
+    {
+        match super::variant::of(self.flow, step_id, &self.st.contact.id) {
+            Some(v) => (Some(v.name.clone()), Some(&v.action)),
+            None => (None, Some(&step.action)),
         }
-        let shared = step.experiment.as_ref().and_then(|e| e.name.as_deref());
-        let seed = crate::experiment::seed(&self.flow.name, step_id, shared);
-        let weights: Vec<f64> = step.variants.iter().map(|v| v.weight).collect();
-        // Every variant takes contacts until stopping one is stored with the flow's figures.
-        let running = vec![false; weights.len()];
-        let chosen = crate::experiment::assign(&seed, &self.st.contact.id, &weights, &running);
-        let v = &step.variants[chosen.index];
-        (Some(v.name.clone()), Some(&v.action))
     }
 
     fn create_task(&mut self, run: &Run) {

@@ -35,6 +35,7 @@ pub mod outside;
 pub mod seed;
 pub mod simulate;
 pub mod state;
+pub mod variant;
 
 pub use effect::{
     message_id, parse_message_id, AckOutcome, Dispatch, Effect, JourneyEntry, PauseReason,

@@ -30,6 +30,10 @@ pub const MAX_SIM_STEPS: usize = 100_000;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioContact {
+    /// The contact's id: what a step's variants are assigned by, as for a stored contact;
+    /// `contact` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// The contact's set zone, if any: what arithmetic and windows use (SPEC §2.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
@@ -276,6 +280,10 @@ pub struct RunRecord {
     /// A campaign: each execution-time deferral of the run (SPEC §9).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deferrals: Vec<Deferral>,
+    /// The step's variant the contact got, when the step has variants (assigned by the
+    /// scenario contact's `id`, as a stored enrollment's contact is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 /// One deferral of a run in a campaign simulation.
@@ -459,7 +467,7 @@ pub(super) fn contact_view(c: &ScenarioContact) -> Result<ContactView, SimError>
         None => None,
     };
     Ok(ContactView {
-        id: "contact".to_string(),
+        id: c.id.clone().unwrap_or_else(|| "contact".to_string()),
         email: c.email.clone(),
         phone,
         tz: c.tz.clone(),
@@ -686,6 +694,7 @@ impl Sim {
                         branch: None,
                         woken_by: None,
                         deferrals: Vec::new(),
+                        variant: None,
                     });
                 }
                 Effect::Journey(crate::engine::JourneyEntry::Deferred {
@@ -706,10 +715,16 @@ impl Sim {
                         });
                     }
                 }
+                Effect::Dispatch(d) => {
+                    if let Some(&i) = self.by_run.get(&d.run) {
+                        self.runs[i].variant = d.variant;
+                    }
+                }
                 Effect::TaskCreated(task) => {
                     if let Some(&i) = self.by_run.get(&task.run) {
                         let r = &mut self.runs[i];
                         r.until = task.due_by;
+                        r.variant = task.variant;
                         // A task stays open after it is created, so no `closed` tells when it
                         // was: one deferred for capacity (a LinkedIn `min_gap`) is created
                         // later than planned at entry, and `scheduled` says when.

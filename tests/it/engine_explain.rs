@@ -87,6 +87,45 @@ fn window_closed_on_a_saturday() {
     );
 }
 
+/// An email step with variants, held by the window: Explain names the variant this contact
+/// gets (GrowthBook's assignment of contact `c1` under seed `test/e:`), and the email sent
+/// when the window opens is that variant.
+#[test]
+fn a_held_step_with_variants_names_the_contacts_variant() {
+    let steps = json!({"e": {"type": "email", "params": {"template": "t1"},
+                             "variants": [{"name": "plain"}, {"name": "bold", "params": {"template": "t1_bold"}}],
+                             "next": {"then": "done"}},
+                       "done": {"type": "end"}});
+    let f = flow_of("e", window(json!({})), steps);
+    let mut d = Driver::new(
+        f,
+        contact(Some("America/New_York"), None, Some("a@example.com")),
+        "UTC",
+    );
+    d.apply(Input::Start, "2026-12-05T15:00:00Z");
+    let e = explain(&d.state, &d.flow, t("2026-12-05T15:00:00Z"));
+    let want = ["plain", "bold"]
+        [nudge::experiment::assign("test/e:", "c1", &[1.0, 1.0], &[false, false]).index];
+    assert_eq!(e.reason, Some(WaitReason::Window));
+    assert_eq!(e.variant.as_deref(), Some(want));
+    assert!(
+        e.sentence
+            .ends_with(&format!("Its variant of `e` is `{want}`.")),
+        "{}",
+        e.sentence
+    );
+    let fx = d.apply(Input::Wake, "2026-12-07T14:00:00Z");
+    let sent = fx
+        .iter()
+        .find_map(|f| match f {
+            nudge::engine::Effect::Dispatch(d) => Some(d.clone()),
+            _ => None,
+        })
+        .expect("sent when the window opens");
+    assert_eq!(sent.variant.as_deref(), Some(want));
+    assert_eq!(sent.template, if want == "bold" { "t1_bold" } else { "t1" });
+}
+
 #[test]
 fn quiet_hours_in_the_phone_zone() {
     // +1 303 is Denver: 21:30 there on Thursday; the SMS window opens Fri 08:00 = 15:00Z.

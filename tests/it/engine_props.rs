@@ -95,6 +95,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             start: start(),
             horizon: start() + Duration::days(45),
             contact: ScenarioContact {
+                id: None,
                 tz: tz.map(String::from),
                 phone: phone.map(String::from),
                 email: Some("a@example.com".into()),

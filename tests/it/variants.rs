@@ -143,3 +143,50 @@ async fn each_contact_gets_its_variant_and_keeps_it_across_a_shared_experiment(b
     }
     app.stop().await;
 }
+
+/// The simulator assigns as the service does: by the scenario contact's `id`, so a scenario run
+/// for a real contact shows the variant that contact gets (and each shared step the same one).
+#[test]
+fn the_simulator_assigns_by_the_scenario_contacts_id() {
+    use nudge::engine::simulate::{simulate, Scenario};
+    let flow = crate::engine_support::flow(
+        serde_json::from_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/fixtures/flows/subject-test.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap(),
+    );
+    let mut seen = BTreeMap::new();
+    for i in 0..12 {
+        let contact = format!("prospect-{i}");
+        let scenario: Scenario = serde_json::from_value(serde_json::json!({
+            "start": "2026-12-07T15:00:00Z", "horizon": "2026-12-20T00:00:00Z",
+            "contact": {"id": contact, "tz": "America/Denver", "email": "p@example.com"}
+        }))
+        .unwrap();
+        let timeline = simulate(&flow, &scenario).unwrap();
+        let want = ["a", "b"][assign(
+            &seed("subject-test", "email_1", Some("subject-lines")),
+            &contact,
+            &[1.0, 2.0],
+            &[false, false],
+        )
+        .index];
+        let variants: Vec<(&str, Option<&str>)> = timeline
+            .runs
+            .iter()
+            .filter(|r| r.step.starts_with("email_"))
+            .map(|r| (r.step.as_str(), r.variant.as_deref()))
+            .collect();
+        assert_eq!(
+            variants,
+            [("email_1", Some(want)), ("email_2", Some(want))],
+            "{contact}"
+        );
+        *seen.entry(want).or_insert(0) += 1;
+    }
+    assert_eq!(seen.len(), 2, "both variants appear: {seen:?}");
+}

@@ -343,6 +343,7 @@ impl EnrollmentService for EnrollmentApi {
             events: x.events,
             code: x.code.map(|c| c.as_str().to_string()).unwrap_or_default(),
             sentence: x.sentence,
+            variant: x.variant.unwrap_or_default(),
         }))
     }
 }
