@@ -99,48 +99,27 @@ pub async fn find(db: &Db, id: &str) -> Result<Option<Account>, StoreError> {
 /// Returns the account and whether this call created it. Safe to run from several replicas:
 /// the inserts ignore a row that is already there.
 pub async fn ensure_default(db: &Db, now_ms: i64) -> Result<(Account, bool), StoreError> {
-    let account = Account {
-        id: DEFAULT_ACCOUNT_ID.to_string(),
-        name: "Default".to_string(),
+    let created = create_with_sender(db, DEFAULT_ACCOUNT_ID, "Default", now_ms).await?;
+    let account = find(db, DEFAULT_ACCOUNT_ID)
+        .await?
+        .ok_or_else(|| StoreError::Corrupt("the default account vanished".into()))?;
+    Ok((account, created))
+}
+
+/// A new account's row: its own webhook secret, no settings.
+fn new_account(id: &str, name: &str, default_sender_id: Option<&str>, now_ms: i64) -> Account {
+    Account {
+        id: id.to_string(),
+        name: name.to_string(),
         max_wait: None,
         webhook_secret: random_secret(),
-        default_sender_id: Some(DEFAULT_SENDER_ID.to_string()),
+        default_sender_id: default_sender_id.map(str::to_string),
         created_at: now_ms,
         fetch_allow: None,
         quiet_hours: None,
         call_connected_threshold: None,
         reply_unsubscribe: None,
-    };
-    let conn = db.conn().await?;
-    let created = with_conn!(conn, c => c
-        .transaction(async |c| {
-            let inserted = diesel::insert_into(accounts::table)
-                .values(&account)
-                .on_conflict(accounts::id)
-                .do_nothing()
-                .execute(c)
-                .await?;
-            if inserted == 1 {
-                diesel::insert_into(senders::table)
-                    .values((
-                        senders::account_id.eq(DEFAULT_ACCOUNT_ID),
-                        senders::id.eq(DEFAULT_SENDER_ID),
-                        senders::tz.eq("UTC"),
-                        senders::created_at.eq(now_ms),
-                        senders::updated_at.eq(now_ms),
-                    ))
-                    .on_conflict((senders::account_id, senders::id))
-                    .do_nothing()
-                    .execute(c)
-                    .await?;
-            }
-            Ok::<_, diesel::result::Error>(inserted == 1)
-        })
-        .await)?;
-    let account = find(db, DEFAULT_ACCOUNT_ID)
-        .await?
-        .ok_or_else(|| StoreError::Corrupt("the default account vanished".into()))?;
-    Ok((account, created))
+    }
 }
 
 /// Makes `sender_id` the account's default sender.
@@ -199,25 +178,15 @@ impl super::Tx {
 pub type AccountSettings = (String, Option<String>, Option<String>);
 
 /// Creates account `id` with its own webhook secret and a default sender (`default`, UTC), in
-/// one transaction; `false` when the id is taken (nothing changed).
+/// one transaction; `false` when the id is taken (nothing changed). Safe to run from several
+/// replicas at once: the insert ignores a row that is already there.
 pub async fn create_with_sender(
     db: &Db,
     id: &str,
     name: &str,
     now_ms: i64,
 ) -> Result<bool, StoreError> {
-    let account = Account {
-        id: id.to_string(),
-        name: name.to_string(),
-        max_wait: None,
-        webhook_secret: random_secret(),
-        default_sender_id: Some(DEFAULT_SENDER_ID.to_string()),
-        created_at: now_ms,
-        fetch_allow: None,
-        quiet_hours: None,
-        call_connected_threshold: None,
-        reply_unsubscribe: None,
-    };
+    let account = new_account(id, name, Some(DEFAULT_SENDER_ID), now_ms);
     let conn = db.conn().await?;
     Ok(with_conn!(conn, c => c
         .transaction(async |c| {
@@ -236,6 +205,8 @@ pub async fn create_with_sender(
                         senders::created_at.eq(now_ms),
                         senders::updated_at.eq(now_ms),
                     ))
+                    .on_conflict((senders::account_id, senders::id))
+                    .do_nothing()
                     .execute(c)
                     .await?;
             }
@@ -259,18 +230,7 @@ pub async fn list(db: &Db, after: &str, limit: i64) -> Result<Vec<Account>, Stor
 /// Creates an account with no sender (tests and tools that need a second tenant); an existing
 /// id is left as it is.
 pub async fn create(db: &Db, id: &str, name: &str, now_ms: i64) -> Result<(), StoreError> {
-    let account = Account {
-        id: id.to_string(),
-        name: name.to_string(),
-        max_wait: None,
-        webhook_secret: random_secret(),
-        default_sender_id: None,
-        created_at: now_ms,
-        fetch_allow: None,
-        quiet_hours: None,
-        call_connected_threshold: None,
-        reply_unsubscribe: None,
-    };
+    let account = new_account(id, name, None, now_ms);
     let conn = db.conn().await?;
     with_conn!(conn, c => diesel::insert_into(accounts::table)
         .values(&account)

@@ -1,7 +1,8 @@
 //! Small server-rendered HTML pages (the approval page; the unsubscribe page can share it):
 //! every text shown goes through [`escape`], pages work without JavaScript, and every answer
-//! carries `Cache-Control: no-store`, `Referrer-Policy: no-referrer` (the URL holds a token)
-//! and a strict Content-Security-Policy (no script, no outside resource, forms post back here).
+//! under their paths carries `Cache-Control: no-store`, `Referrer-Policy: no-referrer` (the URL
+//! holds a token) and [`CSP`] (no script, no outside resource, forms post back here), set by
+//! the router for pages, errors and redirects alike.
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -38,24 +39,12 @@ pub fn page(status: StatusCode, title: &str, body: &str) -> Response {
          <body><main><h1>{t}</h1>{body}</main></body></html>\n",
         t = escape(title)
     );
+    // The headers every token page carries (`CSP`, no-store, no-referrer, nosniff, DENY) are
+    // set for every answer under its path by the router (`super::page_headers`).
     let mut response = (status, html).into_response();
-    let headers = response.headers_mut();
-    headers.insert(
+    response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
     );
     response
 }

@@ -23,10 +23,6 @@ use maud::{html, Markup, DOCTYPE};
 /// The largest body a POST may carry (the one-click body is 26 bytes).
 pub const MAX_BODY: usize = 1024;
 
-/// The page's Content-Security-Policy: nothing loads, nothing runs, the form posts back here.
-pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; \
-                       base-uri 'none'; frame-ancestors 'none'";
-
 fn page(status: StatusCode, title: &str, body: Markup) -> Response {
     let markup = html! {
         (DOCTYPE)
@@ -44,21 +40,12 @@ fn page(status: StatusCode, title: &str, body: Markup) -> Response {
             }
         }
     };
+    // The token pages' headers (policy, no-store, no-referrer, nosniff) are set for every
+    // answer under `/unsubscribe/` by the router (`super::page_headers`).
     let mut response = (status, markup.into_string()).into_response();
-    let h = response.headers_mut();
-    h.insert(
+    response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
-    h.insert(
-        "x-content-type-options",
-        HeaderValue::from_static("nosniff"),
     );
     response
 }
