@@ -43,6 +43,9 @@ pub struct EnrollmentRow {
     pub state: Vec<u8>,
     pub next_run_at: Option<i64>,
     pub journey_seq: i64,
+    /// The Watch key of its last journey row (PostgreSQL; 0 on SQLite): its next rows are keyed
+    /// at least this high ([`super::pg_batch::journey_statement`]).
+    pub journey_xid: i64,
     pub created_at: i64,
     pub updated_at: i64,
     /// Enrolled with `allow_duplicate`: outside the unique index `enrollments_one_live`, which

@@ -22,6 +22,7 @@ use diesel::sql_types::{Array, BigInt, Binary, Bool, Integer, Nullable, Text};
 use diesel::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
+use std::collections::HashMap;
 
 /// A raw statement diesel-async may keep prepared on its connection.
 ///
@@ -105,7 +106,8 @@ pub async fn write_with<'a>(
         let q = Cached(
             diesel::sql_query(
                 "UPDATE enrollments e SET status = u.status, state = u.state, \
-                 next_run_at = u.next_run_at, journey_seq = u.journey_seq, updated_at = u.updated_at \
+                 next_run_at = u.next_run_at, journey_seq = u.journey_seq, updated_at = u.updated_at, \
+                 journey_xid = GREATEST(e.journey_xid, pg_current_xact_id()::text::int8) \
                  FROM (SELECT unnest($1::text[]) AS id, unnest($2::text[]) AS status, \
                  unnest($3::bytea[]) AS state, unnest($4::int8[]) AS next_run_at, \
                  unnest($5::int8[]) AS journey_seq, unnest($6::int8[]) AS updated_at) AS u \
@@ -208,9 +210,24 @@ pub async fn write_with<'a>(
         sent.push(q);
     }
     sent.extend(more);
-    // The journey, keyed for Watch (`super::watch`).
+    // The journey, keyed for Watch (`super::watch`), after the enrollments' previous keys as
+    // this transaction holds them.
     if !w.journey.is_empty() {
-        sent.push(journey_statement(&w.journey).execute(&mut &*c));
+        let previous: HashMap<&str, i64> = w
+            .enrollments
+            .iter()
+            .map(|e| (e.id.as_str(), e.journey_xid))
+            .collect();
+        let after: Vec<Option<i64>> = w
+            .journey
+            .iter()
+            .map(|s| previous.get(s.enrollment_id.as_str()).copied())
+            .collect();
+        sent.push(Box::pin(async move {
+            journey_statement(&w.journey, &after)
+                .execute(&mut &*c)
+                .await
+        }));
     }
     futures_util::future::try_join_all(sent).await?;
     Ok(())
@@ -294,12 +311,12 @@ fn insert_enrollments<'a>(
             diesel::sql_query(
                 "INSERT INTO enrollments (id, account_id, flow_id, flow_version, contact_id, \
                  sender_id, status, client_key, state, next_run_at, journey_seq, created_at, \
-                 updated_at, allow_duplicate) \
+                 updated_at, allow_duplicate, journey_xid) \
                  SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), \
                  unnest($4::int4[]), unnest($5::text[]), unnest($6::text[]), unnest($7::text[]), \
                  unnest($8::text[]), unnest($9::bytea[]), unnest($10::int8[]), \
                  unnest($11::int8[]), unnest($12::int8[]), unnest($13::int8[]), \
-                 unnest($14::bool[])",
+                 unnest($14::bool[]), pg_current_xact_id()::text::int8",
             )
             .bind::<Array<Text>, _>(col(&e, |r| r.id.as_str()))
             .bind::<Array<Text>, _>(col(&e, |r| r.account_id.as_str()))
@@ -322,22 +339,26 @@ fn insert_enrollments<'a>(
 }
 
 /// The journey's statement: the rows of `steps`, each keyed for Watch with this transaction's
-/// id, or its enrollment's previous row's key when that is higher (a transaction can get its id
-/// before it waits for the enrollment's lock, behind a writer with a higher one). A first entry
-/// (seq 1: a new enrollment) has no previous row to look for. See [`super::watch`].
-pub fn journey_statement(
-    steps: &[super::journey::JourneyStep],
-) -> Cached<BoxedSqlQuery<'_, Pg, SqlQuery>> {
+/// id, or its enrollment's previous key when that is higher (a transaction can get its id
+/// before it waits for the enrollment's lock, behind a writer with a higher one). `after[i]` is
+/// that previous key as the writer read it from the enrollment row it holds locked
+/// (`journey_xid`); `None` looks the enrollment's previous row up instead, one index probe a
+/// row. A first entry (seq 1: a new enrollment) has none. See [`super::watch`].
+pub fn journey_statement<'a>(
+    steps: &'a [super::journey::JourneyStep],
+    after: &[Option<i64>],
+) -> Cached<BoxedSqlQuery<'a, Pg, SqlQuery>> {
+    debug_assert_eq!(steps.len(), after.len());
     Cached(
         diesel::sql_query(
             "INSERT INTO journey_steps (enrollment_id, seq, n, at, account_id, xid, entries) \
              SELECT t.enrollment_id, t.seq, t.n, t.at, t.account_id, \
-             CASE WHEN t.seq <= 1 THEN x.xid ELSE GREATEST(x.xid, \
+             CASE WHEN t.seq <= 1 THEN x.xid ELSE GREATEST(x.xid, COALESCE(t.after, \
              (SELECT p.xid FROM journey_steps p WHERE p.enrollment_id = t.enrollment_id \
-             AND p.seq < t.seq ORDER BY p.seq DESC LIMIT 1)) END, t.entries \
+             AND p.seq < t.seq ORDER BY p.seq DESC LIMIT 1))) END, t.entries \
              FROM (SELECT unnest($1::text[]) AS enrollment_id, unnest($2::int8[]) AS seq, \
              unnest($3::int8[]) AS n, unnest($4::int8[]) AS at, unnest($5::text[]) AS account_id, \
-             unnest($6::text[]) AS entries) AS t, \
+             unnest($6::text[]) AS entries, unnest($7::int8[]) AS after) AS t, \
              (SELECT pg_current_xact_id()::text::int8 AS xid) AS x",
         )
         .into_boxed::<Pg>()
@@ -346,7 +367,8 @@ pub fn journey_statement(
         .bind::<Array<BigInt>, _>(col(steps, |s| s.n))
         .bind::<Array<BigInt>, _>(col(steps, |s| s.at))
         .bind::<Array<Text>, _>(col(steps, |s| s.account_id.as_str()))
-        .bind::<Array<Text>, _>(col(steps, |s| s.encoded())),
+        .bind::<Array<Text>, _>(col(steps, |s| s.encoded()))
+        .bind::<Array<Nullable<BigInt>>, _>(Arr(after.to_vec())),
     )
 }
 

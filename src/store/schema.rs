@@ -109,6 +109,7 @@ diesel::table! {
         state -> Binary,
         next_run_at -> Nullable<BigInt>,
         journey_seq -> BigInt,
+        journey_xid -> BigInt,
         created_at -> BigInt,
         updated_at -> BigInt,
         allow_duplicate -> Bool,

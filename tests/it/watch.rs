@@ -459,12 +459,56 @@ async fn an_older_transaction_id_keeps_an_enrollments_order() {
         .unwrap();
     late.batch_execute("BEGIN").await.unwrap();
     let next = [step(n + 1)];
-    journey_statement(&next).execute(&mut late).await.unwrap();
+    journey_statement(&next, &[None])
+        .execute(&mut late)
+        .await
+        .unwrap();
     late.batch_execute("COMMIT").await.unwrap();
     let after = [step(n + 2)];
-    journey_statement(&after).execute(&mut early).await.unwrap();
+    journey_statement(&after, &[None])
+        .execute(&mut early)
+        .await
+        .unwrap();
     early.batch_execute("COMMIT").await.unwrap();
-    *expected.get_mut(&id).unwrap() += 2;
+    // The same again through the key the enrollment row carries, as nudge's writers pass it:
+    // each keeps `journey_xid` as the planner's update does and reads it under the row's lock.
+    #[derive(diesel::QueryableByName)]
+    struct Key {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        journey_xid: i64,
+    }
+    let keep = format!(
+        "UPDATE enrollments SET journey_xid = GREATEST(journey_xid, pg_current_xact_id()::text::int8) WHERE id = '{id}'"
+    );
+    let held = format!("SELECT journey_xid FROM enrollments WHERE id = '{id}' FOR UPDATE");
+    early
+        .batch_execute("BEGIN; SELECT pg_current_xact_id()")
+        .await
+        .unwrap();
+    late.batch_execute("BEGIN").await.unwrap();
+    let k: Key = diesel::sql_query(&held)
+        .get_result(&mut late)
+        .await
+        .unwrap();
+    let third = [step(n + 3)];
+    journey_statement(&third, &[Some(k.journey_xid)])
+        .execute(&mut late)
+        .await
+        .unwrap();
+    late.batch_execute(&keep).await.unwrap();
+    late.batch_execute("COMMIT").await.unwrap();
+    let k: Key = diesel::sql_query(&held)
+        .get_result(&mut early)
+        .await
+        .unwrap();
+    let fourth = [step(n + 4)];
+    journey_statement(&fourth, &[Some(k.journey_xid)])
+        .execute(&mut early)
+        .await
+        .unwrap();
+    early.batch_execute(&keep).await.unwrap();
+    early.batch_execute("COMMIT").await.unwrap();
+    *expected.get_mut(&id).unwrap() += 4;
     let total: usize = expected.values().sum();
     let entries = read(&app, WatchRequest::default(), total).await;
     assert_each_in_order(&entries, &expected);
@@ -503,10 +547,13 @@ async fn an_entry_committed_late_is_not_skipped() {
     let mut quick = AsyncPgConnection::establish(&url).await.unwrap();
     slow.batch_execute("BEGIN").await.unwrap();
     let first = step(&ids[0]);
-    journey_statement(&first).execute(&mut slow).await.unwrap();
+    journey_statement(&first, &[None])
+        .execute(&mut slow)
+        .await
+        .unwrap();
     quick.batch_execute("BEGIN").await.unwrap();
     let second = step(&ids[1]);
-    journey_statement(&second)
+    journey_statement(&second, &[None])
         .execute(&mut quick)
         .await
         .unwrap();

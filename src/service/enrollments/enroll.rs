@@ -284,6 +284,7 @@ async fn prepare(
         state: Vec::with_capacity(512),
         next_run_at: None,
         journey_seq: 0,
+        journey_xid: 0,
         created_at: now_ms,
         updated_at: now_ms,
         allow_duplicate: item.allow_duplicate,

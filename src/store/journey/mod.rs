@@ -152,7 +152,8 @@ impl Tx {
         }
         match &mut self.conn {
             Conn::Postgres(c) => {
-                super::pg_batch::journey_statement(steps)
+                // The previous keys are looked up: this writer passes no enrollment rows.
+                super::pg_batch::journey_statement(steps, &vec![None; steps.len()])
                     .execute(&mut **c)
                     .await?;
             }

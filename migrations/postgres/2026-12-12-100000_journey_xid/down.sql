@@ -1,0 +1,1 @@
+ALTER TABLE enrollments DROP COLUMN journey_xid;
