@@ -161,7 +161,12 @@ pub struct UpdateInput {
 
 /// The caller's account.
 pub async fn get(core: &Core, account_id: &str) -> Result<Account, ServiceError> {
-    let row = account_row(core, account_id).await?;
+    shown(core, account_row(core, account_id).await?).await
+}
+
+/// A stored account as the API shows it (its provider secrets' dates read beside it).
+async fn shown(core: &Core, row: store::accounts::Account) -> Result<Account, ServiceError> {
+    let account_id = row.id.as_str();
     let fetch_allow = match &row.fetch_allow {
         Some(text) => serde_json::from_str(text).map_err(|e| {
             ServiceError::Internal(format!("account {account_id}: stored fetch_allow: {e}"))
@@ -174,6 +179,12 @@ pub async fn get(core: &Core, account_id: &str) -> Result<Account, ServiceError>
         })?),
         None => None,
     };
+    let reply_unsubscribe = stored_reply_unsubscribe(account_id, row.reply_unsubscribe.as_deref())?;
+    let provider_secrets = store::provider_secrets::list(&core.db, account_id)
+        .await?
+        .into_iter()
+        .map(|(p, at)| (p, crate::clock::from_millis(at)))
+        .collect();
     Ok(Account {
         id: row.id,
         name: row.name,
@@ -182,12 +193,8 @@ pub async fn get(core: &Core, account_id: &str) -> Result<Account, ServiceError>
         quiet_hours,
         default_sender_id: row.default_sender_id,
         call_connected_threshold: row.call_connected_threshold,
-        reply_unsubscribe: stored_reply_unsubscribe(account_id, row.reply_unsubscribe.as_deref())?,
-        provider_secrets: store::provider_secrets::list(&core.db, account_id)
-            .await?
-            .into_iter()
-            .map(|(p, at)| (p, crate::clock::from_millis(at)))
-            .collect(),
+        reply_unsubscribe,
+        provider_secrets,
     })
 }
 
@@ -258,7 +265,7 @@ pub async fn list(
     let next = super::next_page_token(&mut rows, size, |r| r.id.clone());
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
-        out.push(get(core, &row.id).await?);
+        out.push(shown(core, row).await?);
     }
     Ok((out, next))
 }

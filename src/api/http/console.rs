@@ -169,6 +169,16 @@ fn sign(secret: &[u8], payload: &str) -> String {
     hex::encode(mac.finalize().into_bytes())
 }
 
+/// Whether `mac_hex` is [`sign`] of `payload` under `secret`, compared in constant time.
+fn signed(secret: &[u8], payload: &str, mac_hex: &str) -> bool {
+    let Ok(mac) = hex::decode(mac_hex) else {
+        return false;
+    };
+    let mut check = SimpleHmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key");
+    check.update(payload.as_bytes());
+    check.verify_slice(&mac).is_ok()
+}
+
 /// The session cookie's value: `base64url(token id | account | expiry ms) . hmac`.
 fn session_value(secret: &[u8], who: &Principal, expires_ms: i64) -> String {
     let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -187,10 +197,9 @@ enum SessionError {
 
 fn check_session(secret: &[u8], value: &str, now_ms: i64) -> Result<Principal, SessionError> {
     let (payload, mac) = value.rsplit_once('.').ok_or(SessionError::Forged)?;
-    let mut check = SimpleHmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key");
-    check.update(payload.as_bytes());
-    let mac = hex::decode(mac).map_err(|_| SessionError::Forged)?;
-    check.verify_slice(&mac).map_err(|_| SessionError::Forged)?;
+    if !signed(secret, payload, mac) {
+        return Err(SessionError::Forged);
+    }
     let text = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(payload)
         .ok()
@@ -236,36 +245,35 @@ enum Binding<'a> {
     Nonce(&'a str),
 }
 
-/// A form's CSRF token: the HMAC of what it is bound to, under the link secret.
-fn form_token(secret: &[u8], binding: Binding) -> String {
-    match binding {
-        Binding::Session(value) => sign(secret, &format!("csrf|session|{value}")),
-        Binding::Nonce(nonce) => sign(secret, &format!("csrf|nonce|{nonce}")),
+impl Binding<'_> {
+    /// What the token signs: the purpose, the kind of binding and its value.
+    fn payload(self) -> String {
+        match self {
+            Binding::Session(value) => format!("csrf|session|{value}"),
+            Binding::Nonce(nonce) => format!("csrf|nonce|{nonce}"),
+        }
     }
 }
 
-/// The CSRF check of a posted form: its `csrf` field is the token of the session cookie sent
-/// with it (or, before sign-in, of the nonce cookie), compared in constant time.
+/// A form's CSRF token: the HMAC of what it is bound to, under the link secret.
+fn form_token(secret: &[u8], binding: Binding) -> String {
+    sign(secret, &binding.payload())
+}
+
+/// The CSRF check of a form posted before sign-in or by sign-out: its `csrf` field is the token
+/// of the cookie sent with it (the session's when `signed_in`, else the nonce's), compared in
+/// constant time. (A signed-in page's form is checked against [`session`]'s token.)
 fn csrf_ok(secret: &[u8], headers: &HeaderMap, field: &str, signed_in: bool) -> bool {
-    let bound = if signed_in {
-        cookie(headers, SESSION)
-    } else {
-        cookie(headers, CSRF)
-    };
-    let Some(bound) = bound.filter(|b| !b.is_empty()) else {
+    let name = if signed_in { SESSION } else { CSRF };
+    let Some(bound) = cookie(headers, name).filter(|b| !b.is_empty()) else {
         return false;
     };
-    let Ok(given) = hex::decode(field) else {
-        return false;
-    };
-    let payload = if signed_in {
-        format!("csrf|session|{bound}")
+    let binding = if signed_in {
+        Binding::Session(&bound)
     } else {
-        format!("csrf|nonce|{bound}")
+        Binding::Nonce(&bound)
     };
-    let mut check = SimpleHmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key");
-    check.update(payload.as_bytes());
-    check.verify_slice(&given).is_ok()
+    signed(secret, &binding.payload(), field)
 }
 
 fn error_page(e: ServiceError) -> Response {
@@ -925,10 +933,8 @@ async fn simulate(
     Form(form): Form<SimForm>,
 ) -> Page {
     let (who, csrf) = session(&state, &headers).await?;
-    let secret = crate::store::link_secret::load(&state.core.db)
-        .await
-        .map_err(|e| error_page(e.into()))?;
-    if !csrf_ok(&secret, &headers, &form.csrf, true) {
+    // The session's own token, made with the secret `session` read: no second read.
+    if !crate::inbound::providers::same_bytes(csrf.as_bytes(), form.csrf.as_bytes()) {
         return Err((StatusCode::FORBIDDEN, "the form expired; reload the page").into_response());
     }
     let text = form.flow.trim();

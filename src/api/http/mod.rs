@@ -246,11 +246,7 @@ async fn metrics(
             sha2::Sha256::digest(given),
             sha2::Sha256::digest(want.as_bytes()),
         );
-        if a.iter()
-            .zip(b.iter())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            != 0
-        {
+        if !crate::inbound::providers::same_bytes(&a, &b) {
             return Err(HttpError::new(
                 StatusCode::UNAUTHORIZED,
                 "unauthenticated",
