@@ -484,6 +484,7 @@ async fn the_browser_receives_the_consoles_headers() {
         let tab = browser.new_tab().unwrap();
         let seen: Arc<Mutex<Vec<(String, u32, serde_json::Value)>>> = Arc::default();
         let into = seen.clone();
+        let (arrived, urls) = std::sync::mpsc::channel::<String>();
         tab.register_response_handling(
             "headers",
             Box::new(move |params, _| {
@@ -493,6 +494,7 @@ async fn the_browser_receives_the_consoles_headers() {
                     r.status,
                     r.headers.0.clone().unwrap_or_default(),
                 ));
+                let _ = arrived.send(r.url);
             }),
         )
         .unwrap();
@@ -511,17 +513,15 @@ async fn the_browser_receives_the_consoles_headers() {
             .value
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
-        // The stylesheet's response may come a moment after the page's.
-        for _ in 0..50 {
-            if seen
-                .lock()
-                .unwrap()
-                .iter()
-                .any(|(u, _, _)| u.ends_with("style.css"))
-            {
+        // The stylesheet's response event may come a moment after the page's: wait for it
+        // (every response's URL arrives on the channel), 5 s at the most.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while let Ok(url) =
+            urls.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+        {
+            if url.ends_with("style.css") {
                 break;
             }
-            std::thread::sleep(std::time::Duration::from_millis(100));
         }
         let seen = seen.lock().unwrap().clone();
         (seen, margin)

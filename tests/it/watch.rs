@@ -682,9 +682,13 @@ async fn concurrent_writers_and_resuming_readers_see_every_entry_once() {
 
     // The writers.
     let mut writers = Vec::new();
-    // BatchEnroll on both replicas: contacts split in batches of 10.
+    // BatchEnroll on both replicas: contacts split in batches of 10. Each batch that lands lets
+    // its replica's planner take a step (below), so the two interleave without a timer.
+    let mut landed = Vec::new();
     for (i, ch) in channels.iter().enumerate() {
         let (ch, token, flow) = (ch.clone(), tokens[i].clone(), flow.clone());
+        let (tell, heard) = tokio::sync::mpsc::unbounded_channel::<()>();
+        landed.push(heard);
         writers.push(tokio::spawn(async move {
             let mut e = EnrollmentServiceClient::new(ch);
             for batch in (i * CONTACTS / 2..(i + 1) * CONTACTS / 2)
@@ -702,15 +706,17 @@ async fn concurrent_writers_and_resuming_readers_see_every_entry_once() {
                 e.batch_enroll(with_token(BatchEnrollRequest { items }, &token))
                     .await
                     .unwrap();
+                tell.send(()).unwrap();
             }
         }));
     }
-    // Both planners: each replica's clock moves an hour at a time, past the 2 h pause.
-    for (i, ch) in channels.iter().enumerate() {
+    // Both planners: after each batch its replica enrolled, that replica's clock moves an hour
+    // (six batches: six hours, past the 2 h pause).
+    for ((i, ch), mut heard) in channels.iter().enumerate().zip(landed) {
         let (ch, token) = (ch.clone(), tokens[i].clone());
         writers.push(tokio::spawn(async move {
             let mut clock = TestClockServiceClient::new(ch);
-            for _ in 0..6 {
+            while heard.recv().await.is_some() {
                 clock
                     .advance(with_token(
                         AdvanceRequest {
@@ -720,7 +726,6 @@ async fn concurrent_writers_and_resuming_readers_see_every_entry_once() {
                     ))
                     .await
                     .unwrap();
-                tokio::time::sleep(Duration::from_millis(30)).await;
             }
         }));
     }
