@@ -27,6 +27,7 @@
 pub mod campaign;
 pub mod effect;
 pub mod explain;
+pub mod funnel;
 pub mod input;
 pub mod instant;
 pub mod interpret;

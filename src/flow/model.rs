@@ -56,6 +56,60 @@ impl Flow {
         self.steps.get(id)
     }
 
+    /// Every step once, in the order an enrollment meets them: breadth-first from `start`
+    /// along each step's branches, then steps no branch reaches, by id.
+    pub fn steps_in_order(&self) -> Vec<(&str, &Step)> {
+        let mut order: Vec<&str> = vec![self.start.as_str()];
+        let mut i = 0;
+        while i < order.len() {
+            if let Some(step) = self.steps.get(order[i]) {
+                for (_, target) in step.successors() {
+                    if !order.contains(&target.as_str()) {
+                        order.push(target.as_str());
+                    }
+                }
+            }
+            i += 1;
+        }
+        for id in self.steps.keys() {
+            if !order.contains(&id.as_str()) {
+                order.push(id.as_str());
+            }
+        }
+        order
+            .into_iter()
+            .filter_map(|id| self.steps.get(id).map(|s| (id, s)))
+            .collect()
+    }
+
+    /// True when some step has variants: only then do its enrollments' exposures and
+    /// conversions need writing.
+    pub fn has_experiments(&self) -> bool {
+        self.steps.values().any(|s| !s.variants.is_empty())
+    }
+
+    /// Step `id`'s experiment, when it has variants: its key in the statistics (the assignment
+    /// seed without its colon, `"<flow name>/<step id>"` or the shared name), whether it is
+    /// shared, and its settings (the defaults when the step gives none).
+    pub fn experiment_of(&self, id: &str) -> Option<(String, bool, Experiment)> {
+        let step = self.step(id)?;
+        if step.variants.is_empty() {
+            return None;
+        }
+        let settings = step.experiment.clone().unwrap_or(Experiment {
+            name: None,
+            goal: Goal::Reply,
+            alpha: Experiment::DEFAULT_ALPHA,
+            auto_stop: false,
+            tuning: Experiment::DEFAULT_TUNING,
+        });
+        let key = match &settings.name {
+            Some(name) => name.clone(),
+            None => format!("{}/{id}", self.name),
+        };
+        Some((key, settings.name.is_some(), settings))
+    }
+
     /// The step every enrollment enters first.
     pub fn start_step(&self) -> &Step {
         &self.steps[&self.start]

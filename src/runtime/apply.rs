@@ -159,6 +159,27 @@ impl StepContext {
             .collect())
     }
 
+    /// The parsed flow of each of `rows` (those that parse): the cache first, then the stored
+    /// definitions of the versions it lacks, read in `tx`.
+    pub async fn flows_of(
+        tx: &mut Tx,
+        flows: &FlowCache,
+        rows: &[EnrollmentRow],
+    ) -> Result<HashMap<FlowKey, std::sync::Arc<crate::flow::Flow>>, StoreError> {
+        let definitions = Self::definitions(tx, flows, rows).await?;
+        let mut parsed = HashMap::new();
+        for r in rows {
+            let key = (r.flow_id.clone(), r.flow_version);
+            if parsed.contains_key(&key) {
+                continue;
+            }
+            if let Ok(flow) = flows.get_or_parse(&key, definitions.get(&key).map(String::as_str)) {
+                parsed.insert(key, flow);
+            }
+        }
+        Ok(parsed)
+    }
+
     fn ctx_by_account(
         settings: Vec<crate::store::accounts::AccountSettings>,
         quiet_hours: &QuietHours,
@@ -201,16 +222,27 @@ pub fn apply(
     let key = (row.flow_id.clone(), row.flow_version);
     let flow = flows.get_or_parse(&key, context.definitions.get(&key).map(String::as_str));
     let ctx = context.ctx(&row.account_id);
-    let (after, effects) = match flow {
+    // What a signal adds to the funnel and may convert, whatever the step does with it.
+    let (signal_counts, goals) = match &input {
+        Input::Signal(signal) => (
+            crate::engine::funnel::of_signal(&before, signal),
+            crate::engine::funnel::goal_events(signal)
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+        ),
+        _ => (Vec::new(), Vec::new()),
+    };
+    let (after, effects) = match &flow {
         Ok(flow) => match (&context.books, context.caps_of(&row)) {
-            (_, None) => engine::step(&before, &flow, input, now, &ctx),
+            (_, None) => engine::step(&before, flow, input, now, &ctx),
             (Some(books), Some((sender, caps))) => {
                 let mut books = books.lock().expect("the ledger lock is never poisoned");
                 match books.get_mut(&sender) {
                     Some(book) => {
                         let out = engine::step_with(
                             &before,
-                            &flow,
+                            flow,
                             input,
                             now,
                             &ctx,
@@ -237,7 +269,7 @@ pub fn apply(
                     }
                     None => engine::step_with(
                         &before,
-                        &flow,
+                        flow,
                         input,
                         now,
                         &ctx,
@@ -247,15 +279,31 @@ pub fn apply(
             }
             (None, Some((_, caps))) => engine::step_with(
                 &before,
-                &flow,
+                flow,
                 input,
                 now,
                 &ctx,
                 CapacityView::HandOff(caps),
             ),
         },
-        Err(message) => flow_unavailable(&before, message),
+        Err(message) => flow_unavailable(&before, message.clone()),
     };
+    let now_ms = crate::clock::to_millis(now);
+    for (step, metric) in signal_counts {
+        writes.count(&row, step, metric, "", now_ms);
+    }
+    // Only a flow with step experiments has exposures to convert.
+    if flow.as_ref().is_ok_and(|f| f.has_experiments()) {
+        for goal in goals {
+            writes
+                .conversions
+                .push(crate::store::flow_stats::Conversion {
+                    enrollment_id: row.id.clone(),
+                    goal,
+                    at: now_ms,
+                });
+        }
+    }
     writes.add_step(row, &before, &after, &effects, now, outcome.as_deref());
     Ok(effects)
 }

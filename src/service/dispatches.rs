@@ -704,9 +704,10 @@ async fn ack_batch_in(
         updates.push((row.id.as_str(), update));
     }
     tx.ack_dispatches(&updates).await?;
+    let mut writes = store::Writes::default();
+    record_sends(core, tx, &mut writes, &enrollments, &rows, &updates, now_ms).await?;
     // Each acked enrollment's row again with its journey advanced, and its entries: one write,
     // whose last statement numbers the entries in the account's Watch order.
-    let mut writes = store::Writes::default();
     for step in &steps {
         writes
             .enrollments
@@ -724,6 +725,85 @@ async fn ack_batch_in(
         }
     }
     Ok(woke)
+}
+
+/// What acks add to the flows' statistics: `sent` and `failed` on each message's step; and for
+/// enrollments in flows with step experiments, the exposures (a variant's message sent) and the
+/// end of the earlier ones' conversion windows (the enrollment's next outreach message sent).
+async fn record_sends(
+    core: &Core,
+    tx: &mut Tx,
+    writes: &mut store::Writes,
+    enrollments: &HashMap<String, store::EnrollmentRow>,
+    rows: &HashMap<String, DispatchRow>,
+    updates: &[(&str, AckUpdate<'_>)],
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    use crate::engine::funnel::Metric;
+    let mut sent: Vec<(&DispatchRow, &store::EnrollmentRow)> = Vec::new();
+    for (id, update) in updates {
+        let (Some(row), status) = (rows.get(*id), update.status) else {
+            continue;
+        };
+        let Some(enrollment) = enrollments.get(&row.enrollment_id) else {
+            continue;
+        };
+        let metric = match status {
+            DispatchStatus::Sent => Metric::Sent,
+            DispatchStatus::Failed => Metric::Failed,
+            _ => continue,
+        };
+        writes.count(enrollment, row.step.clone(), metric, "", now_ms);
+        // An approval link goes to the sender, not the contact: it is no outreach message.
+        if metric == Metric::Sent && row.channel != "approval" {
+            sent.push((row, enrollment));
+        }
+    }
+    if sent.is_empty() {
+        return Ok(());
+    }
+    let mut involved: Vec<store::EnrollmentRow> = sent.iter().map(|(_, e)| (*e).clone()).collect();
+    involved.sort_by(|a, b| a.id.cmp(&b.id));
+    involved.dedup_by(|a, b| a.id == b.id);
+    let flows = crate::runtime::StepContext::flows_of(tx, &core.flows, &involved).await?;
+    let mut sent_to: Vec<&str> = Vec::new();
+    let mut exposed: Vec<store::flow_stats::ExposureRow> = Vec::new();
+    for (row, enrollment) in &sent {
+        let Some(flow) = flows.get(&(enrollment.flow_id.clone(), enrollment.flow_version)) else {
+            continue;
+        };
+        if !flow.has_experiments() {
+            continue;
+        }
+        sent_to.push(enrollment.id.as_str());
+        let (Some(variant), Some((experiment, shared, settings))) =
+            (row.variant.as_ref(), flow.experiment_of(&row.step))
+        else {
+            continue;
+        };
+        exposed.push(store::flow_stats::ExposureRow {
+            enrollment_id: enrollment.id.clone(),
+            experiment,
+            account_id: enrollment.account_id.clone(),
+            flow_id: enrollment.flow_id.clone(),
+            flow_version: enrollment.flow_version,
+            step: row.step.clone(),
+            variant: variant.clone(),
+            goal: settings.goal.as_str().to_string(),
+            shared,
+            exposed_at: now_ms,
+            closed_at: None,
+            converted_at: None,
+        });
+    }
+    sent_to.sort();
+    sent_to.dedup();
+    for new in tx.expose(&sent_to, &exposed, now_ms).await? {
+        if let Some(enrollment) = enrollments.get(&new.enrollment_id) {
+            writes.count(enrollment, new.step, Metric::Exposed, &new.variant, now_ms);
+        }
+    }
+    Ok(())
 }
 
 /// SPEC §9 (priority): a slot given back goes to the step first in line for it, now, rather

@@ -10,6 +10,7 @@ pub mod contacts;
 pub mod dispatches;
 pub mod enrollments;
 pub mod fields;
+pub mod flow_stats;
 pub mod flows;
 pub mod ids;
 pub mod providers;

@@ -167,6 +167,10 @@ pub struct Writes {
     pub ledger: Vec<super::capacity::LedgerRow>,
     /// Runs entered, by step type (`nudge_transitions_total`, counted once stored).
     pub transitions: std::collections::BTreeMap<&'static str, u64>,
+    /// The flows' funnel counts these writes add ([`super::flow_stats`]).
+    pub counts: super::flow_stats::Tally,
+    /// Goal events that may convert step-experiment exposures.
+    pub conversions: Vec<super::flow_stats::Conversion>,
 }
 
 /// What a stored [`Writes`] means to this process once committed: the earliest wake to
@@ -205,6 +209,29 @@ impl Writes {
         self.enrollments.is_empty()
     }
 
+    /// Counts one `metric` of `row`'s flow at `step` (of `variant`, or `""`), at `at_ms`.
+    pub fn count(
+        &mut self,
+        row: &EnrollmentRow,
+        step: String,
+        metric: crate::engine::funnel::Metric,
+        variant: &str,
+        at_ms: i64,
+    ) {
+        self.counts.add(
+            super::flow_stats::CountKey {
+                account_id: row.account_id.clone(),
+                flow_id: row.flow_id.clone(),
+                flow_version: row.flow_version,
+                step,
+                metric,
+                variant: variant.to_string(),
+                hour: super::flow_stats::hour_of(at_ms),
+            },
+            1,
+        );
+    }
+
     /// [`Writes::add_step`] for an enrollment these writes make: its row is inserted, not
     /// updated.
     pub fn add_created(
@@ -240,6 +267,9 @@ impl Writes {
             .filter(|r| r.task == Some(TaskPhase::Open))
             .map(|r| r.id);
         let mut step = JourneyStep::new(&row.id, &row.account_id, row.journey_seq + 1, now_ms);
+        for (step_id, metric) in crate::engine::funnel::of_effects(before, effects) {
+            self.count(&row, step_id, metric, "", now_ms);
+        }
         for effect in effects {
             row.journey_seq += 1;
             step.push_effect(effect);

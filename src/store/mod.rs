@@ -46,6 +46,7 @@ pub mod dispatches;
 pub mod enrollments;
 mod error;
 pub mod fetches;
+pub mod flow_stats;
 pub mod flows;
 pub mod journey;
 pub mod link_secret;

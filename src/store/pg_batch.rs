@@ -209,6 +209,36 @@ pub async fn write_with<'a>(
         .execute(&mut &*c);
         sent.push(q);
     }
+    if !w.counts.is_empty() {
+        let rows = w.counts.rows();
+        sent.push(Box::pin(async move {
+            let r = &rows;
+            Cached(
+                diesel::sql_query(super::flow_stats::PG_APPEND)
+                    .bind::<Array<Text>, _>(col(r, |r| r.account_id.as_str()))
+                    .bind::<Array<Text>, _>(col(r, |r| r.flow_id.as_str()))
+                    .bind::<Array<Integer>, _>(col(r, |r| r.flow_version))
+                    .bind::<Array<Text>, _>(col(r, |r| r.step.as_str()))
+                    .bind::<Array<Text>, _>(col(r, |r| r.metric.as_str()))
+                    .bind::<Array<Text>, _>(col(r, |r| r.variant.as_str()))
+                    .bind::<Array<BigInt>, _>(col(r, |r| r.hour))
+                    .bind::<Array<BigInt>, _>(col(r, |r| r.n)),
+            )
+            .execute(&mut &*c)
+            .await
+        }));
+    }
+    if !w.conversions.is_empty() {
+        let v = &w.conversions;
+        let q = Cached(
+            diesel::sql_query(super::flow_stats::PG_CONVERT)
+                .bind::<Array<Text>, _>(col(v, |r| r.enrollment_id.as_str()))
+                .bind::<Array<Text>, _>(col(v, |r| r.goal.as_str()))
+                .bind::<Array<BigInt>, _>(col(v, |r| r.at)),
+        )
+        .execute(&mut &*c);
+        sent.push(q);
+    }
     sent.extend(more);
     // The journey, keyed for Watch (`super::watch`), after the enrollments' previous keys as
     // this transaction holds them.

@@ -275,6 +275,39 @@ diesel::joinable!(provider_secrets -> accounts (account_id));
 diesel::joinable!(flow_versions -> flows (flow_id));
 diesel::joinable!(enrollment_keys -> enrollments (id));
 
+diesel::table! {
+    /// A flow's funnel counts, appended by the transaction that did what they count (no primary
+    /// key in the table: declared keyed for diesel). See `store::flow_stats`.
+    flow_counts (account_id, flow_id, flow_version, step, metric, variant, hour) {
+        account_id -> Text,
+        flow_id -> Text,
+        flow_version -> Integer,
+        step -> Text,
+        metric -> Text,
+        variant -> Text,
+        hour -> BigInt,
+        n -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// A contact's exposure to a step experiment, and its conversion.
+    exposures (enrollment_id, experiment) {
+        enrollment_id -> Text,
+        experiment -> Text,
+        account_id -> Text,
+        flow_id -> Text,
+        flow_version -> Integer,
+        step -> Text,
+        variant -> Text,
+        goal -> Text,
+        shared -> Bool,
+        exposed_at -> BigInt,
+        closed_at -> Nullable<BigInt>,
+        converted_at -> Nullable<BigInt>,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     accounts,
     api_tokens,
@@ -296,4 +329,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhook_replays,
     link_secret,
     virtual_clock,
+    flow_counts,
+    exposures,
 );

@@ -56,6 +56,7 @@ pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
             .do_nothing()
             .execute(conn)?;
     }
+    super::flow_stats::write_sqlite(conn, &w.counts, &w.conversions)?;
     for chunk in w.ledger.chunks(MAX_BINDS / 7) {
         diesel::insert_into(capacity_ledger::table)
             .values(chunk)

@@ -678,6 +678,18 @@ async fn every_rpc_answers_another_accounts_ids_as_unknown_ones(backend: Backend
             id: id.clone(),
             version: 0,
         })));
+    same_as_unknown!(cov, "FlowService/GetFlowStats", a.outreach_flow, |id| flows
+        .clone()
+        .get_flow_stats(b.req(GetFlowStatsRequest {
+            flow_id: id.clone(),
+            ..Default::default()
+        })));
+    same_as_unknown!(cov, "FlowService/GetFlowStats", "a-only-4711", |id| flows
+        .clone()
+        .get_flow_stats(b.req(GetFlowStatsRequest {
+            flow_id: id.clone(),
+            ..Default::default()
+        })));
     cov.add("FlowService/ListFlows");
     let b_flows: BTreeSet<String> = flows
         .clone()

@@ -2,10 +2,12 @@
 
 use super::auth::principal;
 use crate::api::AppState;
+use crate::engine::funnel::Metric;
 use crate::flow::{Problem as FlowProblem, Severity};
+use crate::inbound::intent::Intent;
 use crate::proto::v1::flow_service_server::FlowService;
 use crate::proto::v1::*;
-use crate::service::flows;
+use crate::service::{flow_stats, flows, ServiceError, Violation};
 use tonic::{Request, Response, Status};
 
 pub struct FlowApi {
@@ -62,6 +64,24 @@ impl FlowService for FlowApi {
         }))
     }
 
+    async fn get_flow_stats(
+        &self,
+        request: Request<GetFlowStatsRequest>,
+    ) -> Result<Response<GetFlowStatsResponse>, Status> {
+        let who = principal(&request)?;
+        let req = request.get_ref();
+        let since = since(req.since.as_ref())?;
+        let stats = flow_stats::get(
+            &self.state.core,
+            &who.account_id,
+            &req.flow_id,
+            req.version,
+            since,
+        )
+        .await?;
+        Ok(Response::new(stats.into()))
+    }
+
     async fn list_flows(
         &self,
         request: Request<ListFlowsRequest>,
@@ -79,6 +99,97 @@ impl FlowService for FlowApi {
             flows: flows.into_iter().map(Into::into).collect(),
             next_page_token,
         }))
+    }
+}
+
+/// `GetFlowStatsRequest.since`, checked.
+fn since(
+    t: Option<&prost_types::Timestamp>,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, ServiceError> {
+    t.map(|t| {
+        chrono::DateTime::from_timestamp(t.seconds, t.nanos.max(0) as u32).ok_or_else(|| {
+            ServiceError::Invalid(vec![Violation::new(
+                "since",
+                crate::code::Code::BadSchema,
+                "not a representable instant; send a timestamp within years 1 to 9999",
+            )])
+        })
+    })
+    .transpose()
+}
+
+impl From<flow_stats::FlowStats> for GetFlowStatsResponse {
+    fn from(s: flow_stats::FlowStats) -> Self {
+        GetFlowStatsResponse {
+            flow_id: s.flow_id,
+            name: s.name,
+            version: s.version,
+            steps: s.steps.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl From<flow_stats::StepStats> for StepStats {
+    fn from(s: flow_stats::StepStats) -> Self {
+        StepStats {
+            entered: s.count(Metric::Entered),
+            dispatched: s.count(Metric::Dispatched),
+            sent: s.count(Metric::Sent),
+            failed: s.count(Metric::Failed),
+            bounced: s.count(Metric::Bounced),
+            replies: s.count(Metric::Replies),
+            intents: Intent::ALL
+                .into_iter()
+                .map(|i| (i.as_str().to_string(), s.count(Metric::Intent(i))))
+                .collect(),
+            meetings_booked: s.count(Metric::MeetingsBooked),
+            opted_out: s.count(Metric::OptedOut),
+            exited: s.count(Metric::Exited),
+            experiment: s.experiment.map(Into::into),
+            step: s.step,
+            r#type: s.step_type,
+        }
+    }
+}
+
+impl From<flow_stats::ExperimentStats> for ExperimentStats {
+    fn from(e: flow_stats::ExperimentStats) -> Self {
+        ExperimentStats {
+            name: e.key,
+            goal: e.settings.goal.as_str().to_string(),
+            alpha: e.settings.alpha,
+            auto_stop: e.settings.auto_stop,
+            sample_ratio_p: e.sample_ratio_p,
+            sample_ratio_warning: e.sample_ratio_warning,
+            variants: e.variants.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl From<flow_stats::VariantStats> for VariantStats {
+    fn from(v: flow_stats::VariantStats) -> Self {
+        let state = match v.state {
+            flow_stats::VariantState::Running => VariantState::Running,
+            flow_stats::VariantState::Stopped => VariantState::Stopped,
+            flow_stats::VariantState::Winner => VariantState::Winner,
+        };
+        VariantStats {
+            name: v.name,
+            weight: v.weight,
+            exposed: v.exposed,
+            converted: v.converted,
+            rate: v.rate,
+            difference: v.comparison.map(|c| c.difference),
+            ci_low: v.comparison.map(|c| c.ci_low),
+            ci_high: v.comparison.map(|c| c.ci_high),
+            p_value: v.comparison.map(|c| c.p_value),
+            state: state as i32,
+            stopped_reason: v.stopped_reason.unwrap_or_default(),
+            note: v
+                .not_yet
+                .map(|n| n.as_str().to_string())
+                .unwrap_or_default(),
+        }
     }
 }
 

@@ -1,0 +1,2 @@
+DROP TABLE exposures;
+DROP TABLE flow_counts;

@@ -1,0 +1,402 @@
+//! A flow's statistics, stored so that reading them is cheap and writing them blocks nobody:
+//! the SQL of `flow_counts` and `exposures`, in one place.
+//!
+//! - `flow_counts`: each transaction that counts something appends its own rows (one per flow
+//!   version, step, metric, variant and hour it touched, with `n`), in the statement batch that
+//!   writes the step itself. No row is shared between writers, so a busy flow's replies and
+//!   steps never queue on a counter; GetFlowStats sums the flow's rows, and folds them into one
+//!   row per key when they have piled up ([`fold`]).
+//! - `exposures`: one row per enrollment and experiment, written when a variant's message is
+//!   acknowledged as sent, marked converted by the enrollment's goal event within its window,
+//!   and closed when the enrollment's next outreach message is sent. A reply locks only its own
+//!   enrollment's rows.
+
+use super::schema::{exposures, flow_counts};
+use super::{Conn, Db, StoreError, Tx};
+use crate::engine::funnel::Metric;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use std::collections::BTreeMap;
+
+/// One hour in milliseconds: the counts' time grain.
+pub const HOUR_MS: i64 = 3_600_000;
+
+/// The start of the UTC hour holding `ms`.
+pub fn hour_of(ms: i64) -> i64 {
+    ms.div_euclid(HOUR_MS) * HOUR_MS
+}
+
+/// What one count is of.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CountKey {
+    pub account_id: String,
+    pub flow_id: String,
+    pub flow_version: i32,
+    pub step: String,
+    pub metric: Metric,
+    /// The variant (exposed, converted); empty otherwise.
+    pub variant: String,
+    /// [`hour_of`] the moment it happened.
+    pub hour: i64,
+}
+
+/// Counts to append, summed by key within one transaction.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally(pub BTreeMap<CountKey, i64>);
+
+impl Tally {
+    pub fn add(&mut self, key: CountKey, n: i64) {
+        *self.0.entry(key).or_insert(0) += n;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The rows to insert.
+    pub fn rows(&self) -> Vec<CountRow> {
+        self.0
+            .iter()
+            .map(|(k, &n)| CountRow {
+                account_id: k.account_id.clone(),
+                flow_id: k.flow_id.clone(),
+                flow_version: k.flow_version,
+                step: k.step.clone(),
+                metric: k.metric.as_str().to_string(),
+                variant: k.variant.clone(),
+                hour: k.hour,
+                n,
+            })
+            .collect()
+    }
+}
+
+/// A `flow_counts` row.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = flow_counts)]
+pub struct CountRow {
+    pub account_id: String,
+    pub flow_id: String,
+    pub flow_version: i32,
+    pub step: String,
+    pub metric: String,
+    pub variant: String,
+    pub hour: i64,
+    pub n: i64,
+}
+
+/// An `exposures` row.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = exposures)]
+pub struct ExposureRow {
+    pub enrollment_id: String,
+    pub experiment: String,
+    pub account_id: String,
+    pub flow_id: String,
+    pub flow_version: i32,
+    pub step: String,
+    pub variant: String,
+    pub goal: String,
+    pub shared: bool,
+    pub exposed_at: i64,
+    pub closed_at: Option<i64>,
+    pub converted_at: Option<i64>,
+}
+
+/// A goal event an enrollment raised: converts its open exposures with that goal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conversion {
+    pub enrollment_id: String,
+    /// `reply`, `meeting_booked` or `intent:interested`.
+    pub goal: String,
+    pub at: i64,
+}
+
+/// PostgreSQL: the conversions of one write as one statement, whose `converted` counts are
+/// appended by the same statement (a data-modifying `WITH`).
+pub const PG_CONVERT: &str = "WITH c AS ( \
+     UPDATE exposures x SET converted_at = u.at \
+     FROM (SELECT unnest($1::text[]) AS enrollment_id, unnest($2::text[]) AS goal, \
+           unnest($3::int8[]) AS at) AS u \
+     WHERE x.enrollment_id = u.enrollment_id AND x.goal = u.goal \
+       AND x.converted_at IS NULL AND x.closed_at IS NULL AND x.exposed_at <= u.at \
+     RETURNING x.account_id, x.flow_id, x.flow_version, x.step, x.variant, u.at) \
+     INSERT INTO flow_counts (account_id, flow_id, flow_version, step, metric, variant, hour, n) \
+     SELECT account_id, flow_id, flow_version, step, 'converted', variant, \
+            at - (at % 3600000), count(*) FROM c \
+     GROUP BY account_id, flow_id, flow_version, step, variant, at - (at % 3600000)";
+
+/// PostgreSQL: a write's counts, one statement of arrays.
+pub const PG_APPEND: &str = "INSERT INTO flow_counts \
+     (account_id, flow_id, flow_version, step, metric, variant, hour, n) \
+     SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::int4[]), unnest($4::text[]), \
+     unnest($5::text[]), unnest($6::text[]), unnest($7::int8[]), unnest($8::int8[])";
+
+/// SQLite: appends `counts` and applies `conversions` (with their counts) on the writer's
+/// synchronous connection, inside its transaction.
+pub fn write_sqlite(
+    conn: &mut diesel::SqliteConnection,
+    counts: &Tally,
+    conversions: &[Conversion],
+) -> QueryResult<()> {
+    let mut all = counts.clone();
+    for c in conversions {
+        let update = diesel::update(
+            exposures::table
+                .filter(exposures::enrollment_id.eq(&c.enrollment_id))
+                .filter(exposures::goal.eq(&c.goal))
+                .filter(exposures::converted_at.is_null())
+                .filter(exposures::closed_at.is_null())
+                .filter(exposures::exposed_at.le(c.at)),
+        )
+        .set(exposures::converted_at.eq(c.at))
+        .returning((
+            exposures::account_id,
+            exposures::flow_id,
+            exposures::flow_version,
+            exposures::step,
+            exposures::variant,
+        ));
+        let converted: Vec<(String, String, i32, String, String)> =
+            diesel::RunQueryDsl::get_results(update, conn)?;
+        for (account_id, flow_id, flow_version, step, variant) in converted {
+            all.add(
+                CountKey {
+                    account_id,
+                    flow_id,
+                    flow_version,
+                    step,
+                    metric: Metric::Converted,
+                    variant,
+                    hour: hour_of(c.at),
+                },
+                1,
+            );
+        }
+    }
+    for row in all.rows() {
+        diesel::RunQueryDsl::execute(diesel::insert_into(flow_counts::table).values(&row), conn)?;
+    }
+    Ok(())
+}
+
+impl Tx {
+    /// Records sent outreach messages: the open windows of `sent_to` (enrollments whose
+    /// outreach message was just acknowledged as sent) close, then `exposed` are inserted
+    /// unless the enrollment was exposed to that experiment before. Answers the rows inserted
+    /// (the new exposures, to count).
+    pub async fn expose(
+        &mut self,
+        sent_to: &[&str],
+        exposed: &[ExposureRow],
+        now_ms: i64,
+    ) -> Result<Vec<ExposureRow>, StoreError> {
+        if !sent_to.is_empty() {
+            on_conn!(&mut self.conn, c => diesel::update(
+                exposures::table
+                    .filter(exposures::enrollment_id.eq_any(sent_to))
+                    .filter(exposures::closed_at.is_null())
+                    .filter(exposures::shared.eq(false)),
+            )
+            .set(exposures::closed_at.eq(now_ms))
+            .execute(c)
+            .await)?;
+        }
+        let mut inserted = Vec::new();
+        if exposed.is_empty() {
+            return Ok(inserted);
+        }
+        match &mut self.conn {
+            Conn::Postgres(c) => {
+                inserted = diesel::insert_into(exposures::table)
+                    .values(exposed)
+                    .on_conflict_do_nothing()
+                    .returning(ExposureRow::as_returning())
+                    .get_results(&mut **c)
+                    .await?;
+            }
+            Conn::Sqlite(c) => {
+                for row in exposed {
+                    let got: Option<ExposureRow> = diesel::insert_into(exposures::table)
+                        .values(row)
+                        .on_conflict_do_nothing()
+                        .returning(ExposureRow::as_returning())
+                        .get_result(&mut **c)
+                        .await
+                        .optional()?;
+                    inserted.extend(got);
+                }
+            }
+        }
+        Ok(inserted)
+    }
+}
+
+/// A flow's counts since `since_hour`, summed by key, and how many rows they were read from.
+pub async fn read(
+    db: &Db,
+    account_id: &str,
+    flow_id: &str,
+    since_hour: i64,
+) -> Result<(Vec<CountRow>, usize), StoreError> {
+    let mut conn = db.conn().await?;
+    let rows: Vec<CountRow> = on_conn!(&mut conn, c => flow_counts::table
+        .filter(flow_counts::account_id.eq(account_id))
+        .filter(flow_counts::flow_id.eq(flow_id))
+        .filter(flow_counts::hour.ge(since_hour))
+        .select(CountRow::as_select())
+        .load(c)
+        .await)?;
+    let read = rows.len();
+    let mut summed: BTreeMap<(String, i32, String, String, String, i64), i64> = BTreeMap::new();
+    for r in rows {
+        *summed
+            .entry((
+                r.account_id,
+                r.flow_version,
+                r.step,
+                r.metric,
+                r.variant,
+                r.hour,
+            ))
+            .or_insert(0) += r.n;
+    }
+    let rows = summed
+        .into_iter()
+        .map(
+            |((account_id, flow_version, step, metric, variant, hour), n)| CountRow {
+                account_id,
+                flow_id: flow_id.to_string(),
+                flow_version,
+                step,
+                metric,
+                variant,
+                hour,
+                n,
+            },
+        )
+        .collect();
+    Ok((rows, read))
+}
+
+/// Folds a flow's count rows into one per key: the rows read are deleted and their sums
+/// inserted, in one transaction. On PostgreSQL rows another folder holds are skipped (`SKIP
+/// LOCKED`), so two replicas folding at once neither wait nor count twice; writers only ever
+/// insert, so they never wait on a fold.
+pub async fn fold(db: &Db, account_id: &str, flow_id: &str) -> Result<usize, StoreError> {
+    let mut tx = db.begin().await?;
+    let folded = fold_in(&mut tx, account_id, flow_id).await;
+    tx.finish(folded).await
+}
+
+async fn fold_in(tx: &mut Tx, account_id: &str, flow_id: &str) -> Result<usize, StoreError> {
+    let rows: Vec<CountRow> = match &mut tx.conn {
+        Conn::Postgres(c) => diesel::sql_query(
+            "DELETE FROM flow_counts WHERE ctid = ANY(ARRAY( \
+                 SELECT ctid FROM flow_counts WHERE account_id = $1 AND flow_id = $2 \
+                 FOR UPDATE SKIP LOCKED)) \
+                 RETURNING account_id, flow_id, flow_version, step, metric, variant, hour, n",
+        )
+        .bind::<diesel::sql_types::Text, _>(account_id)
+        .bind::<diesel::sql_types::Text, _>(flow_id)
+        .load::<CountRowByName>(&mut **c)
+        .await?
+        .into_iter()
+        .map(CountRow::from)
+        .collect(),
+        Conn::Sqlite(c) => {
+            diesel::delete(
+                flow_counts::table
+                    .filter(flow_counts::account_id.eq(account_id))
+                    .filter(flow_counts::flow_id.eq(flow_id)),
+            )
+            .returning(CountRow::as_returning())
+            .get_results(&mut **c)
+            .await?
+        }
+    };
+    let before = rows.len();
+    let mut tally: BTreeMap<(String, i32, String, String, String, i64), i64> = BTreeMap::new();
+    for r in rows {
+        *tally
+            .entry((
+                r.flow_id,
+                r.flow_version,
+                r.step,
+                r.metric,
+                r.variant,
+                r.hour,
+            ))
+            .or_insert(0) += r.n;
+    }
+    let sums: Vec<CountRow> = tally
+        .into_iter()
+        .map(
+            |((flow_id, flow_version, step, metric, variant, hour), n)| CountRow {
+                account_id: account_id.to_string(),
+                flow_id,
+                flow_version,
+                step,
+                metric,
+                variant,
+                hour,
+                n,
+            },
+        )
+        .collect();
+    match &mut tx.conn {
+        Conn::Postgres(c) => {
+            for chunk in sums.chunks(super::enrollments::MAX_BINDS / 8) {
+                diesel::insert_into(flow_counts::table)
+                    .values(chunk)
+                    .execute(&mut **c)
+                    .await?;
+            }
+        }
+        Conn::Sqlite(c) => {
+            for row in &sums {
+                diesel::insert_into(flow_counts::table)
+                    .values(row)
+                    .execute(&mut **c)
+                    .await?;
+            }
+        }
+    }
+    Ok(before - sums.len())
+}
+
+/// A `flow_counts` row read by a raw statement (by column name).
+#[derive(QueryableByName)]
+struct CountRowByName {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    account_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    flow_id: String,
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    flow_version: i32,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    step: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    metric: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    variant: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    hour: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+impl From<CountRowByName> for CountRow {
+    fn from(r: CountRowByName) -> CountRow {
+        CountRow {
+            account_id: r.account_id,
+            flow_id: r.flow_id,
+            flow_version: r.flow_version,
+            step: r.step,
+            metric: r.metric,
+            variant: r.variant,
+            hour: r.hour,
+            n: r.n,
+        }
+    }
+}
