@@ -151,6 +151,11 @@ impl App {
         // Fetch requests take real time whichever clock runs (SPEC §5.9).
         let fetcher = crate::planner::fetch::Fetcher { core: core.clone() };
         background.push(tokio::spawn(fetcher.run(stop.clone())));
+        // Step experiments: auto_stop judged, count rows folded, whichever clock runs.
+        background.push(tokio::spawn(crate::service::flow_stats::run_upkeep(
+            core.clone(),
+            stop.clone(),
+        )));
         background.push(tokio::spawn(runtime::metrics::run_refresher(
             core.clone(),
             self.metrics_refresh,

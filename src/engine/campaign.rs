@@ -189,6 +189,7 @@ pub fn simulate_campaign(flow: &Flow, scenario: &Scenario) -> Result<Campaign, S
         max_wait,
         seed: scenario.seed,
         quiet_hours: scenario.quiet_hours.clone().unwrap_or_default(),
+        ..Ctx::default()
     };
     let mut ids = std::collections::HashSet::new();
     let mut sims = Vec::with_capacity(contacts.len());

@@ -141,6 +141,18 @@ pub fn explain_with(
     now: DateTime<Utc>,
     quiet: &QuietHours,
 ) -> Explanation {
+    explain_in(state, flow, now, quiet, None)
+}
+
+/// [`explain_with`] knowing which step-experiment variants of the flow take no new contacts,
+/// so the variant it names is the one the contact would get.
+pub fn explain_in(
+    state: &EnrollmentState,
+    flow: &Flow,
+    now: DateTime<Utc>,
+    quiet: &QuietHours,
+    stopped: Option<&super::variant::Stopped>,
+) -> Explanation {
     match state.status {
         Status::Completed => {
             return Explanation::new(
@@ -177,7 +189,7 @@ pub fn explain_with(
     let mut e = running(state, flow, run, now, quiet);
     e.step = Some(run.step.clone());
     e.run = Some(run.id);
-    if let Some(v) = super::variant::of(flow, &run.step, &state.contact.id) {
+    if let Some(v) = super::variant::of(flow, &run.step, state, stopped) {
         e.sentence = format!(
             "{} Its variant of `{}` is `{}`.",
             e.sentence, run.step, v.name

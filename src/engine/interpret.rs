@@ -60,6 +60,8 @@ pub use crate::flow::LOOP_GUARD;
 /// What the interpreter needs besides the state and the flow: account settings.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ctx {
+    /// Step-experiment variants taking no new contacts, by flow id.
+    pub stopped: std::sync::Arc<std::collections::HashMap<String, super::variant::Stopped>>,
     /// The account's `max_wait` (SPEC §5.7): a computed wait beyond it fails the enrollment;
     /// a `wait_for` without a timeout gets it as its timeout.
     pub max_wait: Option<Duration>,
@@ -1362,6 +1364,7 @@ impl<'a> Machine<'a> {
             Some(step) => self.variant_of(&run.step, step),
             None => (None, None),
         };
+        self.keep_variant(&run.step, variant.as_deref());
         let (template, channel_params) = match action {
             Some(Action::Email(p) | Action::Sms(p)) => (p.template.clone(), p.channel.clone()),
             _ => (String::new(), None),
@@ -1403,9 +1406,18 @@ impl<'a> Machine<'a> {
     where
         'a: 's,
     {
-        match super::variant::of(self.flow, step_id, &self.st.contact.id) {
+        let stopped = self.ctx.stopped.get(&self.st.flow.id);
+        match super::variant::of(self.flow, step_id, &self.st, stopped) {
             Some(v) => (Some(v.name.clone()), Some(&v.action)),
             None => (None, Some(&step.action)),
+        }
+    }
+
+    /// Remembers the variant given at `step_id`, so the enrollment keeps it at every later step
+    /// of the same experiment.
+    fn keep_variant(&mut self, step_id: &str, variant: Option<&str>) {
+        if let (Some(name), Some((key, _, _))) = (variant, self.flow.experiment_of(step_id)) {
+            self.st.variants.insert(key, name.to_string());
         }
     }
 
@@ -1429,6 +1441,7 @@ impl<'a> Machine<'a> {
         };
         let (variant, action) = self.variant_of(&run.step, step);
         let params = task_params_json(action.unwrap_or(&step.action));
+        let variant_given = variant.clone();
         self.fx.push(Effect::TaskCreated(Task {
             idempotency_key: self.key(run.id),
             run: run.id,
@@ -1440,6 +1453,7 @@ impl<'a> Machine<'a> {
             reservation,
             variant,
         }));
+        self.keep_variant(&run.step, variant_given.as_deref());
         if let Some(r) = self.st.run.as_mut() {
             r.task = Some(TaskPhase::Open);
             r.until = due_by;

@@ -42,7 +42,7 @@ pub use effect::{
     message_id, parse_message_id, AckOutcome, Dispatch, Effect, JourneyEntry, PauseReason,
     RecordedPayload, SignalEffect, Task, Woken, MAX_RECORDED_PAYLOAD,
 };
-pub use explain::{explain, explain_with, Explanation, WaitReason};
+pub use explain::{explain, explain_in, explain_with, Explanation, WaitReason};
 pub use input::{Input, Signal, SignalFacts};
 pub use interpret::{channel_of, enrollable, step, step_with, CapacityView, Ctx};
 pub use names::{DeliveryEffect, JourneyKind};

@@ -404,6 +404,7 @@ fn single(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> {
         max_wait,
         seed: scenario.seed,
         quiet_hours: scenario.quiet_hours.clone().unwrap_or_default(),
+        ..Ctx::default()
     };
     let mut sim = Sim {
         state: EnrollmentState::new(

@@ -9,7 +9,7 @@ use crate::routing::SignalBuffer;
 use crate::timing::ClosedBy;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// SPEC §5.1: `active` → (`paused` ↔ `active`) → `completed` | `exited` | `failed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -247,6 +247,10 @@ pub struct EnrollmentState {
     /// The last `fetch` response (SPEC §5.9), read by later expressions and `branch`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fetch: Option<crate::engine::outside::FetchResponse>,
+    /// The variant given in each step experiment it met (by the experiment's key): kept at
+    /// every later step of the experiment, even once that variant stops taking new contacts.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub variants: BTreeMap<String, String>,
 }
 
 /// An out-of-office pause.
@@ -285,6 +289,7 @@ impl EnrollmentState {
             away: None,
             sent: BTreeSet::new(),
             fetch: None,
+            variants: BTreeMap::new(),
         }
     }
 }

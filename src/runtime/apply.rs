@@ -47,6 +47,7 @@ pub fn ctx_for(
             .and_then(|text| serde_json::from_str(text).ok())
             .and_then(|v| QuietHours::from_json(&v).ok())
             .unwrap_or_else(|| server_quiet_hours.clone()),
+        stopped: Default::default(),
     }
 }
 
@@ -88,9 +89,29 @@ impl StepContext {
         quiet_hours: &QuietHours,
     ) -> Result<StepContext, StoreError> {
         let keys = sender_keys(rows);
+        let definitions = Self::definitions(tx, flows, rows).await?;
+        let mut ctx = Self::ctx_by_account(settings, quiet_hours);
+        // Step experiments assign by which variants are stopped: read only for flows that
+        // have experiments (none, in most batches).
+        let mut experimental: Vec<&str> = Vec::new();
+        for r in rows {
+            let key = (r.flow_id.clone(), r.flow_version);
+            let has = flows
+                .get_or_parse(&key, definitions.get(&key).map(String::as_str))
+                .is_ok_and(|f| f.has_experiments());
+            if has && !experimental.contains(&r.flow_id.as_str()) {
+                experimental.push(r.flow_id.as_str());
+            }
+        }
+        if !experimental.is_empty() {
+            let stopped = std::sync::Arc::new(tx.stopped_variants(&experimental).await?);
+            for c in ctx.values_mut() {
+                c.stopped = stopped.clone();
+            }
+        }
         Ok(StepContext {
-            definitions: Self::definitions(tx, flows, rows).await?,
-            ctx: Self::ctx_by_account(settings, quiet_hours),
+            definitions,
+            ctx,
             caps: tx
                 .sender_caps(&keys)
                 .await?
@@ -277,14 +298,9 @@ pub fn apply(
                     ),
                 }
             }
-            (None, Some((_, caps))) => engine::step_with(
-                &before,
-                flow,
-                input,
-                now,
-                &ctx,
-                CapacityView::HandOff(caps),
-            ),
+            (None, Some((_, caps))) => {
+                engine::step_with(&before, flow, input, now, &ctx, CapacityView::HandOff(caps))
+            }
         },
         Err(message) => flow_unavailable(&before, message.clone()),
     };

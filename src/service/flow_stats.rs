@@ -140,6 +140,14 @@ pub async fn get(
         }
     }
 
+    // Where each variant stands, by (experiment, variant).
+    let states: HashMap<(String, String), store::variant_states::VariantStateRow> =
+        store::variant_states::of_flow(&core.db, account_id, &latest.id)
+            .await?
+            .into_iter()
+            .map(|r| ((r.experiment.clone(), r.variant.clone()), r))
+            .collect();
+
     // Counts by step, and by (step, variant) for exposures and conversions.
     let mut counts: HashMap<&str, BTreeMap<Metric, i64>> = HashMap::new();
     let mut arms: HashMap<(&str, &str), Arm> = HashMap::new();
@@ -177,9 +185,29 @@ pub async fn get(
                 }
             }
             let experiment = flow.experiment_of(id).map(|(key, _, settings)| {
-                experiment_stats(key, settings, &step.variants, |variant| {
+                let mut e = experiment_stats(key, settings, &step.variants, |variant| {
                     arms.get(&(id, variant)).copied().unwrap_or_default()
-                })
+                });
+                for v in &mut e.variants {
+                    let Some(row) = states.get(&(e.key.clone(), v.name.clone())) else {
+                        continue;
+                    };
+                    v.state = match row.state.as_str() {
+                        "stopped" => VariantState::Stopped,
+                        "winner" => VariantState::Winner,
+                        _ => VariantState::Running,
+                    };
+                    v.stopped_reason = row
+                        .reason
+                        .clone()
+                        .filter(|_| v.state != VariantState::Running);
+                    // The p-value reported is the smallest seen so far: valid, since the
+                    // test is valid at every look.
+                    if let (Some(c), Some(min)) = (v.comparison.as_mut(), row.min_p_value) {
+                        c.p_value = c.p_value.min(min);
+                    }
+                }
+                e
             });
             steps.push(StepStats {
                 step: id.to_string(),
@@ -248,5 +276,285 @@ fn experiment_stats(
         variants,
         sample_ratio_p,
         sample_ratio_warning: sample_ratio_p < stats::SAMPLE_RATIO_ALPHA,
+    }
+}
+
+/// What [`judge`] decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stop {
+    pub experiment: String,
+    pub variant: String,
+    /// `stopped` or `winner`.
+    pub state: &'static str,
+    pub reason: String,
+}
+
+/// Judges the flow's step experiments that have `auto_stop`: once a variant's always-valid
+/// p-value against the control falls below `alpha / (k − 1)` (k variants), the worse of the
+/// two stops taking new contacts; with two variants the better becomes the winner. Records
+/// every compared variant's p-value (the smallest seen is what is reported). Each stop is
+/// written once: a replica judging the same counts a moment later writes nothing and answers
+/// no stop. Answers the stops this call wrote.
+pub async fn judge(
+    core: &Core,
+    account_id: &str,
+    flow_id: &str,
+) -> Result<Vec<Stop>, ServiceError> {
+    let stats = get(core, account_id, flow_id, 0, None).await?;
+    let now_ms = crate::clock::to_millis(core.clock.now());
+    let mut written = Vec::new();
+    let mut judged: Vec<String> = Vec::new();
+    for step in &stats.steps {
+        let Some(e) = &step.experiment else { continue };
+        if judged.contains(&e.key) {
+            continue;
+        }
+        judged.push(e.key.clone());
+        for v in e.variants.iter().skip(1) {
+            if let Some(c) = v.comparison {
+                store::variant_states::record_p(
+                    &core.db,
+                    account_id,
+                    &stats.flow_id,
+                    &e.key,
+                    &v.name,
+                    c.p_value,
+                )
+                .await?;
+            }
+        }
+        if !e.settings.auto_stop || e.sample_ratio_warning {
+            // A broken split decides nothing: its figures are not to be trusted.
+            continue;
+        }
+        let k = e.variants.len();
+        let threshold = e.settings.alpha / (k.max(2) - 1) as f64;
+        let control = &e.variants[0];
+        for v in e.variants.iter().skip(1) {
+            let Some(c) = v.comparison else { continue };
+            if c.p_value >= threshold
+                || control.state != VariantState::Running
+                || v.state != VariantState::Running
+            {
+                continue;
+            }
+            let (loser, better) = if c.difference > 0.0 {
+                (control, v)
+            } else {
+                (v, control)
+            };
+            let reason = format!(
+                "auto_stop: `{}` {}/{} ({:.4}) against `{}` {}/{} ({:.4}): difference {:+.4}, \
+                 interval [{:.4}, {:.4}], p {:.6} < {:.6} (alpha {} over {} comparison{})",
+                v.name,
+                v.converted,
+                v.exposed,
+                v.rate,
+                control.name,
+                control.converted,
+                control.exposed,
+                control.rate,
+                c.difference,
+                c.ci_low,
+                c.ci_high,
+                c.p_value,
+                threshold,
+                e.settings.alpha,
+                k - 1,
+                if k == 2 { "" } else { "s" },
+            );
+            let stopped = store::variant_states::decide(
+                &core.db,
+                account_id,
+                &stats.flow_id,
+                &e.key,
+                &loser.name,
+                "stopped",
+                &reason,
+                "auto_stop",
+                now_ms,
+            )
+            .await?;
+            if !stopped {
+                continue;
+            }
+            written.push(Stop {
+                experiment: e.key.clone(),
+                variant: loser.name.clone(),
+                state: "stopped",
+                reason: reason.clone(),
+            });
+            if k == 2
+                && store::variant_states::decide(
+                    &core.db,
+                    account_id,
+                    &stats.flow_id,
+                    &e.key,
+                    &better.name,
+                    "winner",
+                    &reason,
+                    "auto_stop",
+                    now_ms,
+                )
+                .await?
+            {
+                written.push(Stop {
+                    experiment: e.key.clone(),
+                    variant: better.name.clone(),
+                    state: "winner",
+                    reason,
+                });
+            }
+            // One stop per experiment a pass: the next pass compares what is left.
+            break;
+        }
+    }
+    Ok(written)
+}
+
+/// Judges every flow whose experiments counted a conversion or an exposure since `since_ms`
+/// ([`judge`]); what a replica's background pass runs.
+pub async fn judge_recent(core: &Core, since_ms: i64) -> Result<usize, ServiceError> {
+    let mut stops = 0;
+    for (account_id, flow_id) in store::flow_stats::experimenting_since(&core.db, since_ms).await? {
+        stops += judge(core, &account_id, &flow_id).await?.len();
+    }
+    Ok(stops)
+}
+
+/// What a person asks of a variant ([`set_variant_state`]).
+#[derive(Debug, Clone, Copy)]
+pub struct VariantChange<'a> {
+    /// The step whose experiment it is (any of a shared experiment's steps).
+    pub step: &'a str,
+    pub variant: &'a str,
+    /// Stop it (true) or restart it (false).
+    pub stop: bool,
+    /// Why, kept with a stop.
+    pub reason: &'a str,
+    /// Who.
+    pub by: &'a str,
+}
+
+/// `SetVariantState`: a person stops a variant (it takes no new contacts; contacts already
+/// given it keep it) or restarts it. Stopping the last running variant is refused.
+pub async fn set_variant_state(
+    core: &Core,
+    account_id: &str,
+    flow_id: &str,
+    change: &VariantChange<'_>,
+) -> Result<FlowStats, ServiceError> {
+    let VariantChange {
+        step,
+        variant,
+        stop,
+        reason,
+        by,
+    } = *change;
+    use crate::service::fields::{self, Limit};
+    let mut problems = crate::service::Violations::default();
+    problems.check(fields::check_text("step", step, Limit::Name));
+    problems.check(fields::check_text("variant", variant, Limit::Name));
+    problems.check(fields::check_text("reason", reason, Limit::Text));
+    problems.check(fields::check_text("by", by, Limit::Email));
+    problems.finish()?;
+    let latest = flows::get(core, account_id, flow_id, 0).await?;
+    let flow = parse(core, &latest)?;
+    let Some((key, _, _)) = flow.experiment_of(step) else {
+        return Err(ServiceError::Invalid(vec![crate::service::Violation::new(
+            "step",
+            crate::code::Code::BadSchema,
+            format!(
+                "step `{step}` of flow `{}` (version {}) has no variants; name a step that has",
+                latest.name, latest.version
+            ),
+        )]));
+    };
+    let names: Vec<String> = flow
+        .step(step)
+        .map(|s| s.variants.iter().map(|v| v.name.clone()).collect())
+        .unwrap_or_default();
+    if !names.contains(&variant.to_string()) {
+        return Err(ServiceError::Invalid(vec![crate::service::Violation::new(
+            "variant",
+            crate::code::Code::BadSchema,
+            format!(
+                "step `{step}` has no variant `{variant}`; its variants are {}",
+                names.join(", ")
+            ),
+        )]));
+    }
+    let now_ms = crate::clock::to_millis(core.clock.now());
+    if stop {
+        let stopped =
+            store::variant_states::stopped_of_flow(&core.db, account_id, &latest.id).await?;
+        let already = stopped.get(&key);
+        let running = names
+            .iter()
+            .filter(|n| *n != variant && !already.is_some_and(|s| s.contains(*n)))
+            .count();
+        if running == 0 {
+            return Err(ServiceError::FailedPrecondition(format!(
+                "every other variant of `{step}` is stopped; restart one before stopping `{variant}`"
+            )));
+        }
+        let reason = if reason.is_empty() {
+            format!("stopped by {by}")
+        } else {
+            format!("stopped by {by}: {reason}")
+        };
+        store::variant_states::decide(
+            &core.db, account_id, &latest.id, &key, variant, "stopped", &reason, by, now_ms,
+        )
+        .await?;
+    } else {
+        store::variant_states::restart(&core.db, account_id, &latest.id, &key, variant).await?;
+    }
+    get(core, account_id, &latest.id, 0, None).await
+}
+
+/// How often a replica judges the experiments that had news, and how far back it looks.
+pub const JUDGE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+/// How often a replica folds the flows whose count rows piled up (beyond [`FOLD_ROWS`]).
+pub const FOLD_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
+/// Count rows a flow may have before the background pass folds them.
+pub const FOLD_ROWS: i64 = 1_000;
+
+/// The background pass every replica runs: judges recent experiments every [`JUDGE_EVERY`]
+/// (so `auto_stop` acts without anyone reading the statistics) and folds crowded flows every
+/// [`FOLD_EVERY`]. Replicas may run it at once: a stop is written once and a fold skips the
+/// rows another holds.
+pub async fn run_upkeep(core: Core, mut stop: crate::runtime::Stop) {
+    let mut judge_tick = tokio::time::interval(JUDGE_EVERY);
+    let mut fold_tick = tokio::time::interval(FOLD_EVERY);
+    judge_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    fold_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.stopped() => return,
+            _ = judge_tick.tick() => {
+                // Two passes' worth of hours back: nothing between two passes is missed.
+                let since = crate::clock::to_millis(core.clock.now())
+                    - 2 * JUDGE_EVERY.as_millis() as i64
+                    - store::flow_stats::HOUR_MS;
+                match judge_recent(&core, since).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(stops = n, "step experiments stopped variants"),
+                    Err(e) => tracing::warn!(error = %e, "judging step experiments failed"),
+                }
+            }
+            _ = fold_tick.tick() => {
+                match store::flow_stats::crowded(&core.db, FOLD_ROWS).await {
+                    Ok(flows) => {
+                        for (account, flow) in flows {
+                            if let Err(e) = store::flow_stats::fold(&core.db, &account, &flow).await {
+                                tracing::warn!(error = %e, flow = %flow, "folding flow counts failed");
+                            }
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "finding flows to fold failed"),
+                }
+            }
+        }
     }
 }

@@ -400,3 +400,58 @@ impl From<CountRowByName> for CountRow {
         }
     }
 }
+
+/// The (account, flow) pairs that counted an exposure or a conversion since `since_ms`: the
+/// flows whose experiments may have news.
+pub async fn experimenting_since(
+    db: &Db,
+    since_ms: i64,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => flow_counts::table
+        .filter(flow_counts::hour.ge(hour_of(since_ms)))
+        .filter(flow_counts::metric.eq_any(["exposed", "converted"]))
+        .select((flow_counts::account_id, flow_counts::flow_id))
+        .distinct()
+        .load(c)
+        .await)?)
+}
+
+/// The (account, flow) pairs with more than `rows` count rows: the ones to [`fold`].
+pub async fn crowded(db: &Db, rows: i64) -> Result<Vec<(String, String)>, StoreError> {
+    use diesel::dsl::count_star;
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => flow_counts::table
+        .group_by((flow_counts::account_id, flow_counts::flow_id))
+        .having(count_star().gt(rows))
+        .select((flow_counts::account_id, flow_counts::flow_id))
+        .load(c)
+        .await)?)
+}
+
+/// Appends `counts` in a transaction of their own: what an import of counts kept elsewhere, or
+/// a benchmark building a large flow's history, writes. (The write path appends its counts in
+/// the transaction that did what they count.)
+pub async fn append(db: &Db, counts: &Tally) -> Result<(), StoreError> {
+    let rows = counts.rows();
+    let mut conn = db.conn().await?;
+    match &mut conn {
+        Conn::Postgres(c) => {
+            for chunk in rows.chunks(super::enrollments::MAX_BINDS / 8) {
+                diesel::insert_into(flow_counts::table)
+                    .values(chunk)
+                    .execute(&mut **c)
+                    .await?;
+            }
+        }
+        Conn::Sqlite(c) => {
+            for row in &rows {
+                diesel::insert_into(flow_counts::table)
+                    .values(row)
+                    .execute(&mut **c)
+                    .await?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -63,6 +63,7 @@ pub mod tasks;
 pub mod tokens;
 mod tx;
 pub mod values;
+pub mod variant_states;
 pub mod watch;
 
 pub use enrollments::{Committed, EnrollmentRow, Writes, LIVE};

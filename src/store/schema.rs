@@ -308,6 +308,21 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// Where a step experiment's variant stands (stopped, winner) and its smallest p-value.
+    variant_states (flow_id, experiment, variant) {
+        account_id -> Text,
+        flow_id -> Text,
+        experiment -> Text,
+        variant -> Text,
+        state -> Text,
+        min_p_value -> Nullable<Double>,
+        reason -> Nullable<Text>,
+        decided_by -> Nullable<Text>,
+        decided_at -> Nullable<BigInt>,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     accounts,
     api_tokens,
@@ -331,4 +346,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     virtual_clock,
     flow_counts,
     exposures,
+    variant_states,
 );

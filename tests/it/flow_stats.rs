@@ -3,17 +3,34 @@
 //! reply before the enrollment's next outreach message, once per exposure, never a meeting when
 //! the goal is a reply), and the figures withheld while the data cannot back them.
 
-use crate::common::{spawn_app, Backend, TestApp};
+use crate::common::{spawn_app, spawn_app_on, Backend, TestApp};
 use nudge::clock::Clock;
+use nudge::engine::funnel::Metric;
 use nudge::experiment::{assign, seed};
 use nudge::proto::v1::dispatch_service_client::DispatchServiceClient;
 use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
 use nudge::proto::v1::signal_service_client::SignalServiceClient;
 use nudge::proto::v1::test_clock_service_client::TestClockServiceClient;
 use nudge::proto::v1::*;
+use nudge::store::flow_stats::{hour_of, CountKey, Tally};
 use std::collections::BTreeMap;
 
-backend_tests!(the_funnel_and_the_experiment_count_what_happened);
+backend_tests!(
+    the_funnel_and_the_experiment_count_what_happened,
+    auto_stop_stops_the_loser_once_and_new_contacts_go_to_the_winner,
+    contacts_keep_their_variant_when_a_person_stops_it,
+);
+
+/// Two replicas judging the same counts at once write one stop between them.
+mod two_replicas {
+    mod postgres {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+        async fn replicas_judging_at_once_stop_the_loser_once() {
+            super::super::replicas_judging_at_once_stop_the_loser_once().await
+        }
+    }
+}
 
 const CONTACTS: usize = 40;
 
@@ -271,4 +288,307 @@ async fn the_funnel_and_the_experiment_count_what_happened(backend: Backend) {
         .unwrap_err();
     assert_eq!(missing.code(), tonic::Code::NotFound);
     app.stop().await;
+}
+
+/// `reply-test` with `auto_stop`, under another name.
+fn auto_stop_flow() -> String {
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/flows/reply-test.json"
+    ))
+    .unwrap()
+    .replace("\"reply-test\"", "\"stop-test\"")
+    .replace(
+        "\"experiment\": { \"goal\": \"reply\" }",
+        "\"experiment\": { \"goal\": \"reply\", \"auto_stop\": true }",
+    )
+}
+
+/// Counts as the write path would have appended them for `variant` of `stop-test`'s `email_1`.
+async fn add_arm(app: &TestApp, flow_id: &str, variant: &str, exposed: i64, converted: i64) {
+    let mut t = Tally::default();
+    let at = hour_of(nudge::clock::to_millis(app.clock.now()));
+    for (metric, n) in [(Metric::Exposed, exposed), (Metric::Converted, converted)] {
+        t.add(
+            CountKey {
+                account_id: "default".into(),
+                flow_id: flow_id.into(),
+                flow_version: 1,
+                step: "email_1".into(),
+                metric,
+                variant: variant.into(),
+                hour: at,
+            },
+            n,
+        );
+    }
+    nudge::store::flow_stats::append(&app.state.core.db, &t)
+        .await
+        .unwrap();
+}
+
+async fn stop_test_stats(app: &TestApp) -> ExperimentStats {
+    app.flows()
+        .await
+        .get_flow_stats(app.authed(GetFlowStatsRequest {
+            flow_id: "stop-test".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .steps
+        .into_iter()
+        .find(|s| s.step == "email_1")
+        .and_then(|s| s.experiment)
+        .unwrap()
+}
+
+async fn create_stop_test(app: &TestApp) -> String {
+    app.flows()
+        .await
+        .create_flow(app.authed(CreateFlowRequest {
+            definition: auto_stop_flow(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .flow
+        .unwrap()
+        .id
+}
+
+async fn enroll_new(app: &TestApp, prefix: &str, n: usize, flow: &str) {
+    let mut e = EnrollmentServiceClient::new(app.channel().await);
+    for i in 0..n {
+        let id = format!("{prefix}-{i}");
+        app.contacts()
+            .await
+            .upsert_contact(app.authed(UpsertContactRequest {
+                contact: Some(Contact {
+                    id: id.clone(),
+                    email: format!("{id}@example.com"),
+                    tz: "America/Denver".into(),
+                    ..Default::default()
+                }),
+            }))
+            .await
+            .unwrap();
+        e.enroll(app.authed(EnrollRequest {
+            contact_id: id,
+            flow_id: flow.into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap();
+    }
+}
+
+async fn auto_stop_stops_the_loser_once_and_new_contacts_go_to_the_winner(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let flow_id = create_stop_test(&app).await;
+    let core = &app.state.core;
+    // The published reference point: 50/1000 against 80/1000 is not yet a difference.
+    add_arm(&app, &flow_id, "short", 1000, 50).await;
+    add_arm(&app, &flow_id, "long", 1000, 80).await;
+    let none = nudge::service::flow_stats::judge(core, "default", &flow_id)
+        .await
+        .unwrap();
+    assert!(none.is_empty(), "{none:?}");
+    let e = stop_test_stats(&app).await;
+    let long = &e.variants[1];
+    assert!((long.difference.unwrap() - 0.03).abs() < 1e-12);
+    assert!((long.ci_low.unwrap() - -0.0043758).abs() < 5e-7, "{long:?}");
+    assert!((long.ci_high.unwrap() - 0.0643758).abs() < 5e-7, "{long:?}");
+    assert!((long.p_value.unwrap() - 0.121082).abs() < 5e-7, "{long:?}");
+    assert!(e
+        .variants
+        .iter()
+        .all(|v| v.state == VariantState::Running as i32));
+
+    // Sixty more conversions for `long`: 50/1000 against 140/1000 decides.
+    add_arm(&app, &flow_id, "long", 0, 60).await;
+    let stops = nudge::service::flow_stats::judge(core, "default", &flow_id)
+        .await
+        .unwrap();
+    let decided: Vec<(&str, &str)> = stops
+        .iter()
+        .map(|s| (s.variant.as_str(), s.state))
+        .collect();
+    assert_eq!(decided, [("short", "stopped"), ("long", "winner")]);
+    // Written once: judging the same counts again (another replica, a later pass) writes none.
+    assert!(nudge::service::flow_stats::judge(core, "default", &flow_id)
+        .await
+        .unwrap()
+        .is_empty());
+    let e = stop_test_stats(&app).await;
+    assert_eq!(e.variants[0].state, VariantState::Stopped as i32);
+    assert_eq!(e.variants[1].state, VariantState::Winner as i32);
+    let reason = &e.variants[0].stopped_reason;
+    assert!(reason.starts_with("auto_stop:"), "{reason}");
+    assert!(
+        reason.contains("140/1000") && reason.contains("50/1000"),
+        "{reason}"
+    );
+
+    // New contacts all get the winner (those hashing to `short` are placed among the running).
+    enroll_new(&app, "late", 30, "stop-test").await;
+    let sent = claim_and_send(&app).await;
+    assert_eq!(sent.len(), 30);
+    assert!(sent.iter().all(|d| d.variant == "long"), "{sent:?}");
+
+    // A person restarts `short`; stopping both is refused with the fix.
+    let mut flows = app.flows().await;
+    let restarted = flows
+        .set_variant_state(app.authed(SetVariantStateRequest {
+            flow_id: "stop-test".into(),
+            step: "email_1".into(),
+            variant: "short".into(),
+            state: VariantState::Running as i32,
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .experiment
+        .unwrap();
+    assert!(restarted
+        .variants
+        .iter()
+        .all(|v| v.state == VariantState::Running as i32));
+    flows
+        .set_variant_state(app.authed(SetVariantStateRequest {
+            flow_id: "stop-test".into(),
+            step: "email_1".into(),
+            variant: "long".into(),
+            state: VariantState::Stopped as i32,
+            reason: "the long copy reads badly on phones".into(),
+            by: "ann@example.com".into(),
+        }))
+        .await
+        .unwrap();
+    let e = stop_test_stats(&app).await;
+    assert_eq!(e.variants[1].state, VariantState::Stopped as i32);
+    assert_eq!(
+        e.variants[1].stopped_reason,
+        "stopped by ann@example.com: the long copy reads badly on phones"
+    );
+    let refused = flows
+        .set_variant_state(app.authed(SetVariantStateRequest {
+            flow_id: "stop-test".into(),
+            step: "email_1".into(),
+            variant: "short".into(),
+            state: VariantState::Stopped as i32,
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::FailedPrecondition);
+    assert!(
+        refused.message().contains("restart one"),
+        "{}",
+        refused.message()
+    );
+    let bad = flows
+        .set_variant_state(app.authed(SetVariantStateRequest {
+            flow_id: "stop-test".into(),
+            step: "email_1".into(),
+            variant: "medium".into(),
+            state: VariantState::Stopped as i32,
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), tonic::Code::InvalidArgument);
+    assert!(bad.message().contains("short, long"), "{}", bad.message());
+    app.stop().await;
+}
+
+/// A shared experiment: contacts given `a` at the first step keep `a` at the second after a
+/// person stops `a`; contacts enrolled after the stop get `b` at both.
+async fn contacts_keep_their_variant_when_a_person_stops_it(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let flow = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/flows/subject-test.json"
+    ))
+    .unwrap();
+    app.flows()
+        .await
+        .create_flow(app.authed(CreateFlowRequest { definition: flow }))
+        .await
+        .unwrap();
+    enroll_new(&app, "early", 30, "subject-test").await;
+    let first = claim_and_send(&app).await;
+    let given: BTreeMap<String, String> = first
+        .iter()
+        .map(|d| (d.enrollment_id.clone(), d.variant.clone()))
+        .collect();
+    assert!(given.values().any(|v| v == "a") && given.values().any(|v| v == "b"));
+    app.flows()
+        .await
+        .set_variant_state(app.authed(SetVariantStateRequest {
+            flow_id: "subject-test".into(),
+            step: "email_2".into(),
+            variant: "a".into(),
+            state: VariantState::Stopped as i32,
+            ..Default::default()
+        }))
+        .await
+        .unwrap();
+    enroll_new(&app, "late", 30, "subject-test").await;
+    let late = claim_and_send(&app).await;
+    assert_eq!(late.len(), 30);
+    assert!(late.iter().all(|d| d.variant == "b"), "{late:?}");
+    TestClockServiceClient::new(app.channel().await)
+        .advance(app.authed(AdvanceRequest {
+            target: Some(advance_request::Target::ByMs(5 * 86_400_000)),
+        }))
+        .await
+        .unwrap();
+    let second = claim_and_send(&app).await;
+    assert_eq!(second.len(), 60);
+    for d in &second {
+        assert_eq!(d.step, "email_2");
+        let want = given.get(&d.enrollment_id).map_or("b", String::as_str);
+        assert_eq!(d.variant, want, "{}", d.enrollment_id);
+    }
+    app.stop().await;
+}
+
+async fn replicas_judging_at_once_stop_the_loser_once() {
+    let one = spawn_app(Backend::Postgres).await;
+    let two = spawn_app_on(one.database_url.clone(), tempfile::tempdir().unwrap(), None).await;
+    let flow_id = create_stop_test(&one).await;
+    add_arm(&one, &flow_id, "short", 2000, 100).await;
+    add_arm(&one, &flow_id, "long", 2000, 40).await;
+    for _ in 0..10 {
+        let (a, b) = tokio::join!(
+            nudge::service::flow_stats::judge(&one.state.core, "default", &flow_id),
+            nudge::service::flow_stats::judge(&two.state.core, "default", &flow_id),
+        );
+        let (a, b) = (a.unwrap(), b.unwrap());
+        let mut all: Vec<(String, &str)> = a
+            .iter()
+            .chain(&b)
+            .map(|s| (s.variant.clone(), s.state))
+            .collect();
+        all.sort();
+        assert!(
+            all.is_empty()
+                || all
+                    == [
+                        ("long".to_string(), "stopped"),
+                        ("short".to_string(), "winner")
+                    ],
+            "{all:?}"
+        );
+    }
+    // Both replicas answer the same, and only one stop was ever written.
+    let (x, y) = (stop_test_stats(&one).await, stop_test_stats(&two).await);
+    assert_eq!(x, y);
+    assert_eq!(x.variants[1].state, VariantState::Stopped as i32);
+    assert_eq!(x.variants[0].state, VariantState::Winner as i32);
+    two.stop().await;
+    one.stop().await;
 }

@@ -1,2 +1,3 @@
+DROP TABLE variant_states;
 DROP TABLE exposures;
 DROP TABLE flow_counts;

@@ -40,3 +40,21 @@ CREATE TABLE exposures (
     converted_at BIGINT,
     PRIMARY KEY (enrollment_id, experiment)
 );
+
+-- Where each variant of a step experiment stands, once something was decided or measured:
+-- `stopped` takes no new contacts, `winner` is the one left running; `min_p_value` is the
+-- smallest always-valid p-value seen against the control (what is reported). A stop is written
+-- once (the first writer wins), with the figures that decided it.
+CREATE TABLE variant_states (
+    account_id TEXT NOT NULL,
+    flow_id TEXT NOT NULL,
+    experiment TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'running',
+    min_p_value DOUBLE PRECISION,
+    -- Why, with the figures, and who: `auto_stop` or the person's name.
+    reason TEXT,
+    decided_by TEXT,
+    decided_at BIGINT,
+    PRIMARY KEY (flow_id, experiment, variant)
+);

@@ -13,8 +13,8 @@ CREATE TABLE flow_counts (
     -- The variant, for exposed and converted; '' otherwise.
     variant TEXT NOT NULL DEFAULT '',
     -- The start of the UTC hour it happened in (ms): what `since` filters on.
-    hour INTEGER NOT NULL,
-    n INTEGER NOT NULL
+    hour BIGINT NOT NULL,
+    n BIGINT NOT NULL
 );
 CREATE INDEX flow_counts_by_flow ON flow_counts (account_id, flow_id, hour);
 
@@ -35,8 +35,26 @@ CREATE TABLE exposures (
     -- A shared experiment converts any time after the first exposure; a step's only until the
     -- enrollment's next outreach message is sent (closed_at).
     shared BOOLEAN NOT NULL,
-    exposed_at INTEGER NOT NULL,
-    closed_at INTEGER,
-    converted_at INTEGER,
+    exposed_at BIGINT NOT NULL,
+    closed_at BIGINT,
+    converted_at BIGINT,
     PRIMARY KEY (enrollment_id, experiment)
+);
+
+-- Where each variant of a step experiment stands, once something was decided or measured:
+-- `stopped` takes no new contacts, `winner` is the one left running; `min_p_value` is the
+-- smallest always-valid p-value seen against the control (what is reported). A stop is written
+-- once (the first writer wins), with the figures that decided it.
+CREATE TABLE variant_states (
+    account_id TEXT NOT NULL,
+    flow_id TEXT NOT NULL,
+    experiment TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'running',
+    min_p_value REAL,
+    -- Why, with the figures, and who: `auto_stop` or the person's name.
+    reason TEXT,
+    decided_by TEXT,
+    decided_at BIGINT,
+    PRIMARY KEY (flow_id, experiment, variant)
 );

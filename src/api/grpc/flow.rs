@@ -82,6 +82,52 @@ impl FlowService for FlowApi {
         Ok(Response::new(stats.into()))
     }
 
+    async fn set_variant_state(
+        &self,
+        request: Request<SetVariantStateRequest>,
+    ) -> Result<Response<SetVariantStateResponse>, Status> {
+        let who = principal(&request)?;
+        let req = request.get_ref();
+        let stop = match VariantState::try_from(req.state) {
+            Ok(VariantState::Stopped) => true,
+            Ok(VariantState::Running) => false,
+            _ => {
+                return Err(ServiceError::Invalid(vec![Violation::new(
+                    "state",
+                    crate::code::Code::BadSchema,
+                    "set VARIANT_STATE_STOPPED to stop the variant or VARIANT_STATE_RUNNING to \
+                     restart it (a winner is declared by the test, not set)",
+                )])
+                .into());
+            }
+        };
+        let by = if req.by.trim().is_empty() {
+            "a person (SetVariantState)"
+        } else {
+            req.by.trim()
+        };
+        let stats = flow_stats::set_variant_state(
+            &self.state.core,
+            &who.account_id,
+            &req.flow_id,
+            &flow_stats::VariantChange {
+                step: &req.step,
+                variant: &req.variant,
+                stop,
+                reason: req.reason.trim(),
+                by,
+            },
+        )
+        .await?;
+        let experiment = stats
+            .steps
+            .into_iter()
+            .find(|s| s.step == req.step)
+            .and_then(|s| s.experiment)
+            .map(Into::into);
+        Ok(Response::new(SetVariantStateResponse { experiment }))
+    }
+
     async fn list_flows(
         &self,
         request: Request<ListFlowsRequest>,

@@ -124,6 +124,13 @@ async fn resolve_flow(
             stored.flow.name, key.1
         ))
     })?;
+    if flow.has_experiments() && !look.ctx.stopped.contains_key(&key.0) {
+        // Its step experiments assign by which variants are stopped.
+        let stopped = store::variant_states::stopped_of_flow(&core.db, account_id, &key.0).await?;
+        let mut all = (*look.ctx.stopped).clone();
+        all.insert(key.0.clone(), stopped);
+        look.ctx.stopped = Arc::new(all);
+    }
     let found = (key.0, key.1, flow);
     look.flows.insert((id.to_string(), version), found.clone());
     Ok(found)

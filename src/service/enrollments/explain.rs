@@ -25,7 +25,15 @@ pub async fn explain(
     let account_quiet = account.and_then(|a| a.quiet_hours);
     let quiet =
         crate::runtime::ctx_for(None, account_quiet.as_deref(), &core.quiet_hours).quiet_hours;
-    let answer = crate::engine::explain_with(&enrollment.state, &flow, now, &quiet);
+    let stopped = if flow.has_experiments() {
+        Some(
+            store::variant_states::stopped_of_flow(&core.db, &who.account_id, &enrollment.flow_id)
+                .await?,
+        )
+    } else {
+        None
+    };
+    let answer = crate::engine::explain_in(&enrollment.state, &flow, now, &quiet, stopped.as_ref());
     Ok((enrollment, answer))
 }
 
