@@ -592,3 +592,96 @@ async fn replicas_judging_at_once_stop_the_loser_once() {
     two.stop().await;
     one.stop().await;
 }
+
+/// The console's flow page in a real browser: the funnel as bars (one per step), the
+/// experiment's variants on one axis (the control at 0, the other as its interval), the states
+/// with the stop's figures; the screenshot's path is printed for CI to keep.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_draws_the_funnel_and_the_experiment() {
+    use crate::common::browser;
+    let app = spawn_app(Backend::Sqlite).await;
+    let flow_id = create_stop_test(&app).await;
+    enroll_new(&app, "seen", 12, "stop-test").await;
+    claim_and_send(&app).await;
+    add_arm(&app, &flow_id, "short", 1000, 50).await;
+    add_arm(&app, &flow_id, "long", 1000, 140).await;
+    nudge::service::flow_stats::judge(&app.state.core, "default", &flow_id)
+        .await
+        .unwrap();
+    let base = format!("http://{}", app.addr);
+    let token = app.token.clone();
+    let shot = browser::screenshot_path("console-flow-stats");
+    let shot_path = shot.clone();
+    let page = format!("{base}/console/flows/{flow_id}");
+    let found = tokio::task::spawn_blocking(move || {
+        use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
+        let browser = browser::launch();
+        let tab = browser.new_tab().unwrap();
+        // Sent to sign in first, as a person following a link would be.
+        tab.navigate_to(&page)
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        tab.wait_for_element("input[name=token]")
+            .unwrap()
+            .click()
+            .unwrap();
+        tab.type_str(&token).unwrap();
+        tab.wait_for_element("button[type=submit]")
+            .unwrap()
+            .click()
+            .unwrap();
+        tab.wait_until_navigated().unwrap();
+        tab.wait_for_element("nav").unwrap();
+        // Scrolled to the funnel, so the screenshot shows it and the experiment.
+        tab.navigate_to(&format!("{page}#funnel-bars"))
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        if tab.wait_for_element("#funnel").is_err() {
+            panic!(
+                "no funnel on {}: {}",
+                tab.get_url(),
+                tab.get_content().unwrap_or_default()
+            );
+        }
+        let bars = tab.find_elements("#funnel-bars rect.bar").unwrap().len();
+        let intervals = tab
+            .find_elements("svg.intervals line.interval")
+            .unwrap()
+            .len();
+        let controls = tab
+            .find_elements("svg.intervals circle.control")
+            .unwrap()
+            .len();
+        let text = tab
+            .wait_for_element("#funnel")
+            .unwrap()
+            .get_inner_text()
+            .unwrap();
+        let png = tab
+            .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
+            .unwrap();
+        std::fs::write(&shot_path, &png).unwrap();
+        (bars, intervals, controls, text, png.len())
+    })
+    .await
+    .unwrap();
+    println!("console screenshot: {}", shot.display());
+    let (bars, intervals, controls, text, png) = found;
+    assert_eq!(bars, 5, "a bar per step");
+    assert_eq!(
+        (intervals, controls),
+        (1, 1),
+        "the variant's interval, the control at 0"
+    );
+    assert!(text.contains("Experiment stop-test/email_1"), "{text}");
+    assert!(
+        text.contains("winner") && text.contains("stopped"),
+        "{text}"
+    );
+    assert!(text.contains("auto_stop:"), "the stop's figures: {text}");
+    assert!(text.contains("12 entered"), "{text}");
+    assert!(png > 1000, "a real PNG");
+    app.stop().await;
+}

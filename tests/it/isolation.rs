@@ -690,15 +690,17 @@ async fn every_rpc_answers_another_accounts_ids_as_unknown_ones(backend: Backend
             flow_id: id.clone(),
             ..Default::default()
         })));
-    same_as_unknown!(cov, "FlowService/SetVariantState", a.outreach_flow, |id| flows
-        .clone()
-        .set_variant_state(b.req(SetVariantStateRequest {
-            flow_id: id.clone(),
-            step: "email_1".into(),
-            variant: "a".into(),
-            state: VariantState::Stopped as i32,
-            ..Default::default()
-        })));
+    same_as_unknown!(cov, "FlowService/SetVariantState", a.outreach_flow, |id| {
+        flows
+            .clone()
+            .set_variant_state(b.req(SetVariantStateRequest {
+                flow_id: id.clone(),
+                step: "email_1".into(),
+                variant: "a".into(),
+                state: VariantState::Stopped as i32,
+                ..Default::default()
+            }))
+    });
     cov.add("FlowService/ListFlows");
     let b_flows: BTreeSet<String> = flows
         .clone()

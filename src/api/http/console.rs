@@ -105,7 +105,10 @@ const STYLE: &str = "body{font-family:sans-serif;margin:1.5em}nav a{margin-right
 .inline{display:inline;margin-left:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;\
 padding:.2em .5em}.explain{background:#eef;padding:.5em}.run{fill:#4a7}.deferral{fill:#e90}\
 .hold{fill:#c33}.signal{fill:#36c}.window{fill:#dfd}.sms-window{fill:#ddf;opacity:.6}\
-.axis{stroke:#555}.tick{font-size:10px}.step{fill:#fff;stroke:#333}.edge{stroke:#777}";
+.axis{stroke:#555}.tick{font-size:10px}.step{fill:#fff;stroke:#333}.edge{stroke:#777}\
+.bar{fill:#4a7}.interval{stroke:#36c;stroke-width:3}.estimate{fill:#36c}.control{fill:#555}\
+.warning{background:#fee;border:1px solid #c33;padding:.5em}.state-stopped{color:#a22}\
+.state-winner{color:#262;font-weight:bold}";
 
 fn html_response(status: StatusCode, m: Markup, cookies: &[String]) -> Response {
     let mut r = (
@@ -456,8 +459,19 @@ async fn flow_page(
         latest.clone()
     };
     let parsed = crate::runtime::flows::parse(&shown.definition).ok();
+    // The funnel of the version shown, or of every version when none is asked for.
+    let stats = crate::service::flow_stats::get(
+        &state.core,
+        &who.account_id,
+        &latest.id,
+        q.version.max(0),
+        None,
+    )
+    .await
+    .map_err(error_page)?;
     let body = html! {
         p { "Versions: "
+            a href={ "/console/flows/" (latest.id) } { "all" } " "
             @for v in 1..=latest.version {
                 a href={ "/console/flows/" (latest.id) "?version=" (v) } { "v" (v) } " "
             }
@@ -465,12 +479,153 @@ async fn flow_page(
         h2 { "Version " (shown.version) }
         @if let Some(flow) = &parsed { (flow_graph(flow)) }
         details { summary { "Definition" } pre { (shown.definition) } }
+        (funnel_section(&stats))
     };
     Ok(html_response(
         StatusCode::OK,
         layout(&format!("Flow {}", latest.name), true, &csrf, body),
         &[],
     ))
+}
+
+/// A flow's funnel (each step's counts, drawn as bars) and each step experiment's variants
+/// (rates, and the always-valid interval of each difference from the control on one axis).
+fn funnel_section(stats: &crate::service::flow_stats::FlowStats) -> Markup {
+    use crate::engine::funnel::Metric;
+    let scope = if stats.version == 0 {
+        "every version".to_string()
+    } else {
+        format!("version {}", stats.version)
+    };
+    let most = stats
+        .steps
+        .iter()
+        .map(|s| s.count(Metric::Entered))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let row_h = 26.0;
+    let (label_w, bar_w) = (150.0, 420.0);
+    let height = 10.0 + stats.steps.len() as f64 * row_h;
+    html! {
+        section id="funnel" aria-labelledby="funnel-title" {
+            h2 id="funnel-title" { "Funnel (" (scope) ")" }
+            svg id="funnel-bars" xmlns="http://www.w3.org/2000/svg" role="img"
+                aria-label={ "Contacts entering each step, " (scope) }
+                width=(label_w + bar_w + 90.0) height=(height) {
+                @for (i, s) in stats.steps.iter().enumerate() {
+                    @let y = 5.0 + i as f64 * row_h;
+                    @let n = s.count(Metric::Entered);
+                    @let w = (n as f64 / most as f64 * bar_w).max(if n > 0 { 2.0 } else { 0.0 });
+                    text class="tick" x="0" y=(y + 16.0) { (s.step) " (" (s.step_type) ")" }
+                    rect class="bar" x=(label_w) y=(y) width=(w) height=(row_h - 6.0) {}
+                    text class="tick" x=(label_w + w + 6.0) y=(y + 16.0) { (n) " entered" }
+                }
+            }
+            table {
+                thead { tr {
+                    th scope="col" { "Step" } th scope="col" { "Entered" } th scope="col" { "Sent" }
+                    th scope="col" { "Failed" } th scope="col" { "Bounced" } th scope="col" { "Replies" }
+                    th scope="col" { "Interested" } th scope="col" { "Meetings" }
+                    th scope="col" { "Opted out" } th scope="col" { "Exited" }
+                } }
+                tbody {
+                    @for s in &stats.steps {
+                        tr {
+                            th scope="row" { (s.step) }
+                            td { (s.count(Metric::Entered)) } td { (s.count(Metric::Sent)) }
+                            td { (s.count(Metric::Failed)) } td { (s.count(Metric::Bounced)) }
+                            td { (s.count(Metric::Replies)) }
+                            td { (s.count(Metric::Intent(crate::inbound::intent::Intent::Interested))) }
+                            td { (s.count(Metric::MeetingsBooked)) } td { (s.count(Metric::OptedOut)) }
+                            td { (s.count(Metric::Exited)) }
+                        }
+                    }
+                }
+            }
+            @for s in &stats.steps {
+                @if let Some(e) = &s.experiment {
+                    (experiment_section(&s.step, e))
+                }
+            }
+        }
+    }
+}
+
+/// One step experiment: its settings, a warning when the split is off, its variants drawn on
+/// one axis of "difference from the control" (each a point and its interval; the control at 0),
+/// and the table of figures, with "not enough data yet" where the test does not back a number.
+fn experiment_section(step: &str, e: &crate::service::flow_stats::ExperimentStats) -> Markup {
+    use crate::service::flow_stats::VariantState;
+    let compared: Vec<_> = e.variants.iter().filter_map(|v| v.comparison).collect();
+    let low = compared.iter().map(|c| c.ci_low).fold(0.0f64, f64::min);
+    let high = compared.iter().map(|c| c.ci_high).fold(0.0f64, f64::max);
+    let span = (high - low).max(0.01);
+    let (left, width, row_h) = (110.0, 440.0, 28.0);
+    let x = |d: f64| left + (d - low) / span * width;
+    let height = 30.0 + e.variants.len() as f64 * row_h;
+    let pct = |v: f64| format!("{:.1}%", v * 100.0);
+    let signed = |v: f64| format!("{:+.1} pts", v * 100.0);
+    html! {
+        section class="experiment" aria-label={ "Experiment " (e.key) } {
+            h3 { "Experiment " (e.key) " at " (step) }
+            p { "Goal " code { (e.settings.goal.as_str()) } ", alpha " (e.settings.alpha)
+                @if e.settings.auto_stop { ", stops the loser by itself" } "." }
+            @if e.sample_ratio_warning {
+                p class="warning" role="alert" {
+                    "Warning: the exposed counts do not follow the weights (sample-ratio p = "
+                    (format!("{:.2e}", e.sample_ratio_p)) "). Read no result until it is explained." }
+            }
+            svg class="intervals" xmlns="http://www.w3.org/2000/svg" role="img"
+                aria-label={ "Difference of each variant's rate from the control, with its always-valid interval" }
+                width=(left + width + 20.0) height=(height) {
+                line class="axis" x1=(x(0.0)) y1="4" x2=(x(0.0)) y2=(height - 18.0) {}
+                @if low < 0.0 { text class="tick" x=(x(low)) y=(height - 4.0) { (signed(low)) } }
+                text class="tick" x=(x(0.0) - 3.0) y=(height - 4.0) { "0" }
+                @if high > 0.0 { text class="tick" x=(x(high) - 40.0) y=(height - 4.0) { (signed(high)) } }
+                @for (i, v) in e.variants.iter().enumerate() {
+                    @let y = 14.0 + i as f64 * row_h;
+                    text class="tick" x="0" y=(y + 4.0) { (v.name) " " (pct(v.rate)) }
+                    @if i == 0 {
+                        circle class="control" cx=(x(0.0)) cy=(y) r="5" {}
+                        text class="tick" x=(x(0.0) + 8.0) y=(y + 4.0) { "control" }
+                    } @else if let Some(c) = v.comparison {
+                        line class="interval" x1=(x(c.ci_low)) y1=(y) x2=(x(c.ci_high)) y2=(y) {}
+                        circle class="estimate" cx=(x(c.difference)) cy=(y) r="5" {}
+                    } @else {
+                        text class="tick" x=(left) y=(y + 4.0) { "not enough data yet" }
+                    }
+                }
+            }
+            table {
+                thead { tr {
+                    th scope="col" { "Variant" } th scope="col" { "State" } th scope="col" { "Weight" }
+                    th scope="col" { "Exposed" } th scope="col" { "Converted" } th scope="col" { "Rate" }
+                    th scope="col" { "Difference" } th scope="col" { "Interval" } th scope="col" { "p" }
+                    th scope="col" { "Why" }
+                } }
+                tbody {
+                    @for (i, v) in e.variants.iter().enumerate() {
+                        tr {
+                            th scope="row" { (v.name) @if i == 0 { " (control)" } }
+                            td class={ "state-" (v.state.as_str()) } { (v.state.as_str()) }
+                            td { (v.weight) } td { (v.exposed) } td { (v.converted) } td { (pct(v.rate)) }
+                            @if let Some(c) = v.comparison {
+                                td { (signed(c.difference)) }
+                                td { "[" (signed(c.ci_low)) ", " (signed(c.ci_high)) "]" }
+                                td { (format!("{:.4}", c.p_value)) }
+                            } @else {
+                                td colspan="3" { @if let Some(n) = v.not_yet { (n.as_str()) } @else { "the control: the others are compared to it" } }
+                            }
+                            td { @if v.state != VariantState::Running {
+                                (v.stopped_reason.as_deref().unwrap_or(""))
+                            } }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The flow as a graph: each step a box in the column of its distance from `start`, each

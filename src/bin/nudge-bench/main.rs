@@ -7,7 +7,10 @@
 //!   `--ack-batch 1` one AckDispatch each; `--acks-in-flight` calls each, 8) every dispatch while
 //!   the planner drains, through the service calls the gRPC adapter makes, and a line gives the
 //!   steps/s up to the last ack; `--signals S` then reports S reply signals, one per enrolled
-//!   contact, `--signal-concurrency` (32) at a time.
+//!   contact, `--signal-concurrency` (32) at a time. `--variants 1` runs the same flow with a
+//!   step experiment on its email (exposures written at each ack, conversions at each reply),
+//!   to compare the two. Every run ends with `GetFlowStats` read 21 times (the first folds the
+//!   count rows the run appended), its figures checked against the run.
 //! - `--via grpc` (module `grpc`): the same run through a real `nudge serve --clock manual`
 //!   (the `nudge` binary next to this one) and the tonic client: BatchEnroll calls of 1,000,
 //!   `TestClockService.Advance` to make them due, ClaimDispatches/AckDispatch workers (2 by
@@ -107,6 +110,22 @@ pub(crate) fn arg(name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
+/// [`FLOW`] with a step experiment on the email (`--variants 1`): each ack of it writes an
+/// exposure, each reply after it a conversion.
+pub(crate) const VARIANT_FLOW: &str = r#"{
+  "name": "bench",
+  "start": "w1",
+  "steps": {
+    "w1": { "type": "wait", "params": { "duration": "1h" }, "next": { "then": "mail" } },
+    "mail": { "type": "email", "params": { "template": "t" },
+              "variants": [ { "name": "a" }, { "name": "b", "params": { "template": "t_b" } } ],
+              "experiment": { "goal": "reply" },
+              "next": { "then": "w2" } },
+    "w2": { "type": "wait", "params": { "duration": "1h" }, "next": { "then": "done" } },
+    "done": { "type": "end" }
+  }
+}"#;
+
 /// Wake latency: a two-second wait, then the end.
 const LATENCY_FLOW: &str = r#"{
   "name": "latency",
@@ -169,6 +188,7 @@ const FLAGS: &[&str] = &[
     "--signal-concurrency",
     "--signals",
     "--stored",
+    "--variants",
     "--via",
     "--workers",
 ];
@@ -181,7 +201,8 @@ usage: nudge-bench [--flag value]...   (use an empty database for each run)
   nudge-bench --via grpc --database-url postgres://postgres@127.0.0.1/bench_grpc --compare-database-url postgres://postgres@127.0.0.1/bench --n 100000 --callers 4
   nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode wake-latency --rate 1000 --secs 10
   nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode memory --n 1000000
-  nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode caps --n 30000 --senders 1000";
+  nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode caps --n 30000 --senders 1000
+  nudge-bench --database-url postgres://postgres@127.0.0.1/bench --n 1000000 --consumers 2 --signals 100000 --variants 1";
 
 /// `Ok(true)` when the arguments ask for help; an error naming the first argument that is
 /// not a known flag followed by its value.
@@ -254,7 +275,9 @@ pub(crate) async fn throughput(url: DatabaseUrl, run: &Run) -> anyhow::Result<Fi
     let app = App::build_with_clock(config, clock.clone()).await?;
     let state = app.state().clone();
     let now = clock.now();
-    flows::create(&state.core, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
+    let variants = num("--variants", 0u8)? == 1;
+    let flow = if variants { VARIANT_FLOW } else { FLOW };
+    flows::create(&state.core, DEFAULT_ACCOUNT_ID, flow, now).await?;
     insert_contacts(&state.core.db, run.n, now).await?;
     store_idle(&state).await?;
     // A line between setup and the measured phases, so a profiler reading the output (CPU
@@ -349,10 +372,67 @@ pub(crate) async fn throughput(url: DatabaseUrl, run: &Run) -> anyhow::Result<Fi
             .await?;
         figures.signalled = Some(run.print_signals(&url.to_string(), elapsed));
     }
+    flow_stats_reads(&state, &url.to_string(), run.n).await?;
     if let Some(rss) = rss_kib() {
         println!("{url}: RSS after the run {} MiB", rss / 1024);
     }
     Ok(figures)
+}
+
+/// `GetFlowStats` of the bench flow after the run: the first read (which folds the count rows
+/// the run appended, when they are many), then 20 more; the figures checked against the run.
+async fn flow_stats_reads(state: &AppState, url: &str, n: usize) -> anyhow::Result<()> {
+    use nudge::service::flow_stats;
+    let (_, rows) = nudge::store::flow_stats::read(
+        &state.core.db,
+        DEFAULT_ACCOUNT_ID,
+        &flows::get(&state.core, DEFAULT_ACCOUNT_ID, "bench", 0)
+            .await?
+            .id,
+        i64::MIN,
+    )
+    .await?;
+    let started = Instant::now();
+    let first = flow_stats::get(&state.core, DEFAULT_ACCOUNT_ID, "bench", 0, None).await?;
+    let first_ms = started.elapsed().as_secs_f64() * 1e3;
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        let started = Instant::now();
+        let again = flow_stats::get(&state.core, DEFAULT_ACCOUNT_ID, "bench", 0, None).await?;
+        times.push(started.elapsed().as_secs_f64() * 1e3);
+        anyhow::ensure!(again.steps == first.steps, "a read answered other figures");
+    }
+    times.sort_by(f64::total_cmp);
+    let mail = first
+        .steps
+        .iter()
+        .find(|s| s.step == "mail")
+        .ok_or_else(|| anyhow::anyhow!("no mail step in the statistics"))?;
+    let entered = mail.count(nudge::engine::funnel::Metric::Entered);
+    anyhow::ensure!(
+        entered == n as i64,
+        "the statistics count {entered} entered `mail`, the run woke {n}"
+    );
+    let exposed: i64 = mail
+        .experiment
+        .iter()
+        .flat_map(|e| &e.variants)
+        .map(|v| v.exposed)
+        .sum();
+    let converted: i64 = mail
+        .experiment
+        .iter()
+        .flat_map(|e| &e.variants)
+        .map(|v| v.converted)
+        .sum();
+    println!(
+        "{url}: GetFlowStats with {n} enrollments ({rows} count rows): first read {first_ms:.1} ms, \
+         then p50 {:.1} ms, max {:.1} ms (mail: entered {entered}, sent {}, exposed {exposed}, converted {converted})",
+        times[times.len() / 2],
+        times[times.len() - 1],
+        mail.count(nudge::engine::funnel::Metric::Sent),
+    );
+    Ok(())
 }
 
 /// A delivery worker as a CRM runs one, in process: claims up to 1,000 due dispatches (what
