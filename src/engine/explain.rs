@@ -194,6 +194,19 @@ pub fn explain_in(
             "{} Its variant of `{}` is `{}`.",
             e.sentence, run.step, v.name
         );
+        // A stop changes who gets what: say which variants take no new contacts.
+        let halted: Vec<String> = flow
+            .experiment_of(&run.step)
+            .and_then(|(key, _, _)| stopped.and_then(|s| s.get(&key)))
+            .map(|names| names.iter().map(|n| format!("`{n}`")).collect())
+            .unwrap_or_default();
+        if !halted.is_empty() {
+            e.sentence = format!(
+                "{} Stopped (taking no new contacts): {}.",
+                e.sentence,
+                halted.join(", ")
+            );
+        }
         e.variant = Some(v.name.clone());
     }
     if state.status == Status::Paused {

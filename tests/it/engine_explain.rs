@@ -114,6 +114,29 @@ fn a_held_step_with_variants_names_the_contacts_variant() {
         "{}",
         e.sentence
     );
+    // With the contact's variant stopped, Explain names the one it gets now, and the stop.
+    let stopped: nudge::engine::variant::Stopped = [(
+        "test/e".to_string(),
+        [want.to_string()].into_iter().collect(),
+    )]
+    .into_iter()
+    .collect();
+    let other = if want == "plain" { "bold" } else { "plain" };
+    let e2 = nudge::engine::explain_in(
+        &d.state,
+        &d.flow,
+        t("2026-12-05T15:00:00Z"),
+        &nudge::timing::QuietHours::federal(),
+        Some(&stopped),
+    );
+    assert_eq!(e2.variant.as_deref(), Some(other));
+    assert!(
+        e2.sentence.ends_with(&format!(
+            "Its variant of `e` is `{other}`. Stopped (taking no new contacts): `{want}`."
+        )),
+        "{}",
+        e2.sentence
+    );
     let fx = d.apply(Input::Wake, "2026-12-07T14:00:00Z");
     let sent = fx
         .iter()

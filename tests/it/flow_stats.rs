@@ -19,6 +19,7 @@ backend_tests!(
     the_funnel_and_the_experiment_count_what_happened,
     auto_stop_stops_the_loser_once_and_new_contacts_go_to_the_winner,
     contacts_keep_their_variant_when_a_person_stops_it,
+    a_broken_split_warns_and_decides_nothing,
 );
 
 /// Two replicas judging the same counts at once write one stop between them.
@@ -683,5 +684,31 @@ async fn the_console_draws_the_funnel_and_the_experiment() {
     assert!(text.contains("auto_stop:"), "the stop's figures: {text}");
     assert!(text.contains("12 entered"), "{text}");
     assert!(png > 1000, "a real PNG");
+    app.stop().await;
+}
+
+/// Exposed counts that depart from the weights (1,000 against 1,300 at 1:1) raise the
+/// sample-ratio warning, and `auto_stop` decides nothing on them, however clear the difference.
+async fn a_broken_split_warns_and_decides_nothing(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let flow_id = create_stop_test(&app).await;
+    add_arm(&app, &flow_id, "short", 1000, 50).await;
+    add_arm(&app, &flow_id, "long", 1300, 180).await;
+    let e = stop_test_stats(&app).await;
+    assert!(e.sample_ratio_warning, "{e:?}");
+    assert!(e.sample_ratio_p < 1e-6, "{e:?}");
+    assert!(
+        e.variants[1].p_value.unwrap() < 0.001,
+        "a clear difference: {e:?}"
+    );
+    let stops = nudge::service::flow_stats::judge(&app.state.core, "default", &flow_id)
+        .await
+        .unwrap();
+    assert!(stops.is_empty(), "{stops:?}");
+    assert!(stop_test_stats(&app)
+        .await
+        .variants
+        .iter()
+        .all(|v| v.state == VariantState::Running as i32));
     app.stop().await;
 }
