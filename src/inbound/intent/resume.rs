@@ -204,7 +204,20 @@ const UNITS: &[(&str, Unit)] = &[
 ];
 /// "in N …" words: the word before the number.
 const IN_WORDS: &[&str] = &[
-    "in", "dans", "en", "em", "dentro", "daqui", "over", "tra", "fra",
+    "in",
+    "dans",
+    "ici",
+    "en",
+    "em",
+    "dentro",
+    "daqui",
+    "over",
+    "binnen",
+    "tra",
+    "fra",
+    "entro",
+    "within",
+    "innerhalb",
 ];
 /// Plural (and singular) counting units.
 const COUNT_UNITS: &[(&str, Unit)] = &[
@@ -598,7 +611,7 @@ fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate> 
     if IN_WORDS.contains(&word) {
         // "in a fortnight", "daqui a 3 semanas", "dentro de 2 meses"
         for k in [1, 2] {
-            if k == 2 && !matches!(next(1), Some("de" | "a")) {
+            if k == 2 && !matches!(next(1), Some("de" | "a" | "von")) {
                 break;
             }
             if let (Some(n), Some(unit)) =
@@ -915,6 +928,16 @@ mod tests {
             ),
             ("le mois prochain", "2026-12-04", false, Some("2027-01-01")),
             ("dans 10 jours", "2026-12-04", false, Some("2026-12-14")),
+            ("d'ici 15 jours", "2026-07-06", false, Some("2026-07-21")),
+            ("within 2 weeks", "2026-12-04", true, Some("2026-12-18")),
+            (
+                "innerhalb von 3 Wochen",
+                "2026-12-04",
+                false,
+                Some("2026-12-25"),
+            ),
+            ("binnen 2 weken", "2026-12-04", false, Some("2026-12-18")),
+            ("entro 10 giorni", "2026-12-04", false, Some("2026-12-14")),
             ("a partir de marzo", "2026-12-04", false, Some("2027-03-01")),
             (
                 "el próximo trimestre",
