@@ -859,9 +859,9 @@ const NEGATORS_BEFORE: &[&str] = &[
     "keinen", "keiner", "nie", "niemals", "ne", "n", "pas", "jamais", "nunca", "nao", "niet",
     "geen", "nooit", "non", "mai", "nem", "without", "ohne", "sin", "sem", "zonder", "senza",
     "sans", "aucun", "aucune", "ningun", "ninguna", "ninguno", "nenhum", "nenhuma", "nessun",
-    "nessuna", "nessuno",
+    "nessuna", "nessuno", "ned", "nit",
 ];
-const NEGATORS_AFTER: &[&str] = &["nicht", "niet", "pas", "not", "nie"];
+const NEGATORS_AFTER: &[&str] = &["nicht", "niet", "pas", "not", "nie", "ned", "nit"];
 
 /// Whether `word` negates in `language`: in an Italian reply the French `ne` does not ("che ne
 /// dice"), in a German one the Italian `mai` does not ("ab Mai"), in a Portuguese one the Spanish
@@ -873,6 +873,7 @@ fn negates(word: &str, language: Language) -> bool {
         ],
         Language::De => &[
             "nicht", "kein", "keine", "keinen", "keiner", "keinem", "nie", "niemals", "ohne",
+            "ned", "nit",
         ],
         Language::Fr => &["ne", "n", "pas", "jamais", "non", "sans", "aucun", "aucune"],
         Language::Es => &["no", "nunca", "sin", "ningun", "ninguna", "ninguno"],
@@ -1899,18 +1900,56 @@ fn joins(word: &str, language: Option<Language>) -> bool {
     words.contains(&word)
 }
 
-/// `nicht`, `niet`, `pas`, `not` in the two words after `end`, in the same clause.
+/// `nicht`, `niet`, `pas`, `not` in the two words after `end`, in the same clause, or after
+/// words that only soften or stress it ("das interessiert uns **leider überhaupt** nicht", "dat
+/// interesseert ons **helaas echt** niet").
 fn negator_after(tokens: &[Token], end: usize, negates: &dyn Fn(&str) -> bool) -> Option<usize> {
-    for (k, t) in tokens.iter().enumerate().skip(end).take(2) {
+    for (k, t) in tokens.iter().enumerate().skip(end).take(5) {
         if t.boundary > 0 {
             return None;
         }
         if NEGATORS_AFTER.contains(&t.word.as_str()) && negates(&t.word) {
             return Some(k);
         }
+        if k > end
+            && !tokens[end..=k]
+                .iter()
+                .all(|t| FILLERS_AFTER.contains(&t.word.as_str()))
+        {
+            return None;
+        }
     }
     None
 }
+
+/// Words between a verb and the negation after it that leave the negation where it is.
+const FILLERS_AFTER: &[&str] = &[
+    "leider",
+    "uberhaupt",
+    "gar",
+    "wirklich",
+    "absolut",
+    "echt",
+    "eigentlich",
+    "auch",
+    "mich",
+    "uns",
+    "mir",
+    "ihnen",
+    "dich",
+    "euch",
+    "helaas",
+    "helemaal",
+    "totaal",
+    "ons",
+    "mij",
+    "me",
+    "ook",
+    "eigenlijk",
+    "vraiment",
+    "absolument",
+    "really",
+];
 
 /// The byte ranges of lines that are a footer's: a link, "click", a newsletter's or a legal
 /// notice's words. Their unsubscribe words are the sender's boilerplate, not the person's.
