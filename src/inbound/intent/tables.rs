@@ -106,7 +106,7 @@ const EN: &[Row] = &[
     (N, 1.5, None, "current|existing ~ vendor|provider|solution|supplier|tool|partner|contract|system", "Our current provider works."),
     (N, 2.5, None, "no need", "No need."),
     (N, 2.0, Some(N), "need", "We don't need this."),
-    (N, 2.0, None, "no budget", "No budget."),
+    (N, 2.5, None, "no budget", "No budget."),
     (N, 2.5, None, "not a fit / not a good|great|right fit / not the right fit", "Not a fit."),
     (N, 2.5, None, "will|to|gonna pass", "I'll pass."),
     (N, 2.5, None, "pass on this|that|it", "We'll pass on this."),
@@ -162,7 +162,7 @@ const EN: &[Row] = &[
     (N, 2.5, None, "^pass / firm no / closed lost / mark us", "Pass."),
     (U, 3.0, None, "opt ~ out / object ~ processing|marketing / erase ~ details|data|information", "Opt me out."),
     (U, 2.5, None, "stop spamming / spamming me", "Stop spamming me."),
-    (I, 2.0, None, "what does|would ~ onboarding|implementation|setup|rollout|migration / how does ~ onboarding|implementation|setup|migration / do you integrate|support / integrate with / ^intrigued", "What does onboarding look like?"),
+    (I, 2.0, None, "what does|would ~ onboarding|implementation|setup|rollout|migration|pricing|price|licensing / how does ~ onboarding|implementation|setup|migration / do you integrate|support / integrate with / ^intrigued", "What does onboarding look like?"),
     (O, 0.0, None, "interested to know|hear / interested in knowing", "I'm interested to know who you are."),
     (N, 2.5, None, "stick with / do not have a problem / not something we ~ consider|need|want", "We'll stick with what we have."),
     (W, 2.5, None, "not|isnt mine to decide / stepped back|down from", "Purchasing isn't mine to decide anymore."),
@@ -176,7 +176,7 @@ const EN: &[Row] = &[
     (L, 2.0, Some(L), "parental|maternity|paternity|medical|sick leave / on leave", "I'm on parental leave until May."),
     (O, 0.0, None, "so|too much|many ~ spam / lots|lot of spam / to|in|into|a|en|nello|nella|no|na|im|dans|naar|nei|al|les ~ spam|junk / spam ~ folder|filter|box|ordner|map|cartella|carpeta|pasta|dossier|mailbox|indesirables", "It landed in my spam folder."),
     (O, 2.0, Some(I), "opposed|averse", "Not opposed to a demo."),
-    (I, 2.0, None, "can|could ~ do|find|grab ~ # minutes|mins / # minutes|mins ~ @", "Could we do 30 minutes Thursday?"),
+    (I, 2.0, None, "can|could ~ do|find|grab ~ # minutes|mins|min / # minutes|mins|min ~ @", "Could we do 30 minutes Thursday?"),
     (L, 2.0, Some(L), "talk|speak|chat|connect|meet ~ on|in|after|from ~ &", "Let's speak on February 1."),
     (N, 2.5, None, "decided not|never to / no plans to ~ change|switch|move / not going|planning to ~ change|switch|move", "We decided not to go ahead."),
     (W, 2.5, None, "handed|passed ~ over|on ~ to|the / is your man|woman|person|contact now", "I handed the account over to Kwame."),
@@ -206,6 +206,17 @@ const EN: &[Row] = &[
     (U, 2.5, None, "never ~ signed|subscribed|opted|registered|agreed|consented|asked ~ up|in|for|to / did not ~ sign|opt|subscribe ~ up|in|for", "I never signed up for this."),
     (U, 2.5, None, "report|reporting|flag|flagging|mark|marking ~ spam / report|reporting you|your", "I'm reporting this as spam."),
     (U, 3.0, None, "remove|delete|erase|lose my ~ number|address|email|details|data|info|information|contact", "Remove my number."),
+    // Stop requests said politely or indirectly, and the idioms of a no and of a yes.
+    (U, 3.0, None, "cease|refrain ~ all|any|from|contact*|communication*|emailing|email*|messag*|calling|texting|writing / stopped ~ emailing|contacting|messaging|texting|calling|writing ~ me|us", "Please cease all communication."),
+    (U, 3.0, None, "take|get ~ name|email|number|address|details|info|contact off / off your|the|this|ur ~ list|lists|mailing|database|distribution", "Take my name off your list."),
+    (O, 3.0, Some(U), "to be ~ contacted|emailed|called|texted|messaged|mailed|spammed|pestered", "I do not wish to be contacted."),
+    (L, 3.0, Some(L), "not until / follow up ~ then|once|when / new|next ~ financial|fiscal|budget ~ year|cycle", "Not until the new financial year."),
+    (L, 2.5, None, "wait until|till|til", "We'll wait until the audit is done."),
+    (N, 2.5, None, "hard|easy pass / ^i|we pass / thanks|thank you ~ anyway / thanks all the same", "Hard pass."),
+    (N, 2.0, None, "survived|managed|lived ~ ~ without / done fine ~ without", "We've managed without it for years."),
+    (I, 2.0, None, "worn|wore me down / ^you win / ok|fine you win", "Fine, you've worn me down."),
+    (O, 0.0, None, "carpeta|bandeja|pasta|cartella|dossier|map|ordner|folder|caixa ~ ~ spam|junk|indesirables|indesejad*|indesiderat*|ongewenst*", "Por si os sirve: vuestro correo me ha llegado a la carpeta de spam."),
+    (O, 0.0, None, "spoke|met|talked|chatted|emailed ~ &", "We spoke in March about something else, who is this?"),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -223,7 +234,7 @@ const DE: &[Row] = &[
     (I, 2.0, None, "hatten|haben|hast ~ zeit|zeitfenster|termin / nicht so|ganz uninteressant / nicht uninteressant", "Hätten Sie Dienstag Zeit?"),
     (I, 1.5, None, "preis|preise|kosten", "Wie sind die Preise?"),
     (I, 2.0, None, "konnen|konnten|wollen wir ~ sprechen|telefonieren|reden|treffen|austauschen", "Können wir telefonieren?"),
-    (I, 1.5, None, "wann ~ zeit|passt|konnen", "Wann haben Sie Zeit?"),
+    (I, 1.5, None, "wann ~ zeit|passt|konnen|ginge|geht|hatten|waere|ware", "Wann haben Sie Zeit?"),
     (I, 1.0, Some(N), "passt", "Dienstag passt."),
     (I, 1.5, None, "^ja|gerne|gern|super|prima|okay|ok / ^sehr gerne / ^ja gerne", "Ja"),
     (L, 3.0, Some(L), "nicht jetzt", "Nicht jetzt."),
@@ -241,7 +252,7 @@ const DE: &[Row] = &[
     (L, 2.0, Some(L), "zuruckkommen|zurueckkommen|vertagen|verschieben", "Können wir das verschieben?"),
     (N, 3.0, None, "kein* interesse", "Kein Interesse."),
     (N, 3.0, None, "kein* bedarf", "Kein Bedarf."),
-    (N, 2.5, None, "brauchen|benotigen ~ nicht|kein*", "Brauchen wir nicht."),
+    (N, 2.5, None, "brauch*|benotig* ~ nicht|kein*|ned|nit", "Brauchen wir nicht."),
     (N, 2.5, None, "sind ~ versorgt|zufrieden|abgedeckt / gut aufgestellt", "Wir sind gut versorgt."),
     (N, 2.5, None, "bereits|schon ~ anbieter|losung|partner|dienstleister|tool|system|vertrag|software|gelost|geregelt|erledigt|einsatz", "Wir haben bereits einen Anbieter."),
     (N, 3.0, None, "nein danke", "Nein danke."),
@@ -309,7 +320,7 @@ const DE: &[Row] = &[
     (W, 2.5, None, "entscheidet|entscheiden ~ bei uns / das entscheidet|entscheiden", "Das entscheidet bei uns die Geschäftsführung."),
     (N, 3.0, None, "weder jetzt noch / keinen mehrwert", "Wir sehen keinen Mehrwert."),
     // A negated no is a yes: "nichts dagegen", "kost ja nix", "würde nicht nein sagen".
-    (I, 2.0, None, "nichts|nix dagegen / keine einwande|einwaende / kost* ~ nix|nichts / schadet|schaden ~ nicht|nie / kann nicht schaden / nicht nein sagen / sage|sagen ~ nicht nein", "Ein Gespräch kostet ja nichts."),
+    (I, 2.0, None, "nichts|nix dagegen / keine einwande|einwaende / kost* ~ nix|nichts / schadet|schaden ~ nicht|nie / kann nicht schaden / nicht ~ nein sagen / sage|sagen ~ nicht nein", "Ein Gespräch kostet ja nichts."),
     (I, 0.5, None, "kein problem", "Kein Problem, Freitag dann."),
     (O, 2.0, Some(I), "ablehnen|einwand", "Eine Demo würde ich nicht ablehnen."),
     (I, 2.0, None, "unzufrieden|unglucklich mit / suchen|brauchen ~ ersatz|alternative|nachfolger / was unterscheidet ~ sie|euch / worin unterscheiden", "Wir sind unzufrieden mit unserem Anbieter."),
@@ -322,6 +333,15 @@ const DE: &[Row] = &[
     (U, 3.0, None, "war|ist|sei|bleibt ~ letzte nachricht|mail|e", "Ich hoffe, das war die letzte Mail."),
     (U, 2.5, None, "nie|niemals ~ angemeldet|eingetragen|registriert|zugestimmt|eingewilligt|abonniert", "Ich habe mich nie angemeldet."),
     (U, 2.5, None, "als spam ~ melden|markieren|melde / spam ~ melden|melde", "Ich werde das als Spam melden."),
+    // Stop requests said politely or bluntly, a handover by the assistant, waiting for a change.
+    (U, 3.0, None, "hor|hoer ~ auf / hor|hoer ~ auf ~ mir|mich|uns|zu|damit|mit", "Hör endlich auf mir zu schreiben!!"),
+    (U, 3.0, None, "unterlass* ~ ~ kontakt*|zusend*|anruf*|mail*|nachricht*|werbung|schreib*|anschreib*|e / von weiteren ~ kontakt*|zusend*|anruf*|mail*|nachricht*|werbung|anschreib*|e", "Bitte unterlassen Sie weitere Kontaktaufnahmen."),
+    (U, 3.0, None, "schick*|send*|schreib*|mail* ~ mir|uns ~ nichts|nix mehr", "Schicken Sie mir bitte nichts mehr."),
+    (I, 2.0, None, "zeigen sie ~ mir|uns / zeig|zeigt ~ mir|uns", "Zeigen Sie es mir."),
+    (I, 1.5, None, "# minuten|min", "Gerne, 20 Minuten."),
+    (N, 2.5, None, "sind ~ ausreichend|hinreichend|bestens ~ versorgt|bedient|ausgestattet|aufgestellt|eingedeckt / sind schon|bereits ausreichend|hinreichend|bestens", "Danke, wir sind schon ausreichend versorgt."),
+    (W, 2.0, None, "leite|leiten|reiche|reichen ~ an / leite|leiten|reiche|reichen|gebe|geben ~ ~ weiter / nur die|das ~ assistenz|sekretariat|empfang|zentrale", "Ich bin nur die Assistenz, ich leite das an Herrn Roth weiter."),
+    (L, 2.5, None, "warten ~ bis|bevor", "Wir warten bis nach der Fusion."),
 ];
 
 const FR: &[Row] = &[
@@ -407,7 +427,7 @@ const FR: &[Row] = &[
     (N, 2.5, None, "choisi|retenu|opte ~ autre|autres ~ fournisseur|prestataire|solution|partenaire|editeur / gerons|gere|faisons|traitons|developpe|developpons|construit|concu ~ en interne", "Nous avons choisi un autre fournisseur."),
     (O, 2.5, Some(N), "donner|donnerai|donnerons|donnons ~ suite / nous concerne", "Je ne donnerai pas suite."),
     (I, 2.5, None, "invitation", "Envoyez-moi une invitation."),
-    (L, 2.0, Some(L), "a la rentree / peut etre ~ plus tard / peut etre ~ en|au|apres / peut etre ~ a la", "Peut-être à la rentrée."),
+    (L, 2.0, Some(L), "a la rentree / peut etre ~ plus tard / plus tard dans ~ annee|l annee|l an|mois / peut etre ~ en|au|apres / peut etre ~ a la", "Peut-être à la rentrée."),
     (L, 1.5, Some(L), "au printemps / a l automne / en automne / cet ete|automne|hiver", "Au printemps."),
     (I, 2.0, None, "prochaine etape|etapes", "Quelle serait la prochaine étape ?"),
     (W, 2.5, None, "pas moi qui ~ decide|gere / pas moi qui ~ m|s occupe / c est ~ notre|mon|ma ~ directeur|directrice|patron|dg|responsable|gerant|gerante ~ qui", "Ce n'est pas moi qui décide."),
@@ -425,6 +445,14 @@ const FR: &[Row] = &[
     (U, 3.0, None, "soit ~ dernier|derniere ~ message|mail|courriel|email|envoi|fois", "Je souhaite que ce soit le dernier message."),
     (U, 2.5, None, "jamais ~ inscrit|inscrite|abonne|abonnee|consenti|accepte|demande", "Je ne me suis jamais inscrit."),
     (U, 2.5, None, "signaler|signale|signalerai|signalerais ~ spam|indesirable / signaler ~ ~ spam|indesirable", "Je vais signaler vos mails comme spam."),
+    // Stop requests said politely or bluntly, waiting for a change, a no in an idiom.
+    (U, 3.0, None, "cesser|arreter ~ me|m|nous ~ contacter|ecrire|envoyer|solliciter|appeler|relancer|harceler|deranger|spammer / arretez|cessez svp|stp|merci|tout|maintenant / ^arretez|cessez", "Veuillez cesser de me contacter."),
+    (U, 3.0, None, "laissez|laisse ~ tranquille*|paix", "Laissez-moi tranquille."),
+    (O, 3.0, Some(U), "etre ~ contacte|contactee|contactes|sollicite*|relance|relancee|derange|derangee|demarche*", "Je ne souhaite plus être contacté."),
+    (U, 2.5, None, "jamais ~ donne|communique|transmis|fourni ~ adresse|numero|coordonnees|mail|email|accord|consentement|autorisation", "Je n'ai jamais donné mon adresse."),
+    (N, 2.5, Some(N), "servirait|sert|servira|serviraient|servir ~ rien", "Ça ne nous servirait à rien."),
+    (N, 2.0, None, "survecu|vecu|fonctionne ~ ~ sans", "On a toujours fonctionné sans."),
+    (L, 2.5, None, "attendre ~ que|jusqu", "Je préfère attendre que le budget soit voté."),
 ];
 
 const ES: &[Row] = &[
@@ -522,6 +550,10 @@ const ES: &[Row] = &[
     (U, 3.0, None, "sea ~ ultimo|ultima ~ mensaje|correo|email|vez", "Que este sea el último correo que recibo."),
     (U, 2.5, None, "nunca ~ suscribi|suscrito|registre|registrado|autorice|autorizado|pedi|solicite", "Nunca me suscribí a nada."),
     (U, 2.5, None, "reportar|reporto|reportare|denunciar|denunciare|marcar|marcare ~ spam / como spam", "Voy a marcar esto como spam."),
+    // Stop requests said politely or bluntly, waiting for a change.
+    (U, 3.0, None, "dejen*|deja*|deje* ~ en paz / dejar en paz", "Déjenme en paz."),
+    (O, 3.0, Some(U), "ser ~ contactad*|molestad*", "No deseo ser contactado."),
+    (L, 2.5, None, "esperar ~ a que|hasta / esperemos ~ hasta|a", "Prefiero esperar a que cerremos el año."),
 ];
 
 const PT: &[Row] = &[
@@ -541,10 +573,10 @@ const PT: &[Row] = &[
     (L, 2.5, Some(L), "mais para|pra frente / mais adiante|tarde / noutra altura / outro momento / futuramente", "Mais para frente."),
     (L, 2.5, Some(L), "daqui a # dias|semanas|meses|dia|semana|mes / daqui # dias|semanas|meses / dentro de # dias|semanas|meses|dia|semana|mes / em # dias|semanas|meses", "Daqui a 3 meses."),
     (L, 1.0, Some(L), "proximo|proxima ~ semana|mes|ano|trimestre|semestre", "No próximo trimestre."),
-    (L, 2.0, Some(L), "ano|mes|semana que vem", "Ano que vem."),
+    (L, 2.0, Some(L), "ano|mes|semana que|q vem", "Ano que vem."),
     (L, 2.0, Some(L), "em|de|inicio|final|meados ~ janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro", "Em março."),
     (L, 1.0, Some(L), "trimestre / semestre", "No terceiro trimestre."),
-    (L, 2.5, Some(L), "volte|volta|voltar|retome|retomar|retomamos|procure|contate|escreva|contacte|chama|chame|contactar ~ em|depois|mais|daqui|no|a|na|para|comigo / entre em contato ~ em|depois|mais|daqui|no|a|na / fale comigo ~ em|depois|mais|daqui|no|a|na", "Me procure em março."),
+    (L, 2.5, Some(L), "volte|volta|voltar|retome|retomar|retomamos|procure|contate|escreva|contacte|chama|chame|contactar ~ em|depois|mais|daqui|no|a|na|comigo|semana|mes|ano|proxima|proximo / entre em contato ~ em|depois|mais|daqui|no|a|na / fale comigo ~ em|depois|mais|daqui|no|a|na", "Me procure em março."),
     (O, 3.0, Some(L), "bom momento / boa altura", "Não é um bom momento."),
     (L, 2.5, Some(L), "apos|depois ~ ferias|festas|verao|carnaval|natal|fechamento", "Depois das férias."),
     (L, 1.5, Some(L), "correria|corrido|ocupado*|ocupada*|atarefad*", "Estamos numa correria."),
@@ -563,16 +595,16 @@ const PT: &[Row] = &[
     (O, 2.5, Some(W), "responsavel|cuido|cuida|encarregad*|participo|decido / trato|trata desse|disso", "Não sou responsável por isso."),
     (W, 2.0, None, "fale|falar com / contate|contacte ~ o|a|com / procure o|a / dirija se", "Fale com a Ana."),
     (W, 0.5, None, "colega", "Meu colega cuida disso."),
-    (W, 2.0, None, "encaminhei|encaminhar|repassei|repassar|reencaminhei", "Encaminhei para o financeiro."),
+    (W, 2.0, None, "encaminh*|reencaminh*|repassei|repassar|repasso", "Encaminhei para o financeiro."),
     (W, 2.0, None, "aposentad*|reformad*", "Estou aposentado."),
     (W, 3.0, None, "numero errado / errou o numero / engano", "Acho que errou o número."),
     (U, 3.0, None, "descadastr*|desinscrev* / cancelar ~ inscricao|subscricao", "Quero me descadastrar."),
     (U, 3.0, None, "remova|remover|removam|retire|retirar|tire|tira|tirar|tirem|exclua|excluir|apague|apagar ~ ~ lista|cadastro|base|email|contato|dados|me|numero", "Me tirem da lista."),
-    (U, 3.0, None, "nao ~ me|nos ~ envie|enviem|mande|mandem|contate|contatem|contactem|ligue|liguem|escreva|escrevam|incomode|incomodem", "Não me envie mais mensagens."),
+    (U, 3.0, None, "nao ~ me|nos ~ envie|enviem|mande|mandem|contate|contatem|contactem|ligue|liguem|escreva|escrevam|incomode|incomodem / nao ~ me|nos ~ enviar|mandar|contatar|contactar|ligar|escrever|incomodar ~ mais", "Não me envie mais mensagens."),
     (U, 3.0, None, "parem|pare|para|deixem|deixe|deixa|deixar|parar de ~ de|enviar|mandar|ligar|escrever|contatar|contactar", "Parem de me mandar e-mails."),
     (U, 2.5, Some(U), "receber ~ mais|emails|mensagens|mails / receber ~ e mails", "Não quero receber mais e-mails."),
     (U, 2.0, None, "spam", "Isto é spam."),
-    (O, 3.0, Some(U), "ser contatad*|contactad*|incomodad*", "Não quero mais ser contatado."),
+    (O, 3.0, Some(U), "ser ~ contatad*|contactad*|incomodad*|procurad*", "Não quero mais ser contatado."),
     (U, 2.5, None, "exclusao ~ ~ dados / lgpd", "Solicito a exclusão dos meus dados."),
     (U, 2.5, None, "^chega", "Chega."),
     (I, 2.0, None, "^fechado|bora|combinado|show|beleza|perfeito|claro|sim / ^pode ser / qto|quanto custa / teste gratis|gratuito", "Fechado."),
@@ -581,9 +613,9 @@ const PT: &[Row] = &[
     (W, 3.0, Some(W), "troquei de ~ chip|numero / nao e|eh mais do|da / quem manda|decide|cuida|trata", "Esse número não é mais do Rodrigo."),
     (U, 3.0, None, "^sair|parar|pare|remover|descadastrar / tirarem|tirar ~ do|da ~ mailing|lista / receber nada", "Sair."),
     (O, 0.0, None, "obrigado|obrigada|agradeco|agradecemos ~ pelo|pela|o|a ~ interesse|proposta|contato|informacao|convite", "Agradecemos a proposta."),
-    (L, 2.5, Some(L), "nao|n da / a gente fala|falamos|conversamos / para o ano / a partir de # / nessa|nesta altura", "Agora não dá."),
+    (L, 2.5, Some(L), "nao|n da / a gente fala|falamos|conversamos|conversa|se fala|se ve / para o ano / a partir de # / nessa|nesta altura", "Agora não dá."),
     (L, 2.5, Some(L), "^janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro", "Outubro."),
-    (U, 3.0, None, "nao volte a ~ contactar|contatar|escrever|ligar / parem de me procurar / retire|remova ~ ~ endereco|listas", "Não volte a contactar-me."),
+    (U, 3.0, None, "nao volte a ~ contactar|contatar|escrever|ligar / parem de me procurar / retire|remova|removam|retirem|apaguem|apague ~ ~ endereco|listas|contacto|contato|telefone|telemovel|celular", "Não volte a contactar-me."),
     (I, 2.0, None, "como funciona ~ implementacao|implantacao|integracao / quanto tempo leva / topo conversar / ^topo", "Como funciona a implementação?"),
     (O, 0.0, None, "interesse em saber", "Tenho interesse em saber como conseguiram o meu número."),
     (O, 2.5, Some(N), "necessidade|prioridade", "Não temos necessidade."),
@@ -598,7 +630,7 @@ const PT: &[Row] = &[
     (N, 2.5, None, "escolhemos|optamos|fechamos ~ por|com ~ outro|outra / escolhemos|optamos ~ outro|outra / fazemos|resolvemos|cuidamos ~ isso ~ internamente / desenvolvemos|desenvolvido|criamos|fizemos ~ ~ internamente / desenvolvemos|desenvolvido|criamos|fizemos ~ em casa / recusar|recuso", "Escolhemos outro fornecedor."),
     (O, 2.5, Some(N), "seguir ~ em frente / seguir ~ adiante", "Não vamos seguir em frente."),
     (I, 2.5, None, "convite", "Pode mandar um convite."),
-    (W, 2.5, None, "isso e com ~ o|a ~ setor|departamento|equipe|area", "Isso é com o setor de compras."),
+    (W, 2.5, None, "isso|isto e com ~ o|a|os|as ~ setor|departamento|equipe|area|pessoal|ti|rh|financeiro|compras|juridico", "Isso é com o setor de compras."),
     (L, 2.0, Some(L), "talvez ~ no|na|em|depois|mais / segundo|proximo semestre", "Talvez no segundo semestre."),
     (L, 1.5, Some(L), "no|na ~ outono|primavera|verao|inverno", "No outono."),
     (I, 2.0, None, "proximo passo|passos", "Qual seria o próximo passo?"),
@@ -609,7 +641,7 @@ const PT: &[Row] = &[
     (I, 0.5, None, "sem problema|problemas / nao tem problema", "Sem problema, sexta então."),
     (I, 2.0, Some(I), "custa ~ nada / nada contra", "Não custa nada conversar."),
     (O, 2.0, Some(I), "objecao|objecoes|oposicao|contra / recusaria|recusariamos", "Não tenho objeção a uma conversa."),
-    (N, 2.5, Some(I), "diria|digo ~ que nao", "Eu digo que não."),
+    (N, 2.5, Some(I), "diria|digo|dizer ~ que nao", "Eu digo que não."),
     // "Not yet" about having a tool is a need, not a deferral.
     (O, 0.0, None, "ainda nao ~ temos|tem|tenho|possuimos|usamos ~ nenhum|nenhuma|ferramenta|solucao|sistema|fornecedor / ainda nao ~ achamos|encontramos ~ substituto|alternativa|solucao|nada|ninguem", "Ainda não temos nenhuma ferramenta para isso."),
     (I, 2.0, None, "me|nos conta|conte|fala|fale ~ mais / procurando|buscando ~ substituto|alternativa|solucao / insatisfeitos|insatisfeito|descontentes", "Me conta mais?"),
@@ -617,11 +649,18 @@ const PT: &[Row] = &[
     (I, 2.0, None, "fechamos|marcamos|combinamos ~ @ / @ entao", "Fechamos sexta então."),
     (I, 1.5, None, "dar uma olhada / olhada", "Vou dar uma olhada."),
     (I, 2.5, None, "?podemos|podiamos|vamos ~ conversar|falar|marcar|agendar ~ semana que vem / ?podemos|podiamos|vamos ~ conversar|falar|marcar|agendar ~ proxima semana", "Podemos conversar semana que vem?"),
-    (N, 2.5, None, "bem servidos|servido|atendidos / ja ~ estamos ~ servidos / nao se ~ enquadra|encaixa", "Já estamos bem servidos."),
+    (N, 2.5, None, "bem servidos|servido|atendidos / ja ~ estamos ~ servidos / nao se ~ enquadra|encaixa|adequa|aplica|adapta|encaixam|adequam", "Já estamos bem servidos."),
     (W, 3.0, None, "pessoa|contato errado|errada / sucessor|sucessora / assumiu ~ minhas|meus ~ contas|clientes|funcoes", "Pessoa errada, sou do RH."),
     (U, 3.0, None, "seja ~ ultima|ultimo ~ mensagem|email|mail|vez", "Que esta seja a última mensagem."),
     (U, 2.5, None, "nunca ~ cadastrei|inscrevi|assinei|autorizei|pedi|solicitei", "Nunca me cadastrei em nada."),
     (U, 2.5, None, "denunciar|denuncio|marcar|marco|reportar ~ spam / como spam", "Vou marcar como spam."),
+    // Stop requests said politely or bluntly, an accountant who is not the buyer, being swamped,
+    // waiting for a change.
+    (U, 3.0, None, "deix* ~ em paz", "Deixem-me em paz."),
+    (U, 2.5, None, "nunca ~ autorizacao|consentimento|permissao|autorizei|consenti", "Nunca vos dei autorização."),
+    (W, 2.0, None, "sou da|do ~ contabilidade|financeiro|rh|ti|juridico|marketing|logistica|producao|administrativo|suporte|secretaria|recepcao", "Eu sou da contabilidade."),
+    (L, 2.0, Some(L), "sem tempo / afogado|afogada|atolado|atolada|enrolado|enrolada|sobrecarregad*|lotad*", "Tô sem tempo essa semana."),
+    (L, 2.5, None, "esperar ~ ate|que|passar|terminar / aguardar ~ ate|que", "Vamos esperar até o fim do trimestre."),
 ];
 
 const NL: &[Row] = &[
@@ -655,7 +694,7 @@ const NL: &[Row] = &[
     (N, 3.0, None, "geen behoefte", "Geen behoefte."),
     (N, 2.0, Some(N), "behoefte|nodig", "Wij hebben het niet nodig."),
     (N, 2.5, None, "al ~ leverancier|oplossing|partner|systeem|pakket|contract|geregeld|opgelost|voorzien|iets", "We hebben al een leverancier."),
-    (N, 1.5, None, "tevreden", "We zijn tevreden."),
+    (N, 1.5, None, "tevreden*", "We zijn tevreden."),
     (N, 2.5, None, "niet|niets voor ons", "Niet voor ons."),
     (N, 2.0, None, "geen budget", "Geen budget."),
     (N, 3.0, None, "geen nood", "We hebben geen nood aan."),
@@ -675,7 +714,7 @@ const NL: &[Row] = &[
     (U, 3.0, None, "afmelden|uitschrijven|afmeld*|uitschrijv*", "Graag afmelden."),
     (U, 3.0, None, "verwijder|verwijderen|haal|schrap|schrappen ~ mij|me|lijst|bestand|adres|gegevens|mailinglijst|nummer|telefoonnummer", "Verwijder mij van de lijst."),
     (U, 3.0, None, "geen ~ mails|berichten|telefoontjes|mailtjes|emails ~ meer / geen e mails meer", "Geen mails meer graag."),
-    (U, 3.0, None, "niet meer ~ mailen|benaderen|contacteren|bellen|sturen|lastigvallen|emailen|gemaild|benaderd|gebeld|gecontacteerd / niet meer e mailen", "Niet meer mailen aub."),
+    (U, 3.0, None, "niet meer|langer ~ mailen|benaderen|contacteren|bellen|sturen|lastigvallen|emailen|gemaild|benaderd|gebeld|gecontacteerd|lastiggevallen / niet meer|langer e mailen", "Niet meer mailen aub."),
     (U, 3.0, None, "mail|bel|benader|contacteer ~ niet meer", "Mail mij niet meer."),
     (U, 3.0, None, "stop met ~ mailen|sturen|bellen|benaderen", "Stop met mailen."),
     (U, 2.0, None, "spam", "Dit is spam."),
@@ -726,6 +765,13 @@ const NL: &[Row] = &[
     (U, 3.0, None, "dit|dat het laatste bericht|mail|mailtje|e", "Ik hoop dat dit het laatste bericht is."),
     (U, 2.5, None, "nooit ~ aangemeld|ingeschreven|toestemming|gevraagd", "Ik heb me nooit aangemeld."),
     (U, 2.5, None, "als spam|ongewenst / spam ~ melden|markeren", "Ik meld dit als spam."),
+    // Stop requests said politely or bluntly, a no in an idiom, a handover, waiting for a change.
+    (U, 3.0, None, "laat|laten ~ me|mij|ons ~ met rust / me|mij|ons met rust laten", "Laat me met rust."),
+    (U, 3.0, None, "stuur|stuurt ~ me|mij|ons ~ niks|niets meer / niks|niets meer ~ ontvangen|toegestuurd", "Stuur me niks meer."),
+    (N, 2.5, None, "^ik|we|wij pas / ik|we|wij ~ pas|passen ervoor|hiervoor|daarvoor / daar pas ik|we voor", "Ik pas."),
+    (N, 2.5, None, "niks|niets aan ~ veranderen|wijzigen / werken|werk|werkt ~ al jaren|lang", "Daar gaan we niks aan veranderen."),
+    (W, 2.0, None, "ik stuur|zet|geef ~ ~ door / is|zijn voor ~ afdeling|inkoop|directie|boekhouding|financien|administratie", "Dat is voor de IT-afdeling, ik stuur het door."),
+    (L, 2.5, None, "wachten ~ tot|totdat|na", "Ik zou wachten tot de nieuwe directeur er is."),
 ];
 
 const IT: &[Row] = &[
@@ -825,6 +871,11 @@ const IT: &[Row] = &[
     (U, 3.0, None, "sia ~ ultimo|ultima ~ messaggio|mail|email|volta", "Che questo sia l'ultimo messaggio."),
     (U, 2.5, None, "mai ~ iscritto|iscritta|registrato|registrata|autorizzato|chiesto", "Non mi sono mai iscritto."),
     (U, 2.5, None, "segnalare|segnalo|segnalero ~ spam / come spam", "Vi segnalo come spam."),
+    // Stop requests said politely or bluntly, waiting for a change, a month that is past.
+    (U, 3.0, None, "lasci* ~ in pace", "Mi lasci in pace."),
+    (O, 2.5, Some(U), "ricevere ~ comunicazion*|newsletter|sms|altre|altri|ulteriori|vostre|vostri|offerte|promozioni", "Non voglio più ricevere vostre comunicazioni."),
+    (L, 2.5, None, "aspettare ~ che|fino|dopo / aspettiamo ~ che|fino|dopo", "Preferisco aspettare che finisca l'anno."),
+    (O, 0.0, None, "sentiti|visti|parlati|parlato|incontrati|conosciuti ~ &", "Ci eravamo sentiti a marzo per un'altra cosa, lei chi è?"),
 ];
 
 /// A table with its language.
