@@ -212,11 +212,12 @@ const EN: &[Row] = &[
     (O, 3.0, Some(U), "to be ~ contacted|emailed|called|texted|messaged|mailed|spammed|pestered", "I do not wish to be contacted."),
     (L, 3.0, Some(L), "not until / follow up ~ then|once|when / new|next ~ financial|fiscal|budget ~ year|cycle", "Not until the new financial year."),
     (L, 2.5, None, "wait until|till|til", "We'll wait until the audit is done."),
-    (N, 2.5, None, "hard|easy pass / ^i|we pass / thanks|thank you ~ anyway / thanks all the same", "Hard pass."),
+    (N, 2.5, None, "hard|easy pass / ^i|we pass / thanks|thank ~ anyway / thanks all the same", "Hard pass."),
     (N, 2.0, None, "survived|managed|lived ~ ~ without / done fine ~ without", "We've managed without it for years."),
     (I, 2.0, None, "worn|wore me down / ^you win / ok|fine you win", "Fine, you've worn me down."),
     (O, 0.0, None, "carpeta|bandeja|pasta|cartella|dossier|map|ordner|folder|caixa ~ ~ spam|junk|indesirables|indesejad*|indesiderat*|ongewenst*", "Por si os sirve: vuestro correo me ha llegado a la carpeta de spam."),
     (O, 0.0, None, "spoke|met|talked|chatted|emailed ~ &", "We spoke in March about something else, who is this?"),
+    (N, 2.5, None, "^thanks|thank|appreciate|cheers ~ ~ but no|nope|nah / ^we are good|fine / but we are ~ good|fine|ok|set", "Thanks, but no."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -342,6 +343,7 @@ const DE: &[Row] = &[
     (N, 2.5, None, "sind ~ ausreichend|hinreichend|bestens ~ versorgt|bedient|ausgestattet|aufgestellt|eingedeckt / sind schon|bereits ausreichend|hinreichend|bestens", "Danke, wir sind schon ausreichend versorgt."),
     (W, 2.0, None, "leite|leiten|reiche|reichen ~ an / leite|leiten|reiche|reichen|gebe|geben ~ ~ weiter / nur die|das ~ assistenz|sekretariat|empfang|zentrale", "Ich bin nur die Assistenz, ich leite das an Herrn Roth weiter."),
     (L, 2.5, None, "warten ~ bis|bevor", "Wir warten bis nach der Fusion."),
+    (N, 2.5, None, "^danke|dank|vielen ~ ~ aber nein|nee|ne / nichts|nix fur uns / bleiben|bleibe ~ bei ~ unserem|unserer|unseren|aktuellen|bisherigen|bewahrten", "Danke, aber nein."),
 ];
 
 const FR: &[Row] = &[
@@ -427,7 +429,7 @@ const FR: &[Row] = &[
     (N, 2.5, None, "choisi|retenu|opte ~ autre|autres ~ fournisseur|prestataire|solution|partenaire|editeur / gerons|gere|faisons|traitons|developpe|developpons|construit|concu ~ en interne", "Nous avons choisi un autre fournisseur."),
     (O, 2.5, Some(N), "donner|donnerai|donnerons|donnons ~ suite / nous concerne", "Je ne donnerai pas suite."),
     (I, 2.5, None, "invitation", "Envoyez-moi une invitation."),
-    (L, 2.0, Some(L), "a la rentree / peut etre ~ plus tard / plus tard dans ~ annee|l annee|l an|mois / peut etre ~ en|au|apres / peut etre ~ a la", "Peut-être à la rentrée."),
+    (L, 2.0, Some(L), "a la rentree / peut etre ~ plus tard / plus tard dans ~ annee|an|mois / peut etre ~ en|au|apres / peut etre ~ a la", "Peut-être à la rentrée."),
     (L, 1.5, Some(L), "au printemps / a l automne / en automne / cet ete|automne|hiver", "Au printemps."),
     (I, 2.0, None, "prochaine etape|etapes", "Quelle serait la prochaine étape ?"),
     (W, 2.5, None, "pas moi qui ~ decide|gere / pas moi qui ~ m|s occupe / c est ~ notre|mon|ma ~ directeur|directrice|patron|dg|responsable|gerant|gerante ~ qui", "Ce n'est pas moi qui décide."),
@@ -453,6 +455,7 @@ const FR: &[Row] = &[
     (N, 2.5, Some(N), "servirait|sert|servira|serviraient|servir ~ rien", "Ça ne nous servirait à rien."),
     (N, 2.0, None, "survecu|vecu|fonctionne ~ ~ sans", "On a toujours fonctionné sans."),
     (L, 2.5, None, "attendre ~ que|jusqu", "Je préfère attendre que le budget soit voté."),
+    (N, 2.5, None, "^merci ~ ~ mais non / reste|restons|restera|resterons|restez ~ avec|sur|chez", "Merci, mais non."),
 ];
 
 const ES: &[Row] = &[
@@ -554,6 +557,8 @@ const ES: &[Row] = &[
     (U, 3.0, None, "dejen*|deja*|deje* ~ en paz / dejar en paz", "Déjenme en paz."),
     (O, 3.0, Some(U), "ser ~ contactad*|molestad*", "No deseo ser contactado."),
     (L, 2.5, None, "esperar ~ a que|hasta / esperemos ~ hasta|a", "Prefiero esperar a que cerremos el año."),
+    (N, 2.5, None, "^gracias|agradezco|agradecemos ~ ~ pero no / ^prefiero|preferimos no / prefiero|preferimos que no / quedamos|quedaremos|seguimos|seguiremos|continuamos|continuaremos ~ con ~ nuestro|nuestra|nuestros|actual / quedamos|quedaremos|seguimos|seguiremos|continuamos|continuaremos con lo que", "Gracias, pero no."),
+    (O, 2.5, Some(N), "lo que ~ buscamos|necesitamos|buscando", "No es lo que buscamos."),
 ];
 
 const PT: &[Row] = &[
@@ -613,7 +618,7 @@ const PT: &[Row] = &[
     (W, 3.0, Some(W), "troquei de ~ chip|numero / nao e|eh mais do|da / quem manda|decide|cuida|trata", "Esse número não é mais do Rodrigo."),
     (U, 3.0, None, "^sair|parar|pare|remover|descadastrar / tirarem|tirar ~ do|da ~ mailing|lista / receber nada", "Sair."),
     (O, 0.0, None, "obrigado|obrigada|agradeco|agradecemos ~ pelo|pela|o|a ~ interesse|proposta|contato|informacao|convite", "Agradecemos a proposta."),
-    (L, 2.5, Some(L), "nao|n da / a gente fala|falamos|conversamos|conversa|se fala|se ve / para o ano / a partir de # / nessa|nesta altura", "Agora não dá."),
+    (L, 2.5, Some(L), "nao|n da / a gente fala|falamos|conversamos|conversa / a gente se fala|ve / para o ano / a partir de # / nessa|nesta altura", "Agora não dá."),
     (L, 2.5, Some(L), "^janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro", "Outubro."),
     (U, 3.0, None, "nao volte a ~ contactar|contatar|escrever|ligar / parem de me procurar / retire|remova|removam|retirem|apaguem|apague ~ ~ endereco|listas|contacto|contato|telefone|telemovel|celular", "Não volte a contactar-me."),
     (I, 2.0, None, "como funciona ~ implementacao|implantacao|integracao / quanto tempo leva / topo conversar / ^topo", "Como funciona a implementação?"),
@@ -661,6 +666,13 @@ const PT: &[Row] = &[
     (W, 2.0, None, "sou da|do ~ contabilidade|financeiro|rh|ti|juridico|marketing|logistica|producao|administrativo|suporte|secretaria|recepcao", "Eu sou da contabilidade."),
     (L, 2.0, Some(L), "sem tempo / afogado|afogada|atolado|atolada|enrolado|enrolada|sobrecarregad*|lotad*", "Tô sem tempo essa semana."),
     (L, 2.5, None, "esperar ~ ate|que|passar|terminar / aguardar ~ ate|que", "Vamos esperar até o fim do trimestre."),
+    // A no in the forms Portuguese replies use: "não rola", "valeu, mas não", "estamos bem
+    // assim", staying with what they have, a company too small, out of the budget.
+    (N, 2.5, None, "^obrigad*|agradeco|valeu|grato|grata ~ ~ mas nao / ^prefiro|preferimos nao / nao rola / mas passo / ^passo|declino / declinar|declinamos", "Valeu, mas não."),
+    (N, 2.0, None, "nao vai ~ dar|rolar / nao curti|gostei / pequen* demais", "Não vai dar, obrigado."),
+    (N, 2.5, None, "estamos|ficamos|estou|to|tamo ~ bem ~ com|assim / com o que ~ temos|usamos / continuar|manter|ficar|seguir|mantemos|ficamos|seguimos|continuamos|manteremos|ficaremos ~ com|o ~ nossa|nosso|atual|atuais / manter|mantemos|manteremos o que ~ temos|usamos", "Estamos bem com o que temos."),
+    (N, 2.5, None, "nao compensa / nao vale a pena / nao combina ~ com / nao faz parte ~ planos|prioridades / fora do|da|dos ~ nosso|nossa|nossos ~ orcamento|realidade|escopo|foco|perfil|planos / nao estamos|estou ~ procurando|buscando|precisando / nao e pra|para ~ mim|nos|gente|nossa / ^to|tou|estou fora", "Não compensa pra nós."),
+    (O, 2.5, Some(N), "avancar|prosseguir|andamento|continuidade", "Não vamos avançar."),
 ];
 
 const NL: &[Row] = &[
@@ -772,6 +784,7 @@ const NL: &[Row] = &[
     (N, 2.5, None, "niks|niets aan ~ veranderen|wijzigen / werken|werk|werkt ~ al jaren|lang", "Daar gaan we niks aan veranderen."),
     (W, 2.0, None, "ik stuur|zet|geef ~ ~ door / is|zijn voor ~ afdeling|inkoop|directie|boekhouding|financien|administratie", "Dat is voor de IT-afdeling, ik stuur het door."),
     (L, 2.5, None, "wachten ~ tot|totdat|na", "Ik zou wachten tot de nieuwe directeur er is."),
+    (N, 2.5, None, "^bedankt|dank|dankjewel|dankuwel ~ ~ maar nee|neen / blijven|blijf ~ bij ~ onze|huidige|ons|wat", "Bedankt, maar nee."),
 ];
 
 const IT: &[Row] = &[
@@ -876,6 +889,8 @@ const IT: &[Row] = &[
     (O, 2.5, Some(U), "ricevere ~ comunicazion*|newsletter|sms|altre|altri|ulteriori|vostre|vostri|offerte|promozioni", "Non voglio più ricevere vostre comunicazioni."),
     (L, 2.5, None, "aspettare ~ che|fino|dopo / aspettiamo ~ che|fino|dopo", "Preferisco aspettare che finisca l'anno."),
     (O, 0.0, None, "sentiti|visti|parlati|parlato|incontrati|conosciuti ~ &", "Ci eravamo sentiti a marzo per un'altra cosa, lei chi è?"),
+    (N, 2.5, None, "^grazie|ringrazio ~ ~ ma no / ^preferisco|preferiamo di no / restiamo|rimaniamo|resteremo|rimarremo ~ con|sul|sulla ~ nostro|nostra|attuale|quello|quella", "Grazie, ma no."),
+    (O, 2.5, Some(N), "quello che ~ cerchiamo|cercavamo|serve|cerco / convince|convincono|convinto|convinti", "Non è quello che cerchiamo."),
 ];
 
 /// A table with its language.
