@@ -218,6 +218,11 @@ const EN: &[Row] = &[
     (O, 0.0, None, "carpeta|bandeja|pasta|cartella|dossier|map|ordner|folder|caixa ~ ~ spam|junk|indesirables|indesejad*|indesiderat*|ongewenst*", "Por si os sirve: vuestro correo me ha llegado a la carpeta de spam."),
     (O, 0.0, None, "spoke|met|talked|chatted|emailed ~ &", "We spoke in March about something else, who is this?"),
     (N, 2.5, None, "^thanks|thank|appreciate|cheers ~ ~ but no|nope|nah / ^we are good|fine / but we are ~ good|fine|ok|set", "Thanks, but no."),
+    // "Not before February" defers; a season ahead, and the week or part of a month named after
+    // "email me", name when; "not a bad idea" is a yes.
+    (L, 3.0, None, "not before ~ &|q1|q2|q3|q4|next|end|mid|early|late|spring|summer|fall|autumn|winter", "Not before February, sorry."),
+    (L, 2.0, Some(L), "next|this spring|summer|fall|autumn|winter / in the spring|summer|fall|autumn|winter / ping|email|contact|call|text|write ~ me|us ~ week|mid|late|end|beginning|start|&", "Try again next spring."),
+    (I, 2.0, None, "not a bad idea / not the worst idea", "Not a bad idea. Let's chat."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -344,6 +349,8 @@ const DE: &[Row] = &[
     (W, 2.0, None, "leite|leiten|reiche|reichen ~ an / leite|leiten|reiche|reichen|gebe|geben ~ ~ weiter / nur die|das ~ assistenz|sekretariat|empfang|zentrale", "Ich bin nur die Assistenz, ich leite das an Herrn Roth weiter."),
     (L, 2.5, None, "warten ~ bis|bevor", "Wir warten bis nach der Fusion."),
     (N, 2.5, None, "^danke|dank|vielen ~ ~ aber nein|nee|ne / nichts|nix fur uns / bleiben|bleibe ~ bei ~ unserem|unserer|unseren|aktuellen|bisherigen|bewahrten", "Danke, aber nein."),
+    (L, 3.0, None, "nicht vor|bevor ~ &|q1|q2|q3|q4|quartal|ende|mitte|anfang|nachste*|kommende*|herbst|fruhjahr|sommer|winter|kw", "Nicht vor Februar."),
+    (I, 2.0, None, "keine schlechte idee / nicht verkehrt|uninteressant", "Keine schlechte Idee, rufen Sie mich an."),
 ];
 
 const FR: &[Row] = &[
@@ -456,6 +463,8 @@ const FR: &[Row] = &[
     (N, 2.0, None, "survecu|vecu|fonctionne ~ ~ sans", "On a toujours fonctionné sans."),
     (L, 2.5, None, "attendre ~ que|jusqu", "Je préfère attendre que le budget soit voté."),
     (N, 2.5, None, "^merci ~ ~ mais non / reste|restons|restera|resterons|restez ~ avec|sur|chez", "Merci, mais non."),
+    (L, 3.0, None, "pas avant", "Pas avant février."),
+    (I, 2.0, None, "pas idiot|bete / pas une mauvaise idee / on peut|pourrait en ~ parler|discuter|reparler", "Ce n'est pas idiot, on peut en parler jeudi ?"),
 ];
 
 const ES: &[Row] = &[
@@ -559,6 +568,8 @@ const ES: &[Row] = &[
     (L, 2.5, None, "esperar ~ a que|hasta / esperemos ~ hasta|a", "Prefiero esperar a que cerremos el año."),
     (N, 2.5, None, "^gracias|agradezco|agradecemos ~ ~ pero no / ^prefiero|preferimos no / prefiero|preferimos que no / quedamos|quedaremos|seguimos|seguiremos|continuamos|continuaremos ~ con ~ nuestro|nuestra|nuestros|actual / quedamos|quedaremos|seguimos|seguiremos|continuamos|continuaremos con lo que", "Gracias, pero no."),
     (O, 2.5, Some(N), "lo que ~ buscamos|necesitamos|buscando", "No es lo que buscamos."),
+    (L, 3.0, None, "no antes de|del ~ &|proximo|proxima|fin|final|finales|mediados|principios|verano|otono|invierno|primavera", "No antes de febrero."),
+    (I, 2.0, None, "no es|seria mala idea / no estaria|estaria mal", "No es mala idea, hablemos el jueves."),
 ];
 
 const PT: &[Row] = &[
@@ -673,6 +684,8 @@ const PT: &[Row] = &[
     (N, 2.5, None, "estamos|ficamos|estou|to|tamo ~ bem ~ com|assim / com o que ~ temos|usamos / continuar|manter|ficar|seguir|mantemos|ficamos|seguimos|continuamos|manteremos|ficaremos ~ com|o ~ nossa|nosso|atual|atuais / manter|mantemos|manteremos o que ~ temos|usamos", "Estamos bem com o que temos."),
     (N, 2.5, None, "nao compensa / nao vale a pena / nao combina ~ com / nao faz parte ~ planos|prioridades / fora do|da|dos ~ nosso|nossa|nossos ~ orcamento|realidade|escopo|foco|perfil|planos / nao estamos|estou ~ procurando|buscando|precisando / nao e pra|para ~ mim|nos|gente|nossa / ^to|tou|estou fora", "Não compensa pra nós."),
     (O, 2.5, Some(N), "avancar|prosseguir|andamento|continuidade", "Não vamos avançar."),
+    (L, 3.0, None, "nao antes de|do|da ~ &|proximo|proxima|fim|final|meados|inicio|verao|outono|inverno|primavera", "Não antes de fevereiro."),
+    (I, 2.0, None, "nao e|seria ma ideia / nao seria mau|mal / podemos|podiamos ~ falar|conversar", "Não é má ideia. Podemos falar quinta?"),
 ];
 
 const NL: &[Row] = &[
@@ -785,6 +798,8 @@ const NL: &[Row] = &[
     (W, 2.0, None, "ik stuur|zet|geef ~ ~ door / is|zijn voor ~ afdeling|inkoop|directie|boekhouding|financien|administratie", "Dat is voor de IT-afdeling, ik stuur het door."),
     (L, 2.5, None, "wachten ~ tot|totdat|na", "Ik zou wachten tot de nieuwe directeur er is."),
     (N, 2.5, None, "^bedankt|dank|dankjewel|dankuwel ~ ~ maar nee|neen / blijven|blijf ~ bij ~ onze|huidige|ons|wat", "Bedankt, maar nee."),
+    (L, 3.0, None, "niet voor|voordat ~ &|q1|q2|q3|q4|eind|begin|half|volgend|volgende|komend|komende|na|zomer|najaar|voorjaar", "Niet voor februari."),
+    (I, 2.0, None, "geen slecht idee / niet verkeerd|onverstandig", "Geen slecht idee, bel me donderdag."),
 ];
 
 const IT: &[Row] = &[
@@ -891,6 +906,8 @@ const IT: &[Row] = &[
     (O, 0.0, None, "sentiti|visti|parlati|parlato|incontrati|conosciuti ~ &", "Ci eravamo sentiti a marzo per un'altra cosa, lei chi è?"),
     (N, 2.5, None, "^grazie|ringrazio ~ ~ ma no / ^preferisco|preferiamo di no / restiamo|rimaniamo|resteremo|rimarremo ~ con|sul|sulla ~ nostro|nostra|attuale|quello|quella", "Grazie, ma no."),
     (O, 2.5, Some(N), "quello che ~ cerchiamo|cercavamo|serve|cerco / convince|convincono|convinto|convinti", "Non è quello che cerchiamo."),
+    (L, 3.0, None, "non prima ~ &|fine|inizio|meta|prossimo|prossima|estate|autunno|inverno|primavera", "Non prima di febbraio."),
+    (I, 2.0, None, "non e una cattiva idea / non sarebbe male / non e male", "Non è una cattiva idea, sentiamoci giovedì."),
 ];
 
 /// A table with its language.
