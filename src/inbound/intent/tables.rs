@@ -136,14 +136,14 @@ const EN: &[Row] = &[
     (U, 3.0, None, "remove ~ from ~ list|lists|mailing|database|emails|contacts|system", "Remove my address from your list."),
     (U, 3.0, None, "stop ~ emailing|mailing|contacting|sending|messaging|texting|calling|writing|spamming|bothering|reaching / stop ~ all|any ~ contact|emails|messages|outreach|communication|communications|calls", "Stop emailing me."),
     (U, 3.0, Some(U), "contact|email|message|text|call|write|bother ~ me|us ~ again|anymore|further", "Don't contact me again."),
-    (U, 3.0, None, "no more ~ emails|messages|texts|calls|mails|contact", "No more emails please."),
+    (U, 3.0, None, "no more ~ emails|messages|texts|calls|mails|contact|msgs|msg|txts|sms", "No more emails please."),
     (U, 3.0, None, "opt out / optout", "Opt out."),
     (U, 3.0, None, "leave me|us alone", "Leave me alone."),
     (U, 1.0, None, "spam", "This is spam, stop."),
     (U, 2.5, None, "stop", "Stop"),
     (U, 3.0, None, "please stop", "Please stop."),
     (O, 0.0, None, "full stop / period full stop", "No new spend, full stop."),
-    (U, 2.5, None, "delete my ~ data|details|information|email|address", "Delete my data."),
+    (U, 2.5, None, "delete|erase ~ my|our ~ data|details|information|email|address", "Delete my data."),
     (U, 3.0, Some(U), "contact me|us", "Do not contact me."),
     (I, 2.0, None, "^keen|deal|perfect|brilliant|lovely|great|nice / ^go on then / ^love it / ^sounds good|great", "Keen!"),
     (I, 2.0, None, "send ~ times|slots|options / couple of times|slots / twisted my arm / go on then", "Send over a couple of times."),
@@ -313,7 +313,7 @@ const DE: &[Row] = &[
     (I, 3.0, None, "rufen sie mich ~ @|% / ruf mich|mi ~ @|% / rufen sie mich ~ ab|um|gegen|nach % / ruf mich|mi ~ ab|um|gegen|nach %", "Rufen Sie mich morgen ab 10 Uhr an."),
     (L, 2.5, Some(L), "rufen sie mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / ruf mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / wieder|nochmal|erneut an / wieder anrufen|anzurufen / gerne|gern nochmal|erneut", "Rufen Sie mich bitte im März wieder an."),
     (N, 2.5, None, "dagegen ~ entschieden|entscheiden / entschieden ~ dagegen / nicht unser|unsere ~ thema|ding|baustelle / bleiben ~ bei unser*", "Wir haben uns dagegen entschieden."),
-    (U, 3.0, None, "horen sie ~ auf / hort ~ auf / aufhoren|aufzuhoren / lassen|lass ~ mich|uns ~ in ruhe / in ruhe lassen", "Hören Sie bitte auf, mir zu schreiben."),
+    (U, 3.0, None, "horen sie ~ auf / hort ~ auf / aufhoren|aufzuhoren / lassen|lass|lasst ~ mich|uns ~ in ruhe / liste|verteiler|mailingliste runter / in ruhe lassen", "Hören Sie bitte auf, mir zu schreiben."),
     (O, 2.0, Some(I), "abgeneigt", "Nicht abgeneigt."),
     (I, 2.0, None, "sie mir ~ angebot|unterlagen|infos|preise|preisliste|fallstudie|fallstudien|referenz*|beispiel*|material* / mir ein angebot", "Können Sie mir ein Angebot schicken?"),
     (N, 2.5, None, "beschlossen|entschieden ~ kein*|nicht", "Wir haben beschlossen, keine neue Software einzuführen."),
@@ -404,8 +404,8 @@ const FR: &[Row] = &[
     (U, 3.0, None, "retirez|supprimez|enlevez|retirer|supprimer|enlever|effacer|effacez ~ ~ moi|liste|adresse|fichier|base|donnees|coordonnees|numero", "Retirez-moi de votre liste."),
     (U, 3.0, None, "ne plus ~ recevoir|contacter|ecrire|envoyer|solliciter|appeler|relancer", "Merci de ne plus me contacter."),
     (U, 3.0, None, "ne me|m ~ contactez|ecrivez|appelez|relancez|sollicitez|envoyez ~ plus", "Ne me contactez plus."),
-    (U, 3.0, None, "arretez|cessez ~ de|m|me", "Arrêtez de m'écrire."),
-    (U, 2.5, None, "plus de ~ mails|messages|courriels|sollicitations|relances|emails|sms / plus d e mails", "Plus de mails svp."),
+    (U, 3.0, None, "arretez|cessez ~ m|me|nous|ecrire|envoyer|contacter|spammer|harceler|relancer|appeler|solliciter|deranger|mailer|texter|importuner|embeter", "Arrêtez de m'écrire."),
+    (U, 2.5, Some(U), "plus de ~ mails|messages|courriels|sollicitations|relances|emails|sms / plus d e mails", "Plus de mails svp."),
     (U, 2.0, None, "spam|harcelement", "C'est du spam."),
     (I, 2.0, None, "^banco|parfait|go|top|genial / jaser / pas pire / faire parvenir / m|nous envoyer", "Banco !"),
     (I, 2.0, None, "combien / essai gratuit / version|periode d ~ essai|test / libre ~ entre|jeudi|lundi|mardi|mercredi|vendredi|demain", "C'est combien par mois ?"),
@@ -570,6 +570,7 @@ const ES: &[Row] = &[
     (O, 2.5, Some(N), "lo que ~ buscamos|necesitamos|buscando", "No es lo que buscamos."),
     (L, 3.0, None, "no antes de|del ~ &|proximo|proxima|fin|final|finales|mediados|principios|verano|otono|invierno|primavera", "No antes de febrero."),
     (I, 2.0, None, "no es|seria mala idea / no estaria|estaria mal", "No es mala idea, hablemos el jueves."),
+    (O, 3.0, Some(U), "quiero|deseo|necesito ~ mas ~ mensajes|correos|emails|llamadas|mails|msj|sms|whatsapps", "No quiero más mensajes."),
 ];
 
 const PT: &[Row] = &[
@@ -686,6 +687,7 @@ const PT: &[Row] = &[
     (O, 2.5, Some(N), "avancar|prosseguir|andamento|continuidade", "Não vamos avançar."),
     (L, 3.0, None, "nao antes de|do|da ~ &|proximo|proxima|fim|final|meados|inicio|verao|outono|inverno|primavera", "Não antes de fevereiro."),
     (I, 2.0, None, "nao e|seria ma ideia / nao seria mau|mal / podemos|podiamos ~ falar|conversar", "Não é má ideia. Podemos falar quinta?"),
+    (O, 3.0, Some(U), "quero|desejo|preciso ~ mais ~ mensagens|emails|e|mails|ligacoes|sms|msg|msgs|contato|contacto", "Não quero mais mensagens."),
 ];
 
 const NL: &[Row] = &[
@@ -908,6 +910,7 @@ const IT: &[Row] = &[
     (O, 2.5, Some(N), "quello che ~ cerchiamo|cercavamo|serve|cerco / convince|convincono|convinto|convinti", "Non è quello che cerchiamo."),
     (L, 3.0, None, "non prima ~ &|fine|inizio|meta|prossimo|prossima|estate|autunno|inverno|primavera", "Non prima di febbraio."),
     (I, 2.0, None, "non e una cattiva idea / non sarebbe male / non e male", "Non è una cattiva idea, sentiamoci giovedì."),
+    (O, 3.0, Some(U), "voglio|desidero ~ piu ~ messaggi|mail|email|sms|chiamate|telefonate|comunicazioni|contatti", "Non voglio più messaggi."),
 ];
 
 /// A table with its language.
