@@ -223,6 +223,9 @@ const EN: &[Row] = &[
     (L, 3.0, None, "not before ~ &|q1|q2|q3|q4|next|end|mid|early|late|spring|summer|fall|autumn|winter", "Not before February, sorry."),
     (L, 2.0, Some(L), "next|this spring|summer|fall|autumn|winter / in the spring|summer|fall|autumn|winter / ping|email|contact|call|text|write ~ me|us ~ week|mid|late|end|beginning|start|&", "Try again next spring."),
     (I, 2.0, None, "not a bad idea / not the worst idea", "Not a bad idea. Let's chat."),
+    // Not the person, said by role or by a change of role.
+    (W, 2.0, None, "am|i just|only the ~ manager|assistant|receptionist|intern|admin|office|temp|pa|secretary / the owner|boss|ceo|founder|director|md decides|handles|signs", "I'm just the office manager, the owner decides."),
+    (W, 2.5, None, "changed roles|role|jobs|positions|teams / no longer ~ cover|handle|own|manage|look|responsible / no longer in charge", "I've changed roles and no longer cover this."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -351,6 +354,7 @@ const DE: &[Row] = &[
     (N, 2.5, None, "^danke|dank|vielen ~ ~ aber nein|nee|ne / nichts|nix fur uns / bleiben|bleibe ~ bei ~ unserem|unserer|unseren|aktuellen|bisherigen|bewahrten", "Danke, aber nein."),
     (L, 3.0, None, "nicht vor|bevor ~ &|q1|q2|q3|q4|quartal|ende|mitte|anfang|nachste*|kommende*|herbst|fruhjahr|sommer|winter|kw", "Nicht vor Februar."),
     (I, 2.0, None, "keine schlechte idee / nicht verkehrt|uninteressant", "Keine schlechte Idee, rufen Sie mich an."),
+    (W, 2.5, None, "das macht|machen bei uns / bei mir ~ falsch|verkehrt / sind sie ~ falsch|verkehrt", "Das macht bei uns der Einkauf."),
 ];
 
 const FR: &[Row] = &[
@@ -465,6 +469,7 @@ const FR: &[Row] = &[
     (N, 2.5, None, "^merci ~ ~ mais non / reste|restons|restera|resterons|restez ~ avec|sur|chez", "Merci, mais non."),
     (L, 3.0, None, "pas avant", "Pas avant février."),
     (I, 2.0, None, "pas idiot|bete / pas une mauvaise idee / on peut|pourrait en ~ parler|discuter|reparler", "Ce n'est pas idiot, on peut en parler jeudi ?"),
+    (O, 3.0, Some(W), "moi qu il faut|faudrait", "Ce n'est pas moi qu'il faut contacter."),
 ];
 
 const ES: &[Row] = &[
@@ -522,7 +527,7 @@ const ES: &[Row] = &[
     (L, 2.5, Some(L), "ahorita no / te busco|buscamos|escribo|aviso ~ yo|cuando / cuando pase", "Es un ahorita no."),
     (N, 2.5, None, "^paso / no gracias / nos apanamos|arreglamos / no es algo que / no ~ estamos buscando|buscamos", "Paso."),
     (O, 2.5, Some(N), "convencio|convence|convencido|convencidos / tiene sentido", "No nos convenció."),
-    (W, 3.0, None, "equivoco|equivocado|equivocada ~ de persona|numero / no soy la|el ~ sra|sr|senora|senor / quien lleva el tema / lo decide", "Se equivocó de persona."),
+    (W, 3.0, None, "equivoco|equivocado|equivocada|equivocaste|equivocaron|equivocan|equivocas ~ de persona|numero / no soy la|el ~ sra|sr|senora|senor / quien lleva el tema / lo decide", "Se equivocó de persona."),
     (U, 3.0, None, "quiteme|quitenme|sacame|saqueme ~ ~ lista|listas|base|correo / dejen|deja|deje d ~ mandar*|enviar*|escribir*", "Quíteme de sus listas."),
     (U, 3.0, None, "^baja|stop|alto", "Baja."),
     (O, 0.0, None, "gracias|agradezco|agradecemos ~ interes|informacion|propuesta|invitacion", "Te agradezco el interés."),
@@ -571,6 +576,8 @@ const ES: &[Row] = &[
     (L, 3.0, None, "no antes de|del ~ &|proximo|proxima|fin|final|finales|mediados|principios|verano|otono|invierno|primavera", "No antes de febrero."),
     (I, 2.0, None, "no es|seria mala idea / no estaria|estaria mal", "No es mala idea, hablemos el jueves."),
     (O, 3.0, Some(U), "quiero|deseo|necesito ~ mas ~ mensajes|correos|emails|llamadas|mails|msj|sms|whatsapps", "No quiero más mensajes."),
+    (W, 2.5, None, "no es ~ mi|de ~ area|departamento|responsabilidad|competencia|tema / te|le ~ paso con", "No es mi área."),
+    (O, 2.5, Some(W), "lo llevo|manejo|veo yo", "Eso no lo llevo yo."),
 ];
 
 const PT: &[Row] = &[
@@ -688,6 +695,7 @@ const PT: &[Row] = &[
     (L, 3.0, None, "nao antes de|do|da ~ &|proximo|proxima|fim|final|meados|inicio|verao|outono|inverno|primavera", "Não antes de fevereiro."),
     (I, 2.0, None, "nao e|seria ma ideia / nao seria mau|mal / podemos|podiamos ~ falar|conversar", "Não é má ideia. Podemos falar quinta?"),
     (O, 3.0, Some(U), "quero|desejo|preciso ~ mais ~ mensagens|emails|e|mails|ligacoes|sms|msg|msgs|contato|contacto", "Não quero mais mensagens."),
+    (W, 2.5, None, "nao e ~ minha|meu ~ area|alcada|responsabilidade|competencia|setor|departamento", "Esse assunto não é da minha área."),
 ];
 
 const NL: &[Row] = &[
@@ -802,6 +810,7 @@ const NL: &[Row] = &[
     (N, 2.5, None, "^bedankt|dank|dankjewel|dankuwel ~ ~ maar nee|neen / blijven|blijf ~ bij ~ onze|huidige|ons|wat", "Bedankt, maar nee."),
     (L, 3.0, None, "niet voor|voordat ~ &|q1|q2|q3|q4|eind|begin|half|volgend|volgende|komend|komende|na|zomer|najaar|voorjaar", "Niet voor februari."),
     (I, 2.0, None, "geen slecht idee / niet verkeerd|onverstandig", "Geen slecht idee, bel me donderdag."),
+    (W, 2.0, None, "moet|moeten je|u aan ~ vragen", "Dat moet je aan onze inkoper vragen."),
 ];
 
 const IT: &[Row] = &[
@@ -879,7 +888,7 @@ const IT: &[Row] = &[
     (N, 2.5, None, "scelto|optato ~ altro|altra ~ fornitore|soluzione|partner / gestiamo|facciamo|risolviamo ~ internamente / gestiamo|facciamo|risolviamo|sviluppato|sviluppata|sviluppiamo ~ in casa / gestiamo|facciamo|risolviamo|sviluppato|sviluppata|sviluppiamo ~ internamente / gia risolto", "Abbiamo scelto un altro fornitore."),
     (O, 2.5, Some(N), "procediamo|procedere / andiamo avanti", "Non procediamo."),
     (I, 2.5, None, "invito", "Mi mandi un invito."),
-    (W, 2.5, None, "deve|dovete|deve ~ sentire|contattare|chiedere ~ l|il|la|ufficio", "Per questo deve sentire l'ufficio acquisti."),
+    (W, 2.5, None, "deve|dovete|devi ~ sentire|contattare|chiedere|parlare|scrivere ~ l|il|la|ufficio", "Per questo deve sentire l'ufficio acquisti."),
     (L, 2.0, Some(L), "forse ~ in|a|dopo|piu|tra|fra", "Forse in autunno."),
     (L, 1.5, Some(L), "in|a ~ autunno|primavera|estate|inverno", "In autunno."),
     (I, 2.0, None, "prossimo passo|passi", "Quale sarebbe il prossimo passo?"),
