@@ -226,6 +226,10 @@ const EN: &[Row] = &[
     // Not the person, said by role or by a change of role.
     (W, 2.0, None, "am|i just|only the ~ manager|assistant|receptionist|intern|admin|office|temp|pa|secretary / the owner|boss|ceo|founder|director|md decides|handles|signs", "I'm just the office manager, the owner decides."),
     (W, 2.5, None, "changed roles|role|jobs|positions|teams / no longer ~ cover|handle|own|manage|look|responsible / no longer in charge", "I've changed roles and no longer cover this."),
+    // A yes that starts with a "no": "no need for a long pitch", "I don't need convincing", "now
+    // we're ready".
+    (O, 0.0, None, "no need for|to ~ long|lengthy|big|full|formal|whole ~ pitch|demo|presentation|call|meeting|intro|deck|spiel", "No need for a long pitch, just send the pricing."),
+    (I, 2.0, None, "do not need ~ convincing|persuading|persuasion|selling / no need to ~ convince|persuade|sell / we|i are|am ready / ready to ~ talk|chat|move|start|go|buy|sign|proceed|discuss|explore", "I don't need convincing, just send the contract."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -667,7 +671,7 @@ const PT: &[Row] = &[
     (O, 2.0, Some(I), "objecao|objecoes|oposicao|contra / recusaria|recusariamos", "Não tenho objeção a uma conversa."),
     (N, 2.5, Some(I), "diria|digo|dizer ~ que nao", "Eu digo que não."),
     // "Not yet" about having a tool is a need, not a deferral.
-    (O, 0.0, None, "ainda nao ~ temos|tem|tenho|possuimos|usamos ~ nenhum|nenhuma|ferramenta|solucao|sistema|fornecedor / ainda nao ~ achamos|encontramos ~ substituto|alternativa|solucao|nada|ninguem", "Ainda não temos nenhuma ferramenta para isso."),
+    (O, 0.0, None, "ainda nao ~ temos|tem|tenho|possuimos|usamos ~ nenhum|nenhuma|ferramenta|solucao|sistema|fornecedor|nada|algo|isso|disso / ainda nao ~ achamos|encontramos ~ substituto|alternativa|solucao|nada|ninguem", "Ainda não temos nenhuma ferramenta para isso."),
     (I, 2.0, None, "me|nos conta|conte|fala|fale ~ mais / procurando|buscando ~ substituto|alternativa|solucao / insatisfeitos|insatisfeito|descontentes", "Me conta mais?"),
     (I, 2.0, None, "integra|integram|conecta ~ com", "Integra com o Pipedrive?"),
     (I, 2.0, None, "fechamos|marcamos|combinamos ~ @ / @ entao", "Fechamos sexta então."),
@@ -811,6 +815,7 @@ const NL: &[Row] = &[
     (L, 3.0, None, "niet voor|voordat ~ &|q1|q2|q3|q4|eind|begin|half|volgend|volgende|komend|komende|na|zomer|najaar|voorjaar", "Niet voor februari."),
     (I, 2.0, None, "geen slecht idee / niet verkeerd|onverstandig", "Geen slecht idee, bel me donderdag."),
     (W, 2.0, None, "moet|moeten je|u aan ~ vragen", "Dat moet je aan onze inkoper vragen."),
+    (O, 0.0, None, "geen ~ lange|uitgebreide|hele ~ demo|presentatie|pitch|verhaal ~ nodig", "Geen lange demo nodig, stuur me gewoon de prijzen."),
 ];
 
 const IT: &[Row] = &[
