@@ -230,6 +230,8 @@ const EN: &[Row] = &[
     // we're ready".
     (O, 0.0, None, "no need for|to ~ long|lengthy|big|full|formal|whole ~ pitch|demo|presentation|call|meeting|intro|deck|spiel", "No need for a long pitch, just send the pricing."),
     (I, 2.0, None, "do not need ~ convincing|persuading|persuasion|selling / no need to ~ convince|persuade|sell / we|i are|am ready / ready to ~ talk|chat|move|start|go|buy|sign|proceed|discuss|explore", "I don't need convincing, just send the contract."),
+    (L, 2.0, Some(L), "get|got|wait ~ through|past ~ this|the|our ~ quarter|month|week|launch|migration|season|audit|crunch|renewal|rollout|holidays|busy", "Let me get through this quarter first."),
+    (N, 3.0, None, "not this year|quarter|month or ~ next|after", "Not this year or next."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -378,7 +380,7 @@ const FR: &[Row] = &[
     (L, 2.0, Some(L), "plus tard / ulterieurement", "Plus tard peut-être."),
     (L, 2.5, Some(L), "recontact*|revenez|reviens|revenir|relancez|relancer|relancerez / relance moi|nous / reprendre contact / refaire un point", "Recontactez-moi en mars."),
     (L, 2.5, Some(L), "dans # jours|semaines|mois", "Dans 2 mois."),
-    (L, 1.0, Some(L), "mois|semaine|annee|trimestre ~ prochain|prochaine", "Le mois prochain."),
+    (L, 1.0, Some(L), "mois|semaine|annee|an|trimestre ~ prochain|prochaine", "Le mois prochain."),
     (L, 2.0, Some(L), "en|apres|debut|fin|courant|mi|de|du|au|le ~ janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre", "Revenez vers moi en mars."),
     (L, 1.0, Some(L), "trimestre / semestre", "Au troisième trimestre."),
     (L, 2.5, Some(L), "apres ~ vacances|fetes|ete|rentree|salon|lancement|migration", "Après les fêtes."),
@@ -474,6 +476,8 @@ const FR: &[Row] = &[
     (L, 3.0, None, "pas avant", "Pas avant février."),
     (I, 2.0, None, "pas idiot|bete / pas une mauvaise idee / on peut|pourrait en ~ parler|discuter|reparler", "Ce n'est pas idiot, on peut en parler jeudi ?"),
     (O, 3.0, Some(W), "moi qu il faut|faudrait", "Ce n'est pas moi qu'il faut contacter."),
+    (L, 2.0, Some(L), "prematur* / trop tot", "C'est prématuré pour nous, peut-être l'an prochain."),
+    (N, 3.0, None, "ni cette|ce ~ annee|mois|trimestre|an ni", "Ni cette année ni l'an prochain."),
 ];
 
 const ES: &[Row] = &[
@@ -582,6 +586,7 @@ const ES: &[Row] = &[
     (O, 3.0, Some(U), "quiero|deseo|necesito ~ mas ~ mensajes|correos|emails|llamadas|mails|msj|sms|whatsapps", "No quiero más mensajes."),
     (W, 2.5, None, "no es ~ mi|de ~ area|departamento|responsabilidad|competencia|tema / te|le ~ paso con", "No es mi área."),
     (O, 2.5, Some(W), "lo llevo|manejo|veo yo", "Eso no lo llevo yo."),
+    (N, 3.0, None, "ni este|esta ~ ano|mes|trimestre ni", "Ni este año ni el próximo."),
 ];
 
 const PT: &[Row] = &[
@@ -700,6 +705,7 @@ const PT: &[Row] = &[
     (I, 2.0, None, "nao e|seria ma ideia / nao seria mau|mal / podemos|podiamos ~ falar|conversar", "Não é má ideia. Podemos falar quinta?"),
     (O, 3.0, Some(U), "quero|desejo|preciso ~ mais ~ mensagens|emails|e|mails|ligacoes|sms|msg|msgs|contato|contacto", "Não quero mais mensagens."),
     (W, 2.5, None, "nao e ~ minha|meu ~ area|alcada|responsabilidade|competencia|setor|departamento", "Esse assunto não é da minha área."),
+    (N, 3.0, None, "nem este|esse|neste|nesse ~ ano|mes|trimestre nem", "Nem este ano nem o próximo."),
 ];
 
 const NL: &[Row] = &[
@@ -925,6 +931,7 @@ const IT: &[Row] = &[
     (L, 3.0, None, "non prima ~ &|fine|inizio|meta|prossimo|prossima|estate|autunno|inverno|primavera", "Non prima di febbraio."),
     (I, 2.0, None, "non e una cattiva idea / non sarebbe male / non e male", "Non è una cattiva idea, sentiamoci giovedì."),
     (O, 3.0, Some(U), "voglio|desidero ~ piu ~ messaggi|mail|email|sms|chiamate|telefonate|comunicazioni|contatti", "Non voglio più messaggi."),
+    (N, 3.0, None, "ne quest|questo|questa ~ anno|mese|trimestre ne", "Né quest'anno né il prossimo."),
 ];
 
 /// A table with its language.
