@@ -478,6 +478,7 @@ const FR: &[Row] = &[
     (O, 3.0, Some(W), "moi qu il faut|faudrait", "Ce n'est pas moi qu'il faut contacter."),
     (L, 2.0, Some(L), "prematur* / trop tot", "C'est prématuré pour nous, peut-être l'an prochain."),
     (N, 3.0, None, "ni cette|ce ~ annee|mois|trimestre|an ni", "Ni cette année ni l'an prochain."),
+    (L, 2.5, Some(L), "moment|instant|actuellement ~ ~ pas d actualite|prioritaire / pas d actualite|prioritaire pour le|l ~ moment|instant", "Pour le moment ce n'est pas d'actualité chez nous."),
 ];
 
 const ES: &[Row] = &[
