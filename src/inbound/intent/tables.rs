@@ -208,7 +208,7 @@ const EN: &[Row] = &[
     (U, 3.0, None, "remove|delete|erase|lose my ~ number|address|email|details|data|info|information|contact", "Remove my number."),
     // Stop requests said politely or indirectly, and the idioms of a no and of a yes.
     (U, 3.0, None, "cease|refrain ~ all|any|from|contact*|communication*|emailing|email*|messag*|calling|texting|writing / stopped ~ emailing|contacting|messaging|texting|calling|writing ~ me|us", "Please cease all communication."),
-    (U, 3.0, None, "take|get ~ name|email|number|address|details|info|contact off / off your|the|this|ur ~ list|lists|mailing|database|distribution", "Take my name off your list."),
+    (U, 3.0, None, "take|get ~ my|our ~ name|email|number|address|details|info|contact off / want off / me|us off ~ list|lists|mailing|database|distribution", "Take my name off your list."),
     (O, 3.0, Some(U), "to be ~ contacted|emailed|called|texted|messaged|mailed|spammed|pestered", "I do not wish to be contacted."),
     (L, 3.0, Some(L), "not until / follow up ~ then|once|when / new|next ~ financial|fiscal|budget ~ year|cycle", "Not until the new financial year."),
     (L, 2.5, None, "wait until|till|til", "We'll wait until the audit is done."),
