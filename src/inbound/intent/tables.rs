@@ -232,6 +232,7 @@ const EN: &[Row] = &[
     (I, 2.0, None, "do not need ~ convincing|persuading|persuasion|selling / no need to ~ convince|persuade|sell / we|i are|am ready / ready to ~ talk|chat|move|start|go|buy|sign|proceed|discuss|explore", "I don't need convincing, just send the contract."),
     (L, 2.0, Some(L), "get|got|wait ~ through|past ~ this|the|our ~ quarter|month|week|launch|migration|season|audit|crunch|renewal|rollout|holidays|busy", "Let me get through this quarter first."),
     (N, 3.0, None, "not this year|quarter|month or ~ next|after", "Not this year or next."),
+    (I, 2.0, None, "not a bad time|moment / not bad timing", "Not a bad time actually, let's talk Thursday."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -361,6 +362,7 @@ const DE: &[Row] = &[
     (L, 3.0, None, "nicht vor|bevor ~ &|q1|q2|q3|q4|quartal|ende|mitte|anfang|nachste*|kommende*|herbst|fruhjahr|sommer|winter|kw", "Nicht vor Februar."),
     (I, 2.0, None, "keine schlechte idee / nicht verkehrt|uninteressant", "Keine schlechte Idee, rufen Sie mich an."),
     (W, 2.5, None, "das macht|machen bei uns / bei mir ~ falsch|verkehrt / sind sie ~ falsch|verkehrt", "Das macht bei uns der Einkauf."),
+    (I, 2.0, None, "kein schlechter|ungunstiger zeitpunkt|moment", "Kein schlechter Zeitpunkt, rufen Sie an."),
 ];
 
 const FR: &[Row] = &[
@@ -479,6 +481,7 @@ const FR: &[Row] = &[
     (L, 2.0, Some(L), "prematur* / trop tot", "C'est prématuré pour nous, peut-être l'an prochain."),
     (N, 3.0, None, "ni cette|ce ~ annee|mois|trimestre|an ni", "Ni cette année ni l'an prochain."),
     (L, 2.5, Some(L), "moment|instant|actuellement ~ ~ pas d actualite|prioritaire / pas d actualite|prioritaire pour le|l ~ moment|instant", "Pour le moment ce n'est pas d'actualité chez nous."),
+    (I, 2.0, None, "pas un mauvais moment", "Ce n'est pas un mauvais moment, appelez-moi."),
 ];
 
 const ES: &[Row] = &[
@@ -588,6 +591,7 @@ const ES: &[Row] = &[
     (W, 2.5, None, "no es ~ mi|de ~ area|departamento|responsabilidad|competencia|tema / te|le ~ paso con", "No es mi área."),
     (O, 2.5, Some(W), "lo llevo|manejo|veo yo", "Eso no lo llevo yo."),
     (N, 3.0, None, "ni este|esta ~ ano|mes|trimestre ni", "Ni este año ni el próximo."),
+    (I, 2.0, None, "no es ~ mal momento", "No es mal momento, llámame."),
 ];
 
 const PT: &[Row] = &[
@@ -707,6 +711,7 @@ const PT: &[Row] = &[
     (O, 3.0, Some(U), "quero|desejo|preciso ~ mais ~ mensagens|emails|e|mails|ligacoes|sms|msg|msgs|contato|contacto", "Não quero mais mensagens."),
     (W, 2.5, None, "nao e ~ minha|meu ~ area|alcada|responsabilidade|competencia|setor|departamento", "Esse assunto não é da minha área."),
     (N, 3.0, None, "nem este|esse|neste|nesse ~ ano|mes|trimestre nem", "Nem este ano nem o próximo."),
+    (I, 2.0, None, "nao e ~ mau momento|hora / pode|podem|podes ~ mandar|enviar|passar", "Não prometo nada, mas pode mandar a apresentação."),
 ];
 
 const NL: &[Row] = &[
@@ -823,6 +828,7 @@ const NL: &[Row] = &[
     (I, 2.0, None, "geen slecht idee / niet verkeerd|onverstandig", "Geen slecht idee, bel me donderdag."),
     (W, 2.0, None, "moet|moeten je|u aan ~ vragen", "Dat moet je aan onze inkoper vragen."),
     (O, 0.0, None, "geen ~ lange|uitgebreide|hele ~ demo|presentatie|pitch|verhaal ~ nodig", "Geen lange demo nodig, stuur me gewoon de prijzen."),
+    (I, 2.0, None, "geen slecht|verkeerd moment", "Geen slecht moment, bel me maar."),
 ];
 
 const IT: &[Row] = &[
@@ -933,6 +939,7 @@ const IT: &[Row] = &[
     (I, 2.0, None, "non e una cattiva idea / non sarebbe male / non e male", "Non è una cattiva idea, sentiamoci giovedì."),
     (O, 3.0, Some(U), "voglio|desidero ~ piu ~ messaggi|mail|email|sms|chiamate|telefonate|comunicazioni|contatti", "Non voglio più messaggi."),
     (N, 3.0, None, "ne quest|questo|questa ~ anno|mese|trimestre ne", "Né quest'anno né il prossimo."),
+    (I, 2.0, None, "non e ~ brutto|cattivo momento", "Non è un brutto momento, chiamami."),
 ];
 
 /// A table with its language.
