@@ -233,6 +233,9 @@ const EN: &[Row] = &[
     (L, 2.0, Some(L), "get|got|wait ~ through|past ~ this|the|our ~ quarter|month|week|launch|migration|season|audit|crunch|renewal|rollout|holidays|busy", "Let me get through this quarter first."),
     (N, 3.0, None, "not this year|quarter|month or ~ next|after", "Not this year or next."),
     (I, 2.0, None, "not a bad time|moment / not bad timing", "Not a bad time actually, let's talk Thursday."),
+    // Exasperation is a stop request: "why do you keep emailing me?", "how many times do I have to
+    // ask?", "I've unsubscribed three times" (in every language).
+    (U, 3.0, None, "why|you ~ keep|keeps ~ emailing|mailing|contacting|messaging|texting|calling|writing|spamming|sending / how many times ~ ~ ask|asked|tell|told|say|said / harassment|harassing / already unsubscribed / unsubscribed ~ times|twice|already|before", "Why do you keep emailing me?"),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -363,6 +366,7 @@ const DE: &[Row] = &[
     (I, 2.0, None, "keine schlechte idee / nicht verkehrt|uninteressant", "Keine schlechte Idee, rufen Sie mich an."),
     (W, 2.5, None, "das macht|machen bei uns / bei mir ~ falsch|verkehrt / sind sie ~ falsch|verkehrt", "Das macht bei uns der Einkauf."),
     (I, 2.0, None, "kein schlechter|ungunstiger zeitpunkt|moment", "Kein schlechter Zeitpunkt, rufen Sie an."),
+    (U, 3.0, None, "schreiben|mailen|kontaktieren|anrufen|belastigen|nerven|schicken ~ ~ standig|dauernd|andauernd|staendig / standig|dauernd|andauernd|staendig ~ mails|nachrichten|anrufe|e / wie oft ~ noch ~ sagen|schreiben|bitten", "Warum schreiben Sie mir ständig?"),
 ];
 
 const FR: &[Row] = &[
@@ -482,6 +486,7 @@ const FR: &[Row] = &[
     (N, 3.0, None, "ni cette|ce ~ annee|mois|trimestre|an ni", "Ni cette année ni l'an prochain."),
     (L, 2.5, Some(L), "moment|instant|actuellement ~ ~ pas d actualite|prioritaire / pas d actualite|prioritaire pour le|l ~ moment|instant", "Pour le moment ce n'est pas d'actualité chez nous."),
     (I, 2.0, None, "pas un mauvais moment", "Ce n'est pas un mauvais moment, appelez-moi."),
+    (U, 3.0, None, "continuez|continuer ~ m|me|nous ~ ecrire|envoyer|contacter|appeler|relancer|solliciter|spammer / combien de fois ~ dire|demander|repeter", "Pourquoi continuez-vous à m'écrire ?"),
 ];
 
 const ES: &[Row] = &[
@@ -592,6 +597,7 @@ const ES: &[Row] = &[
     (O, 2.5, Some(W), "lo llevo|manejo|veo yo", "Eso no lo llevo yo."),
     (N, 3.0, None, "ni este|esta ~ ano|mes|trimestre ni", "Ni este año ni el próximo."),
     (I, 2.0, None, "no es ~ mal momento", "No es mal momento, llámame."),
+    (U, 3.0, None, "siguen|sigues|sigue ~ escribiendo|enviando|mandando|llamando|contactando|molestando / cuantas veces ~ pedir|decir|repetir", "¿Por qué me siguen escribiendo?"),
 ];
 
 const PT: &[Row] = &[
@@ -712,6 +718,7 @@ const PT: &[Row] = &[
     (W, 2.5, None, "nao e ~ minha|meu ~ area|alcada|responsabilidade|competencia|setor|departamento", "Esse assunto não é da minha área."),
     (N, 3.0, None, "nem este|esse|neste|nesse ~ ano|mes|trimestre nem", "Nem este ano nem o próximo."),
     (I, 2.0, None, "nao e ~ mau momento|hora / pode|podem|podes ~ mandar|enviar|passar", "Não prometo nada, mas pode mandar a apresentação."),
+    (U, 3.0, None, "continuam|continuas ~ mandando|enviando|escrevendo|ligando|mandar|enviar|escrever|ligar / quantas vezes ~ pedir|dizer|falar|repetir", "Por que vocês continuam me mandando email?"),
 ];
 
 const NL: &[Row] = &[
@@ -829,6 +836,7 @@ const NL: &[Row] = &[
     (W, 2.0, None, "moet|moeten je|u aan ~ vragen", "Dat moet je aan onze inkoper vragen."),
     (O, 0.0, None, "geen ~ lange|uitgebreide|hele ~ demo|presentatie|pitch|verhaal ~ nodig", "Geen lange demo nodig, stuur me gewoon de prijzen."),
     (I, 2.0, None, "geen slecht|verkeerd moment", "Geen slecht moment, bel me maar."),
+    (U, 3.0, None, "blijven|blijft ~ mailen|bellen|sturen|benaderen|appen|mailen / hoe vaak ~ nog ~ zeggen|vragen", "Waarom blijven jullie me mailen?"),
 ];
 
 const IT: &[Row] = &[
@@ -940,6 +948,7 @@ const IT: &[Row] = &[
     (O, 3.0, Some(U), "voglio|desidero ~ piu ~ messaggi|mail|email|sms|chiamate|telefonate|comunicazioni|contatti", "Non voglio più messaggi."),
     (N, 3.0, None, "ne quest|questo|questa ~ anno|mese|trimestre ne", "Né quest'anno né il prossimo."),
     (I, 2.0, None, "non e ~ brutto|cattivo momento", "Non è un brutto momento, chiamami."),
+    (U, 3.0, None, "continuate|continui ~ a ~ scrivermi|chiamarmi|contattarmi|mandarmi|scrivere|inviare|mandare|chiamare / quante volte ~ dire|dirvi|chiedere|ripetere", "Perché continuate a scrivermi?"),
 ];
 
 /// A table with its language.
