@@ -1,24 +1,26 @@
 //! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 2,170 replies in
 //! seven languages, written by eight writers apart and, for `tune5.jsonl`, by a later round's
-//! tuner. `tune*.jsonl` are what the phrase tables were tuned on; the three `holdout*.jsonl`
-//! parts were written without sight of the tables or of the tuning parts, and their figures
-//! are the ones reported (`docs/signals.md`, "Reply intent"). Run with `--nocapture` to
+//! tuner. `tune*.jsonl` (1,680) are what the phrase tables were tuned on — `tune7.jsonl` was the
+//! third held-out part until its figures were reported; the two `holdout*.jsonl` parts (490)
+//! were written without sight of the tables or of the tuning parts, and their figures are the
+//! ones reported (`docs/signals.md`, "Reply intent"). Run with `--nocapture` to
 //! print the report: accuracy by language and by intent, the confusion matrix, `unsubscribe`'s
 //! precision and recall, interested replies taken for a no, `resume_on` and referrals. The
-//! tuning parts' misses are printed; the held-out part's are not (tuning must not read them).
+//! tuning parts' misses are printed; the held-out parts' are not (tuning must not read them).
 
 use nudge::inbound::intent::{classify, Intent, Reply};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// The parts the tables were tuned on.
-const TUNING_PARTS: [&str; 6] = [
+const TUNING_PARTS: [&str; 7] = [
     "tune.jsonl",
     "tune2.jsonl",
     "tune3.jsonl",
     "tune4.jsonl",
     "tune5.jsonl",
     "tune6.jsonl",
+    "tune7.jsonl",
 ];
 
 #[derive(Debug, Deserialize)]
@@ -399,57 +401,14 @@ fn the_second_held_out_part() {
     );
 }
 
-/// The third held-out part, written by an eighth writer apart from everything while the tables
-/// were tuned on `tune6`: the measure of that round. Its misses are not printed.
-#[test]
-fn the_third_held_out_part() {
-    let samples = load("holdout3.jsonl");
-    let r = report("Third held-out part", &judge(&samples));
-    println!("{}", r.text);
-    // The targets are not met on it; each figure is asserted as measured (docs/signals.md,
-    // "Reply intent"), so a change can only raise it.
-    assert!(
-        r.accuracy >= 0.88,
-        "accuracy {:.3} (measured 0.882)",
-        r.accuracy
-    );
-    assert!(
-        r.worst_language.1 >= 0.775,
-        "accuracy in {}: {:.3} (measured pt 0.775)",
-        r.worst_language.0,
-        r.worst_language.1
-    );
-    assert!(
-        r.unsubscribe_precision >= 0.97,
-        "unsubscribe precision {:.3} (measured 0.978)",
-        r.unsubscribe_precision
-    );
-    assert!(
-        r.unsubscribe_recall >= 0.89,
-        "unsubscribe recall {:.3} (measured 0.898)",
-        r.unsubscribe_recall
-    );
-    assert!(
-        r.interested_as_no <= 0.02,
-        "interested taken for a no: {:.3} (measured 0.018)",
-        r.interested_as_no
-    );
-    assert!(
-        r.resume_exact >= 0.88,
-        "resume_on exact {:.3} (measured 0.886)",
-        r.resume_exact
-    );
-}
-
 /// The corpus is what its README promises: 30 replies per language in each part, every intent
 /// in every language, and the hard cases tagged.
 #[test]
 fn the_corpus_covers_every_intent_in_every_language() {
-    for file in
-        TUNING_PARTS
-            .iter()
-            .copied()
-            .chain(["holdout.jsonl", "holdout2.jsonl", "holdout3.jsonl"])
+    for file in TUNING_PARTS
+        .iter()
+        .copied()
+        .chain(["holdout.jsonl", "holdout2.jsonl"])
     {
         let samples = load(file);
         let mut seen: BTreeMap<(String, Intent), usize> = BTreeMap::new();

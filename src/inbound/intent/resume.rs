@@ -12,8 +12,12 @@
 //!   next such quarter that starts after arrival;
 //! - next week / month / quarter / year, in each language: the Monday, the 1st, the quarter's or
 //!   the year's first day;
-//! - in N days / weeks / months (`in 3 weeks`, `in drei Monaten`, `dans 10 jours`, `dentro de
-//!   2 meses`, `daqui a 3 semanas`, `over 2 weken`, `tra 2 mesi`): that many after arrival.
+//! - in N days / weeks / months (`in 3 weeks`, `in drei Monaten`, `dans 10 jours`, `d'ici 15
+//!   jours`, `dentro de 2 meses`, `daqui a 3 semanas`, `over 2 weken`, `tra 2 mesi`, `within`,
+//!   `innerhalb von`, `binnen`, `entro`): that many after arrival;
+//! - the new year after a cue (`after New Year`, `in the new year`, `nach Neujahr`, `après le
+//!   nouvel an`, `después de año nuevo`, `dopo capodanno`): the next 1 January;
+//! - a German calendar week (`KW 3`, `KW12`, `Kalenderwoche 3`): its Monday, the next such week.
 //!
 //! Anything vaguer ("after the holidays", "later this year", "in a few weeks") names no date.
 
@@ -100,6 +104,11 @@ const MONTH_CUES: &[&str] = &[
     "antes",
     "come",
     "des",
+    "inizio",
+    "prima",
+    "voor",
+    "di",
+    "fim",
 ];
 
 /// Ordinal words of the four quarters (folded), for "third quarter", "troisième trimestre".
@@ -204,7 +213,20 @@ const UNITS: &[(&str, Unit)] = &[
 ];
 /// "in N …" words: the word before the number.
 const IN_WORDS: &[&str] = &[
-    "in", "dans", "en", "em", "dentro", "daqui", "over", "tra", "fra",
+    "in",
+    "dans",
+    "ici",
+    "en",
+    "em",
+    "dentro",
+    "daqui",
+    "over",
+    "binnen",
+    "tra",
+    "fra",
+    "entro",
+    "within",
+    "innerhalb",
 ];
 /// Plural (and singular) counting units.
 const COUNT_UNITS: &[(&str, Unit)] = &[
@@ -594,11 +616,29 @@ fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate> 
             return Some(next_unit(unit, arrival));
         }
     }
+    // The new year after a cue ("after New Year", "in the new year", "nach Neujahr", "après le
+    // nouvel an", "después de año nuevo", "depois do ano novo", "na nieuwjaar", "dopo
+    // capodanno"): its first day; not a greeting ("Happy New Year").
+    if let Some(date) = new_year(tokens, i, arrival) {
+        return Some(date);
+    }
+    // A German calendar week ("in KW 3", "KW3", "Kalenderwoche 12"): its Monday, the next such
+    // week that starts after arrival.
+    if let Some(week) = calendar_week(word, next(1)) {
+        let year = year_after(tokens, i + 1);
+        let monday = |y: i32| NaiveDate::from_isoywd_opt(y, week, Weekday::Mon);
+        return match year {
+            Some(y) => monday(y),
+            None => monday(arrival.year())
+                .filter(|d| *d > arrival)
+                .or_else(|| monday(arrival.year() + 1)),
+        };
+    }
     // in N days/weeks/months; dentro de N; daqui a N
     if IN_WORDS.contains(&word) {
         // "in a fortnight", "daqui a 3 semanas", "dentro de 2 meses"
         for k in [1, 2] {
-            if k == 2 && !matches!(next(1), Some("de" | "a")) {
+            if k == 2 && !matches!(next(1), Some("de" | "a" | "von")) {
                 break;
             }
             if let (Some(n), Some(unit)) =
@@ -627,6 +667,57 @@ fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate> 
         }
     }
     None
+}
+
+/// The first day of the new year named at `i` after a cue, in the seven languages: the next
+/// 1 January (the arrival itself when it is one).
+fn new_year(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate> {
+    let word = |k: usize| tokens.get(k).map_or("", |t| t.word.as_str());
+    // The words of the name, and the cues one of which must come right before it.
+    const NAMES: &[(&[&str], &[&str])] = &[
+        (&["new", "year"], &["after", "the", "until", "till", "past"]),
+        (&["neujahr"], &["nach", "ab", "bis", "uber"]),
+        (&["jahreswechsel"], &["dem", "nach"]),
+        (&["nouvel", "an"], &["l", "le", "apres", "des", "du"]),
+        (&["nouvelle", "annee"], &["la", "apres", "des"]),
+        (&["ano", "nuevo"], &["el", "despues", "del", "de", "tras"]),
+        (&["ano", "novo"], &["o", "depois", "do", "apos"]),
+        (&["nieuwjaar"], &["na", "tot", "met", "vanaf"]),
+        (&["nieuwe", "jaar"], &["het"]),
+        (&["anno", "nuovo"], &["l", "dopo", "dall", "nell", "col"]),
+        (&["capodanno"], &["dopo", "da", "a"]),
+    ];
+    let named = NAMES.iter().any(|(name, cues)| {
+        name.iter().enumerate().all(|(k, w)| word(i + k) == *w)
+            && i > 0
+            && cues.contains(&word(i - 1))
+            && !(i > 1
+                && matches!(
+                    word(i - 2),
+                    "happy" | "frohes" | "gutes" | "bonne" | "feliz" | "gelukkig" | "buon"
+                ))
+            && word(i + name.len() + 1) != "eve"
+    });
+    if !named {
+        return None;
+    }
+    if arrival.ordinal() == 1 {
+        Some(arrival)
+    } else {
+        NaiveDate::from_ymd_opt(arrival.year() + 1, 1, 1)
+    }
+}
+
+/// The week number of a German calendar week: "KW 3", "KW3", "KW03", "Kalenderwoche 12".
+fn calendar_week(word: &str, next: Option<&str>) -> Option<u32> {
+    let number = match word {
+        "kw" | "kalenderwoche" => next?,
+        w => w.strip_prefix("kw").filter(|d| !d.is_empty())?,
+    };
+    if number.len() > 2 || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    number.parse().ok().filter(|n| (1..=53).contains(n))
 }
 
 /// The day written before the month at `i`: "3 March", "3. März", "3 de marzo", "the 2nd of
@@ -915,6 +1006,66 @@ mod tests {
             ),
             ("le mois prochain", "2026-12-04", false, Some("2027-01-01")),
             ("dans 10 jours", "2026-12-04", false, Some("2026-12-14")),
+            ("d'ici 15 jours", "2026-07-06", false, Some("2026-07-21")),
+            (
+                "check back after New Year",
+                "2026-12-04",
+                true,
+                Some("2027-01-01"),
+            ),
+            (
+                "let's talk in the new year",
+                "2026-11-20",
+                true,
+                Some("2027-01-01"),
+            ),
+            ("Happy New Year! Not now.", "2026-12-30", true, None),
+            (
+                "nach Neujahr gerne wieder",
+                "2026-12-04",
+                false,
+                Some("2027-01-01"),
+            ),
+            (
+                "después de año nuevo",
+                "2026-12-04",
+                false,
+                Some("2027-01-01"),
+            ),
+            ("dopo capodanno", "2026-12-04", false, Some("2027-01-01")),
+            (
+                "melden Sie sich in KW 3 nochmal",
+                "2026-12-04",
+                false,
+                Some("2027-01-18"),
+            ),
+            (
+                "bitte erst ab KW12",
+                "2026-12-04",
+                false,
+                Some("2027-03-22"),
+            ),
+            (
+                "mi scriva a inizio febbraio",
+                "2026-12-04",
+                false,
+                Some("2027-02-01"),
+            ),
+            (
+                "niet voor februari",
+                "2026-12-04",
+                false,
+                Some("2027-02-01"),
+            ),
+            ("within 2 weeks", "2026-12-04", true, Some("2026-12-18")),
+            (
+                "innerhalb von 3 Wochen",
+                "2026-12-04",
+                false,
+                Some("2026-12-25"),
+            ),
+            ("binnen 2 weken", "2026-12-04", false, Some("2026-12-18")),
+            ("entro 10 giorni", "2026-12-04", false, Some("2026-12-14")),
             ("a partir de marzo", "2026-12-04", false, Some("2027-03-01")),
             (
                 "el próximo trimestre",

@@ -106,7 +106,7 @@ const EN: &[Row] = &[
     (N, 1.5, None, "current|existing ~ vendor|provider|solution|supplier|tool|partner|contract|system", "Our current provider works."),
     (N, 2.5, None, "no need", "No need."),
     (N, 2.0, Some(N), "need", "We don't need this."),
-    (N, 2.0, None, "no budget", "No budget."),
+    (N, 2.5, None, "no budget", "No budget."),
     (N, 2.5, None, "not a fit / not a good|great|right fit / not the right fit", "Not a fit."),
     (N, 2.5, None, "will|to|gonna pass", "I'll pass."),
     (N, 2.5, None, "pass on this|that|it", "We'll pass on this."),
@@ -136,14 +136,14 @@ const EN: &[Row] = &[
     (U, 3.0, None, "remove ~ from ~ list|lists|mailing|database|emails|contacts|system", "Remove my address from your list."),
     (U, 3.0, None, "stop ~ emailing|mailing|contacting|sending|messaging|texting|calling|writing|spamming|bothering|reaching / stop ~ all|any ~ contact|emails|messages|outreach|communication|communications|calls", "Stop emailing me."),
     (U, 3.0, Some(U), "contact|email|message|text|call|write|bother ~ me|us ~ again|anymore|further", "Don't contact me again."),
-    (U, 3.0, None, "no more ~ emails|messages|texts|calls|mails|contact", "No more emails please."),
+    (U, 3.0, None, "no more ~ emails|messages|texts|calls|mails|contact|msgs|msg|txts|sms", "No more emails please."),
     (U, 3.0, None, "opt out / optout", "Opt out."),
     (U, 3.0, None, "leave me|us alone", "Leave me alone."),
     (U, 1.0, None, "spam", "This is spam, stop."),
     (U, 2.5, None, "stop", "Stop"),
     (U, 3.0, None, "please stop", "Please stop."),
     (O, 0.0, None, "full stop / period full stop", "No new spend, full stop."),
-    (U, 2.5, None, "delete my ~ data|details|information|email|address", "Delete my data."),
+    (U, 2.5, None, "delete|erase ~ my|our ~ data|details|information|email|address", "Delete my data."),
     (U, 3.0, Some(U), "contact me|us", "Do not contact me."),
     (I, 2.0, None, "^keen|deal|perfect|brilliant|lovely|great|nice / ^go on then / ^love it / ^sounds good|great", "Keen!"),
     (I, 2.0, None, "send ~ times|slots|options / couple of times|slots / twisted my arm / go on then", "Send over a couple of times."),
@@ -162,7 +162,7 @@ const EN: &[Row] = &[
     (N, 2.5, None, "^pass / firm no / closed lost / mark us", "Pass."),
     (U, 3.0, None, "opt ~ out / object ~ processing|marketing / erase ~ details|data|information", "Opt me out."),
     (U, 2.5, None, "stop spamming / spamming me", "Stop spamming me."),
-    (I, 2.0, None, "what does|would ~ onboarding|implementation|setup|rollout|migration / how does ~ onboarding|implementation|setup|migration / do you integrate|support / integrate with / ^intrigued", "What does onboarding look like?"),
+    (I, 2.0, None, "what does|would ~ onboarding|implementation|setup|rollout|migration|pricing|price|licensing / how does ~ onboarding|implementation|setup|migration / do you integrate|support / integrate with / ^intrigued", "What does onboarding look like?"),
     (O, 0.0, None, "interested to know|hear / interested in knowing", "I'm interested to know who you are."),
     (N, 2.5, None, "stick with / do not have a problem / not something we ~ consider|need|want", "We'll stick with what we have."),
     (W, 2.5, None, "not|isnt mine to decide / stepped back|down from", "Purchasing isn't mine to decide anymore."),
@@ -176,7 +176,7 @@ const EN: &[Row] = &[
     (L, 2.0, Some(L), "parental|maternity|paternity|medical|sick leave / on leave", "I'm on parental leave until May."),
     (O, 0.0, None, "so|too much|many ~ spam / lots|lot of spam / to|in|into|a|en|nello|nella|no|na|im|dans|naar|nei|al|les ~ spam|junk / spam ~ folder|filter|box|ordner|map|cartella|carpeta|pasta|dossier|mailbox|indesirables", "It landed in my spam folder."),
     (O, 2.0, Some(I), "opposed|averse", "Not opposed to a demo."),
-    (I, 2.0, None, "can|could ~ do|find|grab ~ # minutes|mins / # minutes|mins ~ @", "Could we do 30 minutes Thursday?"),
+    (I, 2.0, None, "can|could ~ do|find|grab ~ # minutes|mins|min / # minutes|mins|min ~ @", "Could we do 30 minutes Thursday?"),
     (L, 2.0, Some(L), "talk|speak|chat|connect|meet ~ on|in|after|from ~ &", "Let's speak on February 1."),
     (N, 2.5, None, "decided not|never to / no plans to ~ change|switch|move / not going|planning to ~ change|switch|move", "We decided not to go ahead."),
     (W, 2.5, None, "handed|passed ~ over|on ~ to|the / is your man|woman|person|contact now", "I handed the account over to Kwame."),
@@ -206,6 +206,36 @@ const EN: &[Row] = &[
     (U, 2.5, None, "never ~ signed|subscribed|opted|registered|agreed|consented|asked ~ up|in|for|to / did not ~ sign|opt|subscribe ~ up|in|for", "I never signed up for this."),
     (U, 2.5, None, "report|reporting|flag|flagging|mark|marking ~ spam / report|reporting you|your", "I'm reporting this as spam."),
     (U, 3.0, None, "remove|delete|erase|lose my ~ number|address|email|details|data|info|information|contact", "Remove my number."),
+    // Stop requests said politely or indirectly, and the idioms of a no and of a yes.
+    (U, 3.0, None, "cease|refrain ~ all|any|from|contact*|communication*|emailing|email*|messag*|calling|texting|writing / stopped ~ emailing|contacting|messaging|texting|calling|writing ~ me|us", "Please cease all communication."),
+    (U, 3.0, None, "take|get ~ my|our ~ name|email|number|address|details|info|contact off / want off / me|us off ~ list|lists|mailing|database|distribution", "Take my name off your list."),
+    (O, 3.0, Some(U), "to be ~ contacted|emailed|called|texted|messaged|mailed|spammed|pestered", "I do not wish to be contacted."),
+    (L, 3.0, Some(L), "not until / follow up ~ then|once|when / new|next ~ financial|fiscal|budget ~ year|cycle", "Not until the new financial year."),
+    (L, 2.5, None, "wait until|till|til", "We'll wait until the audit is done."),
+    (N, 2.5, None, "hard|easy pass / ^i|we pass / thanks|thank ~ anyway / thanks all the same", "Hard pass."),
+    (N, 2.0, None, "survived|managed|lived ~ ~ without / done fine ~ without", "We've managed without it for years."),
+    (I, 2.0, None, "worn|wore me down / ^you win / ok|fine you win", "Fine, you've worn me down."),
+    (O, 0.0, None, "carpeta|bandeja|pasta|cartella|dossier|map|ordner|folder|caixa ~ ~ spam|junk|indesirables|indesejad*|indesiderat*|ongewenst*", "Por si os sirve: vuestro correo me ha llegado a la carpeta de spam."),
+    (O, 0.0, None, "spoke|met|talked|chatted|emailed ~ &", "We spoke in March about something else, who is this?"),
+    (N, 2.5, None, "^thanks|thank|appreciate|cheers ~ ~ but no|nope|nah / ^we are good|fine / but we are ~ good|fine|ok|set", "Thanks, but no."),
+    // "Not before February" defers; a season ahead, and the week or part of a month named after
+    // "email me", name when; "not a bad idea" is a yes.
+    (L, 3.0, None, "not before ~ &|q1|q2|q3|q4|next|end|mid|early|late|spring|summer|fall|autumn|winter", "Not before February, sorry."),
+    (L, 2.0, Some(L), "next|this spring|summer|fall|autumn|winter / in the spring|summer|fall|autumn|winter / ping|email|contact|call|text|write ~ me|us ~ week|mid|late|end|beginning|start|&", "Try again next spring."),
+    (I, 2.0, None, "not a bad idea / not the worst idea", "Not a bad idea. Let's chat."),
+    // Not the person, said by role or by a change of role.
+    (W, 2.0, None, "am|i just|only the ~ manager|assistant|receptionist|intern|admin|office|temp|pa|secretary / the owner|boss|ceo|founder|director|md decides|handles|signs", "I'm just the office manager, the owner decides."),
+    (W, 2.5, None, "changed roles|role|jobs|positions|teams / no longer ~ cover|handle|own|manage|look|responsible / no longer in charge", "I've changed roles and no longer cover this."),
+    // A yes that starts with a "no": "no need for a long pitch", "I don't need convincing", "now
+    // we're ready".
+    (O, 0.0, None, "no need for|to ~ long|lengthy|big|full|formal|whole ~ pitch|demo|presentation|call|meeting|intro|deck|spiel", "No need for a long pitch, just send the pricing."),
+    (I, 2.0, None, "do not need ~ convincing|persuading|persuasion|selling / no need to ~ convince|persuade|sell / we|i are|am ready / ready to ~ talk|chat|move|start|go|buy|sign|proceed|discuss|explore", "I don't need convincing, just send the contract."),
+    (L, 2.0, Some(L), "get|got|wait ~ through|past ~ this|the|our ~ quarter|month|week|launch|migration|season|audit|crunch|renewal|rollout|holidays|busy", "Let me get through this quarter first."),
+    (N, 3.0, None, "not this year|quarter|month or ~ next|after", "Not this year or next."),
+    (I, 2.0, None, "not a bad time|moment / not bad timing", "Not a bad time actually, let's talk Thursday."),
+    // Exasperation is a stop request: "why do you keep emailing me?", "how many times do I have to
+    // ask?", "I've unsubscribed three times" (in every language).
+    (U, 3.0, None, "why|you ~ keep|keeps ~ emailing|mailing|contacting|messaging|texting|calling|writing|spamming|sending / how many times ~ ~ ask|asked|tell|told|say|said / harassment|harassing / already unsubscribed / unsubscribed ~ times|twice|already|before", "Why do you keep emailing me?"),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -223,7 +253,7 @@ const DE: &[Row] = &[
     (I, 2.0, None, "hatten|haben|hast ~ zeit|zeitfenster|termin / nicht so|ganz uninteressant / nicht uninteressant", "Hätten Sie Dienstag Zeit?"),
     (I, 1.5, None, "preis|preise|kosten", "Wie sind die Preise?"),
     (I, 2.0, None, "konnen|konnten|wollen wir ~ sprechen|telefonieren|reden|treffen|austauschen", "Können wir telefonieren?"),
-    (I, 1.5, None, "wann ~ zeit|passt|konnen", "Wann haben Sie Zeit?"),
+    (I, 1.5, None, "wann ~ zeit|passt|konnen|ginge|geht|hatten|waere|ware", "Wann haben Sie Zeit?"),
     (I, 1.0, Some(N), "passt", "Dienstag passt."),
     (I, 1.5, None, "^ja|gerne|gern|super|prima|okay|ok / ^sehr gerne / ^ja gerne", "Ja"),
     (L, 3.0, Some(L), "nicht jetzt", "Nicht jetzt."),
@@ -241,7 +271,7 @@ const DE: &[Row] = &[
     (L, 2.0, Some(L), "zuruckkommen|zurueckkommen|vertagen|verschieben", "Können wir das verschieben?"),
     (N, 3.0, None, "kein* interesse", "Kein Interesse."),
     (N, 3.0, None, "kein* bedarf", "Kein Bedarf."),
-    (N, 2.5, None, "brauchen|benotigen ~ nicht|kein*", "Brauchen wir nicht."),
+    (N, 2.5, None, "brauch*|benotig* ~ nicht|kein*|ned|nit", "Brauchen wir nicht."),
     (N, 2.5, None, "sind ~ versorgt|zufrieden|abgedeckt / gut aufgestellt", "Wir sind gut versorgt."),
     (N, 2.5, None, "bereits|schon ~ anbieter|losung|partner|dienstleister|tool|system|vertrag|software|gelost|geregelt|erledigt|einsatz", "Wir haben bereits einen Anbieter."),
     (N, 3.0, None, "nein danke", "Nein danke."),
@@ -296,7 +326,7 @@ const DE: &[Row] = &[
     (I, 3.0, None, "rufen sie mich ~ @|% / ruf mich|mi ~ @|% / rufen sie mich ~ ab|um|gegen|nach % / ruf mich|mi ~ ab|um|gegen|nach %", "Rufen Sie mich morgen ab 10 Uhr an."),
     (L, 2.5, Some(L), "rufen sie mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / ruf mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / wieder|nochmal|erneut an / wieder anrufen|anzurufen / gerne|gern nochmal|erneut", "Rufen Sie mich bitte im März wieder an."),
     (N, 2.5, None, "dagegen ~ entschieden|entscheiden / entschieden ~ dagegen / nicht unser|unsere ~ thema|ding|baustelle / bleiben ~ bei unser*", "Wir haben uns dagegen entschieden."),
-    (U, 3.0, None, "horen sie ~ auf / hort ~ auf / aufhoren|aufzuhoren / lassen|lass ~ mich|uns ~ in ruhe / in ruhe lassen", "Hören Sie bitte auf, mir zu schreiben."),
+    (U, 3.0, None, "horen sie ~ auf / hort ~ auf / aufhoren|aufzuhoren / lassen|lass|lasst ~ mich|uns ~ in ruhe / liste|verteiler|mailingliste runter / in ruhe lassen", "Hören Sie bitte auf, mir zu schreiben."),
     (O, 2.0, Some(I), "abgeneigt", "Nicht abgeneigt."),
     (I, 2.0, None, "sie mir ~ angebot|unterlagen|infos|preise|preisliste|fallstudie|fallstudien|referenz*|beispiel*|material* / mir ein angebot", "Können Sie mir ein Angebot schicken?"),
     (N, 2.5, None, "beschlossen|entschieden ~ kein*|nicht", "Wir haben beschlossen, keine neue Software einzuführen."),
@@ -309,7 +339,7 @@ const DE: &[Row] = &[
     (W, 2.5, None, "entscheidet|entscheiden ~ bei uns / das entscheidet|entscheiden", "Das entscheidet bei uns die Geschäftsführung."),
     (N, 3.0, None, "weder jetzt noch / keinen mehrwert", "Wir sehen keinen Mehrwert."),
     // A negated no is a yes: "nichts dagegen", "kost ja nix", "würde nicht nein sagen".
-    (I, 2.0, None, "nichts|nix dagegen / keine einwande|einwaende / kost* ~ nix|nichts / schadet|schaden ~ nicht|nie / kann nicht schaden / nicht nein sagen / sage|sagen ~ nicht nein", "Ein Gespräch kostet ja nichts."),
+    (I, 2.0, None, "nichts|nix dagegen / keine einwande|einwaende / kost* ~ nix|nichts / schadet|schaden ~ nicht|nie / kann nicht schaden / nicht ~ nein sagen / sage|sagen ~ nicht nein", "Ein Gespräch kostet ja nichts."),
     (I, 0.5, None, "kein problem", "Kein Problem, Freitag dann."),
     (O, 2.0, Some(I), "ablehnen|einwand", "Eine Demo würde ich nicht ablehnen."),
     (I, 2.0, None, "unzufrieden|unglucklich mit / suchen|brauchen ~ ersatz|alternative|nachfolger / was unterscheidet ~ sie|euch / worin unterscheiden", "Wir sind unzufrieden mit unserem Anbieter."),
@@ -322,6 +352,21 @@ const DE: &[Row] = &[
     (U, 3.0, None, "war|ist|sei|bleibt ~ letzte nachricht|mail|e", "Ich hoffe, das war die letzte Mail."),
     (U, 2.5, None, "nie|niemals ~ angemeldet|eingetragen|registriert|zugestimmt|eingewilligt|abonniert", "Ich habe mich nie angemeldet."),
     (U, 2.5, None, "als spam ~ melden|markieren|melde / spam ~ melden|melde", "Ich werde das als Spam melden."),
+    // Stop requests said politely or bluntly, a handover by the assistant, waiting for a change.
+    (U, 3.0, None, "hor|hoer ~ auf / hor|hoer ~ auf ~ mir|mich|uns|zu|damit|mit", "Hör endlich auf mir zu schreiben!!"),
+    (U, 3.0, None, "unterlass* ~ ~ kontakt*|zusend*|anruf*|mail*|nachricht*|werbung|schreib*|anschreib*|e / von weiteren ~ kontakt*|zusend*|anruf*|mail*|nachricht*|werbung|anschreib*|e", "Bitte unterlassen Sie weitere Kontaktaufnahmen."),
+    (U, 3.0, None, "schick*|send*|schreib*|mail* ~ mir|uns ~ nichts|nix mehr", "Schicken Sie mir bitte nichts mehr."),
+    (I, 2.0, None, "zeigen sie ~ mir|uns / zeig|zeigt ~ mir|uns", "Zeigen Sie es mir."),
+    (I, 1.5, None, "# minuten|min", "Gerne, 20 Minuten."),
+    (N, 2.5, None, "sind ~ ausreichend|hinreichend|bestens ~ versorgt|bedient|ausgestattet|aufgestellt|eingedeckt / sind schon|bereits ausreichend|hinreichend|bestens", "Danke, wir sind schon ausreichend versorgt."),
+    (W, 2.0, None, "leite|leiten|reiche|reichen ~ an / leite|leiten|reiche|reichen|gebe|geben ~ ~ weiter / nur die|das ~ assistenz|sekretariat|empfang|zentrale", "Ich bin nur die Assistenz, ich leite das an Herrn Roth weiter."),
+    (L, 2.5, None, "warten ~ bis|bevor", "Wir warten bis nach der Fusion."),
+    (N, 2.5, None, "^danke|dank|vielen ~ ~ aber nein|nee|ne / nichts|nix fur uns / bleiben|bleibe ~ bei ~ unserem|unserer|unseren|aktuellen|bisherigen|bewahrten", "Danke, aber nein."),
+    (L, 3.0, None, "nicht vor|bevor ~ &|q1|q2|q3|q4|quartal|ende|mitte|anfang|nachste*|kommende*|herbst|fruhjahr|sommer|winter|kw", "Nicht vor Februar."),
+    (I, 2.0, None, "keine schlechte idee / nicht verkehrt|uninteressant", "Keine schlechte Idee, rufen Sie mich an."),
+    (W, 2.5, None, "das macht|machen bei uns / bei mir ~ falsch|verkehrt / sind sie ~ falsch|verkehrt", "Das macht bei uns der Einkauf."),
+    (I, 2.0, None, "kein schlechter|ungunstiger zeitpunkt|moment", "Kein schlechter Zeitpunkt, rufen Sie an."),
+    (U, 3.0, None, "schreiben|mailen|kontaktieren|anrufen|belastigen|nerven|schicken ~ ~ standig|dauernd|andauernd|staendig / standig|dauernd|andauernd|staendig ~ mails|nachrichten|anrufe|e / wie oft ~ noch ~ sagen|schreiben|bitten", "Warum schreiben Sie mir ständig?"),
 ];
 
 const FR: &[Row] = &[
@@ -341,7 +386,7 @@ const FR: &[Row] = &[
     (L, 2.0, Some(L), "plus tard / ulterieurement", "Plus tard peut-être."),
     (L, 2.5, Some(L), "recontact*|revenez|reviens|revenir|relancez|relancer|relancerez / relance moi|nous / reprendre contact / refaire un point", "Recontactez-moi en mars."),
     (L, 2.5, Some(L), "dans # jours|semaines|mois", "Dans 2 mois."),
-    (L, 1.0, Some(L), "mois|semaine|annee|trimestre ~ prochain|prochaine", "Le mois prochain."),
+    (L, 1.0, Some(L), "mois|semaine|annee|an|trimestre ~ prochain|prochaine", "Le mois prochain."),
     (L, 2.0, Some(L), "en|apres|debut|fin|courant|mi|de|du|au|le ~ janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre", "Revenez vers moi en mars."),
     (L, 1.0, Some(L), "trimestre / semestre", "Au troisième trimestre."),
     (L, 2.5, Some(L), "apres ~ vacances|fetes|ete|rentree|salon|lancement|migration", "Après les fêtes."),
@@ -375,8 +420,8 @@ const FR: &[Row] = &[
     (U, 3.0, None, "retirez|supprimez|enlevez|retirer|supprimer|enlever|effacer|effacez ~ ~ moi|liste|adresse|fichier|base|donnees|coordonnees|numero", "Retirez-moi de votre liste."),
     (U, 3.0, None, "ne plus ~ recevoir|contacter|ecrire|envoyer|solliciter|appeler|relancer", "Merci de ne plus me contacter."),
     (U, 3.0, None, "ne me|m ~ contactez|ecrivez|appelez|relancez|sollicitez|envoyez ~ plus", "Ne me contactez plus."),
-    (U, 3.0, None, "arretez|cessez ~ de|m|me", "Arrêtez de m'écrire."),
-    (U, 2.5, None, "plus de ~ mails|messages|courriels|sollicitations|relances|emails|sms / plus d e mails", "Plus de mails svp."),
+    (U, 3.0, None, "arretez|cessez ~ m|me|nous|ecrire|envoyer|contacter|spammer|harceler|relancer|appeler|solliciter|deranger|mailer|texter|importuner|embeter", "Arrêtez de m'écrire."),
+    (U, 2.5, Some(U), "plus de ~ mails|messages|courriels|sollicitations|relances|emails|sms / plus d e mails", "Plus de mails svp."),
     (U, 2.0, None, "spam|harcelement", "C'est du spam."),
     (I, 2.0, None, "^banco|parfait|go|top|genial / jaser / pas pire / faire parvenir / m|nous envoyer", "Banco !"),
     (I, 2.0, None, "combien / essai gratuit / version|periode d ~ essai|test / libre ~ entre|jeudi|lundi|mardi|mercredi|vendredi|demain", "C'est combien par mois ?"),
@@ -407,7 +452,7 @@ const FR: &[Row] = &[
     (N, 2.5, None, "choisi|retenu|opte ~ autre|autres ~ fournisseur|prestataire|solution|partenaire|editeur / gerons|gere|faisons|traitons|developpe|developpons|construit|concu ~ en interne", "Nous avons choisi un autre fournisseur."),
     (O, 2.5, Some(N), "donner|donnerai|donnerons|donnons ~ suite / nous concerne", "Je ne donnerai pas suite."),
     (I, 2.5, None, "invitation", "Envoyez-moi une invitation."),
-    (L, 2.0, Some(L), "a la rentree / peut etre ~ plus tard / peut etre ~ en|au|apres / peut etre ~ a la", "Peut-être à la rentrée."),
+    (L, 2.0, Some(L), "a la rentree / peut etre ~ plus tard / plus tard dans ~ annee|an|mois / peut etre ~ en|au|apres / peut etre ~ a la", "Peut-être à la rentrée."),
     (L, 1.5, Some(L), "au printemps / a l automne / en automne / cet ete|automne|hiver", "Au printemps."),
     (I, 2.0, None, "prochaine etape|etapes", "Quelle serait la prochaine étape ?"),
     (W, 2.5, None, "pas moi qui ~ decide|gere / pas moi qui ~ m|s occupe / c est ~ notre|mon|ma ~ directeur|directrice|patron|dg|responsable|gerant|gerante ~ qui", "Ce n'est pas moi qui décide."),
@@ -425,6 +470,23 @@ const FR: &[Row] = &[
     (U, 3.0, None, "soit ~ dernier|derniere ~ message|mail|courriel|email|envoi|fois", "Je souhaite que ce soit le dernier message."),
     (U, 2.5, None, "jamais ~ inscrit|inscrite|abonne|abonnee|consenti|accepte|demande", "Je ne me suis jamais inscrit."),
     (U, 2.5, None, "signaler|signale|signalerai|signalerais ~ spam|indesirable / signaler ~ ~ spam|indesirable", "Je vais signaler vos mails comme spam."),
+    // Stop requests said politely or bluntly, waiting for a change, a no in an idiom.
+    (U, 3.0, None, "cesser|arreter ~ me|m|nous ~ contacter|ecrire|envoyer|solliciter|appeler|relancer|harceler|deranger|spammer / arretez|cessez svp|stp|merci|tout|maintenant / ^arretez|cessez", "Veuillez cesser de me contacter."),
+    (U, 3.0, None, "laissez|laisse ~ tranquille*|paix", "Laissez-moi tranquille."),
+    (O, 3.0, Some(U), "etre ~ contacte|contactee|contactes|sollicite*|relance|relancee|derange|derangee|demarche*", "Je ne souhaite plus être contacté."),
+    (U, 2.5, None, "jamais ~ donne|communique|transmis|fourni ~ adresse|numero|coordonnees|mail|email|accord|consentement|autorisation", "Je n'ai jamais donné mon adresse."),
+    (N, 2.5, Some(N), "servirait|sert|servira|serviraient|servir ~ rien", "Ça ne nous servirait à rien."),
+    (N, 2.0, None, "survecu|vecu|fonctionne ~ ~ sans", "On a toujours fonctionné sans."),
+    (L, 2.5, None, "attendre ~ que|jusqu", "Je préfère attendre que le budget soit voté."),
+    (N, 2.5, None, "^merci ~ ~ mais non / reste|restons|restera|resterons|restez ~ avec|sur|chez", "Merci, mais non."),
+    (L, 3.0, None, "pas avant", "Pas avant février."),
+    (I, 2.0, None, "pas idiot|bete / pas une mauvaise idee / on peut|pourrait en ~ parler|discuter|reparler", "Ce n'est pas idiot, on peut en parler jeudi ?"),
+    (O, 3.0, Some(W), "moi qu il faut|faudrait", "Ce n'est pas moi qu'il faut contacter."),
+    (L, 2.0, Some(L), "prematur* / trop tot", "C'est prématuré pour nous, peut-être l'an prochain."),
+    (N, 3.0, None, "ni cette|ce ~ annee|mois|trimestre|an ni", "Ni cette année ni l'an prochain."),
+    (L, 2.5, Some(L), "moment|instant|actuellement ~ ~ pas d actualite|prioritaire / pas d actualite|prioritaire pour le|l ~ moment|instant", "Pour le moment ce n'est pas d'actualité chez nous."),
+    (I, 2.0, None, "pas un mauvais moment", "Ce n'est pas un mauvais moment, appelez-moi."),
+    (U, 3.0, None, "continuez|continuer ~ m|me|nous ~ ecrire|envoyer|contacter|appeler|relancer|solliciter|spammer / combien de fois ~ dire|demander|repeter", "Pourquoi continuez-vous à m'écrire ?"),
 ];
 
 const ES: &[Row] = &[
@@ -482,7 +544,7 @@ const ES: &[Row] = &[
     (L, 2.5, Some(L), "ahorita no / te busco|buscamos|escribo|aviso ~ yo|cuando / cuando pase", "Es un ahorita no."),
     (N, 2.5, None, "^paso / no gracias / nos apanamos|arreglamos / no es algo que / no ~ estamos buscando|buscamos", "Paso."),
     (O, 2.5, Some(N), "convencio|convence|convencido|convencidos / tiene sentido", "No nos convenció."),
-    (W, 3.0, None, "equivoco|equivocado|equivocada ~ de persona|numero / no soy la|el ~ sra|sr|senora|senor / quien lleva el tema / lo decide", "Se equivocó de persona."),
+    (W, 3.0, None, "equivoco|equivocado|equivocada|equivocaste|equivocaron|equivocan|equivocas ~ de persona|numero / no soy la|el ~ sra|sr|senora|senor / quien lleva el tema / lo decide", "Se equivocó de persona."),
     (U, 3.0, None, "quiteme|quitenme|sacame|saqueme ~ ~ lista|listas|base|correo / dejen|deja|deje d ~ mandar*|enviar*|escribir*", "Quíteme de sus listas."),
     (U, 3.0, None, "^baja|stop|alto", "Baja."),
     (O, 0.0, None, "gracias|agradezco|agradecemos ~ interes|informacion|propuesta|invitacion", "Te agradezco el interés."),
@@ -522,6 +584,20 @@ const ES: &[Row] = &[
     (U, 3.0, None, "sea ~ ultimo|ultima ~ mensaje|correo|email|vez", "Que este sea el último correo que recibo."),
     (U, 2.5, None, "nunca ~ suscribi|suscrito|registre|registrado|autorice|autorizado|pedi|solicite", "Nunca me suscribí a nada."),
     (U, 2.5, None, "reportar|reporto|reportare|denunciar|denunciare|marcar|marcare ~ spam / como spam", "Voy a marcar esto como spam."),
+    // Stop requests said politely or bluntly, waiting for a change.
+    (U, 3.0, None, "dejen*|deja*|deje* ~ en paz / dejar en paz", "Déjenme en paz."),
+    (O, 3.0, Some(U), "ser ~ contactad*|molestad*", "No deseo ser contactado."),
+    (L, 2.5, None, "esperar ~ a que|hasta / esperemos ~ hasta|a", "Prefiero esperar a que cerremos el año."),
+    (N, 2.5, None, "^gracias|agradezco|agradecemos ~ ~ pero no / ^prefiero|preferimos no / prefiero|preferimos que no / quedamos|quedaremos|seguimos|seguiremos|continuamos|continuaremos ~ con ~ nuestro|nuestra|nuestros|actual / quedamos|quedaremos|seguimos|seguiremos|continuamos|continuaremos con lo que", "Gracias, pero no."),
+    (O, 2.5, Some(N), "lo que ~ buscamos|necesitamos|buscando", "No es lo que buscamos."),
+    (L, 3.0, None, "no antes de|del ~ &|proximo|proxima|fin|final|finales|mediados|principios|verano|otono|invierno|primavera", "No antes de febrero."),
+    (I, 2.0, None, "no es|seria mala idea / no estaria|estaria mal", "No es mala idea, hablemos el jueves."),
+    (O, 3.0, Some(U), "quiero|deseo|necesito ~ mas ~ mensajes|correos|emails|llamadas|mails|msj|sms|whatsapps", "No quiero más mensajes."),
+    (W, 2.5, None, "no es ~ mi|de ~ area|departamento|responsabilidad|competencia|tema / te|le ~ paso con", "No es mi área."),
+    (O, 2.5, Some(W), "lo llevo|manejo|veo yo", "Eso no lo llevo yo."),
+    (N, 3.0, None, "ni este|esta ~ ano|mes|trimestre ni", "Ni este año ni el próximo."),
+    (I, 2.0, None, "no es ~ mal momento", "No es mal momento, llámame."),
+    (U, 3.0, None, "siguen|sigues|sigue ~ escribiendo|enviando|mandando|llamando|contactando|molestando / cuantas veces ~ pedir|decir|repetir", "¿Por qué me siguen escribiendo?"),
 ];
 
 const PT: &[Row] = &[
@@ -541,10 +617,10 @@ const PT: &[Row] = &[
     (L, 2.5, Some(L), "mais para|pra frente / mais adiante|tarde / noutra altura / outro momento / futuramente", "Mais para frente."),
     (L, 2.5, Some(L), "daqui a # dias|semanas|meses|dia|semana|mes / daqui # dias|semanas|meses / dentro de # dias|semanas|meses|dia|semana|mes / em # dias|semanas|meses", "Daqui a 3 meses."),
     (L, 1.0, Some(L), "proximo|proxima ~ semana|mes|ano|trimestre|semestre", "No próximo trimestre."),
-    (L, 2.0, Some(L), "ano|mes|semana que vem", "Ano que vem."),
+    (L, 2.0, Some(L), "ano|mes|semana que|q vem", "Ano que vem."),
     (L, 2.0, Some(L), "em|de|inicio|final|meados ~ janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro", "Em março."),
     (L, 1.0, Some(L), "trimestre / semestre", "No terceiro trimestre."),
-    (L, 2.5, Some(L), "volte|volta|voltar|retome|retomar|retomamos|procure|contate|escreva|contacte|chama|chame|contactar ~ em|depois|mais|daqui|no|a|na|para|comigo / entre em contato ~ em|depois|mais|daqui|no|a|na / fale comigo ~ em|depois|mais|daqui|no|a|na", "Me procure em março."),
+    (L, 2.5, Some(L), "volte|volta|voltar|retome|retomar|retomamos|procure|contate|escreva|contacte|chama|chame|contactar ~ em|depois|mais|daqui|no|a|na|comigo|semana|mes|ano|proxima|proximo / entre em contato ~ em|depois|mais|daqui|no|a|na / fale comigo ~ em|depois|mais|daqui|no|a|na", "Me procure em março."),
     (O, 3.0, Some(L), "bom momento / boa altura", "Não é um bom momento."),
     (L, 2.5, Some(L), "apos|depois ~ ferias|festas|verao|carnaval|natal|fechamento", "Depois das férias."),
     (L, 1.5, Some(L), "correria|corrido|ocupado*|ocupada*|atarefad*", "Estamos numa correria."),
@@ -563,16 +639,16 @@ const PT: &[Row] = &[
     (O, 2.5, Some(W), "responsavel|cuido|cuida|encarregad*|participo|decido / trato|trata desse|disso", "Não sou responsável por isso."),
     (W, 2.0, None, "fale|falar com / contate|contacte ~ o|a|com / procure o|a / dirija se", "Fale com a Ana."),
     (W, 0.5, None, "colega", "Meu colega cuida disso."),
-    (W, 2.0, None, "encaminhei|encaminhar|repassei|repassar|reencaminhei", "Encaminhei para o financeiro."),
+    (W, 2.0, None, "encaminh*|reencaminh*|repassei|repassar|repasso", "Encaminhei para o financeiro."),
     (W, 2.0, None, "aposentad*|reformad*", "Estou aposentado."),
     (W, 3.0, None, "numero errado / errou o numero / engano", "Acho que errou o número."),
     (U, 3.0, None, "descadastr*|desinscrev* / cancelar ~ inscricao|subscricao", "Quero me descadastrar."),
     (U, 3.0, None, "remova|remover|removam|retire|retirar|tire|tira|tirar|tirem|exclua|excluir|apague|apagar ~ ~ lista|cadastro|base|email|contato|dados|me|numero", "Me tirem da lista."),
-    (U, 3.0, None, "nao ~ me|nos ~ envie|enviem|mande|mandem|contate|contatem|contactem|ligue|liguem|escreva|escrevam|incomode|incomodem", "Não me envie mais mensagens."),
+    (U, 3.0, None, "nao ~ me|nos ~ envie|enviem|mande|mandem|contate|contatem|contactem|ligue|liguem|escreva|escrevam|incomode|incomodem / nao ~ me|nos ~ enviar|mandar|contatar|contactar|ligar|escrever|incomodar ~ mais", "Não me envie mais mensagens."),
     (U, 3.0, None, "parem|pare|para|deixem|deixe|deixa|deixar|parar de ~ de|enviar|mandar|ligar|escrever|contatar|contactar", "Parem de me mandar e-mails."),
     (U, 2.5, Some(U), "receber ~ mais|emails|mensagens|mails / receber ~ e mails", "Não quero receber mais e-mails."),
     (U, 2.0, None, "spam", "Isto é spam."),
-    (O, 3.0, Some(U), "ser contatad*|contactad*|incomodad*", "Não quero mais ser contatado."),
+    (O, 3.0, Some(U), "ser ~ contatad*|contactad*|incomodad*|procurad*", "Não quero mais ser contatado."),
     (U, 2.5, None, "exclusao ~ ~ dados / lgpd", "Solicito a exclusão dos meus dados."),
     (U, 2.5, None, "^chega", "Chega."),
     (I, 2.0, None, "^fechado|bora|combinado|show|beleza|perfeito|claro|sim / ^pode ser / qto|quanto custa / teste gratis|gratuito", "Fechado."),
@@ -581,9 +657,9 @@ const PT: &[Row] = &[
     (W, 3.0, Some(W), "troquei de ~ chip|numero / nao e|eh mais do|da / quem manda|decide|cuida|trata", "Esse número não é mais do Rodrigo."),
     (U, 3.0, None, "^sair|parar|pare|remover|descadastrar / tirarem|tirar ~ do|da ~ mailing|lista / receber nada", "Sair."),
     (O, 0.0, None, "obrigado|obrigada|agradeco|agradecemos ~ pelo|pela|o|a ~ interesse|proposta|contato|informacao|convite", "Agradecemos a proposta."),
-    (L, 2.5, Some(L), "nao|n da / a gente fala|falamos|conversamos / para o ano / a partir de # / nessa|nesta altura", "Agora não dá."),
+    (L, 2.5, Some(L), "nao|n da / a gente fala|falamos|conversamos|conversa / a gente se fala|ve / para o ano / a partir de # / nessa|nesta altura", "Agora não dá."),
     (L, 2.5, Some(L), "^janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro", "Outubro."),
-    (U, 3.0, None, "nao volte a ~ contactar|contatar|escrever|ligar / parem de me procurar / retire|remova ~ ~ endereco|listas", "Não volte a contactar-me."),
+    (U, 3.0, None, "nao volte a ~ contactar|contatar|escrever|ligar / parem de me procurar / retire|remova|removam|retirem|apaguem|apague ~ ~ endereco|listas|contacto|contato|telefone|telemovel|celular", "Não volte a contactar-me."),
     (I, 2.0, None, "como funciona ~ implementacao|implantacao|integracao / quanto tempo leva / topo conversar / ^topo", "Como funciona a implementação?"),
     (O, 0.0, None, "interesse em saber", "Tenho interesse em saber como conseguiram o meu número."),
     (O, 2.5, Some(N), "necessidade|prioridade", "Não temos necessidade."),
@@ -598,7 +674,7 @@ const PT: &[Row] = &[
     (N, 2.5, None, "escolhemos|optamos|fechamos ~ por|com ~ outro|outra / escolhemos|optamos ~ outro|outra / fazemos|resolvemos|cuidamos ~ isso ~ internamente / desenvolvemos|desenvolvido|criamos|fizemos ~ ~ internamente / desenvolvemos|desenvolvido|criamos|fizemos ~ em casa / recusar|recuso", "Escolhemos outro fornecedor."),
     (O, 2.5, Some(N), "seguir ~ em frente / seguir ~ adiante", "Não vamos seguir em frente."),
     (I, 2.5, None, "convite", "Pode mandar um convite."),
-    (W, 2.5, None, "isso e com ~ o|a ~ setor|departamento|equipe|area", "Isso é com o setor de compras."),
+    (W, 2.5, None, "isso|isto e com ~ o|a|os|as ~ setor|departamento|equipe|area|pessoal|ti|rh|financeiro|compras|juridico", "Isso é com o setor de compras."),
     (L, 2.0, Some(L), "talvez ~ no|na|em|depois|mais / segundo|proximo semestre", "Talvez no segundo semestre."),
     (L, 1.5, Some(L), "no|na ~ outono|primavera|verao|inverno", "No outono."),
     (I, 2.0, None, "proximo passo|passos", "Qual seria o próximo passo?"),
@@ -609,19 +685,40 @@ const PT: &[Row] = &[
     (I, 0.5, None, "sem problema|problemas / nao tem problema", "Sem problema, sexta então."),
     (I, 2.0, Some(I), "custa ~ nada / nada contra", "Não custa nada conversar."),
     (O, 2.0, Some(I), "objecao|objecoes|oposicao|contra / recusaria|recusariamos", "Não tenho objeção a uma conversa."),
-    (N, 2.5, Some(I), "diria|digo ~ que nao", "Eu digo que não."),
+    (N, 2.5, Some(I), "diria|digo|dizer ~ que nao", "Eu digo que não."),
     // "Not yet" about having a tool is a need, not a deferral.
-    (O, 0.0, None, "ainda nao ~ temos|tem|tenho|possuimos|usamos ~ nenhum|nenhuma|ferramenta|solucao|sistema|fornecedor / ainda nao ~ achamos|encontramos ~ substituto|alternativa|solucao|nada|ninguem", "Ainda não temos nenhuma ferramenta para isso."),
+    (O, 0.0, None, "ainda nao ~ temos|tem|tenho|possuimos|usamos ~ nenhum|nenhuma|ferramenta|solucao|sistema|fornecedor|nada|algo|isso|disso / ainda nao ~ achamos|encontramos ~ substituto|alternativa|solucao|nada|ninguem", "Ainda não temos nenhuma ferramenta para isso."),
     (I, 2.0, None, "me|nos conta|conte|fala|fale ~ mais / procurando|buscando ~ substituto|alternativa|solucao / insatisfeitos|insatisfeito|descontentes", "Me conta mais?"),
     (I, 2.0, None, "integra|integram|conecta ~ com", "Integra com o Pipedrive?"),
     (I, 2.0, None, "fechamos|marcamos|combinamos ~ @ / @ entao", "Fechamos sexta então."),
     (I, 1.5, None, "dar uma olhada / olhada", "Vou dar uma olhada."),
     (I, 2.5, None, "?podemos|podiamos|vamos ~ conversar|falar|marcar|agendar ~ semana que vem / ?podemos|podiamos|vamos ~ conversar|falar|marcar|agendar ~ proxima semana", "Podemos conversar semana que vem?"),
-    (N, 2.5, None, "bem servidos|servido|atendidos / ja ~ estamos ~ servidos / nao se ~ enquadra|encaixa", "Já estamos bem servidos."),
+    (N, 2.5, None, "bem servidos|servido|atendidos / ja ~ estamos ~ servidos / nao se ~ enquadra|encaixa|adequa|aplica|adapta|encaixam|adequam", "Já estamos bem servidos."),
     (W, 3.0, None, "pessoa|contato errado|errada / sucessor|sucessora / assumiu ~ minhas|meus ~ contas|clientes|funcoes", "Pessoa errada, sou do RH."),
     (U, 3.0, None, "seja ~ ultima|ultimo ~ mensagem|email|mail|vez", "Que esta seja a última mensagem."),
     (U, 2.5, None, "nunca ~ cadastrei|inscrevi|assinei|autorizei|pedi|solicitei", "Nunca me cadastrei em nada."),
     (U, 2.5, None, "denunciar|denuncio|marcar|marco|reportar ~ spam / como spam", "Vou marcar como spam."),
+    // Stop requests said politely or bluntly, an accountant who is not the buyer, being swamped,
+    // waiting for a change.
+    (U, 3.0, None, "deix* ~ em paz", "Deixem-me em paz."),
+    (U, 2.5, None, "nunca ~ autorizacao|consentimento|permissao|autorizei|consenti", "Nunca vos dei autorização."),
+    (W, 2.0, None, "sou da|do ~ contabilidade|financeiro|rh|ti|juridico|marketing|logistica|producao|administrativo|suporte|secretaria|recepcao", "Eu sou da contabilidade."),
+    (L, 2.0, Some(L), "sem tempo / afogado|afogada|atolado|atolada|enrolado|enrolada|sobrecarregad*|lotad*", "Tô sem tempo essa semana."),
+    (L, 2.5, None, "esperar ~ ate|que|passar|terminar / aguardar ~ ate|que", "Vamos esperar até o fim do trimestre."),
+    // A no in the forms Portuguese replies use: "não rola", "valeu, mas não", "estamos bem
+    // assim", staying with what they have, a company too small, out of the budget.
+    (N, 2.5, None, "^obrigad*|agradeco|valeu|grato|grata ~ ~ mas nao / ^prefiro|preferimos nao / nao rola / mas passo / ^passo|declino / declinar|declinamos", "Valeu, mas não."),
+    (N, 2.0, None, "nao vai ~ dar|rolar / nao curti|gostei / pequen* demais", "Não vai dar, obrigado."),
+    (N, 2.5, None, "estamos|ficamos|estou|to|tamo ~ bem ~ com|assim / com o que ~ temos|usamos / continuar|manter|ficar|seguir|mantemos|ficamos|seguimos|continuamos|manteremos|ficaremos ~ com|o ~ nossa|nosso|atual|atuais / manter|mantemos|manteremos o que ~ temos|usamos", "Estamos bem com o que temos."),
+    (N, 2.5, None, "nao compensa / nao vale a pena / nao combina ~ com / nao faz parte ~ planos|prioridades / fora do|da|dos ~ nosso|nossa|nossos ~ orcamento|realidade|escopo|foco|perfil|planos / nao estamos|estou ~ procurando|buscando|precisando / nao e pra|para ~ mim|nos|gente|nossa / ^to|tou|estou fora", "Não compensa pra nós."),
+    (O, 2.5, Some(N), "avancar|prosseguir|andamento|continuidade", "Não vamos avançar."),
+    (L, 3.0, None, "nao antes de|do|da ~ &|proximo|proxima|fim|final|meados|inicio|verao|outono|inverno|primavera", "Não antes de fevereiro."),
+    (I, 2.0, None, "nao e|seria ma ideia / nao seria mau|mal / podemos|podiamos ~ falar|conversar", "Não é má ideia. Podemos falar quinta?"),
+    (O, 3.0, Some(U), "quero|desejo|preciso ~ mais ~ mensagens|emails|e|mails|ligacoes|sms|msg|msgs|contato|contacto", "Não quero mais mensagens."),
+    (W, 2.5, None, "nao e ~ minha|meu ~ area|alcada|responsabilidade|competencia|setor|departamento", "Esse assunto não é da minha área."),
+    (N, 3.0, None, "nem este|esse|neste|nesse ~ ano|mes|trimestre nem", "Nem este ano nem o próximo."),
+    (I, 2.0, None, "nao e ~ mau momento|hora / pode|podem|podes ~ mandar|enviar|passar", "Não prometo nada, mas pode mandar a apresentação."),
+    (U, 3.0, None, "continuam|continuas ~ mandando|enviando|escrevendo|ligando|mandar|enviar|escrever|ligar / quantas vezes ~ pedir|dizer|falar|repetir", "Por que vocês continuam me mandando email?"),
 ];
 
 const NL: &[Row] = &[
@@ -655,7 +752,7 @@ const NL: &[Row] = &[
     (N, 3.0, None, "geen behoefte", "Geen behoefte."),
     (N, 2.0, Some(N), "behoefte|nodig", "Wij hebben het niet nodig."),
     (N, 2.5, None, "al ~ leverancier|oplossing|partner|systeem|pakket|contract|geregeld|opgelost|voorzien|iets", "We hebben al een leverancier."),
-    (N, 1.5, None, "tevreden", "We zijn tevreden."),
+    (N, 1.5, None, "tevreden*", "We zijn tevreden."),
     (N, 2.5, None, "niet|niets voor ons", "Niet voor ons."),
     (N, 2.0, None, "geen budget", "Geen budget."),
     (N, 3.0, None, "geen nood", "We hebben geen nood aan."),
@@ -675,7 +772,7 @@ const NL: &[Row] = &[
     (U, 3.0, None, "afmelden|uitschrijven|afmeld*|uitschrijv*", "Graag afmelden."),
     (U, 3.0, None, "verwijder|verwijderen|haal|schrap|schrappen ~ mij|me|lijst|bestand|adres|gegevens|mailinglijst|nummer|telefoonnummer", "Verwijder mij van de lijst."),
     (U, 3.0, None, "geen ~ mails|berichten|telefoontjes|mailtjes|emails ~ meer / geen e mails meer", "Geen mails meer graag."),
-    (U, 3.0, None, "niet meer ~ mailen|benaderen|contacteren|bellen|sturen|lastigvallen|emailen|gemaild|benaderd|gebeld|gecontacteerd / niet meer e mailen", "Niet meer mailen aub."),
+    (U, 3.0, None, "niet meer|langer ~ mailen|benaderen|contacteren|bellen|sturen|lastigvallen|emailen|gemaild|benaderd|gebeld|gecontacteerd|lastiggevallen / niet meer|langer e mailen", "Niet meer mailen aub."),
     (U, 3.0, None, "mail|bel|benader|contacteer ~ niet meer", "Mail mij niet meer."),
     (U, 3.0, None, "stop met ~ mailen|sturen|bellen|benaderen", "Stop met mailen."),
     (U, 2.0, None, "spam", "Dit is spam."),
@@ -726,6 +823,20 @@ const NL: &[Row] = &[
     (U, 3.0, None, "dit|dat het laatste bericht|mail|mailtje|e", "Ik hoop dat dit het laatste bericht is."),
     (U, 2.5, None, "nooit ~ aangemeld|ingeschreven|toestemming|gevraagd", "Ik heb me nooit aangemeld."),
     (U, 2.5, None, "als spam|ongewenst / spam ~ melden|markeren", "Ik meld dit als spam."),
+    // Stop requests said politely or bluntly, a no in an idiom, a handover, waiting for a change.
+    (U, 3.0, None, "laat|laten ~ me|mij|ons ~ met rust / me|mij|ons met rust laten", "Laat me met rust."),
+    (U, 3.0, None, "stuur|stuurt ~ me|mij|ons ~ niks|niets meer / niks|niets meer ~ ontvangen|toegestuurd", "Stuur me niks meer."),
+    (N, 2.5, None, "^ik|we|wij pas / ik|we|wij ~ pas|passen ervoor|hiervoor|daarvoor / daar pas ik|we voor", "Ik pas."),
+    (N, 2.5, None, "niks|niets aan ~ veranderen|wijzigen / werken|werk|werkt ~ al jaren|lang", "Daar gaan we niks aan veranderen."),
+    (W, 2.0, None, "ik stuur|zet|geef ~ ~ door / is|zijn voor ~ afdeling|inkoop|directie|boekhouding|financien|administratie", "Dat is voor de IT-afdeling, ik stuur het door."),
+    (L, 2.5, None, "wachten ~ tot|totdat|na", "Ik zou wachten tot de nieuwe directeur er is."),
+    (N, 2.5, None, "^bedankt|dank|dankjewel|dankuwel ~ ~ maar nee|neen / blijven|blijf ~ bij ~ onze|huidige|ons|wat", "Bedankt, maar nee."),
+    (L, 3.0, None, "niet voor|voordat ~ &|q1|q2|q3|q4|eind|begin|half|volgend|volgende|komend|komende|na|zomer|najaar|voorjaar", "Niet voor februari."),
+    (I, 2.0, None, "geen slecht idee / niet verkeerd|onverstandig", "Geen slecht idee, bel me donderdag."),
+    (W, 2.0, None, "moet|moeten je|u aan ~ vragen", "Dat moet je aan onze inkoper vragen."),
+    (O, 0.0, None, "geen ~ lange|uitgebreide|hele ~ demo|presentatie|pitch|verhaal ~ nodig", "Geen lange demo nodig, stuur me gewoon de prijzen."),
+    (I, 2.0, None, "geen slecht|verkeerd moment", "Geen slecht moment, bel me maar."),
+    (U, 3.0, None, "blijven|blijft ~ mailen|bellen|sturen|benaderen|appen|mailen / hoe vaak ~ nog ~ zeggen|vragen", "Waarom blijven jullie me mailen?"),
 ];
 
 const IT: &[Row] = &[
@@ -803,7 +914,7 @@ const IT: &[Row] = &[
     (N, 2.5, None, "scelto|optato ~ altro|altra ~ fornitore|soluzione|partner / gestiamo|facciamo|risolviamo ~ internamente / gestiamo|facciamo|risolviamo|sviluppato|sviluppata|sviluppiamo ~ in casa / gestiamo|facciamo|risolviamo|sviluppato|sviluppata|sviluppiamo ~ internamente / gia risolto", "Abbiamo scelto un altro fornitore."),
     (O, 2.5, Some(N), "procediamo|procedere / andiamo avanti", "Non procediamo."),
     (I, 2.5, None, "invito", "Mi mandi un invito."),
-    (W, 2.5, None, "deve|dovete|deve ~ sentire|contattare|chiedere ~ l|il|la|ufficio", "Per questo deve sentire l'ufficio acquisti."),
+    (W, 2.5, None, "deve|dovete|devi ~ sentire|contattare|chiedere|parlare|scrivere ~ l|il|la|ufficio", "Per questo deve sentire l'ufficio acquisti."),
     (L, 2.0, Some(L), "forse ~ in|a|dopo|piu|tra|fra", "Forse in autunno."),
     (L, 1.5, Some(L), "in|a ~ autunno|primavera|estate|inverno", "In autunno."),
     (I, 2.0, None, "prossimo passo|passi", "Quale sarebbe il prossimo passo?"),
@@ -825,6 +936,19 @@ const IT: &[Row] = &[
     (U, 3.0, None, "sia ~ ultimo|ultima ~ messaggio|mail|email|volta", "Che questo sia l'ultimo messaggio."),
     (U, 2.5, None, "mai ~ iscritto|iscritta|registrato|registrata|autorizzato|chiesto", "Non mi sono mai iscritto."),
     (U, 2.5, None, "segnalare|segnalo|segnalero ~ spam / come spam", "Vi segnalo come spam."),
+    // Stop requests said politely or bluntly, waiting for a change, a month that is past.
+    (U, 3.0, None, "lasci* ~ in pace", "Mi lasci in pace."),
+    (O, 2.5, Some(U), "ricevere ~ comunicazion*|newsletter|sms|altre|altri|ulteriori|vostre|vostri|offerte|promozioni", "Non voglio più ricevere vostre comunicazioni."),
+    (L, 2.5, None, "aspettare ~ che|fino|dopo / aspettiamo ~ che|fino|dopo", "Preferisco aspettare che finisca l'anno."),
+    (O, 0.0, None, "sentiti|visti|parlati|parlato|incontrati|conosciuti ~ &", "Ci eravamo sentiti a marzo per un'altra cosa, lei chi è?"),
+    (N, 2.5, None, "^grazie|ringrazio ~ ~ ma no / ^preferisco|preferiamo di no / restiamo|rimaniamo|resteremo|rimarremo ~ con|sul|sulla ~ nostro|nostra|attuale|quello|quella", "Grazie, ma no."),
+    (O, 2.5, Some(N), "quello che ~ cerchiamo|cercavamo|serve|cerco / convince|convincono|convinto|convinti", "Non è quello che cerchiamo."),
+    (L, 3.0, None, "non prima ~ &|fine|inizio|meta|prossimo|prossima|estate|autunno|inverno|primavera", "Non prima di febbraio."),
+    (I, 2.0, None, "non e una cattiva idea / non sarebbe male / non e male", "Non è una cattiva idea, sentiamoci giovedì."),
+    (O, 3.0, Some(U), "voglio|desidero ~ piu ~ messaggi|mail|email|sms|chiamate|telefonate|comunicazioni|contatti", "Non voglio più messaggi."),
+    (N, 3.0, None, "ne quest|questo|questa ~ anno|mese|trimestre ne", "Né quest'anno né il prossimo."),
+    (I, 2.0, None, "non e ~ brutto|cattivo momento", "Non è un brutto momento, chiamami."),
+    (U, 3.0, None, "continuate|continui ~ a ~ scrivermi|chiamarmi|contattarmi|mandarmi|scrivere|inviare|mandare|chiamare / quante volte ~ dire|dirvi|chiedere|ripetere", "Perché continuate a scrivermi?"),
 ];
 
 /// A table with its language.
@@ -859,9 +983,9 @@ const NEGATORS_BEFORE: &[&str] = &[
     "keinen", "keiner", "nie", "niemals", "ne", "n", "pas", "jamais", "nunca", "nao", "niet",
     "geen", "nooit", "non", "mai", "nem", "without", "ohne", "sin", "sem", "zonder", "senza",
     "sans", "aucun", "aucune", "ningun", "ninguna", "ninguno", "nenhum", "nenhuma", "nessun",
-    "nessuna", "nessuno",
+    "nessuna", "nessuno", "ned", "nit",
 ];
-const NEGATORS_AFTER: &[&str] = &["nicht", "niet", "pas", "not", "nie"];
+const NEGATORS_AFTER: &[&str] = &["nicht", "niet", "pas", "not", "nie", "ned", "nit"];
 
 /// Whether `word` negates in `language`: in an Italian reply the French `ne` does not ("che ne
 /// dice"), in a German one the Italian `mai` does not ("ab Mai"), in a Portuguese one the Spanish
@@ -873,6 +997,7 @@ fn negates(word: &str, language: Language) -> bool {
         ],
         Language::De => &[
             "nicht", "kein", "keine", "keinen", "keiner", "keinem", "nie", "niemals", "ohne",
+            "ned", "nit",
         ],
         Language::Fr => &["ne", "n", "pas", "jamais", "non", "sans", "aucun", "aucune"],
         Language::Es => &["no", "nunca", "sin", "ningun", "ninguna", "ninguno"],
@@ -1899,18 +2024,56 @@ fn joins(word: &str, language: Option<Language>) -> bool {
     words.contains(&word)
 }
 
-/// `nicht`, `niet`, `pas`, `not` in the two words after `end`, in the same clause.
+/// `nicht`, `niet`, `pas`, `not` in the two words after `end`, in the same clause, or after
+/// words that only soften or stress it ("das interessiert uns **leider überhaupt** nicht", "dat
+/// interesseert ons **helaas echt** niet").
 fn negator_after(tokens: &[Token], end: usize, negates: &dyn Fn(&str) -> bool) -> Option<usize> {
-    for (k, t) in tokens.iter().enumerate().skip(end).take(2) {
+    for (k, t) in tokens.iter().enumerate().skip(end).take(5) {
         if t.boundary > 0 {
             return None;
         }
         if NEGATORS_AFTER.contains(&t.word.as_str()) && negates(&t.word) {
             return Some(k);
         }
+        if k > end
+            && !tokens[end..=k]
+                .iter()
+                .all(|t| FILLERS_AFTER.contains(&t.word.as_str()))
+        {
+            return None;
+        }
     }
     None
 }
+
+/// Words between a verb and the negation after it that leave the negation where it is.
+const FILLERS_AFTER: &[&str] = &[
+    "leider",
+    "uberhaupt",
+    "gar",
+    "wirklich",
+    "absolut",
+    "echt",
+    "eigentlich",
+    "auch",
+    "mich",
+    "uns",
+    "mir",
+    "ihnen",
+    "dich",
+    "euch",
+    "helaas",
+    "helemaal",
+    "totaal",
+    "ons",
+    "mij",
+    "me",
+    "ook",
+    "eigenlijk",
+    "vraiment",
+    "absolument",
+    "really",
+];
 
 /// The byte ranges of lines that are a footer's: a link, "click", a newsletter's or a legal
 /// notice's words. Their unsubscribe words are the sender's boilerplate, not the person's.
