@@ -267,6 +267,17 @@ pub enum JourneyEntry {
         /// The step entered.
         to: String,
     },
+    /// An operator moved it to another version of its flow.
+    Migrated {
+        /// The version it ran.
+        from_version: u32,
+        /// The version it runs now.
+        to_version: u32,
+        /// The step it was at, in the old version.
+        from_step: String,
+        /// The same run's step in the new version.
+        to_step: String,
+    },
     /// It left early (a signal's exit or an operator's).
     Exited {
         /// Why: `opt_out:sms`, `exit_on:meeting_booked`, an operator's reason.

@@ -142,6 +142,17 @@ pub enum Input {
         /// The step to enter: a key of the flow's `steps`, refused otherwise.
         step: String,
     },
+    /// An operator moved it to another version of its flow (`MigrateEnrollments`): the flow
+    /// stepping it is `to_version`'s, its current run becomes step `step` of it with its wake
+    /// time, timeout, buffered signals and holds kept — nothing is entered again, so nothing is
+    /// sent twice; what changed applies from the next step entered. A `wait_for` listens for
+    /// the new version's events from now on (a buffered one that matches is taken as on entry).
+    Migrate {
+        /// The version moved to.
+        to_version: u32,
+        /// The run's step in that version (the same type as the step it was at).
+        step: String,
+    },
     /// An operator completed it.
     Complete {
         /// The enrollment's outcome, as an `end` step's `outcome` would set it.

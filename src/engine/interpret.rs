@@ -346,6 +346,7 @@ impl<'a> Machine<'a> {
                 self.moved = true;
                 self.pending = Some(step);
             }
+            Input::Migrate { to_version, step } => self.migrate(to_version, step),
             Input::Complete { outcome } => {
                 self.close_run(Some("completed"), None);
                 self.complete(outcome);
@@ -1413,6 +1414,78 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// `MigrateEnrollments`: the run carries on as step `step` of version `to_version` (the
+    /// flow this call steps with). Nothing is entered again; a `wait_for` takes the new
+    /// version's events, and a buffered signal one of them matches, as on entry.
+    fn migrate(&mut self, to_version: u32, step: String) {
+        let Some(new_step) = self.flow.step(&step) else {
+            self.reject(
+                "migrate",
+                format!(
+                    "version {to_version} has no step {}; map the current step to one of its steps",
+                    crate::quote::quote(&step)
+                ),
+            );
+            return;
+        };
+        let kind = new_step.kind();
+        let events: Vec<String> = match &new_step.action {
+            Action::WaitFor(p) => p.events.iter().map(|e| e.as_str().to_string()).collect(),
+            _ => Vec::new(),
+        };
+        let from_version = self.st.flow.version;
+        let from_step = match self.st.run.as_mut() {
+            Some(run) if run.step_type != kind => {
+                let was = run.step_type;
+                self.reject(
+                    "migrate",
+                    format!(
+                        "the current step is a {was} and step {} of version {to_version} a {kind}; map it to a step of type {was}",
+                        crate::quote::quote(&step)
+                    ),
+                );
+                return;
+            }
+            Some(run) => {
+                let from = std::mem::replace(&mut run.step, step.clone());
+                if kind == StepKind::WaitFor {
+                    run.events = events.clone();
+                }
+                Some(from)
+            }
+            None => None,
+        };
+        self.st.flow.version = to_version;
+        self.journey(JourneyEntry::Migrated {
+            from_version,
+            to_version,
+            from_step: from_step.clone().unwrap_or_default(),
+            to_step: step,
+        });
+        let waiting = self
+            .st
+            .run
+            .as_ref()
+            .filter(|r| r.step_type == StepKind::WaitFor)
+            .map(|r| r.id);
+        if let (Some(run_id), Status::Active) = (waiting, self.st.status) {
+            if let Some((signal, event)) = self.st.buffer.take_oldest(&events) {
+                let payload = RecordedPayload::of(&signal.payload);
+                self.journey(JourneyEntry::Signal {
+                    signal: signal.id.clone(),
+                    intent: reading_of(&signal.payload),
+                    effect: SignalEffect::Consumed {
+                        run: run_id,
+                        branch: event.clone(),
+                        payload: payload.clone(),
+                    },
+                });
+                self.woken(&signal.id, &event, payload, signal.facts);
+                self.take_branch(&event, Some(signal.id));
+            }
+        }
+    }
+
     /// Remembers the variant given at `step_id`, so the enrollment keeps it at every later step
     /// of the same experiment.
     fn keep_variant(&mut self, step_id: &str, variant: Option<&str>) {
@@ -1834,6 +1907,7 @@ fn input_name(input: &Input) -> &'static str {
         Input::Resume => "resume",
         Input::Exit { .. } => "exit",
         Input::MoveTo { .. } => "move_to",
+        Input::Migrate { .. } => "migrate",
         Input::Complete { .. } => "complete",
         Input::ContactChanged(_) => "contact_changed",
         Input::FetchAnswer { .. } => "fetch_answer",

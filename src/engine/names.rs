@@ -152,6 +152,8 @@ pub enum JourneyKind {
     Resumed,
     /// [`JourneyEntry::Moved`].
     Moved,
+    /// [`JourneyEntry::Migrated`].
+    Migrated,
     /// [`JourneyEntry::Exited`].
     Exited,
     /// [`JourneyEntry::Completed`].
@@ -195,6 +197,7 @@ impl JourneyKind {
                 JourneyEntry::Paused { .. } => JourneyKind::Paused,
                 JourneyEntry::Resumed { .. } => JourneyKind::Resumed,
                 JourneyEntry::Moved { .. } => JourneyKind::Moved,
+                JourneyEntry::Migrated { .. } => JourneyKind::Migrated,
                 JourneyEntry::Exited { .. } => JourneyKind::Exited,
                 JourneyEntry::Completed { .. } => JourneyKind::Completed,
                 JourneyEntry::Failed { .. } => JourneyKind::Failed,
@@ -214,7 +217,7 @@ impl JourneyKind {
     }
 
     /// Every kind (Watch's `kinds` filter is checked against them).
-    pub const ALL: [JourneyKind; 22] = [
+    pub const ALL: [JourneyKind; 23] = [
         JourneyKind::RunOpened,
         JourneyKind::RunClosed,
         JourneyKind::Dispatch,
@@ -225,6 +228,7 @@ impl JourneyKind {
         JourneyKind::Paused,
         JourneyKind::Resumed,
         JourneyKind::Moved,
+        JourneyKind::Migrated,
         JourneyKind::Exited,
         JourneyKind::Completed,
         JourneyKind::Failed,
@@ -261,6 +265,7 @@ impl JourneyKind {
             JourneyKind::Paused => "paused",
             JourneyKind::Resumed => "resumed",
             JourneyKind::Moved => "moved",
+            JourneyKind::Migrated => "migrated",
             JourneyKind::Exited => "exited",
             JourneyKind::Completed => "completed",
             JourneyKind::Failed => "failed",
@@ -313,6 +318,12 @@ mod tests {
             Effect::Journey(JourneyEntry::Moved {
                 from: None,
                 to: "b".into(),
+            }),
+            Effect::Journey(JourneyEntry::Migrated {
+                from_version: 1,
+                to_version: 2,
+                from_step: "a".into(),
+                to_step: "b".into(),
             }),
             Effect::Journey(JourneyEntry::Rejected {
                 input: "resume".into(),
