@@ -58,6 +58,7 @@ mod delivery;
 mod edge_errors;
 mod engine_api;
 mod engine_explain;
+mod engine_migrate;
 mod engine_outside;
 mod engine_props;
 mod engine_routing;
