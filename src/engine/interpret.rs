@@ -982,20 +982,7 @@ impl<'a> Machine<'a> {
                 let events = run.events.clone();
                 let run_id = run.id;
                 self.open(run);
-                if let Some((signal, event)) = self.st.buffer.take_oldest(&events) {
-                    let payload = RecordedPayload::of(&signal.payload);
-                    self.journey(JourneyEntry::Signal {
-                        signal: signal.id.clone(),
-                        intent: reading_of(&signal.payload),
-                        effect: SignalEffect::Consumed {
-                            run: run_id,
-                            branch: event.clone(),
-                            payload: payload.clone(),
-                        },
-                    });
-                    self.woken(&signal.id, &event, payload, signal.facts);
-                    self.take_branch(&event, Some(signal.id));
-                }
+                self.take_buffered(run_id, &events);
             }
             Action::Email(_) | Action::Sms(_) => {
                 let channel = channel_of(step.kind());
@@ -1469,20 +1456,26 @@ impl<'a> Machine<'a> {
             .filter(|r| r.step_type == StepKind::WaitFor)
             .map(|r| r.id);
         if let (Some(run_id), Status::Active) = (waiting, self.st.status) {
-            if let Some((signal, event)) = self.st.buffer.take_oldest(&events) {
-                let payload = RecordedPayload::of(&signal.payload);
-                self.journey(JourneyEntry::Signal {
-                    signal: signal.id.clone(),
-                    intent: reading_of(&signal.payload),
-                    effect: SignalEffect::Consumed {
-                        run: run_id,
-                        branch: event.clone(),
-                        payload: payload.clone(),
-                    },
-                });
-                self.woken(&signal.id, &event, payload, signal.facts);
-                self.take_branch(&event, Some(signal.id));
-            }
+            self.take_buffered(run_id, &events);
+        }
+    }
+
+    /// A `wait_for` run that starts listening for `events` (entered, or migrated to a version
+    /// that lists them) takes the oldest buffered signal one of them matches, as if it came now.
+    fn take_buffered(&mut self, run_id: u64, events: &[String]) {
+        if let Some((signal, event)) = self.st.buffer.take_oldest(events) {
+            let payload = RecordedPayload::of(&signal.payload);
+            self.journey(JourneyEntry::Signal {
+                signal: signal.id.clone(),
+                intent: reading_of(&signal.payload),
+                effect: SignalEffect::Consumed {
+                    run: run_id,
+                    branch: event.clone(),
+                    payload: payload.clone(),
+                },
+            });
+            self.woken(&signal.id, &event, payload, signal.facts);
+            self.take_branch(&event, Some(signal.id));
         }
     }
 

@@ -348,24 +348,7 @@ async fn fold_in(tx: &mut Tx, account_id: &str, flow_id: &str) -> Result<usize, 
             },
         )
         .collect();
-    match &mut tx.conn {
-        Conn::Postgres(c) => {
-            for chunk in sums.chunks(super::enrollments::MAX_BINDS / 8) {
-                diesel::insert_into(flow_counts::table)
-                    .values(chunk)
-                    .execute(&mut **c)
-                    .await?;
-            }
-        }
-        Conn::Sqlite(c) => {
-            for row in &sums {
-                diesel::insert_into(flow_counts::table)
-                    .values(row)
-                    .execute(&mut **c)
-                    .await?;
-            }
-        }
-    }
+    insert_rows(&mut tx.conn, &sums).await?;
     Ok(before - sums.len())
 }
 
@@ -437,9 +420,14 @@ pub async fn crowded(db: &Db, rows: i64) -> Result<Vec<(String, String)>, StoreE
 /// a benchmark building a large flow's history, writes. (The write path appends its counts in
 /// the transaction that did what they count.)
 pub async fn append(db: &Db, counts: &Tally) -> Result<(), StoreError> {
-    let rows = counts.rows();
     let mut conn = db.conn().await?;
-    match &mut conn {
+    insert_rows(&mut conn, &counts.rows()).await
+}
+
+/// Inserts count rows: in chunks of many rows on PostgreSQL, one by one on SQLite (whose
+/// async connection takes no multi-row insert).
+async fn insert_rows(conn: &mut Conn, rows: &[CountRow]) -> Result<(), StoreError> {
+    match conn {
         Conn::Postgres(c) => {
             for chunk in rows.chunks(super::enrollments::MAX_BINDS / 8) {
                 diesel::insert_into(flow_counts::table)
@@ -449,7 +437,7 @@ pub async fn append(db: &Db, counts: &Tally) -> Result<(), StoreError> {
             }
         }
         Conn::Sqlite(c) => {
-            for row in &rows {
+            for row in rows {
                 diesel::insert_into(flow_counts::table)
                     .values(row)
                     .execute(&mut **c)
