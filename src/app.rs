@@ -156,6 +156,10 @@ impl App {
             core.clone(),
             stop.clone(),
         )));
+        // Moves of enrollments a stopped replica left half-way are resumed.
+        background.push(tokio::spawn(
+            crate::service::enrollments::migrate::run_resumer(core.clone(), stop.clone()),
+        ));
         background.push(tokio::spawn(runtime::metrics::run_refresher(
             core.clone(),
             self.metrics_refresh,

@@ -10,7 +10,7 @@ use std::fmt;
 
 /// A stable problem code (SPEC §1 "Validation"). Serialized in `SCREAMING_SNAKE_CASE`, which is
 /// exactly [`Code::as_str`] (a unit test holds them together).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Code {
     BadSchema,
@@ -52,11 +52,17 @@ pub enum Code {
     /// or badly formed name, a weight that is not positive, a `params` key the variant may not
     /// set, steps sharing an experiment with different variant names.
     BadVariants,
+    /// Moving enrollments to another version: their current step has no place in it (neither
+    /// mapped nor present).
+    UnmappedStep,
+    /// Moving enrollments to another version: their current step would become a step of
+    /// another type (a run is never re-entered, so its type cannot change).
+    TypeChanged,
 }
 
 impl Code {
     /// Every code, in declaration order: what the spelling test walks.
-    pub const ALL: [Code; 27] = [
+    pub const ALL: [Code; 29] = [
         Code::BadSchema,
         Code::UnknownTarget,
         Code::BadEvent,
@@ -84,6 +90,8 @@ impl Code {
         Code::FlowUnavailable,
         Code::ContactHolidays,
         Code::BadVariants,
+        Code::UnmappedStep,
+        Code::TypeChanged,
     ];
 
     /// The wire spelling, e.g. `BAD_TZ`.
@@ -116,6 +124,8 @@ impl Code {
             Code::FlowUnavailable => "FLOW_UNAVAILABLE",
             Code::ContactHolidays => "CONTACT_HOLIDAYS",
             Code::BadVariants => "BAD_VARIANTS",
+            Code::UnmappedStep => "UNMAPPED_STEP",
+            Code::TypeChanged => "TYPE_CHANGED",
         }
     }
 }
@@ -190,7 +200,9 @@ mod tests {
             | Code::UnsupportedStep
             | Code::FlowUnavailable
             | Code::ContactHolidays
-            | Code::BadVariants => code,
+            | Code::BadVariants
+            | Code::UnmappedStep
+            | Code::TypeChanged => code,
         };
         assert!(Code::ALL.into_iter().map(listed).eq(Code::ALL));
     }

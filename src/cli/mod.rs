@@ -6,6 +6,7 @@ pub mod healthcheck;
 pub mod holidays;
 pub mod link_secret;
 pub mod migrate;
+pub mod migrate_enrollments;
 pub mod serve;
 pub mod simulate;
 pub mod timing;
@@ -36,6 +37,8 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Apply pending database migrations and exit.
     Migrate(migrate::MigrateArgs),
+    /// Move a flow's running enrollments to another version (a dry run unless --yes).
+    MigrateEnrollments(migrate_enrollments::MigrateEnrollmentsArgs),
     /// Manage API tokens.
     #[command(subcommand)]
     Token(token::TokenCommand),
@@ -121,6 +124,7 @@ impl Cli {
         match self.command {
             Command::Serve(args) => serve::run(args).await,
             Command::Migrate(args) => migrate::run(args).await,
+            Command::MigrateEnrollments(args) => migrate_enrollments::run(args).await,
             Command::Token(cmd) => token::run(cmd).await,
             Command::Account(cmd) => account::run(cmd).await,
             Command::Healthcheck(args) => healthcheck::run(args).await,

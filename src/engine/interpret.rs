@@ -1405,6 +1405,17 @@ impl<'a> Machine<'a> {
     /// flow this call steps with). Nothing is entered again; a `wait_for` takes the new
     /// version's events, and a buffered signal one of them matches, as on entry.
     fn migrate(&mut self, to_version: u32, step: String) {
+        if self.st.run.is_none() {
+            // No open run: nothing to place, only the version changes.
+            let from_version = std::mem::replace(&mut self.st.flow.version, to_version);
+            self.journey(JourneyEntry::Migrated {
+                from_version,
+                to_version,
+                from_step: String::new(),
+                to_step: String::new(),
+            });
+            return;
+        }
         let Some(new_step) = self.flow.step(&step) else {
             self.reject(
                 "migrate",
@@ -1421,32 +1432,27 @@ impl<'a> Machine<'a> {
             _ => Vec::new(),
         };
         let from_version = self.st.flow.version;
-        let from_step = match self.st.run.as_mut() {
-            Some(run) if run.step_type != kind => {
-                let was = run.step_type;
-                self.reject(
-                    "migrate",
-                    format!(
-                        "the current step is a {was} and step {} of version {to_version} a {kind}; map it to a step of type {was}",
-                        crate::quote::quote(&step)
-                    ),
-                );
-                return;
-            }
-            Some(run) => {
-                let from = std::mem::replace(&mut run.step, step.clone());
-                if kind == StepKind::WaitFor {
-                    run.events = events.clone();
-                }
-                Some(from)
-            }
-            None => None,
-        };
+        let was = self.st.run.as_ref().map(|r| r.step_type);
+        if let Some(was) = was.filter(|&was| was != kind) {
+            self.reject(
+                "migrate",
+                format!(
+                    "the current step is a {was} and step {} of version {to_version} a {kind}; map it to a step of type {was}",
+                    crate::quote::quote(&step)
+                ),
+            );
+            return;
+        }
+        let run = self.st.run.as_mut().expect("an open run (checked above)");
+        let from_step = std::mem::replace(&mut run.step, step.clone());
+        if kind == StepKind::WaitFor {
+            run.events = events.clone();
+        }
         self.st.flow.version = to_version;
         self.journey(JourneyEntry::Migrated {
             from_version,
             to_version,
-            from_step: from_step.clone().unwrap_or_default(),
+            from_step,
             to_step: step,
         });
         let waiting = self

@@ -55,6 +55,11 @@ pub enum ServiceError {
     /// run, resuming an enrollment that is not paused, …).
     #[error("{0}")]
     FailedPrecondition(String),
+    /// [`ServiceError::FailedPrecondition`] with each problem named, as [`ServiceError::Invalid`]
+    /// names them: the state refuses the request for these reasons (a move to a version where
+    /// some enrollments' steps have no place).
+    #[error("refused: {}", summary(.0))]
+    Refused(Vec<Violation>),
     /// It would duplicate something that exists (a second active enrollment).
     #[error("{0}")]
     Conflict(String),

@@ -43,6 +43,7 @@ pub mod capacity;
 pub mod clock;
 pub mod contacts;
 pub mod dispatches;
+pub mod enrollment_migrations;
 pub mod enrollments;
 mod error;
 pub mod fetches;

@@ -276,6 +276,26 @@ diesel::joinable!(flow_versions -> flows (flow_id));
 diesel::joinable!(enrollment_keys -> enrollments (id));
 
 diesel::table! {
+    /// An operator's move of a flow's running enrollments to another version. See
+    /// `store::enrollment_migrations`.
+    enrollment_migrations (id) {
+        id -> Text,
+        account_id -> Text,
+        flow_id -> Text,
+        client_key -> Text,
+        request -> Text,
+        status -> Text,
+        moved -> BigInt,
+        groups -> Text,
+        cursor -> Text,
+        started_by -> Text,
+        lease_until -> BigInt,
+        created_at -> BigInt,
+        finished_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
     /// A flow's funnel counts, appended by the transaction that did what they count (no primary
     /// key in the table: declared keyed for diesel). See `store::flow_stats`.
     flow_counts (account_id, flow_id, flow_version, step, metric, variant, hour) {
@@ -324,6 +344,7 @@ diesel::table! {
 }
 
 diesel::allow_tables_to_appear_in_same_query!(
+    enrollment_migrations,
     accounts,
     api_tokens,
     provider_secrets,

@@ -701,6 +701,30 @@ async fn every_rpc_answers_another_accounts_ids_as_unknown_ones(backend: Backend
                 ..Default::default()
             }))
     });
+    same_as_unknown!(
+        cov,
+        "FlowService/MigrateEnrollments",
+        a.outreach_flow,
+        |id| {
+            flows
+                .clone()
+                .migrate_enrollments(b.req(MigrateEnrollmentsRequest {
+                    flow_id: id.clone(),
+                    to_version: 1,
+                    dry_run: true,
+                    ..Default::default()
+                }))
+        }
+    );
+    same_as_unknown!(cov, "FlowService/MigrateEnrollments", "a-only-4711", |id| {
+        flows
+            .clone()
+            .migrate_enrollments(b.req(MigrateEnrollmentsRequest {
+                flow_id: id.clone(),
+                to_version: 1,
+                ..Default::default()
+            }))
+    });
     cov.add("FlowService/ListFlows");
     let b_flows: BTreeSet<String> = flows
         .clone()

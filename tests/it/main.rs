@@ -80,6 +80,7 @@ mod intent_corpus;
 mod isolation;
 mod journey_golden;
 mod metrics;
+mod migrations;
 mod planner;
 mod planner_loop;
 mod replicas;

@@ -33,7 +33,14 @@ const FIELD_CHARS: usize = 200;
 impl From<ServiceError> for Status {
     fn from(error: ServiceError) -> Status {
         match error {
-            ServiceError::Invalid(violations) => invalid_status(violations),
+            ServiceError::Invalid(violations) => {
+                let message = bounded(ServiceError::Invalid(violations.clone()).to_string());
+                violations_status(Code::InvalidArgument, message, violations)
+            }
+            ServiceError::Refused(violations) => {
+                let message = bounded(ServiceError::Refused(violations.clone()).to_string());
+                violations_status(Code::FailedPrecondition, message, violations)
+            }
             ServiceError::NotFound { .. } => Status::not_found(bounded(error.to_string())),
             ServiceError::FailedPrecondition(m) => Status::failed_precondition(bounded(m)),
             ServiceError::Conflict(m) => Status::already_exists(bounded(m)),
@@ -48,10 +55,11 @@ impl From<ServiceError> for Status {
     }
 }
 
-/// `INVALID_ARGUMENT` with a `BadRequest` (each violation: its field, the code as `reason`, the
-/// message as `description`) and an `ErrorInfo` (the first code as `reason`, every distinct
-/// code in `metadata["codes"]`), all within the size bounds above.
-fn invalid_status(violations: Vec<Violation>) -> Status {
+/// `status` (`INVALID_ARGUMENT`, or `FAILED_PRECONDITION` for a refusal) with a `BadRequest`
+/// (each violation: its field, the code as `reason`, the message as `description`) and an
+/// `ErrorInfo` (the first code as `reason`, every distinct code in `metadata["codes"]`), all
+/// within the size bounds above.
+fn violations_status(status: Code, message: String, violations: Vec<Violation>) -> Status {
     use crate::quote::truncate;
     let mut field_violations = Vec::new();
     let mut used = 0;
@@ -85,8 +93,7 @@ fn invalid_status(violations: Vec<Violation>) -> Status {
         }
         details.set_error_info(first.code.as_str(), ERROR_DOMAIN, metadata);
     }
-    let message = bounded(ServiceError::Invalid(violations).to_string());
-    Status::with_error_details(Code::InvalidArgument, message, details)
+    Status::with_error_details(status, message, details)
 }
 
 /// At most [`MAX_MESSAGE_BYTES`] of `message`, cut on a character boundary.

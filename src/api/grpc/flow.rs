@@ -7,6 +7,7 @@ use crate::flow::{Problem as FlowProblem, Severity};
 use crate::inbound::intent::Intent;
 use crate::proto::v1::flow_service_server::FlowService;
 use crate::proto::v1::*;
+use crate::service::enrollments::migrate;
 use crate::service::{flow_stats, flows, ServiceError, Violation};
 use tonic::{Request, Response, Status};
 
@@ -126,6 +127,49 @@ impl FlowService for FlowApi {
             .and_then(|s| s.experiment)
             .map(Into::into);
         Ok(Response::new(SetVariantStateResponse { experiment }))
+    }
+
+    async fn migrate_enrollments(
+        &self,
+        request: Request<MigrateEnrollmentsRequest>,
+    ) -> Result<Response<MigrateEnrollmentsResponse>, Status> {
+        let who = principal(&request)?;
+        let req = request.into_inner();
+        let moved = migrate::migrate(
+            &self.state.core,
+            &who.account_id,
+            migrate::MigrateRequest {
+                flow_id: req.flow_id,
+                from_versions: req.from_versions,
+                to_version: req.to_version,
+                step_map: req.step_map.into_iter().collect(),
+                dry_run: req.dry_run,
+                client_key: req.client_key,
+            },
+            &format!("token {}", who.token_id),
+        )
+        .await?;
+        Ok(Response::new(MigrateEnrollmentsResponse {
+            flow_id: moved.flow_id,
+            to_version: moved.to_version,
+            moved: moved.moved,
+            groups: moved
+                .groups
+                .into_iter()
+                .map(|g| MigrationGroup {
+                    from_version: g.from_version,
+                    from_step: g.from_step,
+                    to_step: g.to_step,
+                    count: g.count,
+                    problem: g
+                        .problem
+                        .map(|c| c.as_str().to_string())
+                        .unwrap_or_default(),
+                })
+                .collect(),
+            client_key: moved.client_key,
+            dry_run: moved.dry_run,
+        }))
     }
 
     async fn list_flows(

@@ -469,11 +469,31 @@ async fn flow_page(
     )
     .await
     .map_err(error_page)?;
+    // Where the running enrollments are: a version keeps its own until they are moved.
+    let live = crate::service::enrollments::migrate::live_by_version(
+        &state.core,
+        &who.account_id,
+        &latest.id,
+    )
+    .await
+    .map_err(error_page)?;
     let body = html! {
         p { "Versions: "
             a href={ "/console/flows/" (latest.id) } { "all" } " "
             @for v in 1..=latest.version {
                 a href={ "/console/flows/" (latest.id) "?version=" (v) } { "v" (v) } " "
+            }
+        }
+        table.live-by-version {
+            caption { "Running enrollments (active or paused) by version" }
+            thead { tr { th scope="col" { "Version" } th scope="col" { "Running" } } }
+            tbody {
+                @for v in (1..=latest.version).rev() {
+                    tr {
+                        td { "v" (v) @if v == latest.version { " (latest)" } }
+                        td { (live.iter().find(|(version, _)| *version == v).map_or(0, |(_, n)| *n)) }
+                    }
+                }
             }
         }
         h2 { "Version " (shown.version) }

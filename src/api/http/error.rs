@@ -91,6 +91,11 @@ impl From<ServiceError> for HttpError {
             ServiceError::FailedPrecondition(m) => {
                 HttpError::new(StatusCode::CONFLICT, "failed_precondition", m)
             }
+            ServiceError::Refused(_) => HttpError::new(
+                StatusCode::CONFLICT,
+                "failed_precondition",
+                error.to_string(),
+            ),
             ServiceError::Conflict(m) => HttpError::new(StatusCode::CONFLICT, "conflict", m),
             ServiceError::Unavailable(m) => {
                 HttpError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", m)

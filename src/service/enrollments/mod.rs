@@ -11,6 +11,7 @@
 pub(crate) mod act;
 mod enroll;
 mod explain;
+pub mod migrate;
 mod read;
 mod watch;
 
