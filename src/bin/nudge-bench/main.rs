@@ -26,6 +26,10 @@
 //!   without caps, all due at once; then as many over as many senders whose email `daily` cap
 //!   is two thirds of their share, so a third of the steps are deferred (each deferral is a
 //!   processed step too: it computes the slot and writes the deferral).
+//! - `--mode migrate`: `MigrateEnrollments` of `--n` enrollments (waiting at `w1`) to a
+//!   second version of the flow, in one call, while the planner drains the same enrollments'
+//!   due steps (each one is stepped on the first version or the second, never twice); the
+//!   move's time, the planner's steps/s meanwhile, and the versions counted after.
 //! - `--mode memory`: RSS while `BatchEnroll` stores `--n` enrollments that wait 30 days (every
 //!   100,000), then while the planner loop works through `--rounds` rounds of `--due`
 //!   enrollments due a second after they are enrolled.
@@ -202,6 +206,7 @@ usage: nudge-bench [--flag value]...   (use an empty database for each run)
   nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode wake-latency --rate 1000 --secs 10
   nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode memory --n 1000000
   nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode caps --n 30000 --senders 1000
+  nudge-bench --database-url postgres://postgres@127.0.0.1/bench --mode migrate --n 100000
   nudge-bench --database-url postgres://postgres@127.0.0.1/bench --n 1000000 --consumers 2 --signals 100000 --variants 1";
 
 /// `Ok(true)` when the arguments ask for help; an error naming the first argument that is
@@ -248,7 +253,10 @@ async fn main() -> anyhow::Result<()> {
         "wake-latency" => wake_latency(url).await,
         "memory" => memory(url).await,
         "caps" => caps(url).await,
-        other => anyhow::bail!("unknown --mode {other}: throughput, wake-latency, memory or caps"),
+        "migrate" => migrate(url).await,
+        other => anyhow::bail!(
+            "unknown --mode {other}: throughput, wake-latency, memory, caps or migrate"
+        ),
     }
 }
 
@@ -488,6 +496,82 @@ async fn consume(state: AppState, run: Run, acks: Arc<Acks>) -> anyhow::Result<(
             .try_collect::<()>()
             .await?;
     }
+    Ok(())
+}
+
+/// `--mode migrate`: N enrollments enrolled (waiting at `w1`), then all due at once; the
+/// planner drains them while one `MigrateEnrollments` call moves them to version 2.
+async fn migrate(url: DatabaseUrl) -> anyhow::Result<()> {
+    use nudge::service::enrollments::migrate::{self, MigrateRequest};
+    let n: usize = num("--n", 100_000)?;
+    let mut config = bench_config(url.clone(), ClockKind::Manual)?;
+    config.announce_first_token = false;
+    let clock = Arc::new(ManualClock::new(SystemClock.now()));
+    let app = App::build_with_clock(config, clock.clone()).await?;
+    let state = app.state().clone();
+    let now = clock.now();
+    flows::create(&state.core, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
+    insert_contacts(&state.core.db, n, now).await?;
+    let run = Run::from_args(enrollments::MAX_BATCH, 0, 0)?;
+    for contacts in run.enroll_calls() {
+        let items = contacts
+            .map(|i| EnrollInput {
+                contact_id: format!("c{i}"),
+                flow_id: "bench".into(),
+                ..Default::default()
+            })
+            .collect();
+        let results = enrollments::batch_enroll(&state.core, DEFAULT_ACCOUNT_ID, items).await?;
+        anyhow::ensure!(results.iter().all(|r| r.is_ok()), "an enrollment failed");
+    }
+    // Version 2 changes the email's template and the second wait.
+    let v2 = FLOW
+        .replace(r#""template": "t""#, r#""template": "t2""#)
+        .replace(
+            r#""duration": "1h" }, "next": { "then": "done" }"#,
+            r#""duration": "2h" }, "next": { "then": "done" }"#,
+        );
+    flows::create(&state.core, DEFAULT_ACCOUNT_ID, &v2, now).await?;
+    println!("{url}: {n} enrollments waiting at w1 on version 1; version 2 created");
+
+    let due = now + Duration::hours(1);
+    clock.set(due);
+    let planner = Planner::new(state.core.clone());
+    let started = Instant::now();
+    let draining = tokio::spawn(async move {
+        let woken = planner.drain(due).await?;
+        Ok::<_, anyhow::Error>((woken, Instant::now()))
+    });
+    let moved = migrate::migrate(
+        &state.core,
+        DEFAULT_ACCOUNT_ID,
+        MigrateRequest {
+            flow_id: "bench".into(),
+            to_version: 2,
+            ..Default::default()
+        },
+        "nudge-bench",
+    )
+    .await?;
+    let move_secs = started.elapsed().as_secs_f64();
+    let (woken, drained_at) = draining.await??;
+    let drain_secs = (drained_at - started).as_secs_f64();
+    println!(
+        "{url}: MigrateEnrollments moved {} of {n} enrollments in {move_secs:.2} s = {:.0}/s, \
+         while the planner woke {woken} due steps in {drain_secs:.2} s = {:.0} steps/s",
+        moved.moved,
+        moved.moved as f64 / move_secs,
+        woken as f64 / drain_secs,
+    );
+    let live = migrate::live_by_version(&state.core, DEFAULT_ACCOUNT_ID, &moved.flow_id).await?;
+    anyhow::ensure!(
+        live == [(2, n as i64)],
+        "after the move the live enrollments by version are {live:?}, not all {n} on version 2"
+    );
+    println!(
+        "{url}: all {n} on version 2 after the move ({:?})",
+        moved.groups
+    );
     Ok(())
 }
 
