@@ -149,3 +149,100 @@ fn a_step_of_another_type_or_unknown_is_refused_and_nothing_changes() {
         assert_eq!(d.state.run, before.run, "{step}");
     }
 }
+
+/// An email scheduled inside its send window keeps the moment it was fixed at (the move
+/// computes nothing again) and the variants assigned stay; at that moment the windows are
+/// checked again as at every execution, the new version's: narrowed, it defers the email to its
+/// opening, where it is sent once.
+#[test]
+fn a_scheduled_step_keeps_its_moment_and_the_variants_stay() {
+    let windowed = |template: &str, window: serde_json::Value| {
+        flow_of(
+            "mail",
+            json!({ "send_window": window }),
+            json!({
+                "mail": {"type": "email", "params": {"template": template}, "next": {"then": "done"}},
+                "done": {"type": "end"}
+            }),
+        )
+    };
+    let office = json!({"days": ["mon","tue","wed","thu","fri"], "from": "09:00", "to": "17:00", "tz": "contact"});
+    let late = json!({"days": ["mon","tue","wed","thu","fri"], "from": "13:00", "to": "17:00", "tz": "contact"});
+    let mut d = Driver::new(
+        windowed("t1", office),
+        contact(Some("UTC"), None, Some("a@example.com")),
+        "UTC",
+    );
+    // Monday 20:00: the email waits for Tuesday's window.
+    d.apply(Input::Start, "2026-12-07T20:00:00Z");
+    d.state.variants.insert("test/mail".into(), "b".into());
+    let before = d.state.clone();
+    let run = before.run.clone().unwrap();
+    assert_eq!(run.step, "mail");
+    assert!(run.scheduled.is_some(), "{run:?}");
+
+    d.flow = windowed("t2", late);
+    let fx = d.apply(
+        Input::Migrate {
+            to_version: 2,
+            step: "mail".into(),
+        },
+        "2026-12-07T21:00:00Z",
+    );
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::Dispatch(_))),
+        "{fx:?}"
+    );
+    let after = d.state.run.clone().unwrap();
+    assert_eq!(
+        (after.id, after.scheduled, d.state.next_run_at),
+        (run.id, run.scheduled, before.next_run_at)
+    );
+    assert_eq!(d.state.variants, before.variants);
+
+    // At the moment fixed before the move, the new window (13:00) is not open yet.
+    let at = before.next_run_at.unwrap().to_rfc3339();
+    let fx = d.apply(Input::Wake, &at);
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::Dispatch(_))),
+        "{fx:?}"
+    );
+    assert_eq!(
+        d.state.next_run_at.map(|t| t.to_rfc3339()),
+        Some("2026-12-08T13:00:00+00:00".to_string())
+    );
+    let fx = d.apply(Input::Wake, "2026-12-08T13:00:00Z");
+    let sent: Vec<&str> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Dispatch(x) => Some(x.template.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sent, ["t2"], "{fx:?}");
+}
+
+/// A paused enrollment moves and stays paused; its buffered signal waits for the resume.
+#[test]
+fn a_paused_run_moves_and_stays_paused() {
+    let mut d = started();
+    d.apply(Input::Pause, "2026-12-07T10:30:00Z");
+    d.apply(
+        Input::Signal(Signal::reply("sg-1", "email")),
+        "2026-12-07T11:00:00Z",
+    );
+    d.flow = v2();
+    let fx = d.apply(
+        Input::Migrate {
+            to_version: 2,
+            step: "wait_reply".into(),
+        },
+        "2026-12-07T12:00:00Z",
+    );
+    assert_eq!(d.state.status, nudge::engine::Status::Paused);
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::Dispatch(_))),
+        "{fx:?}"
+    );
+    assert_eq!(d.state.run.clone().unwrap().step, "wait_reply");
+}
