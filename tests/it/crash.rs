@@ -9,10 +9,10 @@
 //! polls the database to kill while batches are being written, not before or after.
 
 use crate::common::process::{
-    connect, create_flow_and_contact, enroll_items, free_port, serve, NUDGE,
+    all_enrollments, claim_all, connect, create_flow_and_contact, enroll_items, free_port, serve,
+    NUDGE,
 };
 use crate::common::with_token as authed;
-use nudge::proto::v1::dispatch_service_client::DispatchServiceClient;
 use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
 use nudge::proto::v1::test_clock_service_client::TestClockServiceClient;
 use nudge::proto::v1::*;
@@ -123,30 +123,7 @@ async fn sigkill_mid_batch_then_restart_runs_everything_exactly_once() {
         .await
         .unwrap();
 
-    let mut enrollments = EnrollmentServiceClient::new(ch.clone());
-    let mut all = Vec::new();
-    let mut page_token = String::new();
-    loop {
-        let page = enrollments
-            .list_enrollments(authed(
-                ListEnrollmentsRequest {
-                    page: Some(PageRequest {
-                        page_size: 500,
-                        page_token: page_token.clone(),
-                    }),
-                    ..Default::default()
-                },
-                &token,
-            ))
-            .await
-            .unwrap()
-            .into_inner();
-        all.extend(page.enrollments);
-        if page.next_page_token.is_empty() {
-            break;
-        }
-        page_token = page.next_page_token;
-    }
+    let all = all_enrollments(&ch, &token).await;
     assert_eq!(all.len(), N);
     assert!(
         all.iter().all(|e| e.status == "completed"),
@@ -154,36 +131,18 @@ async fn sigkill_mid_batch_then_restart_runs_everything_exactly_once() {
     );
 
     // Dispatches: one per enrollment, unique keys.
-    let mut dispatches = DispatchServiceClient::new(ch.clone());
     let mut keys = HashSet::new();
-    loop {
-        let got = dispatches
-            .claim_dispatches(authed(
-                ClaimDispatchesRequest {
-                    lease_ms: 3_600_000,
-                    max_count: 1_000,
-                    ..Default::default()
-                },
-                &token,
-            ))
-            .await
-            .unwrap()
-            .into_inner()
-            .dispatches;
-        if got.is_empty() {
-            break;
-        }
-        for d in got {
-            assert!(
-                keys.insert(d.idempotency_key.clone()),
-                "{}",
-                d.idempotency_key
-            );
-        }
+    for d in claim_all(&ch, &token).await {
+        assert!(
+            keys.insert(d.idempotency_key.clone()),
+            "{}",
+            d.idempotency_key
+        );
     }
     assert_eq!(keys.len(), N);
 
     // Journeys: every step once, in order, run ids 1..=4, waits ending exactly 1h after entry.
+    let mut enrollments = EnrollmentServiceClient::new(ch.clone());
     for e in all.iter().step_by(37) {
         let entries = enrollments
             .get_journey(authed(

@@ -482,7 +482,8 @@ const CRASH_V1: &str = r#"{
 async fn a_move_killed_half_way_resumes_and_moves_each_once() {
     use crate::common::pg::PgDatabase;
     use crate::common::process::{
-        connect, create_flow_and_contact, enroll_items, free_port, nudge, serve, KillOnDrop,
+        all_enrollments, claim_all, connect, create_flow_and_contact, enroll_items, free_port,
+        nudge, serve, KillOnDrop,
     };
     use crate::common::with_token as authed;
     use nudge::proto::v1::flow_service_client::FlowServiceClient;
@@ -592,59 +593,18 @@ async fn a_move_killed_half_way_resumes_and_moves_each_once() {
 
     // Every enrollment on version 2 and finished, moved once; one email each (t1 when the
     // planner stepped it before its move, t2 after), each step entered once.
-    let mut enrollments = EnrollmentServiceClient::new(ch.clone());
-    let mut all = Vec::new();
-    let mut page_token = String::new();
-    loop {
-        let page = enrollments
-            .list_enrollments(authed(
-                ListEnrollmentsRequest {
-                    page: Some(PageRequest {
-                        page_size: 500,
-                        page_token: page_token.clone(),
-                    }),
-                    ..Default::default()
-                },
-                &token,
-            ))
-            .await
-            .unwrap()
-            .into_inner();
-        all.extend(page.enrollments);
-        if page.next_page_token.is_empty() {
-            break;
-        }
-        page_token = page.next_page_token;
-    }
+    let all = all_enrollments(&ch, &token).await;
     assert_eq!(all.len(), KILLED_N);
     assert!(all
         .iter()
         .all(|e| e.flow_version == 2 && e.status == "completed"));
-    let mut d = DispatchServiceClient::new(ch.clone());
     let mut keys = HashSet::new();
-    loop {
-        let got = d
-            .claim_dispatches(authed(
-                ClaimDispatchesRequest {
-                    lease_ms: 3_600_000,
-                    max_count: 1_000,
-                    ..Default::default()
-                },
-                &token,
-            ))
-            .await
-            .unwrap()
-            .into_inner()
-            .dispatches;
-        if got.is_empty() {
-            break;
-        }
-        for x in got {
-            assert!(["t1", "t2"].contains(&x.template.as_str()), "{x:?}");
-            assert!(keys.insert(x.idempotency_key.clone()), "{x:?}");
-        }
+    for x in claim_all(&ch, &token).await {
+        assert!(["t1", "t2"].contains(&x.template.as_str()), "{x:?}");
+        assert!(keys.insert(x.idempotency_key.clone()), "{x:?}");
     }
     assert_eq!(keys.len(), KILLED_N, "one email each");
+    let mut enrollments = EnrollmentServiceClient::new(ch.clone());
     for e in all.iter().step_by(97) {
         let entries = enrollments
             .get_journey(authed(

@@ -273,20 +273,33 @@ fn bench_config(url: DatabaseUrl, clock: ClockKind) -> anyhow::Result<Config> {
     Ok(config)
 }
 
-/// The in-process run: BatchEnroll, the planner's drain of N due enrollments (with delivery
-/// workers acking meanwhile when `run.consumers` > 0), then reply signals.
-pub(crate) async fn throughput(url: DatabaseUrl, run: &Run) -> anyhow::Result<Figures> {
-    let mut figures = Figures::default();
+/// An in-process app on `url` with a manual clock at the host's time, `flow` created and `n`
+/// contacts (`c0`, `c1`, …) stored: how every in-process mode starts. The app is returned to be
+/// kept alive for the run.
+async fn manual_app(
+    url: &DatabaseUrl,
+    flow: &str,
+    n: usize,
+) -> anyhow::Result<(App, AppState, Arc<ManualClock>)> {
     let mut config = bench_config(url.clone(), ClockKind::Manual)?;
     config.announce_first_token = false;
     let clock = Arc::new(ManualClock::new(SystemClock.now()));
     let app = App::build_with_clock(config, clock.clone()).await?;
     let state = app.state().clone();
     let now = clock.now();
+    flows::create(&state.core, DEFAULT_ACCOUNT_ID, flow, now).await?;
+    insert_contacts(&state.core.db, n, now).await?;
+    Ok((app, state, clock))
+}
+
+/// The in-process run: BatchEnroll, the planner's drain of N due enrollments (with delivery
+/// workers acking meanwhile when `run.consumers` > 0), then reply signals.
+pub(crate) async fn throughput(url: DatabaseUrl, run: &Run) -> anyhow::Result<Figures> {
+    let mut figures = Figures::default();
     let variants = num("--variants", 0u8)? == 1;
     let flow = if variants { VARIANT_FLOW } else { FLOW };
-    flows::create(&state.core, DEFAULT_ACCOUNT_ID, flow, now).await?;
-    insert_contacts(&state.core.db, run.n, now).await?;
+    let (_app, state, clock) = manual_app(&url, flow, run.n).await?;
+    let now = clock.now();
     store_idle(&state).await?;
     // A line between setup and the measured phases, so a profiler reading the output (CPU
     // per phase) can tell them apart.
@@ -504,14 +517,8 @@ async fn consume(state: AppState, run: Run, acks: Arc<Acks>) -> anyhow::Result<(
 async fn migrate(url: DatabaseUrl) -> anyhow::Result<()> {
     use nudge::service::enrollments::migrate::{self, MigrateRequest};
     let n: usize = num("--n", 100_000)?;
-    let mut config = bench_config(url.clone(), ClockKind::Manual)?;
-    config.announce_first_token = false;
-    let clock = Arc::new(ManualClock::new(SystemClock.now()));
-    let app = App::build_with_clock(config, clock.clone()).await?;
-    let state = app.state().clone();
+    let (_app, state, clock) = manual_app(&url, FLOW, n).await?;
     let now = clock.now();
-    flows::create(&state.core, DEFAULT_ACCOUNT_ID, FLOW, now).await?;
-    insert_contacts(&state.core.db, n, now).await?;
     let run = Run::from_args(enrollments::MAX_BATCH, 0, 0)?;
     for contacts in run.enroll_calls() {
         let items = contacts
@@ -580,14 +587,8 @@ async fn caps(url: DatabaseUrl) -> anyhow::Result<()> {
     use nudge::service::senders::{self, SenderInput};
     let n: usize = num("--n", 30_000)?;
     let senders_n: usize = num("--senders", 1_000)?;
-    let mut config = bench_config(url.clone(), ClockKind::Manual)?;
-    config.announce_first_token = false;
-    let clock = Arc::new(ManualClock::new(SystemClock.now()));
-    let app = App::build_with_clock(config, clock.clone()).await?;
-    let state = app.state().clone();
+    let (_app, state, clock) = manual_app(&url, FLOW, n).await?;
     let start = clock.now();
-    flows::create(&state.core, DEFAULT_ACCOUNT_ID, FLOW, start).await?;
-    insert_contacts(&state.core.db, n, start).await?;
     let share = n.div_ceil(senders_n);
     let cap = (share * 2).div_ceil(3).max(1);
     for i in 0..senders_n {

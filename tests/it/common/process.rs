@@ -148,3 +148,60 @@ pub fn enroll_items(flow_id: &str, n: usize) -> Vec<nudge::proto::v1::EnrollRequ
         })
         .collect()
 }
+
+/// Every enrollment of the token's account, read page by page.
+pub async fn all_enrollments(ch: &Channel, token: &str) -> Vec<nudge::proto::v1::Enrollment> {
+    use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
+    use nudge::proto::v1::{ListEnrollmentsRequest, PageRequest};
+    let mut enrollments = EnrollmentServiceClient::new(ch.clone());
+    let mut all = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = enrollments
+            .list_enrollments(super::with_token(
+                ListEnrollmentsRequest {
+                    page: Some(PageRequest {
+                        page_size: 500,
+                        page_token: page_token.clone(),
+                    }),
+                    ..Default::default()
+                },
+                token,
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        all.extend(page.enrollments);
+        if page.next_page_token.is_empty() {
+            return all;
+        }
+        page_token = page.next_page_token;
+    }
+}
+
+/// Claims every due dispatch of the token's account (an hour's lease), 1,000 at a time.
+pub async fn claim_all(ch: &Channel, token: &str) -> Vec<nudge::proto::v1::Dispatch> {
+    use nudge::proto::v1::dispatch_service_client::DispatchServiceClient;
+    use nudge::proto::v1::ClaimDispatchesRequest;
+    let mut dispatches = DispatchServiceClient::new(ch.clone());
+    let mut all = Vec::new();
+    loop {
+        let got = dispatches
+            .claim_dispatches(super::with_token(
+                ClaimDispatchesRequest {
+                    lease_ms: 3_600_000,
+                    max_count: 1_000,
+                    ..Default::default()
+                },
+                token,
+            ))
+            .await
+            .unwrap()
+            .into_inner()
+            .dispatches;
+        if got.is_empty() {
+            return all;
+        }
+        all.extend(got);
+    }
+}
