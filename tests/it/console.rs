@@ -3,6 +3,7 @@
 //! opens an enrollment page, checks the timeline's SVG and saves a screenshot.
 
 use crate::common::{browser, http, spawn_app, Backend, TestApp};
+use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
 use nudge::proto::v1::signal_service_client::SignalServiceClient;
 use nudge::proto::v1::test_clock_service_client::TestClockServiceClient;
 use nudge::proto::v1::*;
@@ -383,6 +384,107 @@ async fn a_browser_signs_in_and_sees_the_timeline() {
     app.stop().await;
 }
 
+/// As a person and a screen reader would: the real browser signs in, opens each page (the
+/// flows and enrollments lists, a flow, an enrollment, the simulator), runs axe-core inside it
+/// — no critical, serious or moderate violation —, checks that the keyboard's first stop skips
+/// to the content and that every control is reachable by Tab, and saves a screenshot of each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_console_page_passes_axe_and_the_keyboard_reaches_it() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let id = crate::explain_api::sms_flow(&app).await;
+    SignalServiceClient::new(app.channel().await)
+        .report_signal(app.authed(ReportSignalRequest {
+            contact: "dee".into(),
+            kind: "reply".into(),
+            channel: "sms".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap();
+    let flow_id = EnrollmentServiceClient::new(app.channel().await)
+        .get_enrollment(app.authed(GetEnrollmentRequest { id: id.clone() }))
+        .await
+        .unwrap()
+        .into_inner()
+        .enrollment
+        .unwrap()
+        .flow_id;
+    let base = format!("http://{}", app.addr);
+    let token = app.token.clone();
+    let pages = [
+        ("console-flows", "/console/flows".to_string()),
+        ("console-enrollments", "/console/enrollments".to_string()),
+        ("console-flow", format!("/console/flows/{flow_id}")),
+        ("console-enrollment", format!("/console/enrollments/{id}")),
+        ("console-simulator", "/console/simulate".to_string()),
+    ];
+    let found = tokio::task::spawn_blocking(move || {
+        use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
+        let axe = browser::axe_script();
+        let browser = browser::launch();
+        let tab = browser.new_tab().unwrap();
+        tab.navigate_to(&format!("{base}/console/sign-in"))
+            .unwrap()
+            .wait_until_navigated()
+            .unwrap();
+        tab.wait_for_element("input[name=token]")
+            .unwrap()
+            .click()
+            .unwrap();
+        tab.type_str(&token).unwrap();
+        tab.press_key("Enter").unwrap();
+        tab.wait_until_navigated().unwrap();
+        let mut out = Vec::new();
+        for (name, path) in pages {
+            tab.navigate_to(&format!("{base}{path}"))
+                .unwrap()
+                .wait_until_navigated()
+                .unwrap();
+            tab.wait_for_element("main").unwrap();
+            let violations = browser::axe_violations(&tab, &axe);
+            let png = tab
+                .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
+                .unwrap();
+            // The keyboard's first stop is the skip link; Tab reaches every control.
+            tab.press_key("Tab").unwrap();
+            let first = tab
+                .evaluate("document.activeElement.className", false)
+                .unwrap()
+                .value
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let unreachable = tab
+                .evaluate(
+                    "Array.from(document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, summary'))\
+                     .filter(e => e.tabIndex < 0 || e.disabled).length",
+                    false,
+                )
+                .unwrap()
+                .value
+                .and_then(|v| v.as_u64())
+                .unwrap_or(u64::MAX);
+            let shot = browser::screenshot_path(name);
+            std::fs::write(&shot, &png).unwrap();
+            out.push((name, path, violations, first, unreachable, shot, png.len()));
+        }
+        out
+    })
+    .await
+    .unwrap();
+    for (name, path, violations, first, unreachable, shot, png) in found {
+        println!("{name} screenshot: {}", shot.display());
+        let blocking: Vec<_> = violations
+            .iter()
+            .filter(|(_, impact, _)| ["critical", "serious", "moderate"].contains(&impact.as_str()))
+            .collect();
+        assert!(blocking.is_empty(), "{path}: axe-core found {blocking:?}");
+        assert_eq!(first, "skip", "{path}: the first Tab stop is the skip link");
+        assert_eq!(unreachable, 0, "{path}: every control is reachable by Tab");
+        assert!(png > 1000, "{path}: a real screenshot");
+    }
+    app.stop().await;
+}
+
 /// What every console answer carries, redirects and errors included.
 fn assert_console_headers(what: &str, header: impl Fn(&str) -> Option<String>) {
     assert_eq!(
@@ -508,7 +610,10 @@ async fn the_browser_receives_the_consoles_headers() {
             .unwrap();
         tab.wait_for_element("input[name=token]").unwrap();
         let margin = tab
-            .evaluate("getComputedStyle(document.body).marginTop", false)
+            .evaluate(
+                "getComputedStyle(document.querySelector('main')).maxWidth",
+                false,
+            )
             .unwrap()
             .value
             .and_then(|v| v.as_str().map(str::to_string))
@@ -542,6 +647,7 @@ async fn the_browser_receives_the_consoles_headers() {
         };
         assert_console_headers(&format!("{url} ({status})"), header);
     }
-    assert_eq!(margin, "24px", "the stylesheet applies under the policy");
+    // 72rem: only the console's stylesheet sets it.
+    assert_eq!(margin, "1152px", "the stylesheet applies under the policy");
     app.stop().await;
 }

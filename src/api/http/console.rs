@@ -79,14 +79,20 @@ fn layout(title: &str, signed_in: bool, csrf: &str, body: Markup) -> Markup {
         html lang="en" {
             head {
                 meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · nudge" }
                 link rel="stylesheet" href="/console/style.css";
             }
             body {
-                nav {
-                    a href="/console/flows" { "Flows" } " "
-                    a href="/console/enrollments" { "Enrollments" } " "
-                    a href="/console/simulate" { "Simulator" }
+                // Keyboard users jump past the navigation to the page.
+                a.skip href="#main" { "Skip to content" }
+                header {
+                    span.brand { "nudge" }
+                    nav aria-label="Console" {
+                        a href="/console/flows" { "Flows" }
+                        a href="/console/enrollments" { "Enrollments" }
+                        a href="/console/simulate" { "Simulator" }
+                    }
                     @if signed_in {
                         form method="post" action="/console/sign-out" class="inline" {
                             input type="hidden" name="csrf" value=(csrf);
@@ -94,19 +100,61 @@ fn layout(title: &str, signed_in: bool, csrf: &str, body: Markup) -> Markup {
                         }
                     }
                 }
-                h1 { (title) }
-                (body)
+                main id="main" {
+                    h1 { (title) }
+                    (body)
+                }
             }
         }
     }
 }
 
-const STYLE: &str = "body{font-family:sans-serif;margin:1.5em}nav a{margin-right:1em}\
-.inline{display:inline;margin-left:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;\
-padding:.2em .5em}.explain{background:#eef;padding:.5em}.run{fill:#4a7}.deferral{fill:#e90}\
-.hold{fill:#c33}.signal{fill:#36c}.window{fill:#dfd}.sms-window{fill:#ddf;opacity:.6}\
-.axis{stroke:#555}.tick{font-size:10px}.step{fill:#fff;stroke:#333}.edge{stroke:#777}\
-.bar{fill:#4a7}.interval{stroke:#36c;stroke-width:3}.estimate{fill:#36c}.control{fill:#555}\
+/// An enrollment's status as a badge: its word, coloured (the colour only repeats the word).
+fn status_badge(status: crate::engine::Status) -> Markup {
+    html! { span class={ "status status-" (status.as_str()) } { (status.as_str()) } }
+}
+
+/// The console's stylesheet, served by nudge itself (no build step, no CDN; the console's CSP
+/// allows only this file). Readable type, visible focus, status colours that carry their word.
+const STYLE: &str = "\
+:root{--ink:#1d2430;--muted:#5b6472;--line:#d7dce3;--bg:#f7f8fa;--accent:#2457a6}\
+*{box-sizing:border-box}\
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;\
+font-size:16px;line-height:1.5;color:var(--ink);background:var(--bg);margin:0}\
+header{display:flex;align-items:center;gap:1.5em;padding:.6em 1.5em;background:#fff;\
+border-bottom:1px solid var(--line)}\
+.brand{font-weight:700;letter-spacing:.02em}\
+nav a{margin-right:1.2em;color:var(--accent);text-decoration:none;font-weight:500}\
+nav a:hover{text-decoration:underline}\
+main{max-width:72rem;margin:0 auto;padding:1em 1.5em 3em}\
+h1{font-size:1.6em;margin:.4em 0 .6em}h2{font-size:1.25em;margin:1.4em 0 .5em}\
+a{color:var(--accent)}\
+:focus-visible{outline:3px solid #f0b400;outline-offset:2px}\
+.skip{position:absolute;left:-999px;top:0;background:#fff;padding:.5em}\
+.skip:focus{left:.5em}\
+.inline{display:inline;margin-left:auto}\
+button{font:inherit;padding:.3em .9em;border:1px solid var(--accent);border-radius:4px;\
+background:var(--accent);color:#fff;cursor:pointer}\
+input,select{font:inherit;padding:.25em .4em;border:1px solid var(--line);border-radius:4px}\
+form label{margin-right:.8em}\
+table{border-collapse:collapse;background:#fff;margin:.5em 0 1em}\
+td,th{border:1px solid var(--line);padding:.35em .6em;text-align:left;vertical-align:top}\
+th{background:#eef1f5;font-weight:600}tr:nth-child(even) td{background:#fafbfc}\
+caption{text-align:left;font-weight:600;padding:.3em 0}\
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}\
+pre{background:#fff;border:1px solid var(--line);padding:.6em;overflow:auto}\
+details summary{cursor:pointer;color:var(--muted)}\
+.status{display:inline-block;padding:0 .5em;border-radius:1em;font-size:.85em;font-weight:600;\
+border:1px solid}\
+.status-active{color:#14532d;background:#dcfce7}.status-paused{color:#713f12;background:#fef9c3}\
+.status-completed{color:#1e3a8a;background:#dbeafe}.status-exited{color:#374151;background:#e5e7eb}\
+.status-failed{color:#7f1d1d;background:#fee2e2}\
+.counts{display:flex;flex-wrap:wrap;gap:.5em;list-style:none;padding:0}\
+.explain{background:#eef3fb;border-left:4px solid var(--accent);padding:.5em .8em}\
+.run{fill:#4a7}.deferral{fill:#e90}.hold{fill:#c33}.signal{fill:#36c}.window{fill:#dfd}\
+.sms-window{fill:#ddf;opacity:.6}.axis{stroke:#555}.tick{font-size:10px}\
+.step{fill:#fff;stroke:#333}.edge{stroke:#777}.bar{fill:#4a7}\
+.interval{stroke:#36c;stroke-width:3}.estimate{fill:#36c}.control{fill:#555}\
 .warning{background:#fee;border:1px solid #c33;padding:.5em}.state-stopped{color:#a22}\
 .state-winner{color:#262;font-weight:bold}";
 
@@ -415,14 +463,28 @@ async fn flows(State(state): State<AppState>, headers: HeaderMap) -> Page {
     let (list, _) = crate::service::flows::list(&state.core, &who.account_id, 500, "")
         .await
         .map_err(error_page)?;
+    let counts = enrollments::status_counts(&state.core, &who.account_id, "", "")
+        .await
+        .map_err(error_page)?;
     let body = html! {
-        table {
-            tr { th { "Name" } th { "Id" } th { "Latest version" } th { "Created" } }
+        table id="flows" {
+            tr {
+                th scope="col" { "Name" } th scope="col" { "Latest version" }
+                th scope="col" { "Enrollments by status" } th scope="col" { "Created" }
+            }
             @for f in &list {
                 tr {
-                    td { a href={ "/console/flows/" (f.id) } { (f.name) } }
-                    td { code { (f.id) } }
+                    td { a href={ "/console/flows/" (f.id) } { (f.name) } br; code { (f.id) } }
                     td { (f.version) }
+                    td {
+                        @if let Some(by_status) = counts.get(&f.id) {
+                            @for (status, n) in by_status {
+                                a href={ "/console/enrollments?flow=" (f.id) "&status=" (status.as_str()) } {
+                                    (status_badge(*status)) " " (n)
+                                } " "
+                            }
+                        } @else { "none yet" }
+                    }
                     td { (f.created_at.to_rfc3339()) }
                 }
             }
@@ -734,7 +796,23 @@ async fn enrollment_list(
     )
     .await
     .map_err(error_page)?;
+    // The filter's enrollments by status (the status filter aside): how many of each.
+    let mut counts: std::collections::BTreeMap<crate::engine::Status, i64> = Default::default();
+    for by_status in enrollments::status_counts(&state.core, &who.account_id, &q.flow, &q.contact)
+        .await
+        .map_err(error_page)?
+        .into_values()
+    {
+        for (status, n) in by_status {
+            *counts.entry(status).or_default() += n;
+        }
+    }
     let body = html! {
+        ul.counts aria-label="Enrollments by status" {
+            @for (status, n) in &counts {
+                li { (status_badge(*status)) " " (n) }
+            }
+        }
         form method="get" action="/console/enrollments" {
             label { "Contact " input name="contact" value=(q.contact); } " "
             label { "Flow " input name="flow" value=(q.flow); } " "
@@ -755,7 +833,7 @@ async fn enrollment_list(
                     td { a href={ "/console/enrollments/" (e.id.as_str()) } { (e.id.as_str()) } }
                     td { (e.contact_id) }
                     td { (e.flow_id) " v" (e.flow_version) }
-                    td { (e.status.as_str()) }
+                    td { (status_badge(e.status)) }
                     td { (e.state.run.as_ref().map(|r| r.step.as_str()).unwrap_or("")) }
                     td { (e.state.next_run_at.map(|t| t.to_rfc3339()).unwrap_or_default()) }
                 }
@@ -1038,7 +1116,7 @@ async fn enrollment_page(
         table {
             tr { th { "Contact" } td { (e.contact_id) } }
             tr { th { "Flow" } td { a href={ "/console/flows/" (e.flow_id) "?version=" (e.flow_version) } { (e.flow_id) " v" (e.flow_version) } } }
-            tr { th { "Status" } td { (e.status.as_str()) } }
+            tr { th { "Status" } td { (status_badge(e.status)) } }
             tr { th { "Created" } td { (e.created_at.to_rfc3339()) } }
         }
         h2 { "Timeline" }

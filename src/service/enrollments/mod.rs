@@ -19,7 +19,7 @@ pub use act::{act, apply_input, apply_input_storing};
 pub use enroll::{batch_enroll, enroll, BatchResult, EnrollInput, MAX_BATCH};
 pub use explain::{explain, flow_of};
 pub use read::{
-    contact_journey_page, get, journey_page, list, ContactEntry, Entry, ListFilter,
+    contact_journey_page, get, journey_page, list, status_counts, ContactEntry, Entry, ListFilter,
     MAX_PAGE_TOKEN_LEN,
 };
 pub use watch::{cursor, watch, WatchFilter, WatchItem, WATCH_BUFFER, WATCH_POLL};

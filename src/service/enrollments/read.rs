@@ -13,6 +13,7 @@ use crate::service::ids::EnrollmentId;
 use crate::service::{next_page_token, ServiceError, Violation, Violations};
 use crate::store;
 use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
 
 /// One journey entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,6 +117,40 @@ pub async fn list(
         .map(Enrollment::from_row)
         .collect::<Result<Vec<_>, _>>()?;
     Ok((list, next))
+}
+
+/// How many enrollments are in each status, by flow id (`flow` id or name and `contact` narrow
+/// it, as in [`list`]).
+pub async fn status_counts(
+    core: &Core,
+    account_id: &str,
+    flow: &str,
+    contact: &str,
+) -> Result<BTreeMap<String, BTreeMap<Status, i64>>, ServiceError> {
+    let flow_id = if flow.is_empty() {
+        None
+    } else {
+        Some(
+            match store::flows::get(&core.db, account_id, flow, 0).await? {
+                Some(f) => f.flow.id,
+                None => flow.to_string(),
+            },
+        )
+    };
+    let rows = store::enrollments::status_counts(
+        &core.db,
+        account_id,
+        flow_id.as_deref(),
+        Some(contact).filter(|c| !c.is_empty()),
+    )
+    .await?;
+    let mut out: BTreeMap<String, BTreeMap<Status, i64>> = BTreeMap::new();
+    for (flow_id, status, n) in rows {
+        if let Some(status) = Status::parse(&status) {
+            *out.entry(flow_id).or_default().entry(status).or_default() += n;
+        }
+    }
+    Ok(out)
 }
 
 /// A page of the journey in order; the token is the last seq returned.

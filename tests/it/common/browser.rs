@@ -62,6 +62,62 @@ pub fn screenshot_path(name: &str) -> PathBuf {
     dir.join(format!("{name}.png"))
 }
 
+/// The axe-core version the accessibility checks run (npm `axe-core`, Deque's rules engine).
+const AXE_VERSION: &str = "4.10.3";
+
+/// axe-core's browser script, installed with npm into the build directory the first time
+/// (`npm install axe-core@AXE_VERSION`, as a new machine would); panics with the reason when
+/// npm cannot install it: an accessibility check never skips itself silently.
+pub fn axe_script() -> String {
+    static INSTALL: Mutex<()> = Mutex::new(());
+    let _once = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    let prefix = screenshot_path("x")
+        .parent()
+        .and_then(Path::parent)
+        .expect("the build directory")
+        .join("npm-axe");
+    let script = prefix.join("node_modules/axe-core/axe.min.js");
+    let installed = prefix.join("node_modules/axe-core/package.json");
+    let current = std::fs::read_to_string(&installed)
+        .is_ok_and(|p| p.contains(&format!("\"version\": \"{AXE_VERSION}\"")));
+    if !current {
+        std::fs::create_dir_all(&prefix).expect("creating the npm directory");
+        let out = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&prefix)
+            .arg(format!("axe-core@{AXE_VERSION}"))
+            .output()
+            .unwrap_or_else(|e| panic!("npm could not run to install axe-core: {e}"));
+        assert!(
+            out.status.success() && script.exists(),
+            "`npm install axe-core@{AXE_VERSION}` failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::read_to_string(&script).expect("reading axe.min.js")
+}
+
+/// axe-core's violations on the tab's page, as `(rule, impact, nodes)`: the script is added
+/// through the DevTools protocol (the page's CSP forbids inline scripts, and rightly), then
+/// `axe.run` over the whole document.
+pub fn axe_violations(tab: &headless_chrome::Tab, axe: &str) -> Vec<(String, String, u64)> {
+    tab.evaluate(axe, false)
+        .expect("loading axe-core into the page");
+    let found = tab
+        .evaluate(
+            "axe.run(document, {resultTypes: ['violations']}).then(r => JSON.stringify(\
+             r.violations.map(v => [v.id, v.impact || '', v.nodes.length])))",
+            true,
+        )
+        .expect("running axe-core");
+    let text = found
+        .value
+        .and_then(|v| v.as_str().map(str::to_string))
+        .expect("axe-core's answer as JSON text");
+    serde_json::from_str(&text).expect("axe-core's violations")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
