@@ -1005,15 +1005,11 @@ fn timeline_svg(
     let rows = d.bars.len().max(1);
     let height = 50.0 + rows as f64 * 22.0;
     let mut shades: Vec<(f64, f64, &'static str)> = Vec::new();
-    let mut ticks: Vec<(f64, String)> = Vec::new();
+    let ticks = axis_ticks(zone, start, end);
     let mut day = zone.to_local(start).date();
     let last = zone.to_local(end).date();
     let mut n = 0;
     while day <= last && n < 400 {
-        let at = zone.to_instant(day.and_hms_opt(0, 0, 0).expect("midnight"));
-        if at >= start {
-            ticks.push((x(at), day.format("%a %m-%d").to_string()));
-        }
         if let Some(w) = window {
             if w.days[day.weekday().num_days_from_monday() as usize] {
                 let (a, b) = (
@@ -1044,24 +1040,78 @@ fn timeline_svg(
                 }
             }
             line class="axis" x1=(left) y1=(height - 30.0) x2=(left + width) y2=(height - 30.0) {}
-            @for (tx, label) in &ticks {
-                line class="axis" x1=(tx) y1=(height - 34.0) x2=(tx) y2=(height - 26.0) {}
-                text class="tick" x=(tx) y=(height - 14.0) { (label) }
+            @for (at, label) in &ticks {
+                line class="axis" x1=(x(*at)) y1=(height - 34.0) x2=(x(*at)) y2=(height - 26.0) {}
+                text class="tick" x=(x(*at)) y=(height - 14.0) { (label) }
             }
             @for (i, (label, from, to, class)) in d.bars.iter().enumerate() {
                 g {
                     text class="tick" x="4" y=(16.0 + i as f64 * 22.0) { (label) }
                     rect class=(*class) x=(x(*from)) y=(4.0 + i as f64 * 22.0) width=((x(*to) - x(*from)).max(2.0)) height="16" {
-                        title { (label) ": " (from.to_rfc3339()) " – " (to.to_rfc3339()) }
+                        title { (label) ": " (local_time(zone, *from)) " – " (local_time(zone, *to)) }
                     }
                 }
             }
+            // A signal is a mark a keyboard reaches too: its words on hover and on focus.
             @for (label, at) in &d.marks {
-                circle class="signal" cx=(x(*at)) cy=(height - 30.0) r="5" { title { (label) " at " (at.to_rfc3339()) } }
+                @let said = format!("{label} at {}", local_time(zone, *at));
+                g class="mark" tabindex="0" role="img" aria-label=(said) {
+                    circle class="signal" cx=(x(*at)) cy=(height - 30.0) r="5" { title { (said) } }
+                }
             }
             text class="tick" x=(left) y=(height - 2.0) { "times in " (zone.name()) }
         }
     }
+}
+
+/// `t` as a person in `zone` reads it: "Tue 08 Dec 09:00".
+fn local_time(zone: &Zone, t: DateTime<Utc>) -> String {
+    zone.to_local(t).format("%a %d %b %H:%M").to_string()
+}
+
+/// The time axis's ticks between `start` and `end`, read in `zone`: days over a long span,
+/// else every 1, 2, 3, 6 or 12 hours (at most about a dozen), the date written at the first
+/// tick and at each midnight.
+fn axis_ticks(
+    zone: &Zone,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+) -> Vec<(DateTime<Utc>, String)> {
+    let hours = (end - start).num_minutes() as f64 / 60.0;
+    let mut ticks = Vec::new();
+    if hours > 48.0 {
+        let mut day = zone.to_local(start).date();
+        let last = zone.to_local(end).date();
+        while day <= last && ticks.len() < 400 {
+            let at = zone.to_instant(day.and_hms_opt(0, 0, 0).expect("midnight"));
+            if at >= start {
+                ticks.push((at, day.format("%a %d %b").to_string()));
+            }
+            day = day.succ_opt().expect("a next day");
+        }
+        return ticks;
+    }
+    let step = [1, 2, 3, 6, 12]
+        .into_iter()
+        .find(|h| hours / *h as f64 <= 12.0)
+        .unwrap_or(24);
+    // The first whole `step` hour of the local day at or after the start.
+    let local = zone.to_local(start);
+    let mut at_local = local.date().and_hms_opt(0, 0, 0).expect("midnight");
+    while zone.to_instant(at_local) < start {
+        at_local += chrono::Duration::hours(step);
+    }
+    while zone.to_instant(at_local) <= end && ticks.len() < 30 {
+        let at = zone.to_instant(at_local);
+        let label = if ticks.is_empty() || at_local.time() == chrono::NaiveTime::MIN {
+            at_local.format("%a %d %b %H:%M").to_string()
+        } else {
+            at_local.format("%H:%M").to_string()
+        };
+        ticks.push((at, label));
+        at_local += chrono::Duration::hours(step);
+    }
+    ticks
 }
 
 async fn enrollment_page(
@@ -1272,6 +1322,41 @@ mod tests {
             token_id: "tok_1".into(),
             scope: Scope::Full,
         }
+    }
+
+    /// The axis reads in the contact's zone: hours with the date at the first tick and at
+    /// midnight over a short span (Denver is UTC-7 in December), days over a long one.
+    #[test]
+    fn the_axis_ticks_read_in_the_contacts_zone() {
+        let zone = Zone::parse("America/Denver").unwrap();
+        let t = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc);
+        let labels = |a: &str, b: &str| -> Vec<String> {
+            axis_ticks(&zone, t(a), t(b))
+                .into_iter()
+                .map(|(_, l)| l)
+                .collect()
+        };
+        assert_eq!(
+            labels("2026-12-08T15:30:00Z", "2026-12-08T19:00:00Z"),
+            ["Tue 08 Dec 09:00", "10:00", "11:00", "12:00"]
+        );
+        assert_eq!(
+            labels("2026-12-08T23:00:00Z", "2026-12-09T13:00:00Z"),
+            [
+                "Tue 08 Dec 16:00",
+                "18:00",
+                "20:00",
+                "22:00",
+                "Wed 09 Dec 00:00",
+                "02:00",
+                "04:00",
+                "06:00"
+            ]
+        );
+        assert_eq!(
+            labels("2026-12-08T15:00:00Z", "2026-12-12T15:00:00Z"),
+            ["Wed 09 Dec", "Thu 10 Dec", "Fri 11 Dec", "Sat 12 Dec"]
+        );
     }
 
     #[test]
