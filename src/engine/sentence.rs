@@ -225,7 +225,7 @@ pub fn sentence(effect: &Effect, at: DateTime<Utc>, zone: &ShownZone) -> String 
         }
         Effect::RaiseSignal { raises, .. } => format!(
             "The task's outcome raised {} in the contact's other enrollments",
-            or_list(raises, "and", |e| event_words(e))
+            or_list(raises, "and", event_words)
         ),
         Effect::FetchRequested(f) => format!(
             "Calling {} {} (attempt {} of {})",
@@ -262,7 +262,7 @@ fn run_opened(run: &Run, when: &dyn Fn(DateTime<Utc>) -> String) -> String {
             None => format!("Waiting at step {step}"),
         },
         StepKind::WaitFor => {
-            let events = or_list(&run.events, "or", |e| event_words(e));
+            let events = or_list(&run.events, "or", event_words);
             match run.until {
                 Some(t) => format!("Waiting at step {step} for {events} — until {}", when(t)),
                 None => format!("Waiting at step {step} for {events}, with no timeout"),
@@ -461,7 +461,7 @@ fn journey(
             };
             match by {
                 Some(by) => format!("{what} by {by}"),
-                None => format!("{what}"),
+                None => what.to_string(),
             }
         }
         JourneyEntry::DispatchAcked {
