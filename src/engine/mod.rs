@@ -16,6 +16,7 @@
 //!   priority order capacity is given in.
 //! - [`explain`] — [`explain()`], [`WaitReason`]: why an enrollment is where it is (SPEC §12).
 //! - [`seed`] — the stable jitter seed of a run.
+//! - [`sentence`] — [`sentence()`]: every journey entry in one sentence, in the contact's zone.
 //! - [`instant`] — how answers write instants.
 //! - [`outside`] — a `fetch` request and its answer, an approval's decision (SPEC §5.6, §5.9).
 //! - [`names`] — the closed sets of names it is stored under: [`DeliveryEffect`], [`JourneyKind`].
@@ -34,6 +35,7 @@ pub mod interpret;
 pub mod names;
 pub mod outside;
 pub mod seed;
+pub mod sentence;
 pub mod simulate;
 pub mod state;
 pub mod variant;
@@ -47,5 +49,6 @@ pub use input::{Input, Signal, SignalFacts};
 pub use interpret::{channel_of, enrollable, step, step_with, CapacityView, Ctx};
 pub use names::{DeliveryEffect, JourneyKind};
 pub use outside::{Decision, FetchAnswer, FetchCall, FetchRequest, FetchResponse};
+pub use sentence::{sentence, ShownZone};
 pub use simulate::{render_table, simulate, simulate_any, Answer, Scenario, SimError, Timeline};
 pub use state::{Away, ContactView, EnrollmentState, FlowRef, Run, Status};

@@ -216,14 +216,19 @@ impl JourneyKind {
         }
     }
 
-    /// Every kind (Watch's `kinds` filter is checked against them).
-    pub const ALL: [JourneyKind; 23] = [
+    /// Every kind (Watch's `kinds` filter is checked against them, and the journey's sentences
+    /// are tested for each).
+    pub const ALL: [JourneyKind; 27] = [
         JourneyKind::RunOpened,
         JourneyKind::RunClosed,
         JourneyKind::Dispatch,
         JourneyKind::DispatchHeld,
         JourneyKind::TaskCreated,
         JourneyKind::RaiseSignal,
+        JourneyKind::FetchRequested,
+        JourneyKind::FetchAttempt,
+        JourneyKind::ApprovalRequested,
+        JourneyKind::Decided,
         JourneyKind::Enrolled,
         JourneyKind::Paused,
         JourneyKind::Resumed,
@@ -292,6 +297,47 @@ mod tests {
             assert_eq!(Status::parse(s.as_str()), Some(s));
         }
         assert_eq!(Status::parse("Active"), None);
+    }
+
+    #[test]
+    fn all_lists_every_journey_kind() {
+        // No wildcard: a new variant stops this compiling, the reminder to add it to `ALL`.
+        let place = |k: JourneyKind| match k {
+            JourneyKind::RunOpened => 0,
+            JourneyKind::RunClosed => 1,
+            JourneyKind::Dispatch => 2,
+            JourneyKind::DispatchHeld => 3,
+            JourneyKind::TaskCreated => 4,
+            JourneyKind::RaiseSignal => 5,
+            JourneyKind::FetchRequested => 6,
+            JourneyKind::FetchAttempt => 7,
+            JourneyKind::ApprovalRequested => 8,
+            JourneyKind::Decided => 9,
+            JourneyKind::Enrolled => 10,
+            JourneyKind::Paused => 11,
+            JourneyKind::Resumed => 12,
+            JourneyKind::Moved => 13,
+            JourneyKind::Migrated => 14,
+            JourneyKind::Exited => 15,
+            JourneyKind::Completed => 16,
+            JourneyKind::Failed => 17,
+            JourneyKind::Deferred => 18,
+            JourneyKind::Held => 19,
+            JourneyKind::Released => 20,
+            JourneyKind::Skipped => 21,
+            JourneyKind::TaskOutcome => 22,
+            JourneyKind::Signal => 23,
+            JourneyKind::Rejected => 24,
+            JourneyKind::DispatchAcked => 25,
+            JourneyKind::DeliveryFailed => 26,
+        };
+        let mut seen = [false; JourneyKind::ALL.len()];
+        for k in JourneyKind::ALL {
+            assert!(!seen[place(k)], "{k:?} is listed twice");
+            seen[place(k)] = true;
+            assert_eq!(JourneyKind::parse(k.as_str()), Some(k));
+        }
+        assert!(seen.iter().all(|s| *s), "a kind is missing from ALL");
     }
 
     #[test]

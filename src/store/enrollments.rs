@@ -941,6 +941,9 @@ pub struct ContactJourneyRow {
     pub enrollment_id: String,
     pub flow_id: String,
     pub flow_version: i32,
+    /// The enrollment's sender's zone (the journey's times are shown in it when the contact
+    /// has none); `None` when the sender is gone.
+    pub sender_tz: Option<String>,
     pub seq: i64,
     pub at: i64,
     pub kind: String,
@@ -976,10 +979,11 @@ pub async fn contact_journey(
     // A stored step is kept when its last entry is after the key (so it holds at least one
     // entry to return), and its entries are cut to those after the key.
     let query = diesel::sql_query(
-        "SELECT j.enrollment_id, e.flow_id, e.flow_version, j.seq, j.n, j.at, j.xid, \
-         j.entries \
+        "SELECT j.enrollment_id, e.flow_id, e.flow_version, s.tz AS sender_tz, j.seq, j.n, \
+         j.at, j.xid, j.entries \
          FROM enrollment_keys k JOIN enrollments e ON e.id = k.id \
          JOIN journey_steps j ON j.enrollment_id = k.id \
+         LEFT JOIN senders s ON s.account_id = e.account_id AND s.id = e.sender_id \
          WHERE k.account_id = $1 AND k.contact_id = $2 \
          AND ($3 IS NULL OR e.id = $3) \
          AND ($4 IS NULL OR (j.at, j.enrollment_id, j.seq + j.n - 1) > ($4, $5, $6)) \
@@ -1005,6 +1009,7 @@ pub async fn contact_journey(
                 enrollment_id: row.enrollment_id,
                 flow_id: s.flow_id.clone(),
                 flow_version: s.flow_version,
+                sender_tz: s.sender_tz.clone(),
                 seq: row.seq,
                 at: row.at,
                 kind: row.kind,
@@ -1025,4 +1030,6 @@ struct ContactStep {
     flow_id: String,
     #[diesel(sql_type = diesel::sql_types::Integer)]
     flow_version: i32,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    sender_tz: Option<String>,
 }

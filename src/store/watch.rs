@@ -56,9 +56,23 @@ pub struct WatchRow {
     pub flow_id: String,
     pub flow_version: i32,
     pub contact_id: String,
+    /// Where the journey's times are shown: the contact's zone and phone, the sender's zone
+    /// (each `None` when unset or gone).
+    pub zones: RowZones,
     pub at: i64,
     pub kind: String,
     pub detail: String,
+}
+
+/// What an entry's sentence needs to find the contact's zone, read with the entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, QueryableByName)]
+pub struct RowZones {
+    #[diesel(sql_type = Nullable<Text>)]
+    pub contact_tz: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub contact_phone: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub sender_tz: Option<String>,
 }
 
 /// A stored step of the log, with its enrollment's flow and contact.
@@ -72,6 +86,8 @@ struct LogStep {
     flow_version: i32,
     #[diesel(sql_type = Text)]
     contact_id: String,
+    #[diesel(embed)]
+    zones: RowZones,
 }
 
 /// Up to `limit` log entries of the account after `after`, in order, of the flow and contact
@@ -86,10 +102,15 @@ pub async fn page(
 ) -> Result<Vec<WatchRow>, StoreError> {
     // Rows at or after the cursor's (xid, enrollment) by the index, less the cursor's own
     // row's entries up to the cursor; each holds at least one entry to return.
+    // The contact's and sender's zones come along by their primary keys, so a page's
+    // sentences cost no further query.
     const SELECT: &str = "SELECT j.enrollment_id, e.flow_id, e.flow_version, e.contact_id, \
+         c.tz AS contact_tz, c.phone AS contact_phone, s.tz AS sender_tz, \
          j.seq, j.n, j.at, j.xid, j.entries \
          FROM journey_steps j \
          JOIN enrollments e ON e.id = j.enrollment_id \
+         LEFT JOIN contacts c ON c.account_id = e.account_id AND c.id = e.contact_id \
+         LEFT JOIN senders s ON s.account_id = e.account_id AND s.id = e.sender_id \
          WHERE j.account_id = $1 AND (j.xid, j.enrollment_id) >= ($2, $3) \
          AND NOT (j.xid = $2 AND j.enrollment_id = $3 AND j.seq + j.n - 1 <= $4) \
          AND ($5 IS NULL OR e.flow_id = $5) AND ($6 IS NULL OR e.contact_id = $6)";
@@ -127,6 +148,7 @@ pub async fn page(
                 flow_id: s.flow_id.clone(),
                 flow_version: s.flow_version,
                 contact_id: s.contact_id.clone(),
+                zones: s.zones.clone(),
                 at: row.at,
                 kind: row.kind,
                 detail: row.detail,

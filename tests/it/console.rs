@@ -284,6 +284,21 @@ async fn console_sign_in_sessions_and_pages(backend: Backend) {
         .unwrap();
     let a = http::get(app.addr, &page, &[("Cookie", &cookies)]).await;
     assert!(a.body.contains("Reply: interested ("), "{}", a.body);
+    // Each entry is its sentence, in Dee's zone, with the raw entry one click away.
+    for said in [
+        "<summary>Sent SMS *hello* to +1 303-555-1234</summary>",
+        "<summary>Woken by a reply: interested — “Sounds good”</summary>",
+        "<summary>Waiting at step listen for a reply — until Mon 7 Dec, 13:00 (America/Denver)</summary>",
+        "Times in America/Denver.",
+        "Fri 4 Dec 2026, 13:00",
+    ] {
+        assert!(a.body.contains(said), "no {said:?} in {}", a.body);
+    }
+    assert!(
+        a.body.contains("<pre>dispatch: {"),
+        "the raw entry: {}",
+        a.body
+    );
     assert!(a.body.contains("“Sounds good”"), "{}", a.body);
     assert!(
         a.body.contains("woke: interested"),

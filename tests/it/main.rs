@@ -79,6 +79,7 @@ mod inbox_simulate;
 mod intent_corpus;
 mod isolation;
 mod journey_golden;
+mod journey_summary;
 mod metrics;
 mod migrations;
 mod planner;

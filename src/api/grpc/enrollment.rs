@@ -53,6 +53,7 @@ impl From<Entry> for pb::JourneyEntry {
             at: Some(timestamp(e.at)),
             kind: e.kind,
             detail: Some(json_to_struct(e.detail)),
+            summary: e.summary,
         }
     }
 }

@@ -16,6 +16,7 @@
 use super::AppState;
 use crate::auth::{Principal, Scope};
 use crate::clock::{from_millis, to_millis};
+use crate::engine::sentence::{self, ShownZone};
 use crate::engine::simulate::Timeline;
 use crate::service::enrollments::{self, Entry, ListFilter};
 use crate::service::ids::EnrollmentId;
@@ -156,7 +157,8 @@ border:1px solid}\
 .step{fill:#fff;stroke:#333}.edge{stroke:#777}.bar{fill:#4a7}\
 .interval{stroke:#36c;stroke-width:3}.estimate{fill:#36c}.control{fill:#555}\
 .warning{background:#fee;border:1px solid #c33;padding:.5em}.state-stopped{color:#a22}\
-.state-winner{color:#262;font-weight:bold}";
+.state-winner{color:#262;font-weight:bold}details.entry pre{font-size:85%;white-space:pre-wrap}\
+details.entry summary{cursor:pointer}.zone{color:#555}";
 
 fn html_response(status: StatusCode, m: Markup, cookies: &[String]) -> Response {
     let mut r = (
@@ -1139,22 +1141,9 @@ async fn enrollment_page(
     let flow = enrollments::flow_of(&state.core, &who.account_id, &e)
         .await
         .map_err(error_page)?;
-    let zone = e
-        .state
-        .contact
-        .tz
-        .as_deref()
-        .and_then(|z| Zone::parse(z).ok())
-        .or_else(|| {
-            e.state
-                .contact
-                .phone
-                .as_deref()
-                .and_then(|p| crate::timing::phone_zones(p).ok())
-                .and_then(|z| z.zones.first().copied())
-        })
-        .or_else(|| Zone::parse(&e.state.sender_tz).ok())
-        .unwrap_or(Zone::Utc);
+    // The journey's zone: the same one its sentences are written in.
+    let shown = ShownZone::of_state(&e.state);
+    let zone = shown.zone;
     let sms = flow
         .steps
         .values()
@@ -1172,16 +1161,22 @@ async fn enrollment_page(
         h2 { "Timeline" }
         (timeline_svg(&d, &zone, flow.settings.send_window.as_ref(), sms, now))
         h2 { "Journey" }
+        p.zone { "Times in " (shown.label()) "." }
         table id="journey" {
-            tr { th { "#" } th { "At" } th { "Kind" } th { "Detail" } }
+            tr { th { "#" } th { "At" } th { "What happened" } }
             @for en in &entries {
-                tr {
-                    td { (en.seq) } td { (en.at.to_rfc3339()) } td { (en.kind) }
+                tr data-kind=(en.kind) {
+                    td { (en.seq) }
+                    td { time datetime=(en.at.to_rfc3339()) { (sentence::entry_time(en.at, &zone)) } }
                     td {
-                        @if let Some(said) = reading(&en.detail) {
-                            p.intent { "Reply: " (said) }
+                        // The sentence, with the raw entry one click away.
+                        details.entry {
+                            summary { (en.summary) }
+                            @if let Some(said) = reading(&en.detail) {
+                                p.intent { "Reply: " (said) }
+                            }
+                            pre { (en.kind) ": " (serde_json::to_string_pretty(&serde_json::Value::Object(en.detail.clone())).unwrap_or_default()) }
                         }
-                        code { (serde_json::Value::Object(en.detail.clone()).to_string()) }
                     }
                 }
             }

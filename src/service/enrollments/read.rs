@@ -5,6 +5,7 @@ use super::{check_scope, page_size, Enrollment};
 use crate::auth::{Principal, Scope};
 use crate::clock::from_millis;
 use crate::code::Code;
+use crate::engine::sentence::{self, ShownZone};
 use crate::engine::Status;
 use crate::quote::quote;
 use crate::runtime::Core;
@@ -26,6 +27,30 @@ pub struct Entry {
     pub kind: String,
     /// The whole entry, a JSON object.
     pub detail: serde_json::Map<String, serde_json::Value>,
+    /// The entry in one sentence, its times in the contact's zone ([`crate::engine::sentence`]).
+    pub summary: String,
+}
+
+impl Entry {
+    /// A stored entry of `enrollment_id`, its sentence's times in `zone`.
+    pub(super) fn read(
+        enrollment_id: &str,
+        seq: i64,
+        at: i64,
+        kind: String,
+        text: &str,
+        zone: &ShownZone,
+    ) -> Result<Entry, store::StoreError> {
+        let detail = entry_detail(seq, enrollment_id, text)?;
+        let at = from_millis(at);
+        Ok(Entry {
+            summary: sentence::stored_sentence(&kind, &detail, at, zone),
+            seq,
+            at,
+            kind,
+            detail,
+        })
+    }
 }
 
 /// The enrollment `enrollment_id` of the caller's account, if its token's scope covers it.
@@ -169,8 +194,9 @@ pub async fn journey_page(
         Limit::PageToken,
     ));
     problems.finish()?;
-    // Also checks the id, the scope and that the enrollment is the account's.
-    get(core, who, enrollment_id).await?;
+    // Also checks the id, the scope and that the enrollment is the account's; its state has
+    // the contact's zone the sentences are written in.
+    let zone = ShownZone::of_state(&get(core, who, enrollment_id).await?.state);
     let size = page_size(size)?;
     let after: i64 = if token.is_empty() {
         0
@@ -191,21 +217,14 @@ pub async fn journey_page(
     let next = next_page_token(&mut rows, size, |r| r.seq.to_string());
     let entries = rows
         .into_iter()
-        .map(|r| {
-            Ok(Entry {
-                detail: entry_detail(r.seq, &r.enrollment_id, &r.detail)?,
-                seq: r.seq,
-                at: from_millis(r.at),
-                kind: r.kind,
-            })
-        })
+        .map(|r| Entry::read(&r.enrollment_id, r.seq, r.at, r.kind, &r.detail, &zone))
         .collect::<Result<Vec<_>, store::StoreError>>()?;
     Ok((entries, next))
 }
 
 /// A stored entry's detail. The engine writes every entry as a JSON object; anything else is
 /// corruption.
-pub(super) fn entry_detail(
+fn entry_detail(
     seq: i64,
     enrollment_id: &str,
     text: &str,
@@ -252,15 +271,12 @@ pub async fn contact_journey_page(
         .map_err(|v| ServiceError::Invalid(vec![v]))?;
     let size = page_size(size)?;
     let after = parse_contact_token(token)?;
-    if store::contacts::get(&core.db, &who.account_id, &contact_id)
-        .await?
-        .is_none()
-    {
+    let Some(contact) = store::contacts::get(&core.db, &who.account_id, &contact_id).await? else {
         return Err(ServiceError::NotFound {
             what: "contact",
             id: contact_id,
         });
-    }
+    };
     let only = match &who.scope {
         Scope::Full => None,
         Scope::Admin => {
@@ -291,16 +307,23 @@ pub async fn contact_journey_page(
     let next = next_page_token(&mut rows, size, |r| {
         format!("{}.{}.{}", r.at, r.seq, r.enrollment_id)
     });
+    // The sentences' zone: the contact's, read above; the sender's (per enrollment, read with
+    // the page) only when the contact has none.
+    let zone = |sender_tz: Option<&str>| {
+        ShownZone::of(contact.tz.as_deref(), contact.phone.as_deref(), sender_tz)
+    };
     Ok((
         rows.into_iter()
             .map(|r| {
                 Ok(ContactEntry {
-                    entry: Entry {
-                        detail: entry_detail(r.seq, &r.enrollment_id, &r.detail)?,
-                        seq: r.seq,
-                        at: from_millis(r.at),
-                        kind: r.kind,
-                    },
+                    entry: Entry::read(
+                        &r.enrollment_id,
+                        r.seq,
+                        r.at,
+                        r.kind,
+                        &r.detail,
+                        &zone(r.sender_tz.as_deref()),
+                    )?,
                     enrollment_id: r.enrollment_id.into(),
                     flow_id: r.flow_id,
                     flow_version: r.flow_version,

@@ -8,12 +8,10 @@
 //! per Watch stays bounded whatever the backlog. At the end of the log it looks again every
 //! [`WATCH_POLL`].
 
-use super::read::entry_detail;
 use super::Entry;
 use crate::auth::{Principal, Scope};
-use crate::clock::from_millis;
 use crate::code::Code;
-use crate::engine::JourneyKind;
+use crate::engine::{JourneyKind, ShownZone};
 use crate::quote::quote;
 use crate::runtime::Core;
 use crate::service::fields::{self, Limit};
@@ -201,6 +199,7 @@ pub async fn watch(
     let (tx, rx) = mpsc::channel(WATCH_BUFFER);
     let db = core.db.clone();
     tokio::spawn(async move {
+        let mut zone: Option<(store::watch::RowZones, ShownZone)> = None;
         loop {
             let page = match store::watch::page(
                 &db,
@@ -224,21 +223,36 @@ pub async fn watch(
                 if !kinds.is_empty() && !kinds.contains(&row.kind.as_str()) {
                     continue;
                 }
-                let item = entry_detail(after.seq, &after.enrollment_id, &row.detail)
-                    .map_err(ServiceError::from)
-                    .map(|detail| WatchItem {
-                        cursor: cursor(&account, &after),
-                        enrollment_id: after.enrollment_id.clone(),
-                        flow_id: row.flow_id,
-                        flow_version: row.flow_version,
-                        contact_id: row.contact_id,
-                        entry: Entry {
-                            seq: after.seq,
-                            at: from_millis(row.at),
-                            kind: row.kind,
-                            detail,
-                        },
-                    });
+                // Consecutive entries are mostly one enrollment's: its zone is found once.
+                if zone.as_ref().is_none_or(|(of, _)| *of != row.zones) {
+                    let z = &row.zones;
+                    let shown = ShownZone::of(
+                        z.contact_tz.as_deref(),
+                        z.contact_phone.as_deref(),
+                        z.sender_tz.as_deref(),
+                    );
+                    zone = Some((row.zones.clone(), shown));
+                }
+                let shown = zone
+                    .as_ref()
+                    .map_or(ShownZone::of(None, None, None), |z| z.1);
+                let item = Entry::read(
+                    &after.enrollment_id,
+                    after.seq,
+                    row.at,
+                    row.kind,
+                    &row.detail,
+                    &shown,
+                )
+                .map_err(ServiceError::from)
+                .map(|entry| WatchItem {
+                    cursor: cursor(&account, &after),
+                    enrollment_id: after.enrollment_id.clone(),
+                    flow_id: row.flow_id,
+                    flow_version: row.flow_version,
+                    contact_id: row.contact_id,
+                    entry,
+                });
                 // Waits while the consumer is behind: the back-pressure.
                 if tx.send(item).await.is_err() {
                     return;
