@@ -1050,13 +1050,13 @@ fn timeline_svg(
                 g {
                     text class="tick" x="4" y=(16.0 + i as f64 * 22.0) { (label) }
                     rect class=(*class) x=(x(*from)) y=(4.0 + i as f64 * 22.0) width=((x(*to) - x(*from)).max(2.0)) height="16" {
-                        title { (label) ": " (local_time(zone, *from)) " – " (local_time(zone, *to)) }
+                        title { (label) ": " (crate::engine::sentence::entry_time(*from, zone)) " – " (crate::engine::sentence::entry_time(*to, zone)) }
                     }
                 }
             }
             // A signal is a mark a keyboard reaches too: its words on hover and on focus.
             @for (label, at) in &d.marks {
-                @let said = format!("{label} at {}", local_time(zone, *at));
+                @let said = format!("{label} at {}", crate::engine::sentence::entry_time(*at, zone));
                 g class="mark" tabindex="0" role="img" aria-label=(said) {
                     circle class="signal" cx=(x(*at)) cy=(height - 30.0) r="5" { title { (said) } }
                 }
@@ -1064,11 +1064,6 @@ fn timeline_svg(
             text class="tick" x=(left) y=(height - 2.0) { "times in " (zone.name()) }
         }
     }
-}
-
-/// `t` as a person in `zone` reads it: "Tue 08 Dec 09:00".
-fn local_time(zone: &Zone, t: DateTime<Utc>) -> String {
-    zone.to_local(t).format("%a %d %b %H:%M").to_string()
 }
 
 /// The time axis's ticks between `start` and `end`, read in `zone`: days over a long span,
@@ -1087,7 +1082,7 @@ fn axis_ticks(
         while day <= last && ticks.len() < 400 {
             let at = zone.to_instant(day.and_hms_opt(0, 0, 0).expect("midnight"));
             if at >= start {
-                ticks.push((at, day.format("%a %d %b").to_string()));
+                ticks.push((at, day.format("%a %-d %b").to_string()));
             }
             day = day.succ_opt().expect("a next day");
         }
@@ -1106,7 +1101,7 @@ fn axis_ticks(
     while zone.to_instant(at_local) <= end && ticks.len() < 30 {
         let at = zone.to_instant(at_local);
         let label = if ticks.is_empty() || at_local.time() == chrono::NaiveTime::MIN {
-            at_local.format("%a %d %b %H:%M").to_string()
+            at_local.format("%a %-d %b %H:%M").to_string()
         } else {
             at_local.format("%H:%M").to_string()
         };
@@ -1333,16 +1328,16 @@ mod tests {
         };
         assert_eq!(
             labels("2026-12-08T15:30:00Z", "2026-12-08T19:00:00Z"),
-            ["Tue 08 Dec 09:00", "10:00", "11:00", "12:00"]
+            ["Tue 8 Dec 09:00", "10:00", "11:00", "12:00"]
         );
         assert_eq!(
             labels("2026-12-08T23:00:00Z", "2026-12-09T13:00:00Z"),
             [
-                "Tue 08 Dec 16:00",
+                "Tue 8 Dec 16:00",
                 "18:00",
                 "20:00",
                 "22:00",
-                "Wed 09 Dec 00:00",
+                "Wed 9 Dec 00:00",
                 "02:00",
                 "04:00",
                 "06:00"
@@ -1350,7 +1345,7 @@ mod tests {
         );
         assert_eq!(
             labels("2026-12-08T15:00:00Z", "2026-12-12T15:00:00Z"),
-            ["Wed 09 Dec", "Thu 10 Dec", "Fri 11 Dec", "Sat 12 Dec"]
+            ["Wed 9 Dec", "Thu 10 Dec", "Fri 11 Dec", "Sat 12 Dec"]
         );
     }
 
