@@ -301,8 +301,8 @@ async fn console_sign_in_sessions_and_pages(backend: Backend) {
     );
     assert!(a.body.contains("“Sounds good”"), "{}", a.body);
     assert!(
-        a.body.contains("woke: interested"),
-        "the mark's title: {}",
+        a.body.contains("<title>Woken by a reply: interested — “Sounds good” at "),
+        "the mark's title is the entry's sentence: {}",
         a.body
     );
     assert!(!a.body.contains("<b>Thursday</b>"), "{}", a.body);
@@ -427,11 +427,11 @@ async fn every_console_page_passes_axe_and_the_keyboard_reaches_it() {
     let base = format!("http://{}", app.addr);
     let token = app.token.clone();
     let pages = [
-        ("console-flows", "/console/flows".to_string()),
-        ("console-enrollments", "/console/enrollments".to_string()),
-        ("console-flow", format!("/console/flows/{flow_id}")),
-        ("console-enrollment", format!("/console/enrollments/{id}")),
-        ("console-simulator", "/console/simulate".to_string()),
+        ("page-flows", "/console/flows".to_string()),
+        ("page-enrollments", "/console/enrollments".to_string()),
+        ("page-flow", format!("/console/flows/{flow_id}")),
+        ("page-enrollment", format!("/console/enrollments/{id}")),
+        ("page-simulator", "/console/simulate".to_string()),
     ];
     let found = tokio::task::spawn_blocking(move || {
         use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;

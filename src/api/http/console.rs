@@ -951,18 +951,8 @@ fn drawing(entries: &[Entry], now: DateTime<Utc>) -> Drawing {
                     d.bars.push((format!("{s} held"), from, e.at, "hold"));
                 }
             }
-            "signal" => {
-                let what = e
-                    .detail
-                    .get("effect")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("signal");
-                let label = match reading(&e.detail) {
-                    Some(said) => format!("{what}: {said}"),
-                    None => what.to_string(),
-                };
-                d.marks.push((label, e.at));
-            }
+            // A signal's mark says what its journey entry says.
+            "signal" => d.marks.push((e.summary.clone(), e.at)),
             _ => {}
         }
     }
@@ -1035,7 +1025,7 @@ fn timeline_svg(
     }
     use chrono::Datelike;
     html! {
-        svg id="timeline" xmlns="http://www.w3.org/2000/svg" width=(left + width + 20.0) height=(height) data-zone=(zone.name()) {
+        svg id="timeline" xmlns="http://www.w3.org/2000/svg" width=(left + width + 60.0) height=(height) data-zone=(zone.name()) {
             @for (a, b, class) in &shades {
                 @if b > a {
                     rect class=(class) x=(a) y="0" width=(b - a) height=(height - 30.0) {}
