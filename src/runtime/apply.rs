@@ -157,13 +157,14 @@ impl StepContext {
         Some((key, caps))
     }
 
-    async fn definitions(
+    async fn definitions<'r>(
         tx: &mut Tx,
         flows: &FlowCache,
-        rows: &[EnrollmentRow],
+        rows: impl IntoIterator<Item = &'r EnrollmentRow>,
     ) -> Result<HashMap<FlowKey, String>, StoreError> {
+        // Cached versions cost no statement: the common case, after a process's first batch.
         let mut wanted: Vec<&str> = rows
-            .iter()
+            .into_iter()
             .filter(|r| !flows.contains(&(r.flow_id.clone(), r.flow_version)))
             .map(|r| r.flow_id.as_str())
             .collect();
@@ -181,13 +182,14 @@ impl StepContext {
     }
 
     /// The parsed flow of each of `rows` (those that parse): the cache first, then the stored
-    /// definitions of the versions it lacks, read in `tx`.
+    /// definitions of the versions it lacks, read in `tx` (no statement when every version is
+    /// cached).
     pub async fn flows_of(
         tx: &mut Tx,
         flows: &FlowCache,
-        rows: &[EnrollmentRow],
+        rows: &[&EnrollmentRow],
     ) -> Result<HashMap<FlowKey, std::sync::Arc<crate::flow::Flow>>, StoreError> {
-        let definitions = Self::definitions(tx, flows, rows).await?;
+        let definitions = Self::definitions(tx, flows, rows.iter().copied()).await?;
         let mut parsed = HashMap::new();
         for r in rows {
             let key = (r.flow_id.clone(), r.flow_version);

@@ -11,6 +11,7 @@
 //!   and closed when the enrollment's next outreach message is sent. A reply locks only its own
 //!   enrollment's rows.
 
+use super::enrollments::Writes;
 use super::schema::{exposures, flow_counts};
 use super::{Conn, Db, StoreError, Tx};
 use crate::engine::funnel::Metric;
@@ -112,6 +113,16 @@ pub struct Conversion {
     pub at: i64,
 }
 
+/// An outreach message acknowledged as sent to an enrollment of a flow with step experiments:
+/// the enrollment's open exposures to step (not shared) experiments close at `at`, so a reply
+/// after it no longer converts them. Written before the exposures its own message makes, which
+/// stay open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closing {
+    pub enrollment_id: String,
+    pub at: i64,
+}
+
 /// PostgreSQL: the conversions of one write as one statement, whose `converted` counts are
 /// appended by the same statement (a data-modifying `WITH`). `x.enrollment_id = ANY($1)` keeps
 /// the plan on the primary key whatever the planner guesses of the arrays' length: joined on
@@ -130,21 +141,44 @@ pub const PG_CONVERT: &str = "WITH c AS ( \
             at - (at % 3600000), count(*) FROM c \
      GROUP BY account_id, flow_id, flow_version, step, variant, at - (at % 3600000)";
 
+/// PostgreSQL: the exposures of one write as one statement: the open windows of the
+/// enrollments in `$1` (closed at `$2`) close, the new exposures (`$3`…`$12`, one array per
+/// column) are inserted unless the enrollment was exposed to that experiment before, and each
+/// one inserted counts `exposed` (a data-modifying `WITH`, like [`PG_CONVERT`]). Sibling CTEs
+/// see the same snapshot, so the `UPDATE` cannot close the exposures the `INSERT` adds: the
+/// earlier close, the new stay open. The `UPDATE` reaches exposures by their key
+/// (`enrollment_id = ANY($1)`), for the reason given at [`PG_CONVERT`].
+pub const PG_EXPOSE: &str = "WITH closed AS ( \
+     UPDATE exposures x SET closed_at = c.at \
+     FROM (SELECT unnest($1::text[]) AS enrollment_id, unnest($2::int8[]) AS at) AS c \
+     WHERE x.enrollment_id = ANY($1::text[]) AND x.enrollment_id = c.enrollment_id \
+       AND x.closed_at IS NULL AND NOT x.shared), \
+     ins AS ( \
+     INSERT INTO exposures (enrollment_id, experiment, account_id, flow_id, flow_version, step, \
+       variant, goal, shared, exposed_at) \
+     SELECT unnest($3::text[]), unnest($4::text[]), unnest($5::text[]), unnest($6::text[]), \
+       unnest($7::int4[]), unnest($8::text[]), unnest($9::text[]), unnest($10::text[]), \
+       unnest($11::bool[]), unnest($12::int8[]) \
+     ON CONFLICT DO NOTHING \
+     RETURNING account_id, flow_id, flow_version, step, variant, exposed_at) \
+     INSERT INTO flow_counts (account_id, flow_id, flow_version, step, metric, variant, hour, n) \
+     SELECT account_id, flow_id, flow_version, step, 'exposed', variant, \
+            exposed_at - (exposed_at % 3600000), count(*) FROM ins \
+     GROUP BY account_id, flow_id, flow_version, step, variant, exposed_at - (exposed_at % 3600000)";
+
 /// PostgreSQL: a write's counts, one statement of arrays.
 pub const PG_APPEND: &str = "INSERT INTO flow_counts \
      (account_id, flow_id, flow_version, step, metric, variant, hour, n) \
      SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::int4[]), unnest($4::text[]), \
      unnest($5::text[]), unnest($6::text[]), unnest($7::int8[]), unnest($8::int8[])";
 
-/// SQLite: appends `counts` and applies `conversions` (with their counts) on the writer's
-/// synchronous connection, inside its transaction.
-pub fn write_sqlite(
-    conn: &mut diesel::SqliteConnection,
-    counts: &Tally,
-    conversions: &[Conversion],
-) -> QueryResult<()> {
-    let mut all = counts.clone();
-    for c in conversions {
+/// SQLite: what [`PG_CONVERT`], [`PG_EXPOSE`] and [`PG_APPEND`] write, in that order, on the
+/// writer's synchronous connection inside its transaction: `w`'s conversions (with their
+/// `converted` counts), its closings, then its exposures (with their `exposed` counts), then
+/// its counts.
+pub fn write_sqlite(conn: &mut diesel::SqliteConnection, w: &Writes) -> QueryResult<()> {
+    let mut all = w.counts.clone();
+    for c in &w.conversions {
         let update = diesel::update(
             exposures::table
                 .filter(exposures::enrollment_id.eq(&c.enrollment_id))
@@ -178,62 +212,48 @@ pub fn write_sqlite(
             );
         }
     }
+    // The earlier windows close before the new exposures go in, which stay open (as the
+    // sibling statements of PostgreSQL's `WITH` see it).
+    for c in &w.closings {
+        diesel::RunQueryDsl::execute(
+            diesel::update(
+                exposures::table
+                    .filter(exposures::enrollment_id.eq(&c.enrollment_id))
+                    .filter(exposures::closed_at.is_null())
+                    .filter(exposures::shared.eq(false)),
+            )
+            .set(exposures::closed_at.eq(c.at)),
+            conn,
+        )?;
+    }
+    for row in &w.exposures {
+        let inserted: Option<ExposureRow> = diesel::RunQueryDsl::get_result(
+            diesel::insert_into(exposures::table)
+                .values(row)
+                .on_conflict_do_nothing()
+                .returning(ExposureRow::as_returning()),
+            conn,
+        )
+        .optional()?;
+        if let Some(new) = inserted {
+            all.add(
+                CountKey {
+                    account_id: new.account_id,
+                    flow_id: new.flow_id,
+                    flow_version: new.flow_version,
+                    step: new.step,
+                    metric: Metric::Exposed,
+                    variant: new.variant,
+                    hour: hour_of(new.exposed_at),
+                },
+                1,
+            );
+        }
+    }
     for row in all.rows() {
         diesel::RunQueryDsl::execute(diesel::insert_into(flow_counts::table).values(&row), conn)?;
     }
     Ok(())
-}
-
-impl Tx {
-    /// Records sent outreach messages: the open windows of `sent_to` (enrollments whose
-    /// outreach message was just acknowledged as sent) close, then `exposed` are inserted
-    /// unless the enrollment was exposed to that experiment before. Answers the rows inserted
-    /// (the new exposures, to count).
-    pub async fn expose(
-        &mut self,
-        sent_to: &[&str],
-        exposed: &[ExposureRow],
-        now_ms: i64,
-    ) -> Result<Vec<ExposureRow>, StoreError> {
-        if !sent_to.is_empty() {
-            on_conn!(&mut self.conn, c => diesel::update(
-                exposures::table
-                    .filter(exposures::enrollment_id.eq_any(sent_to))
-                    .filter(exposures::closed_at.is_null())
-                    .filter(exposures::shared.eq(false)),
-            )
-            .set(exposures::closed_at.eq(now_ms))
-            .execute(c)
-            .await)?;
-        }
-        let mut inserted = Vec::new();
-        if exposed.is_empty() {
-            return Ok(inserted);
-        }
-        match &mut self.conn {
-            Conn::Postgres(c) => {
-                inserted = diesel::insert_into(exposures::table)
-                    .values(exposed)
-                    .on_conflict_do_nothing()
-                    .returning(ExposureRow::as_returning())
-                    .get_results(&mut **c)
-                    .await?;
-            }
-            Conn::Sqlite(c) => {
-                for row in exposed {
-                    let got: Option<ExposureRow> = diesel::insert_into(exposures::table)
-                        .values(row)
-                        .on_conflict_do_nothing()
-                        .returning(ExposureRow::as_returning())
-                        .get_result(&mut **c)
-                        .await
-                        .optional()?;
-                    inserted.extend(got);
-                }
-            }
-        }
-        Ok(inserted)
-    }
 }
 
 /// A flow's counts since `since_hour`, summed by key, and how many rows they were read from.

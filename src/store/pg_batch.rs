@@ -239,6 +239,28 @@ pub async fn write_with<'a>(
         .execute(&mut &*c);
         sent.push(q);
     }
+    // After the conversions: a goal event of this write converts the window its message
+    // closes, and never an exposure this write makes.
+    if !w.closings.is_empty() || !w.exposures.is_empty() {
+        let (k, x) = (&w.closings, &w.exposures);
+        let q = Cached(
+            diesel::sql_query(super::flow_stats::PG_EXPOSE)
+                .bind::<Array<Text>, _>(col(k, |r| r.enrollment_id.as_str()))
+                .bind::<Array<BigInt>, _>(col(k, |r| r.at))
+                .bind::<Array<Text>, _>(col(x, |r| r.enrollment_id.as_str()))
+                .bind::<Array<Text>, _>(col(x, |r| r.experiment.as_str()))
+                .bind::<Array<Text>, _>(col(x, |r| r.account_id.as_str()))
+                .bind::<Array<Text>, _>(col(x, |r| r.flow_id.as_str()))
+                .bind::<Array<Integer>, _>(col(x, |r| r.flow_version))
+                .bind::<Array<Text>, _>(col(x, |r| r.step.as_str()))
+                .bind::<Array<Text>, _>(col(x, |r| r.variant.as_str()))
+                .bind::<Array<Text>, _>(col(x, |r| r.goal.as_str()))
+                .bind::<Array<Bool>, _>(col(x, |r| r.shared))
+                .bind::<Array<BigInt>, _>(col(x, |r| r.exposed_at)),
+        )
+        .execute(&mut &*c);
+        sent.push(q);
+    }
     sent.extend(more);
     // The journey, keyed for Watch (`super::watch`), after the enrollments' previous keys as
     // this transaction holds them.

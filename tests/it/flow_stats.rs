@@ -44,6 +44,18 @@ mod two_replicas {
     }
 }
 
+/// The experiment's bookkeeping adds no round trip to acks or replies (PostgreSQL pipelines it
+/// into their statement batches).
+mod round_trips {
+    mod postgres {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+        async fn an_ack_batch_of_a_variants_messages_makes_no_more_round_trips() {
+            super::super::an_ack_batch_of_a_variants_messages_makes_no_more_round_trips().await
+        }
+    }
+}
+
 const CONTACTS: usize = 40;
 
 async fn claim_and_send(app: &TestApp) -> Vec<Dispatch> {
@@ -772,4 +784,105 @@ async fn a_reply_converts_through_the_key_not_a_scan() {
     assert!(plan.contains("exposures_pkey"), "{plan}");
     drop(db);
     drop(pg);
+}
+
+/// `reply-test` without its experiment, as `plain-test`: the same steps, no variants.
+fn plain_flow() -> String {
+    let mut flow: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/flows/reply-test.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    flow["name"] = "plain-test".into();
+    let email = flow["steps"]["email_1"].as_object_mut().unwrap();
+    email.remove("variants");
+    email.remove("experiment");
+    flow.to_string()
+}
+
+/// The flows `reply-test` (an experiment on its first email) and `plain-test` (none), with
+/// `n` contacts enrolled in each (`exp-*` and `plain-*`), their first emails claimed: the
+/// claims of `reply-test`, then those of `plain-test`.
+async fn two_flows_claimed(
+    app: &TestApp,
+    n: usize,
+) -> (
+    Vec<nudge::service::dispatches::Dispatch>,
+    Vec<nudge::service::dispatches::Dispatch>,
+) {
+    let reply_test = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/flows/reply-test.json"
+    ))
+    .unwrap();
+    for definition in [reply_test, plain_flow()] {
+        app.flows()
+            .await
+            .create_flow(app.authed(CreateFlowRequest { definition }))
+            .await
+            .unwrap();
+    }
+    enroll_new(app, "exp", n, "reply-test").await;
+    enroll_new(app, "plain", n, "plain-test").await;
+    let claimed = nudge::service::dispatches::claim(&app.state.core, "default", 600_000, 100, &[])
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 2 * n);
+    claimed.into_iter().partition(|d| d.variant.is_some())
+}
+
+/// Acks of `claimed`, each sent.
+fn sent_acks(
+    claimed: &[nudge::service::dispatches::Dispatch],
+) -> Vec<nudge::service::dispatches::AckItem> {
+    claimed
+        .iter()
+        .map(|d| nudge::service::dispatches::AckItem {
+            id: d.id.clone(),
+            lease_token: d.lease_token.clone().unwrap(),
+            outcome: nudge::service::dispatches::Outcome::Sent {
+                provider_message_id: format!("m-{}", d.id),
+            },
+        })
+        .collect()
+}
+
+/// An ack batch of a variant's messages (each an exposure to insert and a window to close,
+/// and `exposed` to count) waits on the database as often as one of a flow without
+/// experiments: the bookkeeping travels in the batch's statements, not in round trips of its
+/// own (two more, each ack batch, cost acks 15 % of their rate).
+async fn an_ack_batch_of_a_variants_messages_makes_no_more_round_trips() {
+    use crate::common::round_trips;
+    round_trips::install();
+    let app = spawn_app(Backend::Postgres).await;
+    let core = &app.state.core;
+    let (exp, plain) = two_flows_claimed(&app, 5).await;
+    let (acked, plain_trips) = round_trips::count(nudge::service::dispatches::ack_batch(
+        core,
+        "default",
+        &sent_acks(&plain),
+    ))
+    .await;
+    assert!(acked.unwrap().iter().all(|a| a.is_ok()));
+    let (acked, exp_trips) = round_trips::count(nudge::service::dispatches::ack_batch(
+        core,
+        "default",
+        &sent_acks(&exp),
+    ))
+    .await;
+    assert!(acked.unwrap().iter().all(|a| a.is_ok()));
+    assert!(plain_trips.trips > 0, "counted: {plain_trips:?}");
+    assert_eq!(
+        exp_trips.trips, plain_trips.trips,
+        "with an experiment: {:#?}\nwithout: {:#?}",
+        exp_trips.statements, plain_trips.statements
+    );
+    // And the bookkeeping was done: every contact exposed once.
+    let s = stats(&app, 0, None).await;
+    let e1 = step(&s, "email_1").experiment.as_ref().unwrap();
+    assert_eq!(e1.variants.iter().map(|v| v.exposed).sum::<i64>(), 5);
+    app.stop().await;
 }
