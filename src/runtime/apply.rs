@@ -92,7 +92,8 @@ impl StepContext {
         let definitions = Self::definitions(tx, flows, rows).await?;
         let mut ctx = Self::ctx_by_account(settings, quiet_hours);
         // Step experiments assign by which variants are stopped: read only for flows that
-        // have experiments (none, in most batches).
+        // have experiments (none, in most batches), beside the senders' caps (no round trip
+        // of its own).
         let mut experimental: Vec<&str> = Vec::new();
         for r in rows {
             let key = (r.flow_id.clone(), r.flow_version);
@@ -103,8 +104,9 @@ impl StepContext {
                 experimental.push(r.flow_id.as_str());
             }
         }
+        let (caps, stopped) = tx.caps_and_stopped(&keys, &experimental).await?;
         if !experimental.is_empty() {
-            let stopped = std::sync::Arc::new(tx.stopped_variants(&experimental).await?);
+            let stopped = std::sync::Arc::new(stopped);
             for c in ctx.values_mut() {
                 c.stopped = stopped.clone();
             }
@@ -112,12 +114,7 @@ impl StepContext {
         Ok(StepContext {
             definitions,
             ctx,
-            caps: tx
-                .sender_caps(&keys)
-                .await?
-                .into_iter()
-                .map(|(k, (caps, _))| (k, caps))
-                .collect(),
+            caps: caps.into_iter().map(|(k, (caps, _))| (k, caps)).collect(),
             books: None,
         })
     }

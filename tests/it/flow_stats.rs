@@ -53,6 +53,12 @@ mod round_trips {
         async fn an_ack_batch_of_a_variants_messages_makes_no_more_round_trips() {
             super::super::an_ack_batch_of_a_variants_messages_makes_no_more_round_trips().await
         }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+        async fn a_group_of_replies_that_convert_makes_no_more_round_trips() {
+            super::super::a_group_of_replies_that_convert_makes_no_more_round_trips().await
+        }
     }
 }
 
@@ -884,5 +890,64 @@ async fn an_ack_batch_of_a_variants_messages_makes_no_more_round_trips() {
     let s = stats(&app, 0, None).await;
     let e1 = step(&s, "email_1").experiment.as_ref().unwrap();
     assert_eq!(e1.variants.iter().map(|v| v.exposed).sum::<i64>(), 5);
+    app.stop().await;
+}
+
+/// Replies from `prefix-0` … `prefix-{n-1}`, as the signal router hands them to a group.
+fn replies(app: &TestApp, prefix: &str, n: usize) -> Vec<nudge::service::signals::Pending> {
+    use nudge::service::signals::{Arrival, Pending, Source};
+    (0..n)
+        .map(|i| Pending {
+            account_id: "default".into(),
+            arrival: Arrival {
+                contacts: vec![format!("{prefix}-{i}")],
+                kind: nudge::inbound::SignalKind::Reply {
+                    channel: "email".into(),
+                },
+                source: Source::Api,
+                provider_id: Some(format!("reply-{prefix}-{i}")),
+                payload: serde_json::json!({}),
+                replay: None,
+                intent: None,
+            },
+            phone: None,
+            now: app.clock.now(),
+        })
+        .collect()
+}
+
+/// A group of replies that convert exposures (the conversions and their `converted` counts to
+/// write, the stopped variants to assign by) waits on the database as often as a group of
+/// replies in a flow without experiments: the bookkeeping rides the group's reads and its
+/// statement batch.
+async fn a_group_of_replies_that_convert_makes_no_more_round_trips() {
+    use crate::common::round_trips;
+    use nudge::service::signals::receive_group;
+    round_trips::install();
+    let app = spawn_app(Backend::Postgres).await;
+    let core = &app.state.core;
+    let (exp, plain) = two_flows_claimed(&app, 5).await;
+    for claimed in [&exp, &plain] {
+        let acked = nudge::service::dispatches::ack_batch(core, "default", &sent_acks(claimed))
+            .await
+            .unwrap();
+        assert!(acked.iter().all(|a| a.is_ok()));
+    }
+    let (answers, plain_trips) =
+        round_trips::count(receive_group(core, replies(&app, "plain", 5))).await;
+    assert!(answers.iter().all(|a| a.is_ok()), "{answers:?}");
+    let (answers, exp_trips) =
+        round_trips::count(receive_group(core, replies(&app, "exp", 5))).await;
+    assert!(answers.iter().all(|a| a.is_ok()), "{answers:?}");
+    assert!(plain_trips.trips > 0, "counted: {plain_trips:?}");
+    assert_eq!(
+        exp_trips.trips, plain_trips.trips,
+        "with an experiment: {:#?}\nwithout: {:#?}",
+        exp_trips.statements, plain_trips.statements
+    );
+    // And the bookkeeping was done: every exposed contact converted once.
+    let s = stats(&app, 0, None).await;
+    let e1 = step(&s, "email_1").experiment.as_ref().unwrap();
+    assert_eq!(e1.variants.iter().map(|v| v.converted).sum::<i64>(), 5);
     app.stop().await;
 }
