@@ -272,11 +272,19 @@ pub async fn read(
         .load(c)
         .await)?;
     let read = rows.len();
-    let mut summed: BTreeMap<(String, i32, String, String, String, i64), i64> = BTreeMap::new();
+    let rows = sum_rows(rows);
+    Ok((rows, read))
+}
+
+/// `rows` summed by key (every column but `n`), one row per key, in key order.
+pub fn sum_rows(rows: Vec<CountRow>) -> Vec<CountRow> {
+    type Key = (String, String, i32, String, String, String, i64);
+    let mut summed: BTreeMap<Key, i64> = BTreeMap::new();
     for r in rows {
         *summed
             .entry((
                 r.account_id,
+                r.flow_id,
                 r.flow_version,
                 r.step,
                 r.metric,
@@ -285,12 +293,12 @@ pub async fn read(
             ))
             .or_insert(0) += r.n;
     }
-    let rows = summed
+    summed
         .into_iter()
         .map(
-            |((account_id, flow_version, step, metric, variant, hour), n)| CountRow {
+            |((account_id, flow_id, flow_version, step, metric, variant, hour), n)| CountRow {
                 account_id,
-                flow_id: flow_id.to_string(),
+                flow_id,
                 flow_version,
                 step,
                 metric,
@@ -299,8 +307,7 @@ pub async fn read(
                 n,
             },
         )
-        .collect();
-    Ok((rows, read))
+        .collect()
 }
 
 /// Folds a flow's count rows into one per key: the rows read are deleted and their sums
@@ -340,34 +347,7 @@ async fn fold_in(tx: &mut Tx, account_id: &str, flow_id: &str) -> Result<usize, 
         }
     };
     let before = rows.len();
-    let mut tally: BTreeMap<(String, i32, String, String, String, i64), i64> = BTreeMap::new();
-    for r in rows {
-        *tally
-            .entry((
-                r.flow_id,
-                r.flow_version,
-                r.step,
-                r.metric,
-                r.variant,
-                r.hour,
-            ))
-            .or_insert(0) += r.n;
-    }
-    let sums: Vec<CountRow> = tally
-        .into_iter()
-        .map(
-            |((flow_id, flow_version, step, metric, variant, hour), n)| CountRow {
-                account_id: account_id.to_string(),
-                flow_id,
-                flow_version,
-                step,
-                metric,
-                variant,
-                hour,
-                n,
-            },
-        )
-        .collect();
+    let sums = sum_rows(rows);
     insert_rows(&mut tx.conn, &sums).await?;
     Ok(before - sums.len())
 }
@@ -466,4 +446,43 @@ async fn insert_rows(conn: &mut Conn, rows: &[CountRow]) -> Result<(), StoreErro
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(flow: &str, step: &str, metric: &str, hour: i64, n: i64) -> CountRow {
+        CountRow {
+            account_id: "a".into(),
+            flow_id: flow.into(),
+            flow_version: 1,
+            step: step.into(),
+            metric: metric.into(),
+            variant: String::new(),
+            hour,
+            n,
+        }
+    }
+
+    #[test]
+    fn rows_of_one_key_sum_into_one_and_other_keys_stay_apart() {
+        let summed = sum_rows(vec![
+            row("f", "mail", "sent", 0, 2),
+            row("f", "mail", "sent", HOUR_MS, 1),
+            row("f", "mail", "sent", 0, 3),
+            row("g", "mail", "sent", 0, 4),
+            row("f", "mail", "failed", 0, 1),
+        ]);
+        assert_eq!(
+            summed,
+            vec![
+                row("f", "mail", "failed", 0, 1),
+                row("f", "mail", "sent", 0, 5),
+                row("f", "mail", "sent", HOUR_MS, 1),
+                row("g", "mail", "sent", 0, 4),
+            ]
+        );
+        assert!(sum_rows(Vec::new()).is_empty());
+    }
 }
