@@ -128,15 +128,44 @@ pub async fn get(
         }
     }
 
-    // The versions whose steps are listed: the one asked for, or every one counted.
+    // The versions whose steps are listed: the one asked for, or every one counted (newest
+    // first), those this process has not parsed yet read in one statement.
     let mut parsed: Vec<Arc<Flow>> = vec![parse(core, &latest)?];
     if version == 0 {
-        let mut others: Vec<i32> = rows.iter().map(|r| r.flow_version).collect();
+        let mut others: Vec<i32> = rows
+            .iter()
+            .map(|r| r.flow_version)
+            .filter(|&v| v != latest.version)
+            .collect();
         others.sort_unstable_by(|a, b| b.cmp(a));
         others.dedup();
-        for v in others.into_iter().filter(|&v| v != latest.version) {
-            let older = flows::get(core, account_id, &latest.id, v).await?;
-            parsed.push(parse(core, &older)?);
+        let key = |v: i32| (latest.id.clone(), v);
+        let unparsed: Vec<i32> = others
+            .iter()
+            .copied()
+            .filter(|&v| !core.flows.contains(&key(v)))
+            .collect();
+        let definitions: HashMap<i32, String> =
+            store::flows::versions(&core.db, &latest.id, &unparsed)
+                .await?
+                .into_iter()
+                .map(|r| (r.version, r.definition))
+                .collect();
+        for v in others {
+            let definition = definitions.get(&v).map(String::as_str);
+            if definition.is_none() && !core.flows.contains(&key(v)) {
+                return Err(ServiceError::NotFound {
+                    what: "flow",
+                    id: format!("{}@{v}", latest.id),
+                });
+            }
+            let flow = core
+                .flows
+                .get_or_parse(&key(v), definition)
+                .map_err(|message| {
+                    ServiceError::Internal(format!("flow {} version {v}: {message}", latest.id))
+                })?;
+            parsed.push(flow);
         }
     }
 

@@ -59,6 +59,12 @@ mod round_trips {
         async fn a_group_of_replies_that_convert_makes_no_more_round_trips() {
             super::super::a_group_of_replies_that_convert_makes_no_more_round_trips().await
         }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+        async fn the_statistics_of_every_version_read_the_older_versions_at_once() {
+            super::super::the_statistics_of_every_version_read_the_older_versions_at_once().await
+        }
     }
 }
 
@@ -950,4 +956,93 @@ async fn a_group_of_replies_that_convert_makes_no_more_round_trips() {
     let e1 = step(&s, "email_1").experiment.as_ref().unwrap();
     assert_eq!(e1.variants.iter().map(|v| v.converted).sum::<i64>(), 5);
     app.stop().await;
+}
+
+/// `GetFlowStats` of every version together reads the older versions' definitions in one
+/// statement, however many were counted (it read them one at a time), and none a replica has
+/// parsed already.
+async fn the_statistics_of_every_version_read_the_older_versions_at_once() {
+    use crate::common::round_trips;
+    round_trips::install();
+    let app = spawn_app(Backend::Postgres).await;
+    let definition = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/flows/reply-test.json"
+    ))
+    .unwrap();
+    let mut flow_id = String::new();
+    for _ in 0..4 {
+        flow_id = app
+            .flows()
+            .await
+            .create_flow(app.authed(CreateFlowRequest {
+                definition: definition.clone(),
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .flow
+            .unwrap()
+            .id;
+    }
+    // Something counted in each version.
+    let mut t = Tally::default();
+    for version in 1..=4 {
+        t.add(
+            CountKey {
+                account_id: "default".into(),
+                flow_id: flow_id.clone(),
+                flow_version: version,
+                step: "email_1".into(),
+                metric: Metric::Entered,
+                variant: String::new(),
+                hour: hour_of(nudge::clock::to_millis(app.clock.now())),
+            },
+            1,
+        );
+    }
+    nudge::store::flow_stats::append(&app.state.core.db, &t)
+        .await
+        .unwrap();
+    // A replica that has parsed none of them (the versions are parsed once per process).
+    let other = nudge::runtime::Core {
+        flows: Default::default(),
+        ..app.state.core.clone()
+    };
+    let (stats, trips) = round_trips::count_all(nudge::service::flow_stats::get(
+        &other, "default", &flow_id, 0, None,
+    ))
+    .await;
+    let stats = stats.unwrap();
+    assert_eq!(step_entered(&stats), 4, "every version counted");
+    let reads: Vec<&String> = trips
+        .statements
+        .iter()
+        .filter(|s| s.contains("flow_versions"))
+        .collect();
+    assert_eq!(
+        reads.len(),
+        2,
+        "the latest version, then the three older at once: {reads:#?}"
+    );
+    // Parsed now: read again, only the latest is.
+    let (_, trips) = round_trips::count_all(nudge::service::flow_stats::get(
+        &other, "default", &flow_id, 0, None,
+    ))
+    .await;
+    let reads = trips
+        .statements
+        .iter()
+        .filter(|s| s.contains("flow_versions"))
+        .count();
+    assert_eq!(reads, 1, "{:#?}", trips.statements);
+    app.stop().await;
+}
+
+fn step_entered(s: &nudge::service::flow_stats::FlowStats) -> i64 {
+    s.steps
+        .iter()
+        .find(|x| x.step == "email_1")
+        .unwrap()
+        .count(Metric::Entered)
 }

@@ -69,9 +69,26 @@ pub fn install() {
     ONCE.call_once(|| diesel::connection::set_default_instrumentation(counter).unwrap());
 }
 
-/// Runs `work` and answers its output with the round trips it made.
+/// Runs `work` and answers its output with the round trips it made from its first `BEGIN`.
 pub async fn count<F: Future>(work: F) -> (F::Output, Trips) {
-    let trips = Arc::new(Mutex::new(Trips::default()));
+    counted(work, Trips::default()).await
+}
+
+/// Runs `work` and answers its output with every statement it ran (and the round trips),
+/// from the start: for work outside a transaction.
+pub async fn count_all<F: Future>(work: F) -> (F::Output, Trips) {
+    counted(
+        work,
+        Trips {
+            begun: true,
+            ..Trips::default()
+        },
+    )
+    .await
+}
+
+async fn counted<F: Future>(work: F, start: Trips) -> (F::Output, Trips) {
+    let trips = Arc::new(Mutex::new(start));
     let out = COUNTING.scope(trips.clone(), work).await;
     let seen = trips.lock().unwrap().clone();
     (out, seen)
