@@ -157,28 +157,7 @@ async fn the_funnel_and_the_experiment_count_what_happened(backend: Backend) {
         .create_flow(app.authed(CreateFlowRequest { definition: flow }))
         .await
         .unwrap();
-    let mut e = EnrollmentServiceClient::new(app.channel().await);
-    for i in 0..CONTACTS {
-        app.contacts()
-            .await
-            .upsert_contact(app.authed(UpsertContactRequest {
-                contact: Some(Contact {
-                    id: format!("prospect-{i}"),
-                    email: format!("p{i}@example.com"),
-                    tz: "America/Denver".into(),
-                    ..Default::default()
-                }),
-            }))
-            .await
-            .unwrap();
-        e.enroll(app.authed(EnrollRequest {
-            contact_id: format!("prospect-{i}"),
-            flow_id: "reply-test".into(),
-            ..Default::default()
-        }))
-        .await
-        .unwrap();
-    }
+    enroll_new(&app, "prospect", CONTACTS, "reply-test").await;
     let variant_of = |i: usize| {
         ["short", "long"][assign(
             &seed("reply-test", "email_1", None),
@@ -658,16 +637,7 @@ async fn the_console_draws_the_funnel_and_the_experiment() {
             .unwrap()
             .wait_until_navigated()
             .unwrap();
-        tab.wait_for_element("input[name=token]")
-            .unwrap()
-            .click()
-            .unwrap();
-        tab.type_str(&token).unwrap();
-        tab.wait_for_element("button[type=submit]")
-            .unwrap()
-            .click()
-            .unwrap();
-        tab.wait_until_navigated().unwrap();
+        browser::sign_in(&tab, &token);
         tab.wait_for_element("nav").unwrap();
         // Scrolled to the funnel, so the screenshot shows it and the experiment.
         tab.navigate_to(&format!("{page}#funnel-bars"))
