@@ -123,11 +123,13 @@ pub struct Closing {
     pub at: i64,
 }
 
-/// PostgreSQL: the conversions of one write as one statement, whose `converted` counts are
-/// appended by the same statement (a data-modifying `WITH`). `x.enrollment_id = ANY($1)` keeps
-/// the plan on the primary key whatever the planner guesses of the arrays' length: joined on
-/// the unnested rows alone, a plan cached while the table was small hashed all of it (a
-/// million exposures read for every reply, measured).
+/// PostgreSQL: the conversions of one write (`$1`…`$3`) and its counts (`$4`…`$11`, as in
+/// [`PG_APPEND`]) as one statement: the conversions' `converted` counts are appended with the
+/// others (a data-modifying `WITH`), so a write with conversions sends no more statements than
+/// one without. `x.enrollment_id = ANY($1)` keeps the plan on the primary key whatever the
+/// planner guesses of the arrays' length: joined on the unnested rows alone, a plan cached
+/// while the table was small hashed all of it (a million exposures read for every reply,
+/// measured).
 pub const PG_CONVERT: &str = "WITH c AS ( \
      UPDATE exposures x SET converted_at = u.at \
      FROM (SELECT unnest($1::text[]) AS enrollment_id, unnest($2::text[]) AS goal, \
@@ -137,16 +139,20 @@ pub const PG_CONVERT: &str = "WITH c AS ( \
        AND x.converted_at IS NULL AND x.closed_at IS NULL AND x.exposed_at <= u.at \
      RETURNING x.account_id, x.flow_id, x.flow_version, x.step, x.variant, u.at) \
      INSERT INTO flow_counts (account_id, flow_id, flow_version, step, metric, variant, hour, n) \
+     SELECT unnest($4::text[]), unnest($5::text[]), unnest($6::int4[]), unnest($7::text[]), \
+     unnest($8::text[]), unnest($9::text[]), unnest($10::int8[]), unnest($11::int8[]) \
+     UNION ALL \
      SELECT account_id, flow_id, flow_version, step, 'converted', variant, \
             at - (at % 3600000), count(*) FROM c \
      GROUP BY account_id, flow_id, flow_version, step, variant, at - (at % 3600000)";
 
-/// PostgreSQL: the exposures of one write as one statement: the open windows of the
-/// enrollments in `$1` (closed at `$2`) close, the new exposures (`$3`…`$12`, one array per
-/// column) are inserted unless the enrollment was exposed to that experiment before, and each
-/// one inserted counts `exposed` (a data-modifying `WITH`, like [`PG_CONVERT`]). Sibling CTEs
-/// see the same snapshot, so the `UPDATE` cannot close the exposures the `INSERT` adds: the
-/// earlier close, the new stay open. The `UPDATE` reaches exposures by their key
+/// PostgreSQL: the exposures of one write and its counts (`$13`…`$20`, as in [`PG_APPEND`])
+/// as one statement: the open windows of the enrollments in `$1` (closed at `$2`) close, the
+/// new exposures (`$3`…`$12`, one array per column) are inserted unless the enrollment was
+/// exposed to that experiment before, and each one inserted counts `exposed`, appended with
+/// the write's other counts (a data-modifying `WITH`, like [`PG_CONVERT`]). Sibling CTEs see
+/// the same snapshot, so the `UPDATE` cannot close the exposures the `INSERT` adds: the earlier
+/// close, the new stay open. The `UPDATE` reaches exposures by their key
 /// (`enrollment_id = ANY($1)`), for the reason given at [`PG_CONVERT`].
 pub const PG_EXPOSE: &str = "WITH closed AS ( \
      UPDATE exposures x SET closed_at = c.at \
@@ -162,11 +168,15 @@ pub const PG_EXPOSE: &str = "WITH closed AS ( \
      ON CONFLICT DO NOTHING \
      RETURNING account_id, flow_id, flow_version, step, variant, exposed_at) \
      INSERT INTO flow_counts (account_id, flow_id, flow_version, step, metric, variant, hour, n) \
+     SELECT unnest($13::text[]), unnest($14::text[]), unnest($15::int4[]), unnest($16::text[]), \
+     unnest($17::text[]), unnest($18::text[]), unnest($19::int8[]), unnest($20::int8[]) \
+     UNION ALL \
      SELECT account_id, flow_id, flow_version, step, 'exposed', variant, \
             exposed_at - (exposed_at % 3600000), count(*) FROM ins \
      GROUP BY account_id, flow_id, flow_version, step, variant, exposed_at - (exposed_at % 3600000)";
 
-/// PostgreSQL: a write's counts, one statement of arrays.
+/// PostgreSQL: a write's counts, one statement of arrays (when neither [`PG_CONVERT`] nor
+/// [`PG_EXPOSE`] carries them).
 pub const PG_APPEND: &str = "INSERT INTO flow_counts \
      (account_id, flow_id, flow_version, step, metric, variant, hour, n) \
      SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::int4[]), unnest($4::text[]), \
