@@ -263,11 +263,9 @@ pub async fn write_with<'a>(
             .iter()
             .map(|s| previous.get(s.enrollment_id.as_str()).copied())
             .collect();
-        sent.push(Box::pin(async move {
-            journey_statement(&w.journey, &after)
-                .execute(&mut &*c)
-                .await
-        }));
+        // Made here, not when first polled, like the statements before it: each is queued
+        // for sending as it is made, so the batch goes out in one round trip.
+        sent.push(journey_statement(&w.journey, &after).execute(&mut &*c));
     }
     futures_util::future::try_join_all(sent).await?;
     Ok(())

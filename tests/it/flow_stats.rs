@@ -869,8 +869,10 @@ async fn an_ack_batch_of_a_variants_messages_makes_no_more_round_trips() {
     assert_eq!(
         (exp_trips.trips, exp_trips.statements.len()),
         (plain_trips.trips, plain_trips.statements.len()),
-        "round trips and statements with an experiment: {:#?}\nwithout: {:#?}",
+        "round trips and statements with an experiment ({}): {:#?}\nwithout ({}): {:#?}",
+        exp_trips.trace,
         exp_trips.statements,
+        plain_trips.trace,
         plain_trips.statements
     );
     // And the bookkeeping was done: every contact exposed once.
@@ -937,8 +939,10 @@ async fn a_group_of_replies_that_convert_makes_no_more_round_trips() {
     assert_eq!(
         (exp_trips.trips, exp_others),
         (plain_trips.trips, plain_trips.statements.len()),
-        "round trips and statements with an experiment: {:#?}\nwithout: {:#?}",
+        "round trips and statements with an experiment ({}): {:#?}\nwithout ({}): {:#?}",
+        exp_trips.trace,
         exp_trips.statements,
+        plain_trips.trace,
         plain_trips.statements
     );
     // And the bookkeeping was done: every exposed contact converted once.

@@ -23,6 +23,8 @@ pub struct Trips {
     pub statements: Vec<String>,
     waiting: usize,
     begun: bool,
+    /// `+` a statement started, `-` one answered, `|` a round trip began: the order seen.
+    pub trace: String,
 }
 
 tokio::task_local! {
@@ -44,7 +46,9 @@ impl Instrumentation for Counter {
                     }
                     if t.waiting == 0 {
                         t.trips += 1;
+                        t.trace.push('|');
                     }
+                    t.trace.push('+');
                     t.waiting += 1;
                     // The text without its binds (a batch's arrays).
                     let sql = text.split(" -- binds:").next().unwrap_or_default();
@@ -52,6 +56,7 @@ impl Instrumentation for Counter {
                 }
                 InstrumentationEvent::FinishQuery { .. } if t.begun => {
                     t.waiting = t.waiting.saturating_sub(1);
+                    t.trace.push('-');
                 }
                 _ => {}
             }
