@@ -122,10 +122,15 @@ pub async fn get(
         .filter(|r| version == 0 || r.flow_version == version)
         .collect();
     if read > FOLD_AFTER && read > 2 * rows.len() {
-        // Best effort: the answer stands either way, and the next read folds again.
-        if let Err(e) = store::flow_stats::fold(&core.db, account_id, &latest.id).await {
-            tracing::warn!(error = %e, flow = %latest.id, "folding flow counts failed");
-        }
+        // Best effort, and not in the answer's time (tens of thousands of rows after a busy
+        // hour took a read at 1,000,000 enrollments to 348 ms): the answer stands either way,
+        // and the next read folds again.
+        let (db, account, flow) = (core.db.clone(), account_id.to_string(), latest.id.clone());
+        tokio::spawn(async move {
+            if let Err(e) = store::flow_stats::fold(&db, &account, &flow).await {
+                tracing::warn!(error = %e, flow = %flow, "folding flow counts failed");
+            }
+        });
     }
 
     // The versions whose steps are listed: the one asked for, or every one counted (newest

@@ -267,23 +267,49 @@ pub fn write_sqlite(conn: &mut diesel::SqliteConnection, w: &Writes) -> QueryRes
 }
 
 /// A flow's counts since `since_hour`, summed by key, and how many rows they were read from.
+/// The database sums them (`GROUP BY`): a flow whose rows piled up before a fold (one a
+/// transaction and key, tens of thousands after a busy hour) answers a few hundred sums, not
+/// every row to sum here.
 pub async fn read(
     db: &Db,
     account_id: &str,
     flow_id: &str,
     since_hour: i64,
 ) -> Result<(Vec<CountRow>, usize), StoreError> {
+    use diesel::sql_types::{BigInt, Text};
     let mut conn = db.conn().await?;
-    let rows: Vec<CountRow> = on_conn!(&mut conn, c => flow_counts::table
-        .filter(flow_counts::account_id.eq(account_id))
-        .filter(flow_counts::flow_id.eq(flow_id))
-        .filter(flow_counts::hour.ge(since_hour))
-        .select(CountRow::as_select())
-        .load(c)
-        .await)?;
-    let read = rows.len();
-    let rows = sum_rows(rows);
+    let sums: Vec<CountSum> = on_conn!(&mut conn, c => diesel::sql_query(
+        "SELECT account_id, flow_id, flow_version, step, metric, variant, hour, \
+         CAST(SUM(n) AS BIGINT) AS n, COUNT(*) AS rows_read FROM flow_counts \
+         WHERE account_id = $1 AND flow_id = $2 AND hour >= $3 \
+         GROUP BY account_id, flow_id, flow_version, step, metric, variant, hour",
+    )
+    .bind::<Text, _>(account_id)
+    .bind::<Text, _>(flow_id)
+    .bind::<BigInt, _>(since_hour)
+    .load(c)
+    .await)?;
+    let read = sums.iter().map(|s| s.rows_read as usize).sum();
+    let mut rows: Vec<CountRow> = sums.into_iter().map(|s| CountRow::from(s.key)).collect();
+    rows.sort_by(|a, b| {
+        (a.flow_version, &a.step, &a.metric, &a.variant, a.hour).cmp(&(
+            b.flow_version,
+            &b.step,
+            &b.metric,
+            &b.variant,
+            b.hour,
+        ))
+    });
     Ok((rows, read))
+}
+
+/// A key's sum, and how many rows it was summed from ([`read`]).
+#[derive(QueryableByName)]
+struct CountSum {
+    #[diesel(embed)]
+    key: CountRowByName,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    rows_read: i64,
 }
 
 /// `rows` summed by key (every column but `n`), one row per key, in key order.
@@ -321,9 +347,11 @@ pub fn sum_rows(rows: Vec<CountRow>) -> Vec<CountRow> {
 }
 
 /// Folds a flow's count rows into one per key: the rows read are deleted and their sums
-/// inserted, in one transaction. On PostgreSQL rows another folder holds are skipped (`SKIP
-/// LOCKED`), so two replicas folding at once neither wait nor count twice; writers only ever
-/// insert, so they never wait on a fold.
+/// inserted, in one transaction. On PostgreSQL folds of one flow take turns (a transaction
+/// advisory lock on the flow), so two folding at once (a read's background fold, an upkeep
+/// pass of another replica) count nothing twice and leave one row a key; rows a writer's
+/// transaction still holds are skipped (`SKIP LOCKED`). Writers only ever insert, so they never
+/// wait on a fold.
 pub async fn fold(db: &Db, account_id: &str, flow_id: &str) -> Result<usize, StoreError> {
     let mut tx = db.begin().await?;
     let folded = fold_in(&mut tx, account_id, flow_id).await;
@@ -332,19 +360,29 @@ pub async fn fold(db: &Db, account_id: &str, flow_id: &str) -> Result<usize, Sto
 
 async fn fold_in(tx: &mut Tx, account_id: &str, flow_id: &str) -> Result<usize, StoreError> {
     let rows: Vec<CountRow> = match &mut tx.conn {
-        Conn::Postgres(c) => diesel::sql_query(
-            "DELETE FROM flow_counts WHERE ctid = ANY(ARRAY( \
+        Conn::Postgres(c) => {
+            // Folds of one flow take turns (the one a read started in the background, one an
+            // upkeep pass or a person runs): the second folds the first's sums, so a fold
+            // leaves one row a key.
+            diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))")
+                .bind::<diesel::sql_types::Text, _>(account_id)
+                .bind::<diesel::sql_types::Text, _>(flow_id)
+                .execute(&mut **c)
+                .await?;
+            diesel::sql_query(
+                "DELETE FROM flow_counts WHERE ctid = ANY(ARRAY( \
                  SELECT ctid FROM flow_counts WHERE account_id = $1 AND flow_id = $2 \
                  FOR UPDATE SKIP LOCKED)) \
                  RETURNING account_id, flow_id, flow_version, step, metric, variant, hour, n",
-        )
-        .bind::<diesel::sql_types::Text, _>(account_id)
-        .bind::<diesel::sql_types::Text, _>(flow_id)
-        .load::<CountRowByName>(&mut **c)
-        .await?
-        .into_iter()
-        .map(CountRow::from)
-        .collect(),
+            )
+            .bind::<diesel::sql_types::Text, _>(account_id)
+            .bind::<diesel::sql_types::Text, _>(flow_id)
+            .load::<CountRowByName>(&mut **c)
+            .await?
+            .into_iter()
+            .map(CountRow::from)
+            .collect()
+        }
         Conn::Sqlite(c) => {
             diesel::delete(
                 flow_counts::table
