@@ -92,7 +92,8 @@ impl StepContext {
         let definitions = Self::definitions(tx, flows, rows).await?;
         let mut ctx = Self::ctx_by_account(settings, quiet_hours);
         // Step experiments assign by which variants are stopped: read only for flows that
-        // have experiments (none, in most batches).
+        // have experiments (none, in most batches), beside the senders' caps (no round trip
+        // of its own).
         let mut experimental: Vec<&str> = Vec::new();
         for r in rows {
             let key = (r.flow_id.clone(), r.flow_version);
@@ -103,8 +104,9 @@ impl StepContext {
                 experimental.push(r.flow_id.as_str());
             }
         }
+        let (caps, stopped) = tx.caps_and_stopped(&keys, &experimental).await?;
         if !experimental.is_empty() {
-            let stopped = std::sync::Arc::new(tx.stopped_variants(&experimental).await?);
+            let stopped = std::sync::Arc::new(stopped);
             for c in ctx.values_mut() {
                 c.stopped = stopped.clone();
             }
@@ -112,12 +114,7 @@ impl StepContext {
         Ok(StepContext {
             definitions,
             ctx,
-            caps: tx
-                .sender_caps(&keys)
-                .await?
-                .into_iter()
-                .map(|(k, (caps, _))| (k, caps))
-                .collect(),
+            caps: caps.into_iter().map(|(k, (caps, _))| (k, caps)).collect(),
             books: None,
         })
     }
@@ -157,13 +154,14 @@ impl StepContext {
         Some((key, caps))
     }
 
-    async fn definitions(
+    async fn definitions<'r>(
         tx: &mut Tx,
         flows: &FlowCache,
-        rows: &[EnrollmentRow],
+        rows: impl IntoIterator<Item = &'r EnrollmentRow>,
     ) -> Result<HashMap<FlowKey, String>, StoreError> {
+        // Cached versions cost no statement: the common case, after a process's first batch.
         let mut wanted: Vec<&str> = rows
-            .iter()
+            .into_iter()
             .filter(|r| !flows.contains(&(r.flow_id.clone(), r.flow_version)))
             .map(|r| r.flow_id.as_str())
             .collect();
@@ -181,13 +179,14 @@ impl StepContext {
     }
 
     /// The parsed flow of each of `rows` (those that parse): the cache first, then the stored
-    /// definitions of the versions it lacks, read in `tx`.
+    /// definitions of the versions it lacks, read in `tx` (no statement when every version is
+    /// cached).
     pub async fn flows_of(
         tx: &mut Tx,
         flows: &FlowCache,
-        rows: &[EnrollmentRow],
+        rows: &[&EnrollmentRow],
     ) -> Result<HashMap<FlowKey, std::sync::Arc<crate::flow::Flow>>, StoreError> {
-        let definitions = Self::definitions(tx, flows, rows).await?;
+        let definitions = Self::definitions(tx, flows, rows.iter().copied()).await?;
         let mut parsed = HashMap::new();
         for r in rows {
             let key = (r.flow_id.clone(), r.flow_version);

@@ -21,7 +21,7 @@ use crate::store::journey::JourneyStep;
 use crate::store::{self, DispatchStatus, StoreError, Tx};
 use crate::timing::Channel;
 use chrono::{DateTime, Utc};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The lease when the caller asks for none.
 pub const DEFAULT_LEASE_MS: i64 = 60_000;
@@ -730,6 +730,9 @@ async fn ack_batch_in(
 /// What acks add to the flows' statistics: `sent` and `failed` on each message's step; and for
 /// enrollments in flows with step experiments, the exposures (a variant's message sent) and the
 /// end of the earlier ones' conversion windows (the enrollment's next outreach message sent).
+/// All of it goes into `writes`, stored in the ack's statement batch: no statement of its own.
+/// The flows are read from the cache (a version this process has not parsed yet is read in
+/// `tx`, once).
 async fn record_sends(
     core: &Core,
     tx: &mut Tx,
@@ -762,12 +765,9 @@ async fn record_sends(
     if sent.is_empty() {
         return Ok(());
     }
-    let mut involved: Vec<store::EnrollmentRow> = sent.iter().map(|(_, e)| (*e).clone()).collect();
-    involved.sort_by(|a, b| a.id.cmp(&b.id));
-    involved.dedup_by(|a, b| a.id == b.id);
+    let involved: Vec<&store::EnrollmentRow> = sent.iter().map(|(_, e)| *e).collect();
     let flows = crate::runtime::StepContext::flows_of(tx, &core.flows, &involved).await?;
-    let mut sent_to: Vec<&str> = Vec::new();
-    let mut exposed: Vec<store::flow_stats::ExposureRow> = Vec::new();
+    let mut closed: HashSet<&str> = HashSet::new();
     for (row, enrollment) in &sent {
         let Some(flow) = flows.get(&(enrollment.flow_id.clone(), enrollment.flow_version)) else {
             continue;
@@ -775,13 +775,18 @@ async fn record_sends(
         if !flow.has_experiments() {
             continue;
         }
-        sent_to.push(enrollment.id.as_str());
+        if closed.insert(enrollment.id.as_str()) {
+            writes.closings.push(store::flow_stats::Closing {
+                enrollment_id: enrollment.id.clone(),
+                at: now_ms,
+            });
+        }
         let (Some(variant), Some((experiment, shared, settings))) =
             (row.variant.as_ref(), flow.experiment_of(&row.step))
         else {
             continue;
         };
-        exposed.push(store::flow_stats::ExposureRow {
+        writes.exposures.push(store::flow_stats::ExposureRow {
             enrollment_id: enrollment.id.clone(),
             experiment,
             account_id: enrollment.account_id.clone(),
@@ -796,13 +801,9 @@ async fn record_sends(
             converted_at: None,
         });
     }
-    sent_to.sort();
-    sent_to.dedup();
-    for new in tx.expose(&sent_to, &exposed, now_ms).await? {
-        if let Some(enrollment) = enrollments.get(&new.enrollment_id) {
-            writes.count(enrollment, new.step, Metric::Exposed, &new.variant, now_ms);
-        }
-    }
+    writes
+        .closings
+        .sort_by(|a, b| a.enrollment_id.cmp(&b.enrollment_id));
     Ok(())
 }
 

@@ -66,32 +66,76 @@ pub fn parse_caps(tz: &str, caps: &str) -> Option<(Caps, Zone)> {
     Some((caps, Zone::parse(tz).ok()?))
 }
 
+/// A capped sender's stored (account, id, tz, caps), as [`senders_with_caps`] reads them.
+pub(super) type CapsRow = (String, String, String, Option<String>);
+
+/// The senders with caps whose account is one of `keys`' and id one of `keys`' (one statement
+/// whatever the accounts; [`caps_of`] keeps the pairs asked for).
+pub(super) fn senders_with_caps(
+    keys: &[SenderKey],
+) -> senders::BoxedQuery<
+    'static,
+    diesel::pg::Pg,
+    (
+        diesel::sql_types::Text,
+        diesel::sql_types::Text,
+        diesel::sql_types::Text,
+        diesel::sql_types::Nullable<diesel::sql_types::Text>,
+    ),
+> {
+    let (mut accounts, mut ids): (Vec<String>, Vec<String>) = keys.iter().cloned().unzip();
+    accounts.sort();
+    accounts.dedup();
+    ids.sort();
+    ids.dedup();
+    senders::table
+        .filter(senders::account_id.eq_any(accounts))
+        .filter(senders::id.eq_any(ids))
+        .filter(senders::caps.is_not_null())
+        .select((senders::account_id, senders::id, senders::tz, senders::caps))
+        .into_boxed()
+}
+
+/// The caps and zones of `rows` ([`senders_with_caps`]) that `keys` asked for and that parse.
+pub(super) fn caps_of(keys: &[SenderKey], rows: Vec<CapsRow>) -> HashMap<SenderKey, (Caps, Zone)> {
+    let mut out = HashMap::new();
+    for (account, id, tz, caps) in rows {
+        let key = (account, id);
+        if !keys.contains(&key) {
+            continue;
+        }
+        if let Some(parsed) = caps.as_deref().and_then(|c| parse_caps(&tz, c)) {
+            out.insert(key, parsed);
+        }
+    }
+    out
+}
+
 impl Tx {
-    /// The caps of those of `keys` that have any, with their zones.
+    /// The caps of those of `keys` that have any, with their zones: one statement (none
+    /// without keys).
     pub async fn sender_caps(
         &mut self,
         keys: &[SenderKey],
     ) -> Result<HashMap<SenderKey, (Caps, Zone)>, StoreError> {
-        let mut out = HashMap::new();
-        let mut by_account: HashMap<&str, Vec<&str>> = HashMap::new();
-        for (a, s) in keys {
-            by_account.entry(a.as_str()).or_default().push(s.as_str());
+        if keys.is_empty() {
+            return Ok(HashMap::new());
         }
-        for (account, ids) in by_account {
-            let rows: Vec<(String, String, Option<String>)> = on_conn!(&mut self.conn, c => senders::table
-                .filter(senders::account_id.eq(account))
-                .filter(senders::id.eq_any(&ids))
-                .filter(senders::caps.is_not_null())
-                .select((senders::id, senders::tz, senders::caps))
-                .load(c)
-                .await)?;
-            for (id, tz, caps) in rows {
-                if let Some(parsed) = caps.as_deref().and_then(|c| parse_caps(&tz, c)) {
-                    out.insert((account.to_string(), id), parsed);
-                }
+        let rows: Vec<CapsRow> = match &mut self.conn {
+            Conn::Postgres(c) => senders_with_caps(keys).load(&mut **c).await?,
+            Conn::Sqlite(c) => {
+                let (accounts, ids): (Vec<&str>, Vec<&str>) =
+                    keys.iter().map(|(a, s)| (a.as_str(), s.as_str())).unzip();
+                senders::table
+                    .filter(senders::account_id.eq_any(accounts))
+                    .filter(senders::id.eq_any(ids))
+                    .filter(senders::caps.is_not_null())
+                    .select((senders::account_id, senders::id, senders::tz, senders::caps))
+                    .load(&mut **c)
+                    .await?
             }
-        }
-        Ok(out)
+        };
+        Ok(caps_of(keys, rows))
     }
 
     /// Locks the rows of `keys` until this transaction ends (PostgreSQL `FOR UPDATE`, in key

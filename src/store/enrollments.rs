@@ -171,6 +171,12 @@ pub struct Writes {
     pub counts: super::flow_stats::Tally,
     /// Goal events that may convert step-experiment exposures.
     pub conversions: Vec<super::flow_stats::Conversion>,
+    /// Enrollments whose outreach message was acknowledged as sent, in flows with step
+    /// experiments: their open windows close (before `exposures` go in). One per enrollment.
+    pub closings: Vec<super::flow_stats::Closing>,
+    /// A variant's messages acknowledged as sent: inserted unless the enrollment was exposed to
+    /// that experiment before, each one inserted counting `exposed`.
+    pub exposures: Vec<super::flow_stats::ExposureRow>,
 }
 
 /// What a stored [`Writes`] means to this process once committed: the earliest wake to

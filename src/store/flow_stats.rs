@@ -11,6 +11,7 @@
 //!   and closed when the enrollment's next outreach message is sent. A reply locks only its own
 //!   enrollment's rows.
 
+use super::enrollments::Writes;
 use super::schema::{exposures, flow_counts};
 use super::{Conn, Db, StoreError, Tx};
 use crate::engine::funnel::Metric;
@@ -112,11 +113,23 @@ pub struct Conversion {
     pub at: i64,
 }
 
-/// PostgreSQL: the conversions of one write as one statement, whose `converted` counts are
-/// appended by the same statement (a data-modifying `WITH`). `x.enrollment_id = ANY($1)` keeps
-/// the plan on the primary key whatever the planner guesses of the arrays' length: joined on
-/// the unnested rows alone, a plan cached while the table was small hashed all of it (a
-/// million exposures read for every reply, measured).
+/// An outreach message acknowledged as sent to an enrollment of a flow with step experiments:
+/// the enrollment's open exposures to step (not shared) experiments close at `at`, so a reply
+/// after it no longer converts them. Written before the exposures its own message makes, which
+/// stay open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closing {
+    pub enrollment_id: String,
+    pub at: i64,
+}
+
+/// PostgreSQL: the conversions of one write (`$1`…`$3`) and its counts (`$4`…`$11`, as in
+/// [`PG_APPEND`]) as one statement: the conversions' `converted` counts are appended with the
+/// others (a data-modifying `WITH`), so a write with conversions sends no more statements than
+/// one without. `x.enrollment_id = ANY($1)` keeps the plan on the primary key whatever the
+/// planner guesses of the arrays' length: joined on the unnested rows alone, a plan cached
+/// while the table was small hashed all of it (a million exposures read for every reply,
+/// measured).
 pub const PG_CONVERT: &str = "WITH c AS ( \
      UPDATE exposures x SET converted_at = u.at \
      FROM (SELECT unnest($1::text[]) AS enrollment_id, unnest($2::text[]) AS goal, \
@@ -126,25 +139,56 @@ pub const PG_CONVERT: &str = "WITH c AS ( \
        AND x.converted_at IS NULL AND x.closed_at IS NULL AND x.exposed_at <= u.at \
      RETURNING x.account_id, x.flow_id, x.flow_version, x.step, x.variant, u.at) \
      INSERT INTO flow_counts (account_id, flow_id, flow_version, step, metric, variant, hour, n) \
+     SELECT unnest($4::text[]), unnest($5::text[]), unnest($6::int4[]), unnest($7::text[]), \
+     unnest($8::text[]), unnest($9::text[]), unnest($10::int8[]), unnest($11::int8[]) \
+     UNION ALL \
      SELECT account_id, flow_id, flow_version, step, 'converted', variant, \
             at - (at % 3600000), count(*) FROM c \
      GROUP BY account_id, flow_id, flow_version, step, variant, at - (at % 3600000)";
 
-/// PostgreSQL: a write's counts, one statement of arrays.
+/// PostgreSQL: the exposures of one write and its counts (`$13`…`$20`, as in [`PG_APPEND`])
+/// as one statement: the open windows of the enrollments in `$1` (closed at `$2`) close, the
+/// new exposures (`$3`…`$12`, one array per column) are inserted unless the enrollment was
+/// exposed to that experiment before, and each one inserted counts `exposed`, appended with
+/// the write's other counts (a data-modifying `WITH`, like [`PG_CONVERT`]). Sibling CTEs see
+/// the same snapshot, so the `UPDATE` cannot close the exposures the `INSERT` adds: the earlier
+/// close, the new stay open. The `UPDATE` reaches exposures by their key
+/// (`enrollment_id = ANY($1)`), for the reason given at [`PG_CONVERT`].
+pub const PG_EXPOSE: &str = "WITH closed AS ( \
+     UPDATE exposures x SET closed_at = c.at \
+     FROM (SELECT unnest($1::text[]) AS enrollment_id, unnest($2::int8[]) AS at) AS c \
+     WHERE x.enrollment_id = ANY($1::text[]) AND x.enrollment_id = c.enrollment_id \
+       AND x.closed_at IS NULL AND NOT x.shared), \
+     ins AS ( \
+     INSERT INTO exposures (enrollment_id, experiment, account_id, flow_id, flow_version, step, \
+       variant, goal, shared, exposed_at) \
+     SELECT unnest($3::text[]), unnest($4::text[]), unnest($5::text[]), unnest($6::text[]), \
+       unnest($7::int4[]), unnest($8::text[]), unnest($9::text[]), unnest($10::text[]), \
+       unnest($11::bool[]), unnest($12::int8[]) \
+     ON CONFLICT DO NOTHING \
+     RETURNING account_id, flow_id, flow_version, step, variant, exposed_at) \
+     INSERT INTO flow_counts (account_id, flow_id, flow_version, step, metric, variant, hour, n) \
+     SELECT unnest($13::text[]), unnest($14::text[]), unnest($15::int4[]), unnest($16::text[]), \
+     unnest($17::text[]), unnest($18::text[]), unnest($19::int8[]), unnest($20::int8[]) \
+     UNION ALL \
+     SELECT account_id, flow_id, flow_version, step, 'exposed', variant, \
+            exposed_at - (exposed_at % 3600000), count(*) FROM ins \
+     GROUP BY account_id, flow_id, flow_version, step, variant, exposed_at - (exposed_at % 3600000)";
+
+/// PostgreSQL: a write's counts, one statement of arrays (when neither [`PG_CONVERT`] nor
+/// [`PG_EXPOSE`] carries them).
 pub const PG_APPEND: &str = "INSERT INTO flow_counts \
      (account_id, flow_id, flow_version, step, metric, variant, hour, n) \
      SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::int4[]), unnest($4::text[]), \
      unnest($5::text[]), unnest($6::text[]), unnest($7::int8[]), unnest($8::int8[])";
 
-/// SQLite: appends `counts` and applies `conversions` (with their counts) on the writer's
-/// synchronous connection, inside its transaction.
-pub fn write_sqlite(
-    conn: &mut diesel::SqliteConnection,
-    counts: &Tally,
-    conversions: &[Conversion],
-) -> QueryResult<()> {
-    let mut all = counts.clone();
-    for c in conversions {
+/// SQLite: what [`PG_CONVERT`], [`PG_EXPOSE`] and [`PG_APPEND`] write, in that order, on the
+/// writer's synchronous connection inside its transaction: `w`'s conversions (with their
+/// `converted` counts), its closings, then its exposures (with their `exposed` counts), then
+/// its counts.
+pub fn write_sqlite(conn: &mut diesel::SqliteConnection, w: &Writes) -> QueryResult<()> {
+    let mut all = w.counts.clone();
+    for c in &w.conversions {
         let update = diesel::update(
             exposures::table
                 .filter(exposures::enrollment_id.eq(&c.enrollment_id))
@@ -178,85 +222,105 @@ pub fn write_sqlite(
             );
         }
     }
+    // The earlier windows close before the new exposures go in, which stay open (as the
+    // sibling statements of PostgreSQL's `WITH` see it).
+    for c in &w.closings {
+        diesel::RunQueryDsl::execute(
+            diesel::update(
+                exposures::table
+                    .filter(exposures::enrollment_id.eq(&c.enrollment_id))
+                    .filter(exposures::closed_at.is_null())
+                    .filter(exposures::shared.eq(false)),
+            )
+            .set(exposures::closed_at.eq(c.at)),
+            conn,
+        )?;
+    }
+    for row in &w.exposures {
+        let inserted: Option<ExposureRow> = diesel::RunQueryDsl::get_result(
+            diesel::insert_into(exposures::table)
+                .values(row)
+                .on_conflict_do_nothing()
+                .returning(ExposureRow::as_returning()),
+            conn,
+        )
+        .optional()?;
+        if let Some(new) = inserted {
+            all.add(
+                CountKey {
+                    account_id: new.account_id,
+                    flow_id: new.flow_id,
+                    flow_version: new.flow_version,
+                    step: new.step,
+                    metric: Metric::Exposed,
+                    variant: new.variant,
+                    hour: hour_of(new.exposed_at),
+                },
+                1,
+            );
+        }
+    }
     for row in all.rows() {
         diesel::RunQueryDsl::execute(diesel::insert_into(flow_counts::table).values(&row), conn)?;
     }
     Ok(())
 }
 
-impl Tx {
-    /// Records sent outreach messages: the open windows of `sent_to` (enrollments whose
-    /// outreach message was just acknowledged as sent) close, then `exposed` are inserted
-    /// unless the enrollment was exposed to that experiment before. Answers the rows inserted
-    /// (the new exposures, to count).
-    pub async fn expose(
-        &mut self,
-        sent_to: &[&str],
-        exposed: &[ExposureRow],
-        now_ms: i64,
-    ) -> Result<Vec<ExposureRow>, StoreError> {
-        if !sent_to.is_empty() {
-            on_conn!(&mut self.conn, c => diesel::update(
-                exposures::table
-                    .filter(exposures::enrollment_id.eq_any(sent_to))
-                    .filter(exposures::closed_at.is_null())
-                    .filter(exposures::shared.eq(false)),
-            )
-            .set(exposures::closed_at.eq(now_ms))
-            .execute(c)
-            .await)?;
-        }
-        let mut inserted = Vec::new();
-        if exposed.is_empty() {
-            return Ok(inserted);
-        }
-        match &mut self.conn {
-            Conn::Postgres(c) => {
-                inserted = diesel::insert_into(exposures::table)
-                    .values(exposed)
-                    .on_conflict_do_nothing()
-                    .returning(ExposureRow::as_returning())
-                    .get_results(&mut **c)
-                    .await?;
-            }
-            Conn::Sqlite(c) => {
-                for row in exposed {
-                    let got: Option<ExposureRow> = diesel::insert_into(exposures::table)
-                        .values(row)
-                        .on_conflict_do_nothing()
-                        .returning(ExposureRow::as_returning())
-                        .get_result(&mut **c)
-                        .await
-                        .optional()?;
-                    inserted.extend(got);
-                }
-            }
-        }
-        Ok(inserted)
-    }
-}
-
 /// A flow's counts since `since_hour`, summed by key, and how many rows they were read from.
+/// The database sums them (`GROUP BY`): a flow whose rows piled up before a fold (one a
+/// transaction and key, tens of thousands after a busy hour) answers a few hundred sums, not
+/// every row to sum here.
 pub async fn read(
     db: &Db,
     account_id: &str,
     flow_id: &str,
     since_hour: i64,
 ) -> Result<(Vec<CountRow>, usize), StoreError> {
+    use diesel::sql_types::{BigInt, Text};
     let mut conn = db.conn().await?;
-    let rows: Vec<CountRow> = on_conn!(&mut conn, c => flow_counts::table
-        .filter(flow_counts::account_id.eq(account_id))
-        .filter(flow_counts::flow_id.eq(flow_id))
-        .filter(flow_counts::hour.ge(since_hour))
-        .select(CountRow::as_select())
-        .load(c)
-        .await)?;
-    let read = rows.len();
-    let mut summed: BTreeMap<(String, i32, String, String, String, i64), i64> = BTreeMap::new();
+    let sums: Vec<CountSum> = on_conn!(&mut conn, c => diesel::sql_query(
+        "SELECT account_id, flow_id, flow_version, step, metric, variant, hour, \
+         CAST(SUM(n) AS BIGINT) AS n, COUNT(*) AS rows_read FROM flow_counts \
+         WHERE account_id = $1 AND flow_id = $2 AND hour >= $3 \
+         GROUP BY account_id, flow_id, flow_version, step, metric, variant, hour",
+    )
+    .bind::<Text, _>(account_id)
+    .bind::<Text, _>(flow_id)
+    .bind::<BigInt, _>(since_hour)
+    .load(c)
+    .await)?;
+    let read = sums.iter().map(|s| s.rows_read as usize).sum();
+    let mut rows: Vec<CountRow> = sums.into_iter().map(|s| CountRow::from(s.key)).collect();
+    rows.sort_by(|a, b| {
+        (a.flow_version, &a.step, &a.metric, &a.variant, a.hour).cmp(&(
+            b.flow_version,
+            &b.step,
+            &b.metric,
+            &b.variant,
+            b.hour,
+        ))
+    });
+    Ok((rows, read))
+}
+
+/// A key's sum, and how many rows it was summed from ([`read`]).
+#[derive(QueryableByName)]
+struct CountSum {
+    #[diesel(embed)]
+    key: CountRowByName,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    rows_read: i64,
+}
+
+/// `rows` summed by key (every column but `n`), one row per key, in key order.
+pub fn sum_rows(rows: Vec<CountRow>) -> Vec<CountRow> {
+    type Key = (String, String, i32, String, String, String, i64);
+    let mut summed: BTreeMap<Key, i64> = BTreeMap::new();
     for r in rows {
         *summed
             .entry((
                 r.account_id,
+                r.flow_id,
                 r.flow_version,
                 r.step,
                 r.metric,
@@ -265,12 +329,12 @@ pub async fn read(
             ))
             .or_insert(0) += r.n;
     }
-    let rows = summed
+    summed
         .into_iter()
         .map(
-            |((account_id, flow_version, step, metric, variant, hour), n)| CountRow {
+            |((account_id, flow_id, flow_version, step, metric, variant, hour), n)| CountRow {
                 account_id,
-                flow_id: flow_id.to_string(),
+                flow_id,
                 flow_version,
                 step,
                 metric,
@@ -279,14 +343,15 @@ pub async fn read(
                 n,
             },
         )
-        .collect();
-    Ok((rows, read))
+        .collect()
 }
 
 /// Folds a flow's count rows into one per key: the rows read are deleted and their sums
-/// inserted, in one transaction. On PostgreSQL rows another folder holds are skipped (`SKIP
-/// LOCKED`), so two replicas folding at once neither wait nor count twice; writers only ever
-/// insert, so they never wait on a fold.
+/// inserted, in one transaction. On PostgreSQL folds of one flow take turns (a transaction
+/// advisory lock on the flow), so two folding at once (a read's background fold, an upkeep
+/// pass of another replica) count nothing twice and leave one row a key; rows a writer's
+/// transaction still holds are skipped (`SKIP LOCKED`). Writers only ever insert, so they never
+/// wait on a fold.
 pub async fn fold(db: &Db, account_id: &str, flow_id: &str) -> Result<usize, StoreError> {
     let mut tx = db.begin().await?;
     let folded = fold_in(&mut tx, account_id, flow_id).await;
@@ -295,19 +360,29 @@ pub async fn fold(db: &Db, account_id: &str, flow_id: &str) -> Result<usize, Sto
 
 async fn fold_in(tx: &mut Tx, account_id: &str, flow_id: &str) -> Result<usize, StoreError> {
     let rows: Vec<CountRow> = match &mut tx.conn {
-        Conn::Postgres(c) => diesel::sql_query(
-            "DELETE FROM flow_counts WHERE ctid = ANY(ARRAY( \
+        Conn::Postgres(c) => {
+            // Folds of one flow take turns (the one a read started in the background, one an
+            // upkeep pass or a person runs): the second folds the first's sums, so a fold
+            // leaves one row a key.
+            diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))")
+                .bind::<diesel::sql_types::Text, _>(account_id)
+                .bind::<diesel::sql_types::Text, _>(flow_id)
+                .execute(&mut **c)
+                .await?;
+            diesel::sql_query(
+                "DELETE FROM flow_counts WHERE ctid = ANY(ARRAY( \
                  SELECT ctid FROM flow_counts WHERE account_id = $1 AND flow_id = $2 \
                  FOR UPDATE SKIP LOCKED)) \
                  RETURNING account_id, flow_id, flow_version, step, metric, variant, hour, n",
-        )
-        .bind::<diesel::sql_types::Text, _>(account_id)
-        .bind::<diesel::sql_types::Text, _>(flow_id)
-        .load::<CountRowByName>(&mut **c)
-        .await?
-        .into_iter()
-        .map(CountRow::from)
-        .collect(),
+            )
+            .bind::<diesel::sql_types::Text, _>(account_id)
+            .bind::<diesel::sql_types::Text, _>(flow_id)
+            .load::<CountRowByName>(&mut **c)
+            .await?
+            .into_iter()
+            .map(CountRow::from)
+            .collect()
+        }
         Conn::Sqlite(c) => {
             diesel::delete(
                 flow_counts::table
@@ -320,34 +395,7 @@ async fn fold_in(tx: &mut Tx, account_id: &str, flow_id: &str) -> Result<usize, 
         }
     };
     let before = rows.len();
-    let mut tally: BTreeMap<(String, i32, String, String, String, i64), i64> = BTreeMap::new();
-    for r in rows {
-        *tally
-            .entry((
-                r.flow_id,
-                r.flow_version,
-                r.step,
-                r.metric,
-                r.variant,
-                r.hour,
-            ))
-            .or_insert(0) += r.n;
-    }
-    let sums: Vec<CountRow> = tally
-        .into_iter()
-        .map(
-            |((flow_id, flow_version, step, metric, variant, hour), n)| CountRow {
-                account_id: account_id.to_string(),
-                flow_id,
-                flow_version,
-                step,
-                metric,
-                variant,
-                hour,
-                n,
-            },
-        )
-        .collect();
+    let sums = sum_rows(rows);
     insert_rows(&mut tx.conn, &sums).await?;
     Ok(before - sums.len())
 }
@@ -446,4 +494,43 @@ async fn insert_rows(conn: &mut Conn, rows: &[CountRow]) -> Result<(), StoreErro
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(flow: &str, step: &str, metric: &str, hour: i64, n: i64) -> CountRow {
+        CountRow {
+            account_id: "a".into(),
+            flow_id: flow.into(),
+            flow_version: 1,
+            step: step.into(),
+            metric: metric.into(),
+            variant: String::new(),
+            hour,
+            n,
+        }
+    }
+
+    #[test]
+    fn rows_of_one_key_sum_into_one_and_other_keys_stay_apart() {
+        let summed = sum_rows(vec![
+            row("f", "mail", "sent", 0, 2),
+            row("f", "mail", "sent", HOUR_MS, 1),
+            row("f", "mail", "sent", 0, 3),
+            row("g", "mail", "sent", 0, 4),
+            row("f", "mail", "failed", 0, 1),
+        ]);
+        assert_eq!(
+            summed,
+            vec![
+                row("f", "mail", "failed", 0, 1),
+                row("f", "mail", "sent", 0, 5),
+                row("f", "mail", "sent", HOUR_MS, 1),
+                row("g", "mail", "sent", 0, 4),
+            ]
+        );
+        assert!(sum_rows(Vec::new()).is_empty());
+    }
 }

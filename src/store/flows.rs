@@ -121,6 +121,26 @@ pub async fn get(
     })?)
 }
 
+/// The stored `versions` of flow `flow_id` (those that exist), newest first: one statement
+/// whatever their number.
+pub async fn versions(
+    db: &Db,
+    flow_id: &str,
+    versions: &[i32],
+) -> Result<Vec<FlowVersionRow>, StoreError> {
+    if versions.is_empty() {
+        return Ok(Vec::new());
+    }
+    let conn = db.conn().await?;
+    Ok(with_conn!(conn, c => flow_versions::table
+        .filter(flow_versions::flow_id.eq(flow_id))
+        .filter(flow_versions::version.eq_any(versions))
+        .order(flow_versions::version.desc())
+        .select(FlowVersionRow::as_select())
+        .load(c)
+        .await)?)
+}
+
 /// The account's flows ordered by name, each at its latest version, starting after
 /// `after_name`; at most `limit`.
 pub async fn list(

@@ -70,6 +70,8 @@ pub async fn write_with<'a>(
     w: &'a Writes,
     more: Vec<BoxFuture<'a, QueryResult<usize>>>,
 ) -> QueryResult<()> {
+    // Before `sent`, whose statements borrow it.
+    let count_rows = w.counts.rows();
     let mut sent: Vec<BoxFuture<'_, QueryResult<usize>>> = Vec::new();
     let (created, stepped) = w.rows_to_store();
     // Only a change of status reaches the keys (a step that moves the state alone writes none of
@@ -209,35 +211,43 @@ pub async fn write_with<'a>(
         .execute(&mut &*c);
         sent.push(q);
     }
-    if !w.counts.is_empty() {
-        let rows = w.counts.rows();
-        sent.push(Box::pin(async move {
-            let r = &rows;
-            Cached(
-                diesel::sql_query(super::flow_stats::PG_APPEND)
-                    .bind::<Array<Text>, _>(col(r, |r| r.account_id.as_str()))
-                    .bind::<Array<Text>, _>(col(r, |r| r.flow_id.as_str()))
-                    .bind::<Array<Integer>, _>(col(r, |r| r.flow_version))
-                    .bind::<Array<Text>, _>(col(r, |r| r.step.as_str()))
-                    .bind::<Array<Text>, _>(col(r, |r| r.metric.as_str()))
-                    .bind::<Array<Text>, _>(col(r, |r| r.variant.as_str()))
-                    .bind::<Array<BigInt>, _>(col(r, |r| r.hour))
-                    .bind::<Array<BigInt>, _>(col(r, |r| r.n)),
-            )
-            .execute(&mut &*c)
-            .await
-        }));
-    }
+    // The counts ride with the conversions, else with the exposures, else go alone: a write
+    // of a flow with step experiments sends no more statements than one without.
+    let mut counts = Some(&count_rows).filter(|r| !r.is_empty());
     if !w.conversions.is_empty() {
         let v = &w.conversions;
-        let q = Cached(
-            diesel::sql_query(super::flow_stats::PG_CONVERT)
-                .bind::<Array<Text>, _>(col(v, |r| r.enrollment_id.as_str()))
-                .bind::<Array<Text>, _>(col(v, |r| r.goal.as_str()))
-                .bind::<Array<BigInt>, _>(col(v, |r| r.at)),
-        )
-        .execute(&mut &*c);
-        sent.push(q);
+        let q = diesel::sql_query(super::flow_stats::PG_CONVERT)
+            .into_boxed::<Pg>()
+            .bind::<Array<Text>, _>(col(v, |r| r.enrollment_id.as_str()))
+            .bind::<Array<Text>, _>(col(v, |r| r.goal.as_str()))
+            .bind::<Array<BigInt>, _>(col(v, |r| r.at));
+        let q = Cached(bind_counts(q, counts.take().map_or(&[], Vec::as_slice)));
+        sent.push(q.execute(&mut &*c));
+    }
+    // After the conversions: a goal event of this write converts the window its message
+    // closes, and never an exposure this write makes.
+    if !w.closings.is_empty() || !w.exposures.is_empty() {
+        let (k, x) = (&w.closings, &w.exposures);
+        let q = diesel::sql_query(super::flow_stats::PG_EXPOSE)
+            .into_boxed::<Pg>()
+            .bind::<Array<Text>, _>(col(k, |r| r.enrollment_id.as_str()))
+            .bind::<Array<BigInt>, _>(col(k, |r| r.at))
+            .bind::<Array<Text>, _>(col(x, |r| r.enrollment_id.as_str()))
+            .bind::<Array<Text>, _>(col(x, |r| r.experiment.as_str()))
+            .bind::<Array<Text>, _>(col(x, |r| r.account_id.as_str()))
+            .bind::<Array<Text>, _>(col(x, |r| r.flow_id.as_str()))
+            .bind::<Array<Integer>, _>(col(x, |r| r.flow_version))
+            .bind::<Array<Text>, _>(col(x, |r| r.step.as_str()))
+            .bind::<Array<Text>, _>(col(x, |r| r.variant.as_str()))
+            .bind::<Array<Text>, _>(col(x, |r| r.goal.as_str()))
+            .bind::<Array<Bool>, _>(col(x, |r| r.shared))
+            .bind::<Array<BigInt>, _>(col(x, |r| r.exposed_at));
+        let q = Cached(bind_counts(q, counts.take().map_or(&[], Vec::as_slice)));
+        sent.push(q.execute(&mut &*c));
+    }
+    if let Some(rows) = counts {
+        let q = diesel::sql_query(super::flow_stats::PG_APPEND).into_boxed::<Pg>();
+        sent.push(Cached(bind_counts(q, rows)).execute(&mut &*c));
     }
     sent.extend(more);
     // The journey, keyed for Watch (`super::watch`), after the enrollments' previous keys as
@@ -253,14 +263,29 @@ pub async fn write_with<'a>(
             .iter()
             .map(|s| previous.get(s.enrollment_id.as_str()).copied())
             .collect();
-        sent.push(Box::pin(async move {
-            journey_statement(&w.journey, &after)
-                .execute(&mut &*c)
-                .await
-        }));
+        // Made here, not when first polled, like the statements before it: each is queued
+        // for sending as it is made, so the batch goes out in one round trip.
+        sent.push(journey_statement(&w.journey, &after).execute(&mut &*c));
     }
     futures_util::future::try_join_all(sent).await?;
     Ok(())
+}
+
+/// `q` with the eight arrays of count rows `r` bound next ([`super::flow_stats::PG_APPEND`]'s
+/// columns, which [`super::flow_stats::PG_CONVERT`] and [`super::flow_stats::PG_EXPOSE`] take
+/// after their own).
+fn bind_counts<'a>(
+    q: BoxedSqlQuery<'a, Pg, SqlQuery>,
+    r: &'a [super::flow_stats::CountRow],
+) -> BoxedSqlQuery<'a, Pg, SqlQuery> {
+    q.bind::<Array<Text>, _>(col(r, |r| r.account_id.as_str()))
+        .bind::<Array<Text>, _>(col(r, |r| r.flow_id.as_str()))
+        .bind::<Array<Integer>, _>(col(r, |r| r.flow_version))
+        .bind::<Array<Text>, _>(col(r, |r| r.step.as_str()))
+        .bind::<Array<Text>, _>(col(r, |r| r.metric.as_str()))
+        .bind::<Array<Text>, _>(col(r, |r| r.variant.as_str()))
+        .bind::<Array<BigInt>, _>(col(r, |r| r.hour))
+        .bind::<Array<BigInt>, _>(col(r, |r| r.n))
 }
 
 /// A status change, copied to the enrollments' keys rows: `$1` their ids, `$2` the new

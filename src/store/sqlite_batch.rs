@@ -56,7 +56,7 @@ pub fn write(conn: &mut SqliteConnection, w: &Writes) -> QueryResult<()> {
             .do_nothing()
             .execute(conn)?;
     }
-    super::flow_stats::write_sqlite(conn, &w.counts, &w.conversions)?;
+    super::flow_stats::write_sqlite(conn, w)?;
     for chunk in w.ledger.chunks(MAX_BINDS / 7) {
         diesel::insert_into(capacity_ledger::table)
             .values(chunk)

@@ -3,8 +3,9 @@
 //! the control. Decisions are written once — the first writer wins, a replica that decided the
 //! same a moment later writes nothing — and carry the figures that made them.
 
+use super::capacity::SenderKey;
 use super::schema::variant_states;
-use super::{Db, StoreError, Tx};
+use super::{Conn, Db, StoreError, Tx};
 use crate::engine::variant::Stopped;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Double, Text};
@@ -57,7 +58,89 @@ pub async fn stopped_of_flow(
     Ok(stopped)
 }
 
+/// The stopped variants of `flow_ids`: (flow id, experiment, variant).
+fn stopped_rows(
+    flow_ids: &[&str],
+) -> variant_states::BoxedQuery<'static, diesel::pg::Pg, (Text, Text, Text)> {
+    let ids: Vec<String> = flow_ids.iter().map(|f| f.to_string()).collect();
+    variant_states::table
+        .filter(variant_states::flow_id.eq_any(ids))
+        .filter(variant_states::state.eq("stopped"))
+        .select((
+            variant_states::flow_id,
+            variant_states::experiment,
+            variant_states::variant,
+        ))
+        .into_boxed()
+}
+
+/// `rows` ([`stopped_rows`]) by flow id, then experiment.
+fn stopped_by_flow(rows: Vec<(String, String, String)>) -> HashMap<String, Stopped> {
+    let mut by_flow: HashMap<String, Stopped> = HashMap::new();
+    for (flow, experiment, variant) in rows {
+        by_flow
+            .entry(flow)
+            .or_default()
+            .entry(experiment)
+            .or_default()
+            .insert(variant);
+    }
+    by_flow
+}
+
+/// The caps of a batch's senders ([`Tx::sender_caps`]) and the stopped variants of its flows
+/// with step experiments, by flow id then experiment.
+pub type CapsAndStopped = (
+    HashMap<SenderKey, (crate::capacity::Caps, crate::timing::Zone)>,
+    HashMap<String, Stopped>,
+);
+
 impl Tx {
+    /// What a batch stepping enrollments reads besides their rows: the caps of `senders` that
+    /// have any ([`Tx::sender_caps`]) and the stopped variants of `flow_ids` (the flows with
+    /// step experiments, which assign by them; nothing read for none). PostgreSQL sends the
+    /// two reads together, so a batch of a flow with experiments waits on the database as often
+    /// as one without.
+    pub async fn caps_and_stopped(
+        &mut self,
+        senders: &[SenderKey],
+        flow_ids: &[&str],
+    ) -> Result<CapsAndStopped, StoreError> {
+        match &mut self.conn {
+            Conn::Postgres(c) => {
+                let c: &diesel_async::AsyncPgConnection = c;
+                let caps = async {
+                    if senders.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    super::capacity::senders_with_caps(senders)
+                        .load(&mut &*c)
+                        .await
+                };
+                let stopped = async {
+                    if flow_ids.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    stopped_rows(flow_ids).load(&mut &*c).await
+                };
+                let (caps, stopped) = futures_util::try_join!(caps, stopped)?;
+                Ok((
+                    super::capacity::caps_of(senders, caps),
+                    stopped_by_flow(stopped),
+                ))
+            }
+            Conn::Sqlite(_) => {
+                let caps = self.sender_caps(senders).await?;
+                let stopped = if flow_ids.is_empty() {
+                    HashMap::new()
+                } else {
+                    self.stopped_variants(flow_ids).await?
+                };
+                Ok((caps, stopped))
+            }
+        }
+    }
+
     /// The stopped variants of `flow_ids`, by flow id then experiment: what a batch stepping
     /// enrollments of those flows assigns by.
     pub async fn stopped_variants(
@@ -70,16 +153,7 @@ impl Tx {
             .select((variant_states::flow_id, variant_states::experiment, variant_states::variant))
             .load(c)
             .await)?;
-        let mut by_flow: HashMap<String, Stopped> = HashMap::new();
-        for (flow, experiment, variant) in rows {
-            by_flow
-                .entry(flow)
-                .or_default()
-                .entry(experiment)
-                .or_default()
-                .insert(variant);
-        }
-        Ok(by_flow)
+        Ok(stopped_by_flow(rows))
     }
 }
 

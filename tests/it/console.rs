@@ -356,16 +356,7 @@ async fn a_browser_signs_in_and_sees_the_timeline() {
             "{}",
             tab.get_url()
         );
-        tab.wait_for_element("input[name=token]")
-            .unwrap()
-            .click()
-            .unwrap();
-        tab.type_str(&token).unwrap();
-        tab.wait_for_element("button[type=submit]")
-            .unwrap()
-            .click()
-            .unwrap();
-        tab.wait_until_navigated().unwrap();
+        browser::sign_in(&tab, &token);
         tab.wait_for_element("#enrollments").unwrap();
         tab.navigate_to(&format!("{base}/console/enrollments/{id}"))
             .unwrap()

@@ -44,6 +44,30 @@ mod two_replicas {
     }
 }
 
+/// The experiment's bookkeeping adds no round trip to acks or replies (PostgreSQL pipelines it
+/// into their statement batches).
+mod round_trips {
+    mod postgres {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+        async fn an_ack_batch_of_a_variants_messages_makes_no_more_round_trips() {
+            super::super::an_ack_batch_of_a_variants_messages_makes_no_more_round_trips().await
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+        async fn a_group_of_replies_that_convert_makes_no_more_round_trips() {
+            super::super::a_group_of_replies_that_convert_makes_no_more_round_trips().await
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+        async fn the_statistics_of_every_version_read_the_older_versions_at_once() {
+            super::super::the_statistics_of_every_version_read_the_older_versions_at_once().await
+        }
+    }
+}
+
 const CONTACTS: usize = 40;
 
 async fn claim_and_send(app: &TestApp) -> Vec<Dispatch> {
@@ -133,28 +157,7 @@ async fn the_funnel_and_the_experiment_count_what_happened(backend: Backend) {
         .create_flow(app.authed(CreateFlowRequest { definition: flow }))
         .await
         .unwrap();
-    let mut e = EnrollmentServiceClient::new(app.channel().await);
-    for i in 0..CONTACTS {
-        app.contacts()
-            .await
-            .upsert_contact(app.authed(UpsertContactRequest {
-                contact: Some(Contact {
-                    id: format!("prospect-{i}"),
-                    email: format!("p{i}@example.com"),
-                    tz: "America/Denver".into(),
-                    ..Default::default()
-                }),
-            }))
-            .await
-            .unwrap();
-        e.enroll(app.authed(EnrollRequest {
-            contact_id: format!("prospect-{i}"),
-            flow_id: "reply-test".into(),
-            ..Default::default()
-        }))
-        .await
-        .unwrap();
-    }
+    enroll_new(&app, "prospect", CONTACTS, "reply-test").await;
     let variant_of = |i: usize| {
         ["short", "long"][assign(
             &seed("reply-test", "email_1", None),
@@ -634,16 +637,7 @@ async fn the_console_draws_the_funnel_and_the_experiment() {
             .unwrap()
             .wait_until_navigated()
             .unwrap();
-        tab.wait_for_element("input[name=token]")
-            .unwrap()
-            .click()
-            .unwrap();
-        tab.type_str(&token).unwrap();
-        tab.wait_for_element("button[type=submit]")
-            .unwrap()
-            .click()
-            .unwrap();
-        tab.wait_until_navigated().unwrap();
+        browser::sign_in(&tab, &token);
         tab.wait_for_element("nav").unwrap();
         // Scrolled to the funnel, so the screenshot shows it and the experiment.
         tab.navigate_to(&format!("{page}#funnel-bars"))
@@ -760,6 +754,15 @@ async fn a_reply_converts_through_the_key_not_a_scan() {
                 &vec!["en7".to_string(), "en9".to_string()],
                 &vec!["reply".to_string(), "reply".to_string()],
                 &vec![1_i64, 1_i64],
+                // No other counts.
+                &Vec::<String>::new(),
+                &Vec::<String>::new(),
+                &Vec::<i32>::new(),
+                &Vec::<String>::new(),
+                &Vec::<String>::new(),
+                &Vec::<String>::new(),
+                &Vec::<i64>::new(),
+                &Vec::<i64>::new(),
             ],
         )
         .await
@@ -772,4 +775,268 @@ async fn a_reply_converts_through_the_key_not_a_scan() {
     assert!(plan.contains("exposures_pkey"), "{plan}");
     drop(db);
     drop(pg);
+}
+
+/// `reply-test` without its experiment, as `plain-test`: the same steps, no variants.
+fn plain_flow() -> String {
+    let mut flow: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/flows/reply-test.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    flow["name"] = "plain-test".into();
+    let email = flow["steps"]["email_1"].as_object_mut().unwrap();
+    email.remove("variants");
+    email.remove("experiment");
+    flow.to_string()
+}
+
+/// The flows `reply-test` (an experiment on its first email) and `plain-test` (none), with
+/// `n` contacts enrolled in each (`exp-*` and `plain-*`), their first emails claimed: the
+/// claims of `reply-test`, then those of `plain-test`.
+async fn two_flows_claimed(
+    app: &TestApp,
+    n: usize,
+) -> (
+    Vec<nudge::service::dispatches::Dispatch>,
+    Vec<nudge::service::dispatches::Dispatch>,
+) {
+    let reply_test = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/flows/reply-test.json"
+    ))
+    .unwrap();
+    for definition in [reply_test, plain_flow()] {
+        app.flows()
+            .await
+            .create_flow(app.authed(CreateFlowRequest { definition }))
+            .await
+            .unwrap();
+    }
+    enroll_new(app, "exp", n, "reply-test").await;
+    enroll_new(app, "plain", n, "plain-test").await;
+    let claimed = nudge::service::dispatches::claim(&app.state.core, "default", 600_000, 100, &[])
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 2 * n);
+    claimed.into_iter().partition(|d| d.variant.is_some())
+}
+
+/// Acks of `claimed`, each sent.
+fn sent_acks(
+    claimed: &[nudge::service::dispatches::Dispatch],
+) -> Vec<nudge::service::dispatches::AckItem> {
+    claimed
+        .iter()
+        .map(|d| nudge::service::dispatches::AckItem {
+            id: d.id.clone(),
+            lease_token: d.lease_token.clone().unwrap(),
+            outcome: nudge::service::dispatches::Outcome::Sent {
+                provider_message_id: format!("m-{}", d.id),
+            },
+        })
+        .collect()
+}
+
+/// An ack batch of a variant's messages (each an exposure to insert and a window to close,
+/// and `exposed` to count) waits on the database as often, and sends as many statements, as
+/// one of a flow without experiments: the bookkeeping travels with the batch's counts, not in
+/// round trips of its own (two more, each ack batch, cost acks 15 % of their rate).
+async fn an_ack_batch_of_a_variants_messages_makes_no_more_round_trips() {
+    use crate::common::round_trips;
+    round_trips::install();
+    let app = spawn_app(Backend::Postgres).await;
+    let core = &app.state.core;
+    let (exp, plain) = two_flows_claimed(&app, 5).await;
+    let (acked, plain_trips) = round_trips::count(nudge::service::dispatches::ack_batch(
+        core,
+        "default",
+        &sent_acks(&plain),
+    ))
+    .await;
+    assert!(acked.unwrap().iter().all(|a| a.is_ok()));
+    let (acked, exp_trips) = round_trips::count(nudge::service::dispatches::ack_batch(
+        core,
+        "default",
+        &sent_acks(&exp),
+    ))
+    .await;
+    assert!(acked.unwrap().iter().all(|a| a.is_ok()));
+    assert!(plain_trips.trips > 0, "counted: {plain_trips:?}");
+    assert_eq!(
+        (exp_trips.trips, exp_trips.statements.len()),
+        (plain_trips.trips, plain_trips.statements.len()),
+        "round trips and statements with an experiment ({}): {:#?}\nwithout ({}): {:#?}",
+        exp_trips.trace,
+        exp_trips.statements,
+        plain_trips.trace,
+        plain_trips.statements
+    );
+    // And the bookkeeping was done: every contact exposed once.
+    let s = stats(&app, 0, None).await;
+    let e1 = step(&s, "email_1").experiment.as_ref().unwrap();
+    assert_eq!(e1.variants.iter().map(|v| v.exposed).sum::<i64>(), 5);
+    app.stop().await;
+}
+
+/// Replies from `prefix-0` … `prefix-{n-1}`, as the signal router hands them to a group.
+fn replies(app: &TestApp, prefix: &str, n: usize) -> Vec<nudge::service::signals::Pending> {
+    use nudge::service::signals::{Arrival, Pending, Source};
+    (0..n)
+        .map(|i| Pending {
+            account_id: "default".into(),
+            arrival: Arrival {
+                contacts: vec![format!("{prefix}-{i}")],
+                kind: nudge::inbound::SignalKind::Reply {
+                    channel: "email".into(),
+                },
+                source: Source::Api,
+                provider_id: Some(format!("reply-{prefix}-{i}")),
+                payload: serde_json::json!({}),
+                replay: None,
+                intent: None,
+            },
+            phone: None,
+            now: app.clock.now(),
+        })
+        .collect()
+}
+
+/// A group of replies that convert exposures (the conversions and their `converted` counts to
+/// write, the stopped variants to assign by) waits on the database as often, and sends as many
+/// statements, as a group of replies in a flow without experiments: the bookkeeping rides the
+/// group's reads and its counts' statement.
+async fn a_group_of_replies_that_convert_makes_no_more_round_trips() {
+    use crate::common::round_trips;
+    use nudge::service::signals::receive_group;
+    round_trips::install();
+    let app = spawn_app(Backend::Postgres).await;
+    let core = &app.state.core;
+    let (exp, plain) = two_flows_claimed(&app, 5).await;
+    for claimed in [&exp, &plain] {
+        let acked = nudge::service::dispatches::ack_batch(core, "default", &sent_acks(claimed))
+            .await
+            .unwrap();
+        assert!(acked.iter().all(|a| a.is_ok()));
+    }
+    let (answers, plain_trips) =
+        round_trips::count(receive_group(core, replies(&app, "plain", 5))).await;
+    assert!(answers.iter().all(|a| a.is_ok()), "{answers:?}");
+    let (answers, exp_trips) =
+        round_trips::count(receive_group(core, replies(&app, "exp", 5))).await;
+    assert!(answers.iter().all(|a| a.is_ok()), "{answers:?}");
+    assert!(plain_trips.trips > 0, "counted: {plain_trips:?}");
+    // One statement more, the stopped variants' read, sent with the senders' caps; the
+    // conversions ride the counts' statement.
+    let exp_others = exp_trips
+        .statements
+        .iter()
+        .filter(|s| !s.contains("variant_states"))
+        .count();
+    assert_eq!(
+        (exp_trips.trips, exp_others),
+        (plain_trips.trips, plain_trips.statements.len()),
+        "round trips and statements with an experiment ({}): {:#?}\nwithout ({}): {:#?}",
+        exp_trips.trace,
+        exp_trips.statements,
+        plain_trips.trace,
+        plain_trips.statements
+    );
+    // And the bookkeeping was done: every exposed contact converted once.
+    let s = stats(&app, 0, None).await;
+    let e1 = step(&s, "email_1").experiment.as_ref().unwrap();
+    assert_eq!(e1.variants.iter().map(|v| v.converted).sum::<i64>(), 5);
+    app.stop().await;
+}
+
+/// `GetFlowStats` of every version together reads the older versions' definitions in one
+/// statement, however many were counted (it read them one at a time), and none a replica has
+/// parsed already.
+async fn the_statistics_of_every_version_read_the_older_versions_at_once() {
+    use crate::common::round_trips;
+    round_trips::install();
+    let app = spawn_app(Backend::Postgres).await;
+    let definition = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/flows/reply-test.json"
+    ))
+    .unwrap();
+    let mut flow_id = String::new();
+    for _ in 0..4 {
+        flow_id = app
+            .flows()
+            .await
+            .create_flow(app.authed(CreateFlowRequest {
+                definition: definition.clone(),
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .flow
+            .unwrap()
+            .id;
+    }
+    // Something counted in each version.
+    let mut t = Tally::default();
+    for version in 1..=4 {
+        t.add(
+            CountKey {
+                account_id: "default".into(),
+                flow_id: flow_id.clone(),
+                flow_version: version,
+                step: "email_1".into(),
+                metric: Metric::Entered,
+                variant: String::new(),
+                hour: hour_of(nudge::clock::to_millis(app.clock.now())),
+            },
+            1,
+        );
+    }
+    nudge::store::flow_stats::append(&app.state.core.db, &t)
+        .await
+        .unwrap();
+    // A replica that has parsed none of them (the versions are parsed once per process).
+    let other = nudge::runtime::Core {
+        flows: Default::default(),
+        ..app.state.core.clone()
+    };
+    let (stats, trips) = round_trips::count_all(nudge::service::flow_stats::get(
+        &other, "default", &flow_id, 0, None,
+    ))
+    .await;
+    let stats = stats.unwrap();
+    assert_eq!(step_entered(&stats), 4, "every version counted");
+    let reads: Vec<&String> = trips
+        .statements
+        .iter()
+        .filter(|s| s.contains("flow_versions"))
+        .collect();
+    assert_eq!(
+        reads.len(),
+        2,
+        "the latest version, then the three older at once: {reads:#?}"
+    );
+    // Parsed now: read again, only the latest is.
+    let (_, trips) = round_trips::count_all(nudge::service::flow_stats::get(
+        &other, "default", &flow_id, 0, None,
+    ))
+    .await;
+    let reads = trips
+        .statements
+        .iter()
+        .filter(|s| s.contains("flow_versions"))
+        .count();
+    assert_eq!(reads, 1, "{:#?}", trips.statements);
+    app.stop().await;
+}
+
+fn step_entered(s: &nudge::service::flow_stats::FlowStats) -> i64 {
+    s.steps
+        .iter()
+        .find(|x| x.step == "email_1")
+        .unwrap()
+        .count(Metric::Entered)
 }

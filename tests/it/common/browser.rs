@@ -6,7 +6,7 @@
 //! browser test never skips itself silently. Calls are blocking: run them in
 //! `tokio::task::spawn_blocking` (or a plain thread) while the server runs on the test's runtime.
 
-use headless_chrome::{Browser, LaunchOptions};
+use headless_chrome::{Browser, LaunchOptions, Tab};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -49,6 +49,21 @@ pub fn launch() -> Browser {
         .build()
         .expect("browser launch options");
     Browser::new(options).expect("launching headless chromium")
+}
+
+/// Signs in on the console's sign-in page `tab` shows (where a console page sends a person
+/// without a session): types `token`, submits, and waits for the page it leads to.
+pub fn sign_in(tab: &Tab, token: &str) {
+    tab.wait_for_element("input[name=token]")
+        .unwrap()
+        .click()
+        .unwrap();
+    tab.type_str(token).unwrap();
+    tab.wait_for_element("button[type=submit]")
+        .unwrap()
+        .click()
+        .unwrap();
+    tab.wait_until_navigated().unwrap();
 }
 
 /// Where a test's screenshot goes: `target/screenshots/NAME.png` under the build directory

@@ -14,6 +14,7 @@ pub mod http;
 pub mod pg;
 pub mod process;
 pub mod reflection;
+pub mod round_trips;
 
 pub use pg::PgDatabase;
 
