@@ -301,7 +301,8 @@ async fn console_sign_in_sessions_and_pages(backend: Backend) {
     );
     assert!(a.body.contains("“Sounds good”"), "{}", a.body);
     assert!(
-        a.body.contains("<title>Woken by a reply: interested — “Sounds good” at "),
+        a.body
+            .contains("<title>Woken by a reply: interested — “Sounds good” at "),
         "the mark's title is the entry's sentence: {}",
         a.body
     );
@@ -433,13 +434,7 @@ async fn every_console_page_passes_axe_and_the_keyboard_reaches_it() {
             .unwrap()
             .wait_until_navigated()
             .unwrap();
-        tab.wait_for_element("input[name=token]")
-            .unwrap()
-            .click()
-            .unwrap();
-        tab.type_str(&token).unwrap();
-        tab.press_key("Enter").unwrap();
-        tab.wait_until_navigated().unwrap();
+        browser::sign_in(&tab, &token);
         let mut out = Vec::new();
         for (name, path) in pages {
             tab.navigate_to(&format!("{base}{path}"))
