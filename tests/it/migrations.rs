@@ -261,6 +261,10 @@ async fn a_dry_run_shows_every_group_and_a_step_without_a_place_refuses_the_move
     assert!(bad.message().contains("from_versions[0]"), "{bad:?}");
     let missing = migrate_to(&app, 9).await.unwrap_err();
     assert_eq!(missing.code(), tonic::Code::NotFound, "{missing:?}");
+    // To the first version there is nothing older: nothing moves, nothing is stored.
+    let first = migrate_to(&app, 1).await.unwrap();
+    assert_eq!((first.moved, first.groups.len()), (0, 0));
+    assert!(first.client_key.is_empty());
 }
 
 async fn migrate_to(

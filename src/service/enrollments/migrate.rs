@@ -318,6 +318,17 @@ pub async fn migrate(
         to_version: to.version,
         step_map: req.step_map.clone(),
     };
+    // Version 1 has no older version: nothing to plan, store or move.
+    if asked.from_versions.is_empty() {
+        return Ok(Migration {
+            flow_id: to.id,
+            to_version: to.version,
+            moved: 0,
+            groups: Vec::new(),
+            client_key: String::new(),
+            dry_run: req.dry_run,
+        });
+    }
 
     // A key already used answers its move (resumed if a crash stopped it).
     if !req.dry_run && !req.client_key.is_empty() {
