@@ -73,8 +73,8 @@ fn validate_a_valid_flow() {
         serde_json::json!({"valid": true, "problems": []})
     );
 
-    // SPEC §1's example is valid with two warnings: `meeting_booked` is in `exit_on` and in
-    // `wait_reply`, and the exit always wins (§5.3), so `end_booked` is never reached.
+    // docs/flows.md's example is valid with two warnings: `meeting_booked` is in `exit_on` and in
+    // `wait_reply`, and the exit always wins (docs/signals.md, "Routing"), so `end_booked` is never reached.
     let out = nudge(&["validate", "--json", "fixtures/flows/outbound-v1.json"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let answer = json_out(&out);
