@@ -378,7 +378,7 @@ fn classify_answers_each_line_and_goes_on_after_a_bad_one() {
 // ---- nudge simulate ----
 
 const EXACT: &str = "fixtures/scenarios/outbound-v1-nojitter.flow.json";
-const SPEC_FLOW: &str = "fixtures/flows/outbound-v1.json";
+const EXAMPLE_FLOW: &str = "fixtures/flows/outbound-v1.json";
 
 /// The hand-derived answers (cross-checked by `fixtures/scenarios/expected_instants.py`).
 #[test]
@@ -399,7 +399,7 @@ fn simulate_prints_the_interpreters_answer() {
         (EXACT, "holidays-early-reply"),
         (EXACT, "holidays-booked"),
         (EXACT, "dst-horizon"),
-        (SPEC_FLOW, "call-after-timeout"),
+        (EXAMPLE_FLOW, "call-after-timeout"),
     ] {
         let scenario_path = format!("fixtures/scenarios/{name}.json");
         let out = nudge(&["simulate", flow, &scenario_path, "--json"]);
