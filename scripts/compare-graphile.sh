@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# nudge and graphile-worker side by side on the local PostgreSQL (issue 18, SPEC §8).
+# nudge and graphile-worker side by side on the local PostgreSQL (docs/benchmarks.md, "Side by side with graphile-worker").
 #
 # Installs graphile-worker (the version pinned in benches/compare/package.json and its lock
 # file) from the npm registry into a temp dir, builds nudge-bench (release), then alternates
@@ -9,10 +9,10 @@
 #             documented best configuration (24 concurrent, local queue 500, batched
 #             completion) completes the N due jobs → jobs/s; then the same with a jobKey on
 #             every job (the uniqueness nudge keeps per enrollment key: the fair peer of
-#             BatchEnroll, issue 32 point 4);
+#             BatchEnroll);
 #   nudge:    `nudge-bench --n N --callers C --enroll-batch 1000` → BatchEnroll/s; then the
 #             planner's drain of the N due enrollments (wait → email → wait) → steps/s.
-# Then wake latency under load (issue 32 point 5), once per round: `nudge-bench --mode
+# Then wake latency under load, once per round: `nudge-bench --mode
 # wake-latency --rate RATE --secs 10` and graphile-worker's worker with the same load (RATE/100
 # jobs due 2 s later added every 10 ms) at each poll interval in POLLS (ms); the summary gives
 # graphile's best.

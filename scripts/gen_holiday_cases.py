@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden cases for holiday calendars and quiet-hours policies (SPEC §11), from oracles nudge
+"""Golden cases for holiday calendars and quiet-hours policies (docs/timing.md, "Holiday calendars and quiet hours"), from oracles nudge
 does not share code with:
 
 - the Python `holidays` package (the calendars), with `numpy.busday_offset` / `numpy.is_busday`
@@ -70,7 +70,7 @@ def iso(t):
 def local_instant(day, hhmm, zone):
     h, m = map(int, hhmm.split(":"))
     naive = dt.datetime(day.year, day.month, day.day, h, m)
-    # fold=0 for a repeated time; a skipped time moves forward by the gap (SPEC §2.4).
+    # fold=0 for a repeated time; a skipped time moves forward by the gap (docs/timing.md, "Daylight-saving changes").
     aware = naive.replace(tzinfo=zone, fold=0)
     back = aware.astimezone(UTC).astimezone(zone).replace(tzinfo=None)
     if back != naive:  # in a gap: zoneinfo gives the pre-transition offset; move forward
@@ -83,7 +83,7 @@ def local_instant(day, hhmm, zone):
 
 def bd_case(code, zone_name, start_local, n, contact=None):
     """`duration: Nbd` from `start_local` in zone: numpy.busday_offset(roll='backward') is the
-    SPEC's stepping rule (from a weekend or holiday, 1bd is the next business day)."""
+    documented stepping rule (from a weekend or holiday, 1bd is the next business day)."""
     zone = ZoneInfo(zone_name)
     country_for_cal = code
     hol = sorted(cal(country_for_cal).keys())

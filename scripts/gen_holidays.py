@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate src/timing/holidays.tsv: public holiday calendars for `settings.holidays` (SPEC §11).
+"""Generate src/timing/holidays.tsv: public holiday calendars for `settings.holidays` (docs/timing.md, "Holiday calendars and quiet hours").
 
 Source: the Python `holidays` package (MIT License, Copyright (c) vacanza team and
 contributors; pinned below and in scripts/requirements.txt). Every country it supports, and each

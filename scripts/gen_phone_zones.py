@@ -15,7 +15,7 @@ Puerto Rico and St Johns as in 9.0.33).
 
 It also writes src/timing/us_area_codes.tsv: each US area code (NPA) with the state
 libphonenumber's English geocoding data names for it (`1305` "Florida", `1212` "New York, NY"),
-which picks the `us_states` quiet-hours row (SPEC §11).
+which picks the `us_states` quiet-hours row (docs/timing.md, "Holiday calendars and quiet hours").
 
 Usage:  scripts/refresh-phone-data.sh   (installs the pins in a venv, runs this and
         gen_phone_cases.py)

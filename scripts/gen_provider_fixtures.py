@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate fixtures/providers/requests/*.json: providers' native webhook requests (issue 30),
+"""Generate fixtures/providers/requests/*.json: providers' native webhook requests,
 signed the way each provider signs them, by implementations nudge shares no code with:
 
 - Twilio: the `twilio` package's own `twilio.request_validator.RequestValidator`

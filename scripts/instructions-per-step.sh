@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions the engine spends per due step (issue 32 point 1), counted by callgrind, so the
+# Instructions the engine spends per due step, counted by callgrind, so the
 # figure is the same on a loaded or an idle machine. No arguments: it builds `nudge-bench`
 # (release), makes its own PostgreSQL database on 127.0.0.1:5432 (NUDGE_CG_PG overrides the
 # server URL, without a database name), runs the bench's drain (wait → email → wait → end) under

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Refreshes every table that comes from libphonenumber and `holidays` in one go (SPEC §4, §11):
+# Refreshes every table that comes from libphonenumber and `holidays` in one go (docs/timing.md, "Send windows" and "Holiday calendars and quiet hours"):
 #   src/timing/phone_zones.tsv      prefix -> zones      (scripts/gen_phone_zones.py)
 #   src/timing/us_area_codes.tsv    US area code -> state (scripts/gen_phone_zones.py)
 #   fixtures/timing/phone_cases.jsonl golden phone cases  (scripts/gen_phone_cases.py)

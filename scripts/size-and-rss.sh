@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Binary size and resident memory of one or more `nudge` binaries, side by side (issue 16
-# point 6: what the shipped holiday, zone and area-code data cost).
+# Binary size and resident memory of one or more `nudge` binaries, side by side
+# (what the shipped holiday, zone and area-code data cost).
 #
 #   scripts/size-and-rss.sh BEFORE/nudge AFTER/nudge
 #

@@ -148,7 +148,7 @@ impl App {
                 Err(e) => tracing::error!(error = %e, "cannot finish signal fan-outs cut short"),
             }
         }));
-        // Fetch requests take real time whichever clock runs (SPEC §5.9).
+        // Fetch requests take real time whichever clock runs (docs/flows.md, "fetch").
         let fetcher = crate::planner::fetch::Fetcher { core: core.clone() };
         background.push(tokio::spawn(fetcher.run(stop.clone())));
         // Step experiments: auto_stop judged, count rows folded, whichever clock runs.

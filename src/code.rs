@@ -1,4 +1,4 @@
-//! The stable problem codes of SPEC §1, shared by the timing core, the flow validator, the engine
+//! The stable problem codes of docs/flows.md, shared by the timing core, the flow validator, the engine
 //! and every adapter, so a code has one spelling in Rust, proto, SQL and docs.
 //!
 //! Besides the validator's codes it holds the few an enrollment can fail with at run time
@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A stable problem code (SPEC §1 "Validation"). Serialized in `SCREAMING_SNAKE_CASE`, which is
+/// A stable problem code (docs/flows.md, "Validation codes"). Serialized in `SCREAMING_SNAKE_CASE`, which is
 /// exactly [`Code::as_str`] (a unit test holds them together).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

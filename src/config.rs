@@ -11,14 +11,14 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:7600";
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://nudge.db";
 /// The largest gRPC request accepted (4 MiB). A larger one is refused before any handler runs.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
-/// How often gRPC health asks the database `SELECT 1` (SPEC §13).
+/// How often gRPC health asks the database `SELECT 1` (docs/service.md, "Errors").
 pub const DEFAULT_HEALTH_PROBE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The default cap on open connections (`--max-connections`). Each takes a file descriptor:
 /// the process's open-file limit must be above it.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 4096;
 
-/// How long a connection may take to send what it owes, and how many may be open (SPEC §13).
+/// How long a connection may take to send what it owes, and how many may be open (docs/service.md, "Errors").
 /// A peer that holds a connection without using it is cut off, so idle or slow connections
 /// cannot pile up and starve the ones that work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,16 +89,16 @@ pub struct Config {
     pub public_url: Option<String>,
     /// Timeouts and the connection cap (tests make them short).
     pub limits: ConnLimits,
-    /// How long connecting to the database at start may take (SPEC §13: 10 s).
+    /// How long connecting to the database at start may take (docs/service.md, "Errors": 10 s).
     pub database_connect_timeout: std::time::Duration,
     /// How the pool opens connections: PostgreSQL's timeouts and keepalives
     /// (`--database-statement-timeout`, docs/operations.md), SQLite's size cap (tests).
     pub database: crate::store::DbOptions,
     /// How often gRPC health probes the database, answering `NOT_SERVING` while it fails.
     pub health_probe_every: std::time::Duration,
-    /// The quiet-hours policy for SMS and calls (`--quiet-hours`; SPEC §11).
+    /// The quiet-hours policy for SMS and calls (`--quiet-hours`; docs/timing.md, "Holiday calendars and quiet hours").
     pub quiet_hours: crate::timing::QuietHours,
-    /// When set, `GET /metrics` requires `Authorization: Bearer <token>` (SPEC §12).
+    /// When set, `GET /metrics` requires `Authorization: Bearer <token>` (docs/operations.md).
     pub metrics_token: Option<String>,
     /// How often the count-based gauges are refreshed (never per scrape).
     pub metrics_refresh: std::time::Duration,

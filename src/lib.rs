@@ -1,7 +1,7 @@
 //! nudge — an outreach sequence scheduler.
 //!
 //! nudge stores contacts and flows, enrolls contacts, decides *when* each step happens and routes
-//! inbound signals to the step that waits for them. The product contract is `SPEC.md` (shared).
+//! inbound signals to the step that waits for them. The product contract is `docs/` (index: `docs/README.md`).
 //!
 //! # Layout
 //!
@@ -16,18 +16,18 @@
 //! The pure core, no I/O, tested table-driven:
 //!
 //! - [`timing`] — durations, `until` instants, calendar patterns, zones and DST, business
-//!   days, send windows and the SMS window, jitter, zones from phone numbers (SPEC §2–§4).
-//! - [`flow`] — the flow model, parsing and validation, `$:` expressions (SPEC §1, §2.5).
+//!   days, send windows and the SMS window, jitter, zones from phone numbers (docs/timing.md).
+//! - [`flow`] — the flow model, parsing and validation, `$:` expressions (docs/flows.md; docs/timing.md, "Expressions in timing slots").
 //! - [`engine`] — the step interpreter `(state, input, now) -> (state, effects)` and the
-//!   in-memory simulation (SPEC §5, §7 `simulate`).
+//!   in-memory simulation (docs/signals.md; docs/service.md `simulate`).
 //! - [`routing`] — what a signal does to one enrollment, which branch a reply picks, the
-//!   signal buffer (SPEC §5.3).
+//!   signal buffer (docs/signals.md, "Routing").
 //! - [`inbound`] — the kinds of inbound signal and the events they raise, email thread
-//!   matching, SMS opt-out keywords, webhook signatures (SPEC §5.2, §7).
-//! - [`capacity`] — a sender's caps per channel and when one more send fits them (SPEC §9).
+//!   matching, SMS opt-out keywords, webhook signatures (docs/signals.md, "Kinds of signal and the events they raise"; docs/service.md).
+//! - [`capacity`] — a sender's caps per channel and when one more send fits them (docs/capacity.md).
 //! - [`experiment`] — which variant of a step a contact gets (GrowthBook's hashing).
 //! - [`code`] — the stable problem codes, one spelling each.
-//! - [`quote`] — quoting input in messages, bounded (SPEC §13), so a status always fits.
+//! - [`quote`] — quoting input in messages, bounded (docs/service.md, "Errors"), so a status always fits.
 //!
 //! Around it:
 //!

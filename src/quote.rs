@@ -1,4 +1,4 @@
-//! Quoting what a caller sent inside a message a person reads, bounded (SPEC §13).
+//! Quoting what a caller sent inside a message a person reads, bounded (docs/service.md, "Errors").
 //!
 //! A message that echoes its input unbounded (a 20 KB id, a 10,000-step cycle) makes a gRPC
 //! status larger than a client accepts in its trailers, and the client then sees

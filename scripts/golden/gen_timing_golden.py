@@ -12,11 +12,11 @@ Every expected answer comes from code nobody on the nudge team wrote (see shared
 - ``zoneinfo``        wall-clock and ``+Nd HH:MM`` until forms (fold=0), cross-checked against
                       Temporal inside this script; RFC 3339 instants via datetime.fromisoformat.
 - ``systemd``         calendar patterns via ``systemd-analyze calendar`` (only far from DST changes).
-- ``spec-rule``       calendar patterns on DST changes, written by hand from SPEC §2.3a/§2.4.
+- ``spec-rule``       calendar patterns on DST changes, written by hand from docs/timing.md, "Daylight-saving changes".
 - ``zoneinfo-bruteforce``  send/SMS windows: a minute-by-minute scan written here, independent of
                       the Rust code, with zoneinfo for every local time.
 - ``phonenumbers``    phone -> E.164 + candidate zones.
-- ``spec-refusal``    inputs SPEC §1/§2 refuses; only the code is compared.
+- ``spec-refusal``    inputs the documented grammar refuses; only the code is compared.
 
 Run from anywhere:  python3 scripts/golden/gen_timing_golden.py
 Needs: pip install -r scripts/requirements.txt; (cd scripts/golden && npm ci); systemd-analyze.
@@ -88,7 +88,7 @@ def parse_instant(text: str) -> datetime:
 
 
 def fmt_instant(dt: datetime) -> str:
-    """SPEC §7: RFC 3339 in UTC with a Z, milliseconds only when not zero."""
+    """RFC 3339 in UTC with a Z, milliseconds only when not zero."""
     dt = dt.astimezone(UTC)
     ms = dt.microsecond // 1000
     assert dt.microsecond % 1000 == 0
@@ -105,7 +105,7 @@ def from_ms(ms: int) -> datetime:
 
 
 def wall_to_instant(local: datetime, tz: str) -> datetime:
-    """SPEC §2.4 via zoneinfo: fold=0 is the first occurrence in a fold, and in a gap the offset
+    """docs/timing.md, "Daylight-saving changes" via zoneinfo: fold=0 is the first occurrence in a fold, and in a gap the offset
     before it (forward by the gap's length)."""
     return local.replace(tzinfo=zi(tz), fold=0).astimezone(UTC)
 
@@ -115,7 +115,7 @@ def local_of(instant: datetime, tz: str) -> datetime:
 
 
 def busday(d: date, n: int, holidays: list[str]) -> date:
-    """SPEC §2.1 bd stepping via numpy; n=0 moves by zero days (SPEC §2.3a)."""
+    """docs/timing.md, "Durations" bd stepping via numpy; n=0 moves by zero days (docs/timing.md, "Daylight-saving changes")."""
     if n == 0:
         return d
     res = np.busday_offset(np.datetime64(d.isoformat()), n, roll="backward",
@@ -303,7 +303,7 @@ def gen_durations(T: Temporal) -> list:
                          "dur": cal or {"days": 0}})
             pending.append(("temporal+numpy", req, qid, (zone, bd, fixed, holidays or [])))
 
-    # Hand-picked: the SPEC's own examples and the §2.3a zero-calendar-part rule.
+    # Hand-picked: the examples of docs/timing.md and its zero-calendar-part rule ("Daylight-saving changes").
     hand = [
         ("2026-01-31T10:00:00Z", "1mo15d2h", "Europe/Prague"),
         ("2026-01-31T10:00:00Z", "1mo", "Europe/Prague"),
@@ -640,7 +640,7 @@ def transitions(tz: str) -> list[datetime]:
 
 
 def far_from_dst(tz: str, base: datetime, answer: datetime, margin_h: int = 6) -> bool:
-    """No offset change between base - margin and answer + margin: systemd and SPEC then agree."""
+    """No offset change between base - margin and answer + margin: systemd and the documented rule then agree."""
     lo, hi = base - timedelta(hours=margin_h), answer + timedelta(hours=margin_h)
     return not any(lo <= t <= hi for t in transitions(tz))
 
@@ -703,8 +703,8 @@ def gen_patterns() -> list[dict]:
 
 
 def gen_pattern_spec_rule() -> list[dict]:
-    """Patterns that hit a DST gap or fold: SPEC §2.3a — each local match maps to one instant by
-    §2.4 (gap forward, fold first occurrence only), earliest instant strictly after now. Worked
+    """Patterns that hit a DST gap or fold: docs/timing.md, "Daylight-saving changes" — each local match maps to one instant by
+    docs/timing.md, "Daylight-saving changes" (gap forward, fold first occurrence only), earliest instant strictly after now. Worked
     out by hand; each comment gives the local reasoning. A zoneinfo assertion below checks the
     arithmetic of each hand answer (not the rule)."""
     P, NY, LH = "Europe/Prague", "America/New_York", "Australia/Lord_Howe"
@@ -856,7 +856,7 @@ def open_in(tz: str, t: datetime, t_from: time, t_to: time, days: set[int] | Non
 
 
 def resolve_zones(window, channel, contact, sender_tz):
-    """SPEC §2.3 + §4: (window zone or None, SMS zones) — written here from the SPEC text."""
+    """docs/timing.md, "Zones" + docs/timing.md, "Send windows": (window zone or None, SMS zones) — written here from the documented rule."""
     contact = contact or {}
     phone_zones: list[str] = []
     if contact.get("phone"):
@@ -912,13 +912,13 @@ def brute_next_opening(now: datetime, window, channel, contact, sender_tz, holid
 
     found = scan(is_open)
     if found is None:
-        # SPEC §3: candidate SMS windows that never overlap each other -> ZONE_UNKNOWN; a send
+        # docs/timing.md, "Send windows": candidate SMS windows that never overlap each other -> ZONE_UNKNOWN; a send
         # window that never meets the SMS window -> NO_OPENING.
         sms_only = scan(lambda t: all(open_in(z, t, SMS_FROM, SMS_TO, None, set()) for z in sms))
         if channel == "sms" and sms_only is None:
             return {"error": {"code": "ZONE_UNKNOWN"}}
         return {"error": {"code": "NO_OPENING"}}
-    # Each zone once (SPEC §7): a London window for a London number is one zone.
+    # Each zone once (docs/service.md): a London window for a London number is one zone.
     zones = list(dict.fromkeys(([wz] if wz else []) + list(sms)))
     return {"at": fmt_instant(found), "zones": zones}
 
@@ -986,7 +986,7 @@ def gen_windows() -> list[dict]:
          {"phone": "+80012345678"}, "Europe/Prague", []),                # ZONE_UNKNOWN
         ("2026-03-02T12:00:00Z", None, "sms", {"phone": "+80012345678"}, "Europe/Prague", []),
         ("2026-03-02T12:00:00Z", {"days": wk, "from": "09:00", "to": "17:00"}, "sms", {}, "Europe/Prague", []),
-        # DST days: a from inside the gap opens at the normalized time (§2.3a).
+        # DST days: a from inside the gap opens at the normalized time (docs/timing.md, "Daylight-saving changes").
         ("2026-03-28T12:00:00Z", {"days": ["sun"], "from": "02:30", "to": "05:00", "tz": "Europe/Prague"},
          "email", {}, "Europe/Prague", []),
         ("2026-10-24T12:00:00Z", {"days": ["sun"], "from": "02:30", "to": "05:00", "tz": "Europe/Prague"},

@@ -1,4 +1,4 @@
-//! One span per request (SPEC §12): gRPC method or HTTP route, the answer's code, and the
+//! One span per request (docs/operations.md): gRPC method or HTTP route, the answer's code, and the
 //! enrollment when the handler names one; the span's fields go into every log line inside it
 //! (`--log-format json` prints them under `span`), and its end is one `request` log line and the
 //! `nudge_requests_total` / `nudge_request_seconds` samples. With `--otlp-endpoint` the span is

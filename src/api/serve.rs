@@ -1,4 +1,4 @@
-//! The accept loop: gRPC and HTTP on one port, each connection under [`ConnLimits`] (SPEC §13).
+//! The accept loop: gRPC and HTTP on one port, each connection under [`ConnLimits`] (docs/service.md, "Errors").
 //!
 //! - A request whose content type is `application/grpc…` goes to the gRPC routes (an unknown
 //!   service answers `UNIMPLEMENTED`); every other request to the HTTP routes, where an unknown

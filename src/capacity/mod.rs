@@ -1,4 +1,4 @@
-//! Sending capacity per sender (SPEC §9): the caps a sender carries per channel, and the
+//! Sending capacity per sender (docs/capacity.md): the caps a sender carries per channel, and the
 //! arithmetic that says when one more send fits them.
 //!
 //! Pure core: no I/O, no clock. The [`Book`] (a sender's caps, zone and recent sends) is read by
@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 pub const DAY_MS: i64 = 86_400_000;
 /// 7 days in milliseconds: the weekly window, and how far back a ledger is read.
 pub const WEEK_MS: i64 = 7 * DAY_MS;
-/// The shortest ramp `every` accepted (SPEC issue 14: "a ramp `every` under an hour").
+/// The shortest ramp `every` accepted (docs/capacity.md, "The caps": "a ramp `every` under an hour" is refused).
 pub const MIN_RAMP_EVERY_MS: u64 = 3_600_000;
 
 /// Why a step was deferred for capacity: which cap it would have broken. Stored in the journey's
@@ -120,7 +120,7 @@ pub struct ChannelCaps {
     pub weekly: Option<u32>,
     /// The least time between two sends, ms.
     pub min_gap_ms: u64,
-    /// A uniform random extra on top of `min_gap`, ms, drawn per send (seeded, SPEC §2.7).
+    /// A uniform random extra on top of `min_gap`, ms, drawn per send (seeded, docs/timing.md, "Fixed once").
     pub gap_jitter_ms: u64,
     /// Email only: at most this many per recipient domain in any rolling 24 h.
     pub domain_daily: Option<u32>,
@@ -151,7 +151,7 @@ impl ChannelCaps {
     }
 }
 
-/// A sender's caps, per channel (SPEC §9 `caps`).
+/// A sender's caps, per channel (docs/capacity.md `caps`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Caps {
     /// `email`.
@@ -447,7 +447,7 @@ pub struct Book {
     pub entries: Vec<Entry>,
 }
 
-/// The recipient domain of an email address, lower case (SPEC §9: case-insensitive).
+/// The recipient domain of an email address, lower case (docs/capacity.md: case-insensitive).
 pub fn domain_of(address: &str) -> Option<String> {
     address
         .rsplit_once('@')

@@ -290,7 +290,7 @@ fn bad_caps_are_refused_with_the_field() {
         "sms":   { "daily": 200, "min_gap": "10s" },
         "call":  { "daily": 80 },
         "linkedin": { "daily": 20, "weekly": 100 } }));
-    assert!(ok.is_ok(), "SPEC §9's example: {ok:?}");
+    assert!(ok.is_ok(), "docs/capacity.md's example: {ok:?}");
 }
 
 // ----- property: against a brute-force reference ----------------------------------------------
@@ -299,7 +299,7 @@ const HOUR: i64 = 3_600_000;
 
 /// The reference: every instant is on an hour grid, so a rolling window only changes at grid
 /// points. Counts sends in every 24 h / 7 d window ending at each grid hour that would contain
-/// one more send at `at`, by the definition (SPEC §9), with no candidate reasoning.
+/// one more send at `at`, by the definition (docs/capacity.md), with no candidate reasoning.
 fn reference_fits(
     c: &ChannelCaps,
     zone: &Zone,

@@ -1,4 +1,4 @@
-//! `nudge holidays CAL YEAR`: one shipped holiday calendar's days of one year (SPEC §11), one
+//! `nudge holidays CAL YEAR`: one shipped holiday calendar's days of one year (docs/timing.md, "Holiday calendars and quiet hours"), one
 //! `YYYY-MM-DD name` line each, observed days included.
 
 use crate::timing::holiday_calendars::{self, FIRST_YEAR, LAST_YEAR};

@@ -1,4 +1,4 @@
-//! `nudge link-secret rotate`: replaces the server's link secret (SPEC §5.6), so every signed
+//! `nudge link-secret rotate`: replaces the server's link secret (docs/flows.md, "approval"), so every signed
 //! link sent before (approval pages, unsubscribe links) stops working at once — what to do when
 //! links may have leaked.
 

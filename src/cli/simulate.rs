@@ -1,11 +1,11 @@
 //! `nudge simulate FLOW.json [SCENARIO.json] [--json]`: one enrollment run through virtual time
-//! in memory (SPEC §7), no database needed.
+//! in memory (docs/service.md), no database needed.
 //!
 //! The flow is validated first (errors are printed on stderr, exit 1). The scenario file holds
-//! SPEC §7's scenario; `--start`, `--horizon`, `--contact-tz`, `--contact-phone`,
+//! docs/service.md's scenario; `--start`, `--horizon`, `--contact-tz`, `--contact-phone`,
 //! `--contact-email` and `--sender-tz` override its fields. Without a scenario file, `--start`
 //! is required, the horizon defaults to one year after it, and there is no script. Output: a
-//! readable table, or with `--json` exactly SPEC §7's answer as one line.
+//! readable table, or with `--json` exactly docs/service.md's answer as one line.
 
 use crate::engine::campaign::render_campaign;
 use crate::engine::instant;
@@ -26,9 +26,9 @@ const DEFAULT_HORIZON_DAYS: i64 = 365;
 pub struct SimulateArgs {
     /// The flow document (JSON).
     pub flow: PathBuf,
-    /// The scenario (JSON, SPEC §7): start, horizon, contact, sender_tz, input, seed, script.
+    /// The scenario (JSON, docs/service.md): start, horizon, contact, sender_tz, input, seed, script.
     pub scenario: Option<PathBuf>,
-    /// Print the timeline as SPEC §7's JSON answer instead of a table.
+    /// Print the timeline as docs/service.md's JSON answer instead of a table.
     #[arg(long)]
     pub json: bool,
     /// The enrollment instant (RFC 3339), instead of the scenario's `start`.

@@ -1,4 +1,4 @@
-//! `nudge timing`: SPEC §7's timing questions as JSON Lines, stdin to stdout, one answer line
+//! `nudge timing`: the timing questions of docs/timing.md as JSON Lines, stdin to stdout, one answer line
 //! per request in order, so thousands of questions run in one process.
 //!
 //! Blank (whitespace-only) lines are skipped: they are not requests, and a stray trailing line
@@ -11,7 +11,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use std::io::{BufRead, BufWriter, Write};
 
-/// What `nudge timing --help` prints after the usage: the request and answer format (SPEC §7).
+/// What `nudge timing --help` prints after the usage: the request and answer format (docs/service.md).
 const FORMAT: &str = r#"Reads JSON Lines on stdin and writes one JSON line per request, in order (blank lines are
 skipped). Each request has `now` (RFC 3339) and exactly one question:
 

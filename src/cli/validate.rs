@@ -1,8 +1,8 @@
-//! `nudge validate FLOW.json [--json] [--max-wait 7d]`: the flow validator (SPEC §1) on a file,
+//! `nudge validate FLOW.json [--json] [--max-wait 7d]`: the flow validator (docs/flows.md) on a file,
 //! no database needed.
 //!
 //! Output: one line per problem (`path: CODE: message`) then `FLOW.json: valid` or a summary on
-//! stderr; with `--json`, exactly SPEC §7's `{"valid", "problems"}` as one line on stdout. Exit
+//! stderr; with `--json`, exactly docs/service.md's `{"valid", "problems"}` as one line on stdout. Exit
 //! status 0 when valid (warnings allowed), 1 when not. A file that is not JSON is one
 //! `BAD_SCHEMA` problem at the root (so `--json` still answers in its shape); a file that cannot
 //! be read is an error on stderr, exit 1.
@@ -22,7 +22,7 @@ pub struct ValidateArgs {
     /// Print `{"valid": bool, "problems": [...]}` on stdout instead of text lines.
     #[arg(long)]
     pub json: bool,
-    /// The account's plan limit on the longest wait (SPEC §5.7), e.g. `7d`: a longer static wait
+    /// The account's plan limit on the longest wait (docs/flows.md, "Plan limits"), e.g. `7d`: a longer static wait
     /// or timeout is `WAIT_EXCEEDS_LIMIT`.
     #[arg(long, value_parser = Duration::parse, value_name = "DURATION")]
     pub max_wait: Option<Duration>,

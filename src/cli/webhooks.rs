@@ -1,5 +1,5 @@
 //! `nudge webhook-secret show`, `nudge provider-secret set` and `nudge twilio-token set`: what
-//! webhooks are checked with (SPEC §7, docs/providers.md). The webhook secret is printed alone
+//! webhooks are checked with (docs/service.md, docs/providers.md). The webhook secret is printed alone
 //! on stdout so scripts can capture it; a provider's secret is never printed back.
 
 use super::DatabaseArgs;

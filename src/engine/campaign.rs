@@ -1,9 +1,9 @@
-//! Campaign simulation (SPEC §7, §9): every contact of a scenario enrolled in the same flow under
+//! Campaign simulation (docs/service.md; docs/capacity.md): every contact of a scenario enrolled in the same flow under
 //! one sender, sharing its capacity, in memory.
 //!
 //! It does what the planner does, instant by instant, so a simulated campaign is what reality
 //! will do: an enrollment starts with its capped step handed off (as `Enroll` does); at each
-//! instant the due enrollments are stepped in SPEC §9's priority order ([`priority`]) against one
+//! instant the due enrollments are stepped in docs/capacity.md's priority order ([`priority`]) against one
 //! ledger, each deferred step keeping its place for the rest of that instant (as in one planner
 //! batch); the gap jitter is drawn from the same seeds. Script entries name their contact
 //! (`"contact": id`; all contacts when absent) and apply after the timers of their instant.
@@ -23,7 +23,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The sender of a campaign: its zone and caps (SPEC §9's `caps` document).
+/// The sender of a campaign: its zone and caps (docs/capacity.md's `caps` document).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioSender {
@@ -54,7 +54,7 @@ pub struct CampaignContact {
     /// As a scenario's `contact`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
-    /// As a scenario's `contact` (its holiday calendar, SPEC §11).
+    /// As a scenario's `contact` (its holiday calendar, docs/timing.md, "Holiday calendars and quiet hours").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub country: Option<String>,
     /// As a scenario's `contact`: `contact.attributes.*`.
@@ -92,7 +92,7 @@ pub struct Campaign {
     pub per_day: BTreeMap<NaiveDate, usize>,
 }
 
-/// SPEC §9's priority of an enrollment's current step, lower first: `(class, due ms)` with class
+/// docs/capacity.md's priority of an enrollment's current step, lower first: `(class, due ms)` with class
 /// 0 an operator's `MoveTo`, 1 a follow-up (it already sent on the step's channel), 2 a first
 /// touch; due is the step's scheduled instant (windows applied). Ties go to the lower id.
 pub fn priority(state: &EnrollmentState) -> (u8, i64) {

@@ -1,5 +1,5 @@
 //! What the interpreter asks the outside world to do or record. The storage layer writes all of
-//! them in the same transaction as the new state (SPEC §6: the outbox is written with the step
+//! them in the same transaction as the new state (docs/service.md, "Delivery": the outbox is written with the step
 //! transition), so a crash never separates a transition from its dispatch.
 
 use crate::code::Code;
@@ -10,7 +10,7 @@ use crate::timing::{Channel, ClosedBy};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// A message for the delivery side (SPEC §6). Created exactly once per run: the idempotency key
+/// A message for the delivery side (docs/service.md, "Delivery"). Created exactly once per run: the idempotency key
 /// is the enrollment and the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Dispatch {
@@ -36,7 +36,7 @@ pub struct Dispatch {
     /// to the thread by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
-    /// The capacity slot this send took (SPEC §9), when its sender has caps on the channel: the
+    /// The capacity slot this send took (docs/capacity.md), when its sender has caps on the channel: the
     /// store writes it to the ledger in the same transaction as the dispatch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservation: Option<crate::capacity::Entry>,
@@ -84,7 +84,7 @@ pub struct Task {
     /// When the task times out, if it has a timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due_by: Option<DateTime<Utc>>,
-    /// The capacity slot this task took (SPEC §9: tasks count when created).
+    /// The capacity slot this task took (docs/capacity.md: tasks count when created).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservation: Option<crate::capacity::Entry>,
     /// The step's variant this contact got, when the step has variants (its `params` are the
@@ -94,7 +94,7 @@ pub struct Task {
 }
 
 /// The most of a signal's payload a journey entry (or an enrollment's [`Woken`]) records, in
-/// bytes of JSON text. A custom event may carry 64 KiB (SPEC §5.5) and up to 1,000 signals can
+/// bytes of JSON text. A custom event may carry 64 KiB (docs/signals.md, "Custom events") and up to 1,000 signals can
 /// wait in one buffer; the journey keeps what people read, the stored signal keeps it all.
 pub const MAX_RECORDED_PAYLOAD: usize = 4 * 1024;
 
@@ -150,7 +150,7 @@ impl RecordedPayload {
 }
 
 /// The signal that ended the last `wait_for` run (it woke the run, or the run consumed it from
-/// the buffer): SPEC §5.5's "the wait completes with the payload", kept on the enrollment so
+/// the buffer): docs/signals.md, "Custom events"'s "the wait completes with the payload", kept on the enrollment so
 /// `GetEnrollment` shows it, and what `signal.*` reads. A `wait_for` run that closes any other
 /// way (its timeout, an operator's move, an exit) clears it: a later step never reads the signal
 /// of an earlier wait.
@@ -173,7 +173,7 @@ pub struct Woken {
     pub facts: SignalFacts,
 }
 
-/// What a signal did in this enrollment (SPEC §5.8).
+/// What a signal did in this enrollment (docs/service.md, "The journey").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum SignalEffect {
@@ -212,7 +212,7 @@ pub enum SignalEffect {
     },
     /// The enrollment was paused.
     IgnoredPaused,
-    /// Journal-only (SPEC §10): an automatic answer while away, an SMS `HELP`, a delayed
+    /// Journal-only (docs/signals.md, "Inbox signals"): an automatic answer while away, an SMS `HELP`, a delayed
     /// delivery, an opt-in.
     Noted {
         /// What it was.
@@ -230,7 +230,7 @@ pub enum SignalEffect {
     },
 }
 
-/// One journey entry (SPEC §5.8) besides the runs themselves.
+/// One journey entry (docs/service.md, "The journey") besides the runs themselves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum JourneyEntry {
@@ -240,7 +240,7 @@ pub enum JourneyEntry {
         step: String,
     },
     /// An operator paused it, or an out-of-office notice did (`reason` `OUT_OF_OFFICE`, with
-    /// `until`, SPEC §10).
+    /// `until`, docs/signals.md, "Inbox signals").
     Paused {
         /// Why, when not an operator: `OUT_OF_OFFICE`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -294,14 +294,14 @@ pub enum JourneyEntry {
         /// Which rule stopped it (`WAIT_EXCEEDS_LIMIT`, `LOOP_GUARD`, …).
         code: Code,
         /// The step that could not be run, when one was: its run is not in the journey,
-        /// since a failed transition commits nothing but the failure (SPEC §13).
+        /// since a failed transition commits nothing but the failure (docs/service.md, "Errors").
         #[serde(default, skip_serializing_if = "Option::is_none")]
         step: Option<String>,
         /// What happened and what to fix.
         message: String,
     },
-    /// The gate found the window closed at execution (§3 step 4), or the sender's capacity
-    /// full (§9).
+    /// The gate found the window closed at execution (docs/timing.md, "Send windows" step 4), or the sender's capacity
+    /// full (docs/capacity.md).
     Deferred {
         /// The run deferred.
         run: u64,
@@ -309,13 +309,13 @@ pub enum JourneyEntry {
         step: String,
         /// The next opening, when the gate tries again.
         to: DateTime<Utc>,
-        /// Why: `send_window`, `holiday` or `quiet_hours` (SPEC §3, §11).
+        /// Why: `send_window`, `holiday` or `quiet_hours` (docs/timing.md, "Send windows" and "Holiday calendars and quiet hours").
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<ClosedBy>,
         /// The quiet-hours place rule that decided (`US-FL`), when one did.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rule: Option<String>,
-        /// A capacity deferral: the cap that held it (`CAP_DAILY`, …, SPEC §9). Absent when
+        /// A capacity deferral: the cap that held it (`CAP_DAILY`, …, docs/capacity.md). Absent when
         /// only a window did.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cap: Option<crate::capacity::CapReason>,
@@ -381,7 +381,7 @@ pub enum JourneyEntry {
         /// Why it could not apply, and what would.
         reason: String,
     },
-    /// A `fetch` attempt ended (SPEC §5.9): one entry per attempt.
+    /// A `fetch` attempt ended (docs/flows.md, "fetch"): one entry per attempt.
     FetchAttempt {
         /// The fetch run.
         run: u64,
@@ -436,7 +436,7 @@ pub enum JourneyEntry {
         gave_up: bool,
     },
     /// The provider reported that a dispatch it took was not delivered (a Twilio status
-    /// callback `undelivered` or `failed`, issue 30). Written by the provider webhook, like an
+    /// callback `undelivered` or `failed`; docs/providers.md). Written by the provider webhook, like an
     /// ack: it changes the outbox, never the enrollment's state.
     DeliveryFailed {
         /// The run whose dispatch it is.
@@ -461,7 +461,7 @@ pub enum JourneyEntry {
 /// Why an enrollment was paused other than by an operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PauseReason {
-    /// An out-of-office notice (SPEC §10).
+    /// An out-of-office notice (docs/signals.md, "Inbox signals").
     #[serde(rename = "OUT_OF_OFFICE")]
     OutOfOffice,
 }
@@ -517,7 +517,7 @@ pub enum Effect {
     },
     /// Create this task.
     TaskCreated(Task),
-    /// A task outcome raised these events (SPEC §5.2): route them, as a signal, to the
+    /// A task outcome raised these events (docs/signals.md, "Kinds of signal and the events they raise"): route them, as a signal, to the
     /// contact's *other* enrollments. In this enrollment the outcome already took its branch.
     RaiseSignal {
         /// The task run whose outcome raised them.
@@ -530,7 +530,7 @@ pub enum Effect {
     FetchRequested(crate::engine::outside::FetchRequest),
     /// An approval step was entered (the journey's `approval_requested`, with the link's
     /// expiry, never the token): sign a link for this run and hand it to the delivery side
-    /// as a dispatch on channel `approval` (SPEC §5.6). The interpreter holds no secret, so the
+    /// as a dispatch on channel `approval` (docs/flows.md, "approval"). The interpreter holds no secret, so the
     /// token is made where the secret is.
     ApprovalRequested {
         /// The approval run.

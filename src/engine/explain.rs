@@ -1,4 +1,4 @@
-//! `EnrollmentService.Explain` (SPEC §12): why an enrollment is where it is, as a pure function
+//! `EnrollmentService.Explain` (docs/operations.md): why an enrollment is where it is, as a pure function
 //! of its state, its flow and `now`.
 //!
 //! [`WaitReason`] is the one list of reasons: Explain answers with it and the
@@ -7,7 +7,7 @@
 //! closed *now* (a holiday first, then the send window, then the SMS window), and the same
 //! arithmetic that scheduled it answers the question.
 //!
-//! Every reason of SPEC §12 is answered here: `cap` from the capacity deferral on the run,
+//! Every reason of docs/operations.md is answered here: `cap` from the capacity deferral on the run,
 //! `approval` and `fetch` from their runs (the link's expiry, the attempt), calendar holidays
 //! and place quiet-hours rules through the window arithmetic.
 
@@ -24,7 +24,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// What a live enrollment waits for (SPEC §12). The order is the order of the spec's list.
+/// What a live enrollment waits for (docs/operations.md). The order is the order of that page's list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WaitReason {
@@ -36,15 +36,16 @@ pub enum WaitReason {
     Window,
     /// The SMS window (08:00–21:00 in the recipient's zones) is closed.
     QuietHours,
-    /// A holiday closes the send window (or, with issue 16, a calendar's holiday).
+    /// A holiday closes the send window (or a holiday calendar's, docs/timing.md, "Holiday calendars
+    /// and quiet hours").
     Holiday,
-    /// The sender's capacity is used up (issue 14: per-sender caps, SPEC §9).
+    /// The sender's capacity is used up (per-sender caps, docs/capacity.md).
     Cap,
     /// The step cannot be planned (`ZONE_UNKNOWN`, `NO_OPENING`): a person must fix the contact.
     Held,
-    /// An approval waits for a person's decision (issue 13, SPEC §5.6).
+    /// An approval waits for a person's decision (docs/flows.md, "approval").
     Approval,
-    /// A fetch waits for another system's answer or its next attempt (issue 13, SPEC §5.9).
+    /// A fetch waits for another system's answer or its next attempt (docs/flows.md, "fetch").
     Fetch,
     /// An operator paused the enrollment.
     Paused,
@@ -133,7 +134,7 @@ pub fn explain(state: &EnrollmentState, flow: &Flow, now: DateTime<Utc>) -> Expl
     explain_with(state, flow, now, &QuietHours::federal())
 }
 
-/// [`explain()`] under the account's quiet-hours policy (SPEC §11), so a place rule that holds
+/// [`explain()`] under the account's quiet-hours policy (docs/timing.md, "Holiday calendars and quiet hours"), so a place rule that holds
 /// an SMS or call is named (`US-FL`).
 pub fn explain_with(
     state: &EnrollmentState,
@@ -386,7 +387,7 @@ fn outreach(
         e.zone = window_zone.map(|z| z.name());
         return e;
     };
-    // Issue 14 (capacity): a run deferred because the sender's cap is used up answers
+    // Capacity: a run deferred because the sender's cap is used up answers
     // `WaitReason::Cap` here, before the windows are asked; its wake is the computed instant
     // the slot frees (windows applied).
     if let Some(cap) = run
@@ -445,7 +446,7 @@ fn outreach(
         if !is_open(now, None, &one, channel, &Holidays::none()) {
             e.reason = Some(WaitReason::QuietHours);
             e.zone = Some(z.name());
-            // A place rule (SPEC §11) is named when it is what is closed: the federal hours
+            // A place rule (docs/timing.md, "Holiday calendars and quiet hours") is named when it is what is closed: the federal hours
             // alone would be open.
             let federal = ResolvedZones {
                 place: None,

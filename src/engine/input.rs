@@ -1,12 +1,12 @@
 //! What happened to an enrollment: the `input` of [`crate::engine::step`].
 //!
 //! There is no "dispatch failed" input on purpose: an outreach step hands its dispatch to the
-//! outbox and moves on at once (SPEC §1), delivery is at-least-once with retries (§6), and a
+//! outbox and moves on at once (docs/flows.md), delivery is at-least-once with retries (docs/service.md, "Delivery"), and a
 //! final failure is recorded on the dispatch, not fed back into the flow's timing.
 
 use serde::{Deserialize, Serialize};
 
-/// A signal as it reaches one enrollment (SPEC §5.2): the storage layer has already matched it
+/// A signal as it reaches one enrollment (docs/signals.md, "Kinds of signal and the events they raise"): the storage layer has already matched it
 /// to the contact, deduplicated it by provider id and turned it into the events it raises.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Signal {
@@ -22,7 +22,7 @@ pub struct Signal {
     /// A custom event's payload; `{}` when none (a null never means anything but a timeout).
     #[serde(default)]
     pub payload: serde_json::Value,
-    /// What an inbox signal is (an auto-reply, an out-of-office, a bounce, …), SPEC §10.
+    /// What an inbox signal is (an auto-reply, an out-of-office, a bounce, …), docs/signals.md, "Inbox signals".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inbox: Option<crate::routing::Inbox>,
     /// What `signal.*` reads when it closes a `wait_for`: its channel, and for a classified
@@ -117,7 +117,7 @@ pub enum Input {
     Start,
     /// The planner found `now >= next_run_at`. An early or stale wake does nothing.
     Wake,
-    /// A signal reached this enrollment (SPEC §5.3).
+    /// A signal reached this enrollment (docs/signals.md, "Routing").
     Signal(Signal),
     /// A task (`call`, `linkedin_*`) was completed with `outcome`. `run` names the task run, so a
     /// late completion of an old task cannot move a newer step.
@@ -128,7 +128,7 @@ pub enum Input {
         outcome: String,
     },
     /// An operator paused the enrollment. Timers keep running (a past target is handled at
-    /// resume, SPEC §2.6).
+    /// resume, docs/timing.md, "A target already in the past").
     Pause,
     /// An operator resumed it; a target that passed meanwhile fires at once.
     Resume,
@@ -172,7 +172,7 @@ pub enum Input {
         /// What came back.
         answer: crate::engine::outside::FetchAnswer,
     },
-    /// A person decided the waiting approval (SPEC §5.6), through its link or `Decide`.
+    /// A person decided the waiting approval (docs/flows.md, "approval"), through its link or `Decide`.
     Decide {
         /// The run the link was made for; `None` (the API's `Decide`): the current one.
         #[serde(default)]
@@ -187,7 +187,7 @@ pub enum Input {
         by: Option<String>,
     },
     /// A slot of the enrollment's sender on `channel` was given back (a dispatch acked as not
-    /// sent, SPEC §9): a step deferred by a cap on that channel is planned again now, against
+    /// sent, docs/capacity.md): a step deferred by a cap on that channel is planned again now, against
     /// the ledger without that slot. Anything else ignores it.
     SlotFreed {
         /// The channel whose slot came back.

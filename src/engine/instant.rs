@@ -1,4 +1,4 @@
-//! How instants are written in answers (SPEC §7): RFC 3339 in UTC with a `Z`, milliseconds
+//! How instants are written in answers (docs/service.md): RFC 3339 in UTC with a `Z`, milliseconds
 //! only when not zero.
 
 use chrono::{DateTime, SecondsFormat, Timelike, Utc};

@@ -2,23 +2,23 @@
 //!
 //! [`step`] is a pure function. It never reads the clock (`now` is a parameter), never touches
 //! storage and never draws an unseeded random number, so the planner, a retry on another
-//! replica and `Simulate` all get the same answer for the same arguments (SPEC §2.7).
+//! replica and `Simulate` all get the same answer for the same arguments (docs/timing.md, "Fixed once").
 //!
 //! One call runs through every step that takes no time: an `end`, a `wait` whose target is
 //! already past, an outreach step whose time is now, a `wait_for` that consumes a buffered
 //! signal. It stops at the first step that has to wait, with `next_run_at` set for the planner.
 //!
-//! Decisions the SPEC leaves open, written down here:
+//! Decisions the documented contract leaves open, written down here:
 //! - A step held with `ZONE_UNKNOWN` or `NO_OPENING` keeps the enrollment `active` with the run
 //!   open and no `next_run_at`: nothing is sent, the journey shows why, and the step is planned
 //!   again when the contact changes ([`Input::ContactChanged`]) or an operator moves/exits it.
 //!   Failing the enrollment instead would lose it over a fixable contact record.
 //! - An outreach step to a channel the contact opted out of, or with no address for it, is
 //!   skipped (run branch `skipped`, journey `skipped`) and the flow goes on.
-//! - Tasks get no jitter (jitter is for outreach, SPEC §1); a task's timeout counts from when
+//! - Tasks get no jitter (jitter is for outreach, docs/flows.md); a task's timeout counts from when
 //!   the task is created, so a task due Monday is not half timed out by the weekend.
 //! - A task outcome reported while paused is kept on the run and applied at resume.
-//! - A task outcome raises its events (SPEC §5.2) for the contact's other enrollments
+//! - A task outcome raises its events (docs/signals.md, "Kinds of signal and the events they raise") for the contact's other enrollments
 //!   ([`Effect::RaiseSignal`]); in this enrollment it takes its own branch, except that an
 //!   event in `exit_on` exits (rule 2 applies to the enrollment the outcome came from too).
 
@@ -54,7 +54,7 @@ use std::borrow::Cow;
 /// (`TRANSITION_TOO_LONG`), but a loop through a `wait` whose target is already past, or through
 /// a `wait_for` consuming up to 1,000 buffered signals, still runs in one call; beyond this the
 /// enrollment fails with [`Code::LoopGuard`] instead of spinning, and nothing of that call but the
-/// failure is kept (SPEC §13). The number lives with the validator, below the engine.
+/// failure is kept (docs/service.md, "Errors"). The number lives with the validator, below the engine.
 pub use crate::flow::LOOP_GUARD;
 
 /// What the interpreter needs besides the state and the flow: account settings.
@@ -62,12 +62,12 @@ pub use crate::flow::LOOP_GUARD;
 pub struct Ctx {
     /// Step-experiment variants taking no new contacts, by flow id.
     pub stopped: std::sync::Arc<std::collections::HashMap<String, super::variant::Stopped>>,
-    /// The account's `max_wait` (SPEC §5.7): a computed wait beyond it fails the enrollment;
+    /// The account's `max_wait` (docs/flows.md, "Plan limits"): a computed wait beyond it fails the enrollment;
     /// a `wait_for` without a timeout gets it as its timeout.
     pub max_wait: Option<Duration>,
     /// Mixed into every jitter seed: a simulation's `seed`, 0 in production.
     pub seed: u64,
-    /// The account's quiet-hours policy for SMS and calls (SPEC §11); federal by default.
+    /// The account's quiet-hours policy for SMS and calls (docs/timing.md, "Holiday calendars and quiet hours"); federal by default.
     pub quiet_hours: QuietHours,
 }
 
@@ -78,7 +78,7 @@ pub fn enrollable(_flow: &Flow) -> Result<(), String> {
     Ok(())
 }
 
-/// What the interpreter knows of the sender's capacity (SPEC §9) when a step would go.
+/// What the interpreter knows of the sender's capacity (docs/capacity.md) when a step would go.
 #[derive(Debug, Clone, Copy)]
 pub enum CapacityView<'a> {
     /// The sender has no caps: nothing is checked or reserved.
@@ -116,7 +116,7 @@ pub fn step(
     step_with(state, flow, input, now, ctx, CapacityView::Unlimited)
 }
 
-/// [`step`] with the sender's capacity (SPEC §9).
+/// [`step`] with the sender's capacity (docs/capacity.md).
 pub fn step_with(
     state: &EnrollmentState,
     flow: &Flow,
@@ -130,7 +130,7 @@ pub fn step_with(
     m.handle(input.clone());
     m.drive();
     if let Some(failure) = m.failure.take() {
-        // SPEC §13: a transition commits every effect or none. What the input itself did (a
+        // docs/service.md, "Errors": a transition commits every effect or none. What the input itself did (a
         // signal closing its wait, an operator's move) is replayed; every step entered after it
         // is dropped with its dispatches and tasks, and the enrollment fails where it stood.
         m = Machine::new(state, flow, ctx, now, cap);
@@ -363,7 +363,7 @@ impl<'a> Machine<'a> {
                 by,
             } => self.decide(run, decision, input, by),
             Input::ContactChanged(c) => {
-                // Only the zone and the number decide a hold (SPEC §3, §4): another change (an
+                // Only the zone and the number decide a hold (docs/timing.md, "Send windows"): another change (an
                 // email, an attribute) leaves a held step as it is, without a second `held`.
                 let zone_changed = c.tz != self.st.contact.tz || c.phone != self.st.contact.phone;
                 self.st.contact = c;
@@ -375,12 +375,12 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// SPEC §5.3 (and §10 for inbox signals), in order, for this enrollment.
+    /// docs/signals.md, "Routing" (and docs/signals.md, "Inbox signals" for inbox signals), in order, for this enrollment.
     fn signal(&mut self, mut s: Signal) {
         if let Some(channel) = &s.opt_out {
             self.st.contact.opted_out.insert(channel.clone());
         }
-        // `START`/`UNSTOP`/`YES` end an opt-out (SPEC §10) only where there is one: from a
+        // `START`/`UNSTOP`/`YES` end an opt-out (docs/signals.md, "Inbox signals") only where there is one: from a
         // contact who never opted out of the channel, "Yes" answers the sequence, a reply.
         if let Some(Inbox::OptIn { channel }) = &s.inbox {
             if !self.st.contact.opted_out.contains(channel) {
@@ -392,7 +392,7 @@ impl<'a> Machine<'a> {
             Some(Inbox::OptIn { channel }) => {
                 self.st.contact.opted_out.remove(channel);
             }
-            // A hard bounce blocks email to the address (SPEC §10).
+            // A hard bounce blocks email to the address (docs/signals.md, "Inbox signals").
             Some(Inbox::HardBounce) | Some(Inbox::Complaint) => {
                 self.st.contact.opted_out.insert("email".to_string());
             }
@@ -501,7 +501,7 @@ impl<'a> Machine<'a> {
     }
 
     /// The out-of-office pause ends (its `until` came, or a person's signal arrived): the
-    /// enrollment is active again, and a target that passed meanwhile fires now (SPEC §2.6).
+    /// enrollment is active again, and a target that passed meanwhile fires now (docs/timing.md, "A target already in the past").
     fn end_away(&mut self) {
         self.st.away = None;
         self.st.status = Status::Active;
@@ -510,7 +510,7 @@ impl<'a> Machine<'a> {
         });
     }
 
-    /// SPEC §10: paused until the return date's start in the contact's zone plus `extra` (or
+    /// docs/signals.md, "Inbox signals": paused until the return date's start in the contact's zone plus `extra` (or
     /// `default_pause` without a usable date), both from the message's arrival, never past
     /// `max_pause`.
     fn pause_away(&mut self, s: &Signal) {
@@ -613,7 +613,7 @@ impl<'a> Machine<'a> {
         self.apply_outcome(outcome);
     }
 
-    /// A task's outcome: journey, the events it raises (SPEC §5.2), then its branch.
+    /// A task's outcome: journey, the events it raises (docs/signals.md, "Kinds of signal and the events they raise"), then its branch.
     fn apply_outcome(&mut self, outcome: String) {
         let Some(run) = self.st.run.clone() else {
             return;
@@ -666,7 +666,7 @@ impl<'a> Machine<'a> {
 
     // ----- steps that reach outside ------------------------------------------------------
 
-    /// SPEC §5.9: the request with its expressions evaluated, fixed at entry. An expression
+    /// docs/flows.md, "fetch": the request with its expressions evaluated, fixed at entry. An expression
     /// that cannot be evaluated, or a timeout that resolves outside (0, 60s], is an error: no
     /// request is sent, so it is never reported as a timeout.
     fn resolve_fetch(&self, p: &crate::flow::model::FetchParams) -> Result<FetchCall, String> {
@@ -749,7 +749,7 @@ impl<'a> Machine<'a> {
         }));
     }
 
-    /// SPEC §5.9: an attempt's answer. `ok` on a 2xx; otherwise a retry while attempts remain
+    /// docs/flows.md, "fetch": an attempt's answer. `ok` on a 2xx; otherwise a retry while attempts remain
     /// (a refused host or address is not retried), then `error`, or `timeout` when the last
     /// attempt ran out of time.
     fn fetch_answer(&mut self, run_id: u64, attempt: u32, answer: FetchAnswer) {
@@ -829,7 +829,7 @@ impl<'a> Machine<'a> {
         self.take_branch(branch, None);
     }
 
-    /// SPEC §5.6: a person's decision closes the approval run on its branch.
+    /// docs/flows.md, "approval": a person's decision closes the approval run on its branch.
     fn decide(
         &mut self,
         run: Option<u64>,
@@ -915,7 +915,7 @@ impl<'a> Machine<'a> {
         self.st.run.as_ref().and_then(|r| self.flow.step(&r.step))
     }
 
-    /// Opens a run of `step_id` and plans it (SPEC §2.7: timing is computed here, once).
+    /// Opens a run of `step_id` and plans it (docs/timing.md, "Fixed once": timing is computed here, once).
     fn enter(&mut self, step_id: String) {
         let Some(step) = self.flow.step(&step_id) else {
             self.fail(Failure::new(
@@ -1025,7 +1025,7 @@ impl<'a> Machine<'a> {
                         return;
                     }
                 };
-                // SPEC §5.6: `link_ttl` defaults to the timeout (or 7 days), never outlives it.
+                // docs/flows.md, "approval": `link_ttl` defaults to the timeout (or 7 days), never outlives it.
                 let ttl_end = match &p.link_ttl {
                     Some(ttl) => match self.arithmetic_zone() {
                         Ok(zone) => ttl.add_to(self.now, &zone, &self.flow.settings.holidays),
@@ -1105,7 +1105,7 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// SPEC §3 steps 1–3: the scheduled instant of an outreach step or task, or a hold.
+    /// docs/timing.md, "Send windows" steps 1–3: the scheduled instant of an outreach step or task, or a hold.
     fn plan(&self, run: &mut Run, kind: StepKind) {
         let channel = channel_of(kind);
         let jitter = if kind.is_outreach() {
@@ -1149,7 +1149,7 @@ impl<'a> Machine<'a> {
             return;
         }
         run.deferred_to = None;
-        // The first plan never happened, so this is still the one computation of §2.7.
+        // The first plan never happened, so this is still the one computation of docs/timing.md, "Fixed once".
         self.plan(&mut run, kind);
         let hold = run.hold.clone();
         let (id, step, scheduled) = (run.id, run.step.clone(), run.scheduled);
@@ -1189,7 +1189,7 @@ impl<'a> Machine<'a> {
                     }
                 }
             }
-            // SPEC §2.6: an approval whose timeout passed (or is already past) takes `timeout`.
+            // docs/timing.md, "A target already in the past": an approval whose timeout passed (or is already past) takes `timeout`.
             StepKind::Approval => self.take_branch("timeout", None),
             // A retry's backoff has passed: record the next attempt for the outbox.
             StepKind::Fetch => self.request_attempt(),
@@ -1198,7 +1198,7 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// SPEC §3 step 4: at execution the windows are checked again. True when the step may go
+    /// docs/timing.md, "Send windows" step 4: at execution the windows are checked again. True when the step may go
     /// now; otherwise it is deferred to the next opening (or held) and the journey says so.
     fn gate(&mut self, run: &Run, kind: StepKind) -> bool {
         let channel = channel_of(kind);
@@ -1252,7 +1252,7 @@ impl<'a> Machine<'a> {
         self.record_hold(run.id, &run.step, kind, &h);
     }
 
-    /// SPEC §9 at execution, once the windows are open: `Some(slot)` when the step may go now
+    /// docs/capacity.md at execution, once the windows are open: `Some(slot)` when the step may go now
     /// (`slot` is the ledger entry to reserve, `None` when the channel has no caps); `None`
     /// when it was deferred (to the earliest instant at which it fits every cap and every
     /// window is open, with a `deferred` entry naming the cap) or handed to the planner.
@@ -1535,7 +1535,7 @@ impl<'a> Machine<'a> {
     // ----- leaving runs ----------------------------------------------------------------------
 
     /// Closes the current run on `branch` and goes where it is wired; an unwired branch
-    /// completes the enrollment (SPEC §5.4 for `timeout`). `skipped` continues at `then`.
+    /// completes the enrollment (docs/flows.md, "Timeouts" for `timeout`). `skipped` continues at `then`.
     fn take_branch(&mut self, branch: &str, woken_by: Option<String>) {
         let next = self.current_step().and_then(|s| {
             let key = if branch == "skipped" { "then" } else { branch };
@@ -1607,7 +1607,7 @@ impl<'a> Machine<'a> {
         });
     }
 
-    /// Keeps the signal that ends the current `wait_for` run on the enrollment (SPEC §5.5).
+    /// Keeps the signal that ends the current `wait_for` run on the enrollment (docs/signals.md, "Custom events").
     /// With it go the facts `signal.*` reads.
     fn woken(&mut self, signal: &str, branch: &str, payload: RecordedPayload, facts: SignalFacts) {
         if let Some(run) = &self.st.run {
@@ -1645,7 +1645,7 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// SPEC §2.3/§4/§11: the zones a step of `channel` uses, and the account's quiet-hours
+    /// docs/timing.md, "Zones", "Send windows" and "Holiday calendars and quiet hours": the zones a step of `channel` uses, and the account's quiet-hours
     /// place rule for SMS and calls.
     fn zones(&self, channel: Channel) -> Result<ResolvedZones, Failure> {
         let sender = self.sender_zone()?;
@@ -1659,20 +1659,20 @@ impl<'a> Machine<'a> {
         .map_err(Failure::from)
     }
 
-    /// SPEC §11: the flow's holidays for this contact, `contact` resolved to the contact's
+    /// docs/timing.md, "Holiday calendars and quiet hours": the flow's holidays for this contact, `contact` resolved to the contact's
     /// `country`, else its phone number's region; and what `contact` became.
     fn holidays(&self) -> (Cow<'_, Holidays>, ContactCalendar) {
         contact_holidays(self.flow, &self.st.contact)
     }
 
-    /// The zone of a `wait` or a timeout without `tz` (SPEC §2.3; the phone-inferred zone
+    /// The zone of a `wait` or a timeout without `tz` (docs/timing.md, "Zones"; the phone-inferred zone
     /// counts for SMS only, so not here).
     fn arithmetic_zone(&self) -> Result<Zone, Failure> {
         Ok(self.zones(Channel::Email)?.arithmetic)
     }
 
     /// Resolves a `wait` target or a timeout deadline from `from`, enforcing `max_wait` on the
-    /// ones computed at run time (SPEC §5.7). The result may be in the past; callers clamp.
+    /// ones computed at run time (docs/flows.md, "Plan limits"). The result may be in the past; callers clamp.
     fn deadline(&self, d: &Deadline, from: DateTime<Utc>) -> Result<DateTime<Utc>, Failure> {
         let zone = match &d.tz {
             Some(z) => *z,
@@ -1713,7 +1713,7 @@ impl<'a> Machine<'a> {
         Ok(target)
     }
 
-    /// SPEC §5.7: a `wait_for` without a timeout gets `max_wait` as its timeout.
+    /// docs/flows.md, "Plan limits": a `wait_for` without a timeout gets `max_wait` as its timeout.
     fn max_wait_deadline(&self, from: DateTime<Utc>) -> Result<Option<DateTime<Utc>>, Failure> {
         match &self.ctx.max_wait {
             Some(limit) => {
@@ -1768,7 +1768,7 @@ impl<'a> Machine<'a> {
     }
 }
 
-/// SPEC §11: `flow`'s holidays for `contact`, `contact` resolved to the contact's `country`,
+/// docs/timing.md, "Holiday calendars and quiet hours": `flow`'s holidays for `contact`, `contact` resolved to the contact's `country`,
 /// else its phone number's region; and what `contact` became. Shared with Explain.
 pub(crate) fn contact_holidays<'f>(
     flow: &'f Flow,

@@ -1,8 +1,8 @@
-//! The step interpreter (SPEC §5): `(enrollment state, what happened, now) -> (new state,
-//! effects)`, and the in-memory simulation built on it (SPEC §7 `simulate`).
+//! The step interpreter (docs/signals.md): `(enrollment state, what happened, now) -> (new state,
+//! effects)`, and the in-memory simulation built on it (docs/service.md `simulate`).
 //!
 //! Pure: no I/O, no database, no wall clock, no unseeded randomness. That is what makes the
-//! product's promises checkable: a wake time computed once and stored (§2.7), a re-processed
+//! product's promises checkable: a wake time computed once and stored (docs/timing.md, "Fixed once"), a re-processed
 //! step that gives the same answer on any replica, and a `Simulate` that shows exactly what
 //! reality will do. The storage layer loads an [`EnrollmentState`], calls [`step`], and writes
 //! the new state and the [`Effect`]s (journey, dispatch outbox, tasks) in one transaction.
@@ -12,13 +12,13 @@
 //! - [`effect`] — [`Effect`], [`JourneyEntry`], [`Dispatch`], [`Task`]: what to write or send.
 //! - [`interpret`] — [`step`], [`enrollable`], [`Ctx`].
 //! - [`mod@simulate`] — [`simulate()`], [`Scenario`], [`Timeline`], [`render_table`].
-//! - [`campaign`] — a campaign simulated under one sender's capacity (SPEC §7, §9), and the
+//! - [`campaign`] — a campaign simulated under one sender's capacity (docs/service.md; docs/capacity.md), and the
 //!   priority order capacity is given in.
-//! - [`explain`] — [`explain()`], [`WaitReason`]: why an enrollment is where it is (SPEC §12).
+//! - [`explain`] — [`explain()`], [`WaitReason`]: why an enrollment is where it is (docs/operations.md).
 //! - [`seed`] — the stable jitter seed of a run.
 //! - [`sentence`] — [`sentence()`]: every journey entry in one sentence, in the contact's zone.
 //! - [`instant`] — how answers write instants.
-//! - [`outside`] — a `fetch` request and its answer, an approval's decision (SPEC §5.6, §5.9).
+//! - [`outside`] — a `fetch` request and its answer, an approval's decision (docs/flows.md, "approval" and "fetch").
 //! - [`names`] — the closed sets of names it is stored under: [`DeliveryEffect`], [`JourneyKind`].
 //!
 //! Which branch a signal picks, and the buffer of early signals, live in [`crate::routing`].

@@ -24,7 +24,7 @@ impl Status {
     }
 }
 
-/// What a signal did in one enrollment, without its details (SPEC §5.8): the `effect` of a
+/// What a signal did in one enrollment, without its details (docs/service.md, "The journey"): the `effect` of a
 /// delivery row and of the answer to a signal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DeliveryEffect {

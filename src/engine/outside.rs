@@ -1,4 +1,4 @@
-//! Steps that reach outside (SPEC §5.6, §5.9): the request a `fetch` run makes, the answer that
+//! Steps that reach outside (docs/flows.md, "approval" and "fetch"): the request a `fetch` run makes, the answer that
 //! comes back as an input, the response kept for later expressions, and an approval's decision.
 //!
 //! The interpreter never makes the request: it records the attempt ([`FetchCall`] on the run,
@@ -69,7 +69,7 @@ pub enum FetchAnswer {
         error: String,
         /// How long the attempt took.
         ms: u64,
-        /// A refused host or address is one attempt and is not retried (SPEC §5.9).
+        /// A refused host or address is one attempt and is not retried (docs/flows.md, "fetch").
         #[serde(default)]
         refused: bool,
     },
@@ -97,7 +97,7 @@ impl FetchResponse {
     }
 }
 
-/// An approval's decision (SPEC §5.6): the branch it takes.
+/// An approval's decision (docs/flows.md, "approval"): the branch it takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {

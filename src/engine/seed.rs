@@ -1,4 +1,4 @@
-//! The jitter seed of a run (SPEC §2.7): a stable function of the enrollment id, the run id and
+//! The jitter seed of a run (docs/timing.md, "Fixed once"): a stable function of the enrollment id, the run id and
 //! a scenario seed, so `Simulate` and reality draw the same delay and a re-processed step draws
 //! it again identically. It must not depend on the process (`std`'s `DefaultHasher` is seeded
 //! per process and may change between Rust releases), hence FNV-1a and SplitMix64, both fixed,

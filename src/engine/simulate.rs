@@ -1,4 +1,4 @@
-//! `nudge simulate` and `TimingService.Simulate` (SPEC §7): one enrollment driven through
+//! `nudge simulate` and `TimingService.Simulate` (docs/service.md): one enrollment driven through
 //! virtual time in memory, by the same [`step`] function the planner uses, so a simulated
 //! timeline is what reality would do (the jitter seed included).
 //!
@@ -34,16 +34,16 @@ pub struct ScenarioContact {
     /// `contact` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// The contact's set zone, if any: what arithmetic and windows use (SPEC §2.3).
+    /// The contact's set zone, if any: what arithmetic and windows use (docs/timing.md, "Zones").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
-    /// E.164; without a `tz`, the SMS window applies in every zone it maps to (SPEC §4).
+    /// E.164; without a `tz`, the SMS window applies in every zone it maps to (docs/timing.md, "Send windows").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phone: Option<String>,
     /// Without one, an `email` step is skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
-    /// ISO 3166-1 alpha-2: the `contact` holiday calendar (SPEC §11).
+    /// ISO 3166-1 alpha-2: the `contact` holiday calendar (docs/timing.md, "Holiday calendars and quiet hours").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub country: Option<String>,
     /// The CRM's attributes, as `UpsertContact` takes them: `contact.attributes.*` in a
@@ -93,7 +93,7 @@ pub enum Action {
         /// The outcome reported.
         outcome: String,
     },
-    /// An inbound email in the enrollment's thread, classified as SPEC §10 says: a reply, an
+    /// An inbound email in the enrollment's thread, classified as docs/signals.md, "Inbox signals" says: a reply, an
     /// auto-reply, an out-of-office with its return date, a bounce, an unsubscribe.
     Email {
         /// Header name → value (`Auto-Submitted`, `Subject`, `Date`, …).
@@ -118,7 +118,7 @@ pub enum Action {
         /// The new contact.
         contact: ScenarioContact,
     },
-    /// A person decides the waiting approval (SPEC §5.6), as its link or `Decide` would.
+    /// A person decides the waiting approval (docs/flows.md, "approval"), as its link or `Decide` would.
     Approval {
         /// `approved` or `rejected`.
         decision: crate::engine::Decision,
@@ -142,7 +142,7 @@ pub struct ScriptEntry {
     #[serde(with = "instant::required")]
     pub at: DateTime<Utc>,
     /// A campaign: the contact (its `id`) it happens to; every contact when absent. Not
-    /// `contact`: that is the new contact of a `{"kind": "contact"}` entry (SPEC §7).
+    /// `contact`: that is the new contact of a `{"kind": "contact"}` entry (docs/service.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contact_id: Option<String>,
     /// What happens.
@@ -150,7 +150,7 @@ pub struct ScriptEntry {
     pub action: Action,
 }
 
-/// SPEC §7's scenario.
+/// docs/service.md's scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -175,25 +175,25 @@ pub struct Scenario {
     /// What happens to the contact meanwhile.
     #[serde(default)]
     pub script: Vec<ScriptEntry>,
-    /// The account's plan limit (SPEC §5.7), e.g. `"7d"`; none when absent.
+    /// The account's plan limit (docs/flows.md, "Plan limits"), e.g. `"7d"`; none when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_wait: Option<serde_json::Value>,
-    /// The account's quiet-hours setting (SPEC §11), `{"policy": "us_states"}`; federal when
+    /// The account's quiet-hours setting (docs/timing.md, "Holiday calendars and quiet hours"), `{"policy": "us_states"}`; federal when
     /// absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet_hours: Option<crate::timing::QuietHours>,
     /// The enrollment id the jitter seed is drawn from ([`SIM_ENROLLMENT_ID`] when absent). With
     /// a real enrollment's id and `seed` 0, the simulation draws exactly that enrollment's
-    /// jitter (SPEC §2.7: "so `Simulate` and reality agree").
+    /// jitter (docs/timing.md, "Fixed once": "so `Simulate` and reality agree").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enrollment_id: Option<String>,
-    /// A campaign (SPEC §7, §9): the sender every contact goes out as, with its caps.
+    /// A campaign (docs/service.md; docs/capacity.md): the sender every contact goes out as, with its caps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender: Option<super::campaign::ScenarioSender>,
     /// A campaign: the contacts enrolled, instead of one `contact`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contacts: Option<Vec<super::campaign::CampaignContact>>,
-    /// The answers a `fetch` step gets, by step, one per attempt in order (SPEC §7): a
+    /// The answers a `fetch` step gets, by step, one per attempt in order (docs/service.md): a
     /// response `{"status", "body", "ms"}`, `{"error": "connect"}` or `{"timeout": true}`. An
     /// attempt with no answer listed is an error (`no answer scripted`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -277,7 +277,7 @@ pub struct RunRecord {
     /// The index of the script entry that woke the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub woken_by: Option<usize>,
-    /// A campaign: each execution-time deferral of the run (SPEC §9).
+    /// A campaign: each execution-time deferral of the run (docs/capacity.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deferrals: Vec<Deferral>,
     /// The step's variant the contact got, when the step has variants (assigned by the
@@ -305,13 +305,13 @@ pub struct Deferral {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum DeferralReason {
-    /// A sender's cap (SPEC §9).
+    /// A sender's cap (docs/capacity.md).
     Cap(crate::capacity::CapReason),
-    /// A window, a holiday or quiet hours (SPEC §3, §11).
+    /// A window, a holiday or quiet hours (docs/timing.md, "Send windows" and "Holiday calendars and quiet hours").
     Window(crate::timing::ClosedBy),
 }
 
-/// SPEC §7's answer.
+/// docs/service.md's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Timeline {
     /// The enrollment's status at the horizon.
@@ -337,7 +337,7 @@ pub enum SimError {
 }
 
 impl SimError {
-    /// The SPEC §1 code for adapters.
+    /// The problem code for adapters.
     pub fn code(&self) -> Code {
         match self {
             SimError::Timing(e) => e.code,
@@ -352,7 +352,7 @@ impl SimError {
 pub enum Answer {
     /// A scenario with one `contact`.
     Single(Timeline),
-    /// A scenario with `contacts` (SPEC §7, §9).
+    /// A scenario with `contacts` (docs/service.md; docs/capacity.md).
     Campaign(super::campaign::Campaign),
 }
 
@@ -365,7 +365,7 @@ pub fn simulate_any(flow: &Flow, scenario: &Scenario) -> Result<Answer, SimError
     }
 }
 
-/// Runs `scenario` against `flow` in memory (one enrollment; the answer of SPEC §7 without
+/// Runs `scenario` against `flow` in memory (one enrollment; the answer of docs/service.md without
 /// deferrals, which only a campaign lists).
 pub fn simulate(flow: &Flow, scenario: &Scenario) -> Result<Timeline, SimError> {
     single(flow, scenario).map(|mut t| {
@@ -482,7 +482,7 @@ pub(super) struct Sim {
     pub(super) state: EnrollmentState,
     pub(super) runs: Vec<RunRecord>,
     pub(super) by_run: BTreeMap<u64, usize>,
-    /// When soft bounces arrived: the third within 7 days counts as hard (SPEC §10).
+    /// When soft bounces arrived: the third within 7 days counts as hard (docs/signals.md, "Inbox signals").
     pub(super) soft_bounces: Vec<DateTime<Utc>>,
     /// The scenario's fetch answers, by step.
     pub(super) fetch: BTreeMap<String, Vec<ScriptedAnswer>>,
@@ -627,7 +627,7 @@ impl Sim {
         })
     }
 
-    /// A soft bounce that is the third within 7 days is a hard one (SPEC §10).
+    /// A soft bounce that is the third within 7 days is a hard one (docs/signals.md, "Inbox signals").
     fn count_bounce(
         &mut self,
         kind: crate::inbound::SignalKind,

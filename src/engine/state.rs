@@ -1,4 +1,4 @@
-//! The state of one enrollment (SPEC §5.1): everything the interpreter needs between two calls.
+//! The state of one enrollment (docs/service.md, "Enrollments"): everything the interpreter needs between two calls.
 //!
 //! It is plain data with serde, so storage can keep it as one JSON column or split it into
 //! columns (`status`, `next_run_at` for the planner's index).
@@ -11,13 +11,13 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// SPEC §5.1: `active` → (`paused` ↔ `active`) → `completed` | `exited` | `failed`.
+/// docs/service.md, "Enrollments": `active` → (`paused` ↔ `active`) → `completed` | `exited` | `failed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Running: the planner wakes it at `next_run_at`, signals reach it.
     Active,
-    /// Stopped by an operator: nothing fires, timers keep running (SPEC §2.6), an opt-out
+    /// Stopped by an operator: nothing fires, timers keep running (docs/timing.md, "A target already in the past"), an opt-out
     /// still exits it.
     Paused,
     /// Reached an `end` (or an unwired branch, or an operator completed it).
@@ -66,13 +66,13 @@ pub struct ContactView {
     /// E.164 (normalized by the contact layer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phone: Option<String>,
-    /// The contact's set zone (a SPEC §2.3 `tz`), when there is one.
+    /// The contact's set zone (a docs/timing.md, "Zones" `tz`), when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
     /// The contact's country (ISO 3166-1 alpha-2), for the `contact` holiday calendar.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub country: Option<String>,
-    /// Channels the contact opted out of (`email`, `sms`): no more sends there (SPEC §5.2).
+    /// Channels the contact opted out of (`email`, `sms`): no more sends there (docs/signals.md, "Kinds of signal and the events they raise").
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub opted_out: BTreeSet<String>,
     /// Free-form CRM attributes (`contact.attributes.*` in expressions).
@@ -100,7 +100,7 @@ pub enum TaskPhase {
     Open,
 }
 
-/// One entry into a step (SPEC §5.8: "each step entry is a run").
+/// One entry into a step (docs/service.md, "The journey": "each step entry is a run").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Run {
     /// Sequence number within the enrollment, from 1. With the enrollment id it is the
@@ -122,14 +122,14 @@ pub struct Run {
         with = "crate::engine::instant::stored_opt"
     )]
     pub until: Option<DateTime<Utc>>,
-    /// When an outreach step goes or a task is created, fixed at entry (§2.7).
+    /// When an outreach step goes or a task is created, fixed at entry (docs/timing.md, "Fixed once").
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::engine::instant::stored_opt"
     )]
     pub scheduled: Option<DateTime<Utc>>,
-    /// The next opening an execution-time deferral moved the step to (§3 step 4).
+    /// The next opening an execution-time deferral moved the step to (docs/timing.md, "Send windows" step 4).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -148,10 +148,10 @@ pub struct Run {
     /// Set when the step is held (`ZONE_UNKNOWN`, `NO_OPENING`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<Hold>,
-    /// Entered by an operator's `MoveTo`: first in line when capacity is short (SPEC §9).
+    /// Entered by an operator's `MoveTo`: first in line when capacity is short (docs/capacity.md).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub moved: bool,
-    /// Why the last execution-time deferral happened, when a cap held the step (SPEC §9).
+    /// Why the last execution-time deferral happened, when a cap held the step (docs/capacity.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred_reason: Option<crate::capacity::CapReason>,
     /// Why `scheduled` is later than `entered`: `send_window`, `holiday`, `quiet_hours`.
@@ -161,7 +161,7 @@ pub struct Run {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     /// What the flow's `contact` holidays were for this contact: its country (`DE`), or why
-    /// there were none (SPEC §11). Absent when the flow does not list `contact`.
+    /// there were none (docs/timing.md, "Holiday calendars and quiet hours"). Absent when the flow does not list `contact`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contact_holidays: Option<String>,
     /// A `fetch` run: the request, fixed at entry, and the attempt in flight or next. While
@@ -197,13 +197,13 @@ impl Run {
 pub struct EnrollmentState {
     /// The enrollment id: part of every idempotency key, Message-ID and jitter seed.
     pub id: String,
-    /// Where the enrollment is in its life (SPEC §5.1).
+    /// Where the enrollment is in its life (docs/service.md, "Enrollments").
     pub status: Status,
     /// The flow version it runs, fixed at enrollment.
     pub flow: FlowRef,
     /// The contact as last seen: addresses, zone, opt-outs, attributes.
     pub contact: ContactView,
-    /// The sender's zone (a SPEC §2.3 `tz`): the fallback zone for arithmetic and windows.
+    /// The sender's zone (a docs/timing.md, "Zones" `tz`): the fallback zone for arithmetic and windows.
     pub sender_tz: String,
     /// The enrollment input, checked against the flow's `input` schema at enrollment.
     #[serde(default)]
@@ -219,7 +219,7 @@ pub struct EnrollmentState {
         with = "crate::engine::instant::stored_opt"
     )]
     pub next_run_at: Option<DateTime<Utc>>,
-    /// Signals no step was waiting for (SPEC §5.3 rule 4).
+    /// Signals no step was waiting for (docs/signals.md, "Routing" rule 4).
     #[serde(default, skip_serializing_if = "SignalBuffer::is_empty")]
     pub buffer: SignalBuffer,
     /// The last run id handed out.
@@ -233,18 +233,18 @@ pub struct EnrollmentState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The signal that ended the last `wait_for` run, with its payload (capped): what the wait
-    /// completed with (SPEC §5.5).
+    /// completed with (docs/signals.md, "Custom events").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub woken: Option<crate::engine::effect::Woken>,
-    /// Set while `paused` by an out-of-office notice (SPEC §10): it resumes by itself at
+    /// Set while `paused` by an out-of-office notice (docs/signals.md, "Inbox signals"): it resumes by itself at
     /// `until` (the planner's `next_run_at`, a row, not a process timer) and still listens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub away: Option<Away>,
     /// The channels this enrollment has sent on (or created a task on): a step on one of them
-    /// is a follow-up, ahead of first touches when capacity is short (SPEC §9).
+    /// is a follow-up, ahead of first touches when capacity is short (docs/capacity.md).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub sent: BTreeSet<crate::timing::Channel>,
-    /// The last `fetch` response (SPEC §5.9), read by later expressions and `branch`.
+    /// The last `fetch` response (docs/flows.md, "fetch"), read by later expressions and `branch`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fetch: Option<crate::engine::outside::FetchResponse>,
     /// The variant given in each step experiment it met (by the experiment's key): kept at

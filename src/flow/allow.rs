@@ -1,4 +1,4 @@
-//! The account's fetch allow list (SPEC §5.9): which hosts a `fetch` step may call, and which
+//! The account's fetch allow list (docs/flows.md, "fetch"): which hosts a `fetch` step may call, and which
 //! addresses count as private. Pure: the outbound client ([`crate::runtime::outbound`]) asks
 //! these questions for the URL, for every redirect hop and for every address a name resolves to.
 
@@ -75,7 +75,7 @@ fn name_matches(e: &AllowEntry, host: &str) -> bool {
 }
 
 /// Loopback, private, link-local, multicast, unspecified, shared (CGNAT) or broadcast space:
-/// refused for a host not listed with `allow_private` (SPEC §5.9). An IPv4-mapped IPv6
+/// refused for a host not listed with `allow_private` (docs/flows.md, "fetch"). An IPv4-mapped IPv6
 /// address is judged as the IPv4 address it carries.
 pub fn is_private(ip: IpAddr) -> bool {
     match ip {

@@ -1,6 +1,6 @@
-//! Event names (SPEC §5.2): what a `wait_for` lists, what `next` wires and what `exit_on` names.
+//! Event names (docs/signals.md, "Kinds of signal and the events they raise"): what a `wait_for` lists, what `next` wires and what `exit_on` names.
 //!
-//! The built-in events are a closed set; a custom event (posted by key, SPEC §5.5) always contains
+//! The built-in events are a closed set; a custom event (posted by key, docs/signals.md, "Custom events") always contains
 //! a `.` (`payment.received`), so a misspelt built-in (`replied`) can never pass for a custom key.
 
 use crate::inbound::intent::Intent;
@@ -10,7 +10,7 @@ use std::fmt;
 /// An event a signal can raise.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Event {
-    /// Any reply, on any channel (a connected call counts, SPEC §5.2).
+    /// Any reply, on any channel (a connected call counts, docs/signals.md, "Kinds of signal and the events they raise").
     Reply,
     /// A reply by email only.
     ReplyEmail,
@@ -24,7 +24,7 @@ pub enum Event {
     ConnectionAccepted,
     /// A meeting with the contact on the sender's calendar, or one reported.
     MeetingBooked,
-    /// An automatic answer (SPEC §10): never a `reply`.
+    /// An automatic answer (docs/signals.md, "Inbox signals"): never a `reply`.
     AutoReply,
     /// An out-of-office notice (it is an `auto_reply` too).
     OutOfOffice,
@@ -98,7 +98,7 @@ impl Event {
     }
 
     /// True when every signal that raises this event also raises one in `exit_on`, so the
-    /// enrollment always exits before a `wait_for` could wake on it (SPEC §5.3: exits come
+    /// enrollment always exits before a `wait_for` could wake on it (docs/signals.md, "Routing": exits come
     /// before waking). `reply:<channel>` and `call_connected` always come with `reply`;
     /// `out_of_office` always comes with `auto_reply`; an intent comes with `reply` (only a
     /// human reply is classified).

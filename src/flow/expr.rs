@@ -1,4 +1,4 @@
-//! `$:` expressions in timing slots (SPEC §2.5).
+//! `$:` expressions in timing slots (docs/timing.md, "Expressions in timing slots").
 //!
 //! A slot whose string starts with `$:` holds an expression instead of a literal:
 //! `"duration": "$: input.nudge_ms * 2"`, `"until": "$: input.demo_at - 86400000"`.
@@ -24,7 +24,7 @@
 //!
 //! `input.<field>` has the type the flow's `input` schema declares (`number`, `string`,
 //! `timestamp`, `boolean`); an undeclared field is refused. `contact.id|email|phone|tz` are
-//! strings. `fetch.status` (the last `fetch` step's HTTP status, SPEC §5.9) is a
+//! strings. `fetch.status` (the last `fetch` step's HTTP status, docs/flows.md, "fetch") is a
 //! number and `fetch.body.*` is untyped like an attribute. `signal.*` reads the signal that closed
 //! the last `wait_for`, the way `fetch.*` reads the last fetch: `signal.intent`, `signal.channel`,
 //! `signal.referral.email` and `signal.referral.name` are strings, and `signal.resume_on` (the
@@ -563,7 +563,7 @@ pub struct ContactView {
     pub tz: Option<String>,
     /// Free-form CRM attributes.
     pub attributes: serde_json::Map<String, serde_json::Value>,
-    /// The last `fetch` response as `{"status": n, "body": …}` (SPEC §5.9); `None` before
+    /// The last `fetch` response as `{"status": n, "body": …}` (docs/flows.md, "fetch"); `None` before
     /// any fetch answered.
     pub fetch: Option<serde_json::Value>,
     /// What `signal.*` reads: the signal that closed the last `wait_for`; `None` before any
@@ -676,7 +676,7 @@ pub fn eval(
 }
 
 /// Evaluates a duration slot's expression to whole milliseconds (rounded to the nearest; may be
-/// negative or zero: the slot decides, SPEC §2.6).
+/// negative or zero: the slot decides, docs/timing.md, "A target already in the past").
 pub fn eval_millis(
     expr: &Expr,
     input: &serde_json::Value,

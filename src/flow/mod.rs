@@ -1,13 +1,13 @@
-//! The flow language: the JSON model of SPEC §1 and its validator. Pure: no I/O.
+//! The flow language: the JSON model of docs/flows.md and its validator. Pure: no I/O.
 //!
 //! - [`model`] — a validated flow as Rust types ([`Flow`], [`Step`], [`Action`], timing slots);
 //!   what the engine interprets.
 //! - [`mod@validate`] — [`validate()`]: every problem of a flow document (code, JSON Pointer, how to
 //!   fix it), and the typed [`Flow`] when there is no error.
-//! - [`events`] — event names: the built-ins and custom keys (SPEC §5.2).
-//! - [`expr`] — `$:` expressions in timing slots: grammar, type inference, evaluation (§2.5).
+//! - [`events`] — event names: the built-ins and custom keys (docs/signals.md, "Kinds of signal and the events they raise").
+//! - [`expr`] — `$:` expressions in timing slots: grammar, type inference, evaluation (docs/timing.md, "Expressions in timing slots").
 //! - [`graph`] — strongly connected components and reachability, for `CYCLE` and `UNREACHABLE`.
-//! - [`report`] — problems as text lines or SPEC §7's JSON.
+//! - [`report`] — problems as text lines or docs/service.md's JSON.
 //!
 //! The reference for flow authors is `docs/flows.md`.
 

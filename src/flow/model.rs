@@ -1,4 +1,4 @@
-//! The flow model: a validated flow document (SPEC §1) as Rust types.
+//! The flow model: a validated flow document (docs/flows.md) as Rust types.
 //!
 //! This is what the engine interprets. Every value in it has already been checked by
 //! [`mod@crate::flow::validate`], which is the only way to build a [`Flow`] from JSON: the validator
@@ -116,22 +116,22 @@ impl Flow {
     }
 }
 
-/// `settings` (SPEC §1 "Settings"). Every field is optional in JSON.
+/// `settings` (docs/flows.md, "Settings"). Every field is optional in JSON.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Settings {
     /// When outreach and tasks may happen. `None`: any time (the SMS window still applies).
     pub send_window: Option<SendWindow>,
     /// The largest random delay added to each outreach step. Always fixed units only.
     pub jitter: Option<Duration>,
-    /// Events that end the enrollment instead of waking it (SPEC §5.3).
+    /// Events that end the enrollment instead of waking it (docs/signals.md, "Routing").
     pub exit_on: Vec<Event>,
     /// Dates business days skip and send windows treat as closed. Empty when absent.
     pub holidays: Holidays,
-    /// What an out-of-office notice does (SPEC §10).
+    /// What an out-of-office notice does (docs/signals.md, "Inbox signals").
     pub out_of_office: OutOfOffice,
 }
 
-/// `settings.out_of_office` (SPEC §10): pause until the return date plus `extra` (or
+/// `settings.out_of_office` (docs/signals.md, "Inbox signals"): pause until the return date plus `extra` (or
 /// `default_pause` without a date), counted from the message's arrival, never past `max_pause`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutOfOffice {
@@ -158,7 +158,7 @@ impl Default for OutOfOffice {
     }
 }
 
-/// The type of an `input` field (SPEC §1 "Settings", §2.5).
+/// The type of an `input` field (docs/flows.md, "Settings", docs/timing.md, "Expressions in timing slots").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FieldType {
     /// A JSON number.
@@ -312,7 +312,7 @@ impl Step {
 
     /// True when entering this step always lets time pass before it can move on: a `wait`, a
     /// task, an `approval`, or a `wait_for` with a timeout. A cycle is legal only through one of
-    /// these (SPEC §1, `CYCLE`).
+    /// these (docs/flows.md, `CYCLE`).
     pub fn lets_time_pass(&self) -> bool {
         match &self.action {
             Action::Wait(_)
@@ -326,7 +326,7 @@ impl Step {
     }
 }
 
-/// The step types of SPEC §1, without their parameters. Serialized as its `type` spelling
+/// The step types of docs/flows.md, without their parameters. Serialized as its `type` spelling
 /// ([`StepKind::as_str`]), e.g. in a stored run.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
@@ -358,7 +358,7 @@ pub enum StepKind {
 }
 
 impl StepKind {
-    /// Every step type, in SPEC order.
+    /// Every step type, in the order docs/flows.md lists them.
     pub const ALL: [StepKind; 11] = [
         StepKind::Email,
         StepKind::Sms,
@@ -395,7 +395,7 @@ impl StepKind {
         StepKind::ALL.into_iter().find(|k| k.as_str() == text)
     }
 
-    /// Outreach steps hand a dispatch to the delivery side (SPEC §6).
+    /// Outreach steps hand a dispatch to the delivery side (docs/service.md, "Delivery").
     pub fn is_outreach(self) -> bool {
         matches!(self, StepKind::Email | StepKind::Sms)
     }
@@ -464,7 +464,7 @@ impl Action {
 /// `email` and `sms` parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutreachParams {
-    /// The template reference the dispatch carries (SPEC §6). Non-empty.
+    /// The template reference the dispatch carries (docs/service.md, "Delivery"). Non-empty.
     pub template: String,
     /// Optional channel details (e.g. `{"subject": "…", "from_name": "…"}`), an opaque JSON
     /// object copied into the dispatch unchanged for the delivery side.
@@ -489,17 +489,17 @@ pub struct TaskParams {
 pub struct CallParams {
     /// What every task has: instructions, outcomes, timeout.
     pub task: TaskParams,
-    /// Outcomes that count as a connected call (SPEC §5.2). Default `["connected"]`.
+    /// Outcomes that count as a connected call (docs/signals.md, "Kinds of signal and the events they raise"). Default `["connected"]`.
     pub connected_outcomes: Vec<String>,
 }
 
-/// The outcome of a `linkedin_connect` task that raises `connection_accepted` (SPEC §5.2).
+/// The outcome of a `linkedin_connect` task that raises `connection_accepted` (docs/signals.md, "Kinds of signal and the events they raise").
 pub const OUTCOME_ACCEPTED: &str = "accepted";
 /// The outcome of a `linkedin_message` task that raises `reply` and `reply:linkedin`.
 pub const OUTCOME_REPLIED: &str = "replied";
 
 /// A wake-up (`wait`) or a deadline (a `timeout`): exactly one of `for` or `until`, and the
-/// optional `tz` both resolve in (absent: the zone rule of SPEC §2.3).
+/// optional `tz` both resolve in (absent: the zone rule of docs/timing.md, "Zones").
 #[derive(Debug, Clone, PartialEq)]
 pub struct Deadline {
     /// `for` a duration or `until` an instant.
@@ -508,7 +508,7 @@ pub struct Deadline {
     pub tz: Option<Zone>,
 }
 
-/// A timeout is a [`Deadline`] (SPEC §2.2a: the same grammar aimed at a deadline).
+/// A timeout is a [`Deadline`] (docs/flows.md, "Timeouts": the same grammar aimed at a deadline).
 pub type Timeout = Deadline;
 
 /// Which of the two slots a [`Deadline`] uses.
@@ -544,11 +544,11 @@ pub enum UntilSlot {
 pub struct WaitForParams {
     /// The events that wake the step, each wired in `next`. Non-empty, no duplicates.
     pub events: Vec<Event>,
-    /// Without one, the account's `max_wait` (if any) is the timeout (SPEC §5.7).
+    /// Without one, the account's `max_wait` (if any) is the timeout (docs/flows.md, "Plan limits").
     pub timeout: Option<Deadline>,
 }
 
-/// `approval` parameters (SPEC §5.6).
+/// `approval` parameters (docs/flows.md, "approval").
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalParams {
     /// What is being approved, shown on the approval page and in the dispatch. Non-empty.
@@ -564,16 +564,16 @@ pub struct ApprovalParams {
     pub link_ttl: Option<Duration>,
 }
 
-/// The default `fetch` timeout (SPEC §5.9).
+/// The default `fetch` timeout (docs/flows.md, "fetch").
 pub const FETCH_TIMEOUT_DEFAULT_MS: i64 = 10_000;
-/// The longest `fetch` timeout (SPEC §5.9).
+/// The longest `fetch` timeout (docs/flows.md, "fetch").
 pub const FETCH_TIMEOUT_MAX_MS: i64 = 60_000;
-/// The default cap on a `fetch` response body (SPEC §5.9): 64 KiB.
+/// The default cap on a `fetch` response body (docs/flows.md, "fetch"): 64 KiB.
 pub const FETCH_RESPONSE_LIMIT_DEFAULT: usize = 64 * 1024;
 /// The largest `response_limit` a flow may ask for: 1 MiB.
 pub const FETCH_RESPONSE_LIMIT_MAX: usize = 1024 * 1024;
 
-/// `fetch` parameters (SPEC §5.9).
+/// `fetch` parameters (docs/flows.md, "fetch").
 #[derive(Debug, Clone, PartialEq)]
 pub struct FetchParams {
     /// An absolute `https://` (or `http://`) URL, a literal; its host must be on the account's
@@ -590,7 +590,7 @@ pub struct FetchParams {
     /// A JSON request body (not for `GET`); a string in it that starts with `$:` is an
     /// expression, evaluated when the step is entered.
     pub body: Option<serde_json::Value>,
-    /// Each attempt's budget: a duration only (`until` is refused, SPEC §2.6).
+    /// Each attempt's budget: a duration only (`until` is refused, docs/timing.md, "A target already in the past").
     pub timeout: Option<FetchTimeout>,
     /// How many attempts (1–10) and the first backoff, doubled per retry.
     pub retry: Retry,
@@ -690,7 +690,7 @@ pub enum Operand {
     Literal(serde_json::Value),
 }
 
-/// A comparison operator of a branch condition (SPEC §5.10).
+/// A comparison operator of a branch condition (docs/flows.md, "branch").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compare {
     /// `eq`.
@@ -724,7 +724,7 @@ impl Compare {
     }
 }
 
-/// A branch condition over `input.*`, `contact.*` and `fetch.*` (SPEC §5.10).
+/// A branch condition over `input.*`, `contact.*` and `fetch.*` (docs/flows.md, "branch").
 /// It reads `signal.*` too: the signal that closed the last `wait_for`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Condition {
@@ -754,7 +754,7 @@ impl BranchParams {
 
 impl Operand {
     /// The operand's value, `None` when a path is missing (or null) or the expression cannot
-    /// be evaluated: a missing value makes every comparison false (SPEC §5.10).
+    /// be evaluated: a missing value makes every comparison false (docs/flows.md, "branch").
     fn value(&self, input: &serde_json::Value, contact: &ContactView) -> Option<serde_json::Value> {
         match self {
             Operand::Literal(v) => Some(v.clone()),
@@ -852,7 +852,7 @@ pub enum Path {
     Contact(ContactField),
     /// `contact.attributes.<name>`: a free-form CRM attribute (untyped).
     Attribute(String),
-    /// `fetch.status` or `fetch.body.<field>…`: the last `fetch` response (SPEC §5.9). The
+    /// `fetch.status` or `fetch.body.<field>…`: the last `fetch` response (docs/flows.md, "fetch"). The
     /// first part is `status` or `body`.
     Fetch(Vec<String>),
     /// `signal.intent`, `signal.channel`, `signal.resume_on`, `signal.referral.email`,
@@ -961,8 +961,8 @@ pub struct EndParams {
     pub outcome: Option<String>,
 }
 
-/// A value that does not match an [`InputSchema`] (at enrollment, SPEC §2.5, or an approval
-/// answer, §5.6): the field, and what is wrong with it.
+/// A value that does not match an [`InputSchema`] (at enrollment, docs/timing.md, "Expressions in timing slots", or an approval
+/// answer, docs/flows.md, "approval"): the field, and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputMismatch {
     /// The field's name (`demo_at`), for the API's field violation.

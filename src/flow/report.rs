@@ -1,5 +1,5 @@
 //! Rendering validation problems for people (`nudge validate`) and for machines
-//! (`nudge validate --json`, `FlowService.ValidateFlow`), in the shape of SPEC §7.
+//! (`nudge validate --json`, `FlowService.ValidateFlow`), in the shape of docs/service.md.
 
 use crate::flow::validate::{Problem, Severity};
 use serde_json::{json, Value};
@@ -10,7 +10,7 @@ pub fn render_text(problems: &[Problem]) -> String {
     problems.iter().map(|p| format!("{p}\n")).collect()
 }
 
-/// `{"valid": bool, "problems": [{"severity", "code", "path", "message"}]}` (SPEC §7); `valid` is
+/// `{"valid": bool, "problems": [{"severity", "code", "path", "message"}]}` (docs/service.md); `valid` is
 /// false when any problem is an error.
 pub fn render_json(problems: &[Problem]) -> Value {
     json!({

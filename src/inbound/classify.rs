@@ -1,4 +1,4 @@
-//! What an inbound email is (SPEC §10): a person's reply, an auto-reply (an out-of-office
+//! What an inbound email is (docs/signals.md, "Inbox signals"): a person's reply, an auto-reply (an out-of-office
 //! among them, with its return date), a bounce, or an unsubscribe. Pure and table-driven:
 //! [`classify`] reads a [`Mail`] and the rules below, in this order:
 //!
@@ -21,7 +21,7 @@ use super::mail::Mail;
 use super::return_date::{return_date, ReturnDate};
 use chrono::NaiveDate;
 
-/// A bounce's severity (SPEC §10).
+/// A bounce's severity (docs/signals.md, "Inbox signals").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BounceType {
@@ -57,7 +57,7 @@ pub const SOFT_BOUNCE_DAYS: i64 = 7;
 pub const SOFT_BOUNCES_TO_HARD: usize = 3;
 
 /// What a bounce counts as, given when the contact's soft bounces arrived (`soft_at`, this one
-/// included): the third soft bounce within 7 days is hard (SPEC §10).
+/// included): the third soft bounce within 7 days is hard (docs/signals.md, "Inbox signals").
 pub fn effective_bounce(
     bounce: BounceType,
     soft_at: &[chrono::DateTime<chrono::Utc>],

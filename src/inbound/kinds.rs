@@ -1,8 +1,8 @@
-//! The kinds of inbound signal and the events each raises (SPEC §5.2).
+//! The kinds of inbound signal and the events each raises (docs/signals.md, "Kinds of signal and the events they raise").
 //!
 //! Every way a signal reaches nudge — a webhook, `ReportSignal`, `PostEvent`, a completed task —
 //! ends as one [`SignalKind`]. Its [`raises`](SignalKind::raises) are what the engine routes
-//! (§5.3); an opt-out raises nothing and exits instead.
+//! (docs/signals.md, "Routing"); an opt-out raises nothing and exits instead.
 
 use crate::code::Code;
 use crate::engine::{Signal, SignalFacts};
@@ -44,7 +44,7 @@ pub enum SignalKind {
         /// The channel the contact leaves: one of [`OPT_OUT_CHANNELS`].
         channel: String,
     },
-    /// An automatic answer to nudge's email (SPEC §10): raises `auto_reply`, never `reply`.
+    /// An automatic answer to nudge's email (docs/signals.md, "Inbox signals"): raises `auto_reply`, never `reply`.
     AutoReply,
     /// An out-of-office notice: raises `out_of_office` and `auto_reply`.
     OutOfOffice {
@@ -77,7 +77,7 @@ pub enum SignalKind {
     },
 }
 
-/// Why a signal could not be built: the SPEC code, the offending text and how to fix it.
+/// Why a signal could not be built: the problem code, the offending text and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct KindError {
@@ -112,7 +112,7 @@ impl SignalKind {
         })
     }
 
-    /// A custom event; the key must be a custom event key (contains a `.`, SPEC §5.2), so a
+    /// A custom event; the key must be a custom event key (contains a `.`, docs/signals.md, "Kinds of signal and the events they raise"), so a
     /// misspelt built-in event is never posted as a custom one.
     pub fn event(key: &str) -> Result<SignalKind, KindError> {
         let refuse = |message: String| KindError {
@@ -185,7 +185,7 @@ impl SignalKind {
         }
     }
 
-    /// The events it raises (SPEC §5.2), the specific one first where there are two.
+    /// The events it raises (docs/signals.md, "Kinds of signal and the events they raise"), the specific one first where there are two.
     pub fn raises(&self) -> Vec<String> {
         match self {
             SignalKind::Reply { channel } => vec!["reply".into(), format!("reply:{channel}")],
@@ -239,7 +239,7 @@ impl SignalKind {
         }
     }
 
-    /// What an inbox signal is for routing (SPEC §10); `None` for an ordinary signal.
+    /// What an inbox signal is for routing (docs/signals.md, "Inbox signals"); `None` for an ordinary signal.
     pub fn inbox(&self) -> Option<Inbox> {
         match self {
             SignalKind::AutoReply => Some(Inbox::AutoReply),
@@ -265,7 +265,7 @@ impl SignalKind {
         }
     }
 
-    /// The signal an inbound email of class `class` is (SPEC §10).
+    /// The signal an inbound email of class `class` is (docs/signals.md, "Inbox signals").
     pub fn of_mail(class: &crate::inbound::classify::MailClass) -> SignalKind {
         use crate::inbound::classify::MailClass;
         use crate::inbound::return_date::ReturnDate;
@@ -367,7 +367,7 @@ mod tests {
         kind.unwrap()
     }
 
-    /// Every row of SPEC §5.2: (what happened, its kind, the events it raises, opt-out channel).
+    /// Every row of docs/signals.md, "Kinds of signal and the events they raise": (what happened, its kind, the events it raises, opt-out channel).
     #[test]
     fn each_signal_raises_exactly_the_spec_events() {
         let rows: Vec<(&str, SignalKind, &[&str], Option<&str>)> = vec![

@@ -1,4 +1,4 @@
-//! Signed, expiring link tokens (SPEC §5.6, §10): the `{token}` in `/approvals/{token}` and
+//! Signed, expiring link tokens (docs/flows.md, "approval"; docs/signals.md, "Inbox signals"): the `{token}` in `/approvals/{token}` and
 //! `/unsubscribe/{token}`. Pure: the secret and `now` are parameters.
 //!
 //! A token is `<payload>.<mac>`, both base64url without padding: the payload is a small JSON
@@ -18,16 +18,16 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
 /// A token longer than this is refused before any decoding (the claims are well under 1 KiB;
-/// ids are at most 128 characters, SPEC §13).
+/// ids are at most 128 characters, docs/service.md, "Errors").
 pub const MAX_TOKEN_LEN: usize = 1024;
 
 /// What a link is for. Signed into the token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkPurpose {
-    /// Decides a waiting `approval` step (SPEC §5.6).
+    /// Decides a waiting `approval` step (docs/flows.md, "approval").
     Approval,
-    /// One-click unsubscribe from email (RFC 8058, SPEC §10).
+    /// One-click unsubscribe from email (RFC 8058, docs/signals.md, "Inbox signals").
     Unsubscribe,
 }
 

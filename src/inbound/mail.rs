@@ -1,4 +1,4 @@
-//! An inbound email, whichever way it arrived (SPEC §7, §10): the webhook's JSON (`headers`,
+//! An inbound email, whichever way it arrived (docs/service.md; docs/signals.md, "Inbox signals"): the webhook's JSON (`headers`,
 //! `from`, `to`, `subject`, `text`) or the raw MIME message (a `raw` field, or a body sent as
 //! `Content-Type: message/rfc822`), parsed with the `mail-parser` crate so providers that
 //! forward raw mail work. Pure: bytes in, a [`Mail`] out.
@@ -95,7 +95,7 @@ impl Mail {
 
     /// A delivery status notification given as headers and a body (the email webhook's JSON,
     /// a provider's parsed fields, a simulation's script entry) is a DSN, as the same message
-    /// sent raw is: a bounce must never pass for a reply, on any path (issue 30). It is one
+    /// sent raw is: a bounce must never pass for a reply, on any path. It is one
     /// when its `Content-Type` is `multipart/report; report-type=delivery-status`, or when it
     /// comes from a mail system (`mailer-daemon@…`, `postmaster@…`). The fields are read from
     /// the body as MIME when it is the report's MIME body, else from the text itself; a report
@@ -437,7 +437,7 @@ mod tests {
             .contains("Recipient address rejected"));
     }
 
-    /// Issue 30: a Gmail DSN given as headers and a body (not raw MIME) is a report: the
+    /// A Gmail DSN given as headers and a body (not raw MIME) is a report: the
     /// webhook's JSON and `nudge simulate` read it as one, never as a reply.
     #[test]
     fn a_dsn_given_as_headers_and_body_is_a_report() {

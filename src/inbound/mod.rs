@@ -1,4 +1,4 @@
-//! Inbound signals, the pure part (SPEC §5.2, §7): what each kind of signal raises, how an
+//! Inbound signals, the pure part (docs/signals.md, "Kinds of signal and the events they raise"; docs/service.md): what each kind of signal raises, how an
 //! email reply names its thread, which SMS bodies opt out, and webhook signatures.
 //!
 //! - [`kinds`] — [`SignalKind`]: every way a signal arrives, and the events it raises.
@@ -6,7 +6,7 @@
 //! - [`thread`] — candidate `Message-ID`s from `In-Reply-To` / `References`.
 //! - [`sms`] — the SMS keywords (`STOP`, `START`, `HELP`, …).
 //! - [`mail`] — an inbound email from JSON or raw MIME (`mail-parser`), DSN fields included.
-//! - [`classify`] — reply, auto-reply, out-of-office, bounce or unsubscribe (SPEC §10).
+//! - [`classify`] — reply, auto-reply, out-of-office, bounce or unsubscribe (docs/signals.md, "Inbox signals").
 //! - [`return_date`] — an out-of-office's return date, in nine languages.
 //! - [`intent`] — what a person's reply says: interested, not now (and until when), not
 //!   interested, wrong person (and who), unsubscribe in words, or other.

@@ -8,7 +8,7 @@ impl SignalKind {
     pub const REPLY: &'static str = "reply";
     /// [`SignalKind::name`] of an opt-out, as stored in `signals.kind`.
     pub const OPT_OUT: &'static str = "opt_out";
-    /// The names of the kinds that carry an [`crate::routing::Inbox`] class (SPEC §10).
+    /// The names of the kinds that carry an [`crate::routing::Inbox`] class (docs/signals.md, "Inbox signals").
     pub const INBOX: [&'static str; 6] = [
         "auto_reply",
         "out_of_office",

@@ -1,4 +1,4 @@
-//! The payload of a custom event (SPEC §5.5, seed 001): JSON up to 64 KiB; an empty or `null`
+//! The payload of a custom event (docs/signals.md, "Custom events", seed 001): JSON up to 64 KiB; an empty or `null`
 //! body arrives as `{}`, so a null never means anything but a timeout.
 
 use serde_json::Value;

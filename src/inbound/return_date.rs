@@ -1,4 +1,4 @@
-//! The return date of an out-of-office notice (SPEC §10), read from its text.
+//! The return date of an out-of-office notice (docs/signals.md, "Inbox signals"), read from its text.
 //!
 //! Languages: English, German, French, Spanish, Italian, Dutch, Portuguese, Polish, Czech.
 //! Forms: ISO dates (`2026-12-28`), numeric day-first dates (`05.01.`, `5.1.2027`,

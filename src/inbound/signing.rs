@@ -1,4 +1,4 @@
-//! Webhook signatures (SPEC §7). Pure: `now` is a parameter. The webhooks pass the system
+//! Webhook signatures (docs/service.md). Pure: `now` is a parameter. The webhooks pass the system
 //! clock's now, even on a server with a manual clock: a signature's timestamp is the sender's
 //! real time, which virtual time says nothing about.
 //!

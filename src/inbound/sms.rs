@@ -1,4 +1,4 @@
-//! Inbound SMS: the opt-out keywords (SPEC §5.2).
+//! Inbound SMS: the opt-out keywords (docs/signals.md, "Kinds of signal and the events they raise").
 
 /// The bodies that opt a contact out of SMS: carriers and the CTIA guidelines honour these
 /// standard keywords, and Twilio stops a number on them too.
@@ -13,7 +13,7 @@ pub fn is_opt_out(body: &str) -> bool {
         .any(|k| k.eq_ignore_ascii_case(body))
 }
 
-/// The bodies that end an SMS opt-out (SPEC §10; the CTIA/Twilio opt-in keywords).
+/// The bodies that end an SMS opt-out (docs/signals.md, "Inbox signals"; the CTIA/Twilio opt-in keywords).
 pub const OPT_IN_KEYWORDS: [&str; 3] = ["START", "UNSTOP", "YES"];
 /// The bodies that ask for help: journal-only (the carrier or Twilio answers them).
 pub const HELP_KEYWORDS: [&str; 2] = ["HELP", "INFO"];

@@ -1,4 +1,4 @@
-//! Matching an inbound email to the thread nudge started (SPEC §5.2, §6): the `Message-ID`s in
+//! Matching an inbound email to the thread nudge started (docs/signals.md, "Kinds of signal and the events they raise"; docs/service.md, "Delivery"): the `Message-ID`s in
 //! its `In-Reply-To` and `References` headers are the candidates; the storage layer looks them
 //! up among the `Message-ID`s nudge assigned to its email dispatches.
 

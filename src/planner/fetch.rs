@@ -1,4 +1,4 @@
-//! The fetch worker (SPEC §5.9): sends the attempts the fetch outbox holds, outside any
+//! The fetch worker (docs/flows.md, "fetch"): sends the attempts the fetch outbox holds, outside any
 //! transaction, and applies each answer as an input afterwards.
 //!
 //! [`Fetcher::run_once`] is the unit of work tests call: lease due attempts (a lease that ran

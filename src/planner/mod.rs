@@ -1,5 +1,5 @@
 //! The planner: wakes enrollments whose `next_run_at` has come and applies the interpreter's
-//! `Wake` to them (SPEC §5, §8).
+//! `Wake` to them (docs/signals.md; docs/engine-storage.md, "Several replicas").
 //!
 //! [`Planner::run_batch`] is the unit of work, and what tests call directly: claim up to
 //! `batch` due enrollments (PostgreSQL: `FOR UPDATE SKIP LOCKED`, so replicas never process the
@@ -161,7 +161,7 @@ impl Planner {
         let flows = &self.core.flows;
         let mut context = StepContext::load(tx, flows, &rows, &self.core.quiet_hours).await?;
         if context.has_caps() {
-            // SPEC §9: lock the capped senders and read their ledgers, then step their
+            // docs/capacity.md: lock the capped senders and read their ledgers, then step their
             // enrollments in priority order, so a short capacity goes to the right steps.
             context.lock_books(tx, to_millis(now)).await?;
             sort_by_priority(&mut rows, &context);
@@ -180,7 +180,7 @@ impl Planner {
     }
 }
 
-/// SPEC §9's order for the rows of capped senders (the others go first, in claim order: they
+/// docs/capacity.md's order for the rows of capped senders (the others go first, in claim order: they
 /// share nothing): an operator's `MoveTo`, then follow-ups (the enrollment already sent on the
 /// step's channel), then first touches; within each the earliest due (the step's scheduled
 /// instant, windows applied), then the lower enrollment id.
@@ -272,7 +272,7 @@ impl Planner {
     /// Batches are pipelined (PostgreSQL: up to `workers` in flight; SQLite: one): the next
     /// claim starts as soon as the last one has its rows, not once they are committed, so what
     /// falls due while a batch computes and commits is woken in its own batch at its own time
-    /// instead of queueing behind that commit (issue 32 point 5: a wake's lateness was a whole
+    /// instead of queueing behind that commit (a wake's lateness was a whole
     /// batch's duration under load). `SKIP LOCKED` keeps batches in flight apart. A full batch
     /// means a backlog: the loop lets its batches finish and [`Planner::drain`]s it, whose
     /// claims follow one cursor (and shards for capped senders).

@@ -1,4 +1,4 @@
-//! The signal buffer of one enrollment (SPEC §5.3 rule 4, from seed 001).
+//! The signal buffer of one enrollment (docs/signals.md, "Routing" rule 4, from seed 001).
 //!
 //! A signal that no step is waiting for is kept, so a reply that arrives a second before the
 //! `wait_for` is entered is not lost. The rules: a later `wait_for` takes the **oldest** buffered

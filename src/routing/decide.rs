@@ -1,4 +1,4 @@
-//! The four rules of SPEC §5.3, applied in order to one enrollment a signal reaches.
+//! The four rules of docs/signals.md, "Routing", applied in order to one enrollment a signal reaches.
 
 use crate::routing::inbox::{Inbox, OooAction};
 use crate::routing::precedence::pick;
@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 pub enum Waiting<'a> {
     /// Paused by an operator: signals neither wake nor buffer (rule 1).
     Paused,
-    /// Paused by an out-of-office notice (SPEC §10): it still listens. Its current run's
+    /// Paused by an out-of-office notice (docs/signals.md, "Inbox signals"): it still listens. Its current run's
     /// listed events when it is a `wait_for`.
     Away(Option<&'a [String]>),
     /// Active and its current run is a `wait_for` listing these events (rule 3).
@@ -33,9 +33,9 @@ pub enum ExitCause {
         /// The `exit_on` event, as the flow spells it.
         event: String,
     },
-    /// A hard bounce (SPEC §10).
+    /// A hard bounce (docs/signals.md, "Inbox signals").
     Bounced,
-    /// A spam complaint (issue 30).
+    /// A spam complaint (docs/providers.md, "What each event does").
     Complained,
     /// An out-of-office with `settings.out_of_office.action` = `exit`.
     OutOfOffice,
@@ -71,7 +71,7 @@ pub enum Route {
     /// Journal-only: an automatic answer while away, an SMS `HELP`, a delayed delivery, an
     /// opt-in. The text says what it was.
     Noted(String),
-    /// An out-of-office: pause until the return (SPEC §10).
+    /// An out-of-office: pause until the return (docs/signals.md, "Inbox signals").
     PauseAway,
     /// A person's signal while away: the out-of-office pause ends, then this route applies.
     Return(Box<Route>),
@@ -80,9 +80,9 @@ pub enum Route {
 /// Decides what an ordinary signal does to one enrollment. `raises` are the events the signal
 /// raises, `opt_out` the channel when it is an opt-out. See [`route`] for inbox signals.
 ///
-/// An opt-out exits even a paused enrollment: SPEC §5.2 says it "exits every enrollment of the
+/// An opt-out exits even a paused enrollment: docs/signals.md, "Kinds of signal and the events they raise" says it "exits every enrollment of the
 /// contact", and a paused enrollment that ignored a `STOP` would send again on resume, which is
-/// what quiet-hours and unsubscribe law forbid. Every other signal follows §5.3 in order, so a
+/// what quiet-hours and unsubscribe law forbid. Every other signal follows docs/signals.md, "Routing" in order, so a
 /// paused enrollment ignores even an `exit_on` event (rule 1 comes first).
 pub fn decide(
     waiting: Waiting<'_>,
@@ -100,7 +100,7 @@ pub fn decide(
     )
 }
 
-/// [`decide`] for any signal, inbox ones included (SPEC §10):
+/// [`decide`] for any signal, inbox ones included (docs/signals.md, "Inbox signals"):
 ///
 /// - a hard bounce exits like an opt-out (`BOUNCED`), even a paused enrollment;
 /// - an opt-in (`START`) and a journal-only signal are only noted;

@@ -1,4 +1,4 @@
-//! Inbox signals as routing sees them (SPEC §10): what kind of automatic mail a signal was, and
+//! Inbox signals as routing sees them (docs/signals.md, "Inbox signals"): what kind of automatic mail a signal was, and
 //! what a flow asks an out-of-office notice to do.
 
 use chrono::NaiveDate;
@@ -50,7 +50,7 @@ impl Inbox {
     }
 }
 
-/// `settings.out_of_office.action` (SPEC §10).
+/// `settings.out_of_office.action` (docs/signals.md, "Inbox signals").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OooAction {

@@ -1,9 +1,9 @@
-//! Signal routing for ONE enrollment (SPEC §5.3). Pure: no I/O, `now` is a parameter.
+//! Signal routing for ONE enrollment (docs/signals.md, "Routing"). Pure: no I/O, `now` is a parameter.
 //!
 //! The question "where does a reply pick its branch?" is answered here, apart from the
 //! interpreter that applies the answer:
 //!
-//! - [`mod@decide`] — the four rules of §5.3, in order: paused, exit, wake, buffer (an opt-out
+//! - [`mod@decide`] — the four rules of docs/signals.md, "Routing", in order: paused, exit, wake, buffer (an opt-out
 //!   exits even a paused enrollment).
 //! - [`precedence`] — which listed event a signal picks when it raises several.
 //! - [`inbox`] — what an inbox signal is (auto-reply, out-of-office, bounce, …) and what a

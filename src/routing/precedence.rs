@@ -1,4 +1,4 @@
-//! Which listed event a signal picks (SPEC §5.3 rule 3).
+//! Which listed event a signal picks (docs/signals.md, "Routing" rule 3).
 //!
 //! A signal raises several events at once (an SMS reply raises `reply` and `reply:sms`; a
 //! connected call raises `call_connected` and `reply`; a classified reply raises `intent:<x>`,

@@ -30,7 +30,7 @@ fn sender_keys(rows: &[EnrollmentRow]) -> Vec<SenderKey> {
 }
 
 /// The engine's context from an account's stored `max_wait`, and the quiet-hours policy SMS
-/// and calls are timed under (SPEC §11). This is the one place execution obtains that policy:
+/// and calls are timed under (docs/timing.md, "Holiday calendars and quiet hours"). This is the one place execution obtains that policy:
 /// the account's `quiet_hours` (set with `AccountService.UpdateAccount`) when it has one, else
 /// the server's `--quiet-hours` flag (`NUDGE_QUIET_HOURS`, federal by default, held in
 /// [`Core::quiet_hours`](super::Core)).
@@ -57,7 +57,7 @@ pub fn ctx_for(
 pub struct StepContext {
     definitions: HashMap<FlowKey, String>,
     ctx: HashMap<String, Ctx>,
-    /// The caps of the rows' senders that have any (SPEC §9).
+    /// The caps of the rows' senders that have any (docs/capacity.md).
     caps: HashMap<SenderKey, Caps>,
     /// The planner's locked ledgers of those senders ([`StepContext::lock_books`]); without
     /// them a capped step that would go now is handed to the planner.

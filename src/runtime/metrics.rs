@@ -1,4 +1,4 @@
-//! Prometheus metrics (SPEC §12), kept per process through `metrics` and rendered by
+//! Prometheus metrics (docs/operations.md), kept per process through `metrics` and rendered by
 //! `metrics-exporter-prometheus` (the classic text format, 0.0.4).
 //!
 //! The recorder is this [`Metrics`]' own, never the process-global one: every record goes
@@ -221,7 +221,7 @@ const SCAN_PAGE: i64 = 1_000;
 /// The most pages of enrollments one refresh reads (100,000 enrollments). Counting
 /// wait reasons means reading and explaining every live enrollment; with 10,000,000 stored a
 /// whole pass took longer than the interval, so the refresher never rested and the planner's
-/// wake latency rose from 1 ms to 315 ms at p99 (issue 18). A pass now walks the table a slice
+/// wake latency rose from 1 ms to 315 ms at p99. A pass now walks the table a slice
 /// per refresh, and the gauges show the last complete pass.
 pub const SCAN_BUDGET: usize = 100;
 

@@ -1,4 +1,4 @@
-//! The one outbound HTTP client (SPEC §5.9): a `fetch` attempt, sent only where the account's
+//! The one outbound HTTP client (docs/flows.md, "fetch"): a `fetch` attempt, sent only where the account's
 //! allow list says, with a real-time budget and a capped body.
 //!
 //! How the address check is enforced, so a second DNS answer cannot differ from the checked

@@ -1,4 +1,4 @@
-//! Amazon SNS, the one peer a webhook makes nudge call (issue 30): the certificate a message
+//! Amazon SNS, the one peer a webhook makes nudge call: the certificate a message
 //! names in `SigningCertURL`, and a subscription's `SubscribeURL`. Both URLs are checked before
 //! they reach here ([`crate::inbound::providers::ses::check_sns_url`]: https on
 //! `sns.<region>.amazonaws.com`); here they are fetched without redirects or proxies, within a

@@ -1,9 +1,9 @@
-//! The account's settings (SPEC §7 `AccountService`): `max_wait`, the fetch allow list, the
+//! The account's settings (docs/service.md `AccountService`): `max_wait`, the fetch allow list, the
 //! quiet-hours policy and the default sender. Every field is checked before anything is stored,
 //! and every problem is answered as a field violation.
 //!
 //! A change applies to transitions made after it: a wait or timeout already fixed on a run keeps
-//! its time (SPEC §2.7), because the engine reads the settings only when it enters a step.
+//! its time (docs/timing.md, "Fixed once"), because the engine reads the settings only when it enters a step.
 
 use super::fields;
 use super::{ServiceError, Violation, Violations};

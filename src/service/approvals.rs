@@ -1,4 +1,4 @@
-//! Approvals (SPEC §5.6): what a signed link shows, and a decision, by link or by
+//! Approvals (docs/flows.md, "approval"): what a signed link shows, and a decision, by link or by
 //! `SignalService.Decide`. The HTTP page and the gRPC call are thin adapters over this.
 //!
 //! A link is checked in this order, and every refusal changes nothing: not ours or altered
@@ -221,7 +221,7 @@ async fn apply_decision(
 }
 
 /// Puts the absolute `url` (`{base}{path}`) beside the `path` of each approval dispatch of
-/// `rows` (SPEC §5.6: params `url`, `title`, `expires_at`). Stored with the path only, because
+/// `rows` (docs/flows.md, "approval": params `url`, `title`, `expires_at`). Stored with the path only, because
 /// the public address is the edge's (`--public-url`, else the bound address); added on the
 /// way out, like an email's unsubscribe link.
 pub fn attach_url(base: &str, rows: &mut [crate::service::dispatches::Dispatch]) {

@@ -2,7 +2,7 @@
 //!
 //! An upsert that changes a contact tells its running enrollments in the same transaction
 //! (the engine's `ContactChanged`, through [`crate::runtime::apply()`]): the execution-time gate
-//! (SPEC §3 step 4) then reads the new zone, and a step held `ZONE_UNKNOWN` or `NO_OPENING` is
+//! (docs/timing.md, "Send windows" step 4) then reads the new zone, and a step held `ZONE_UNKNOWN` or `NO_OPENING` is
 //! planned again. A contact and its enrollments never disagree, even after a crash.
 
 use super::fields::{self, Channel};
@@ -258,7 +258,7 @@ async fn change_opt_outs(
     }
 }
 
-/// Ends the contact's opt-out of `channel` (SMS `START`, SPEC §10): nothing is re-enrolled,
+/// Ends the contact's opt-out of `channel` (SMS `START`, docs/signals.md, "Inbox signals"): nothing is re-enrolled,
 /// its running enrollments may send on the channel again. `NotFound` without such a contact.
 pub async fn opt_in(
     core: &Core,

@@ -1,4 +1,4 @@
-//! The dispatch outbox (SPEC §6): claim due dispatches with a lease, acknowledge them.
+//! The dispatch outbox (docs/service.md, "Delivery"): claim due dispatches with a lease, acknowledge them.
 //!
 //! A claim sets `lease_owner` to a fresh token and `lease_until`; a dispatch whose lease has
 //! passed without an ack is claimable again (at-least-once delivery). The ack must carry the
@@ -325,7 +325,7 @@ pub struct AckItem {
 /// itself. The rows are locked and written set-wise: the enrollments, then the dispatches, in
 /// id order (as the signal router locks them), one update of the dispatches, and the journey
 /// entries as the batch's last statement, so the account's Watch head is taken once per batch,
-/// not once per ack (issue 18: one transaction per ack held acks to about 100/s per account).
+/// not once per ack (one transaction per ack held acks to about 100/s per account).
 pub async fn ack_batch(
     core: &Core,
     account_id: &str,
@@ -662,7 +662,7 @@ async fn ack_batch_in(
                 }) => (update, kind, retry_at, gave_up),
             };
         if kind == AckOutcome::Failed {
-            // SPEC §9: a dispatch that was not sent gives its capacity slot back. Without the
+            // docs/capacity.md: a dispatch that was not sent gives its capacity slot back. Without the
             // sender's lock: a reserver that read the row meanwhile only saw less capacity.
             if tx.release_slot(&row.idempotency_key).await? > 0 {
                 if let Ok(channel) = row.channel.parse::<Channel>() {
@@ -807,7 +807,7 @@ async fn record_sends(
     Ok(())
 }
 
-/// SPEC §9 (priority): a slot given back goes to the step first in line for it, now, rather
+/// docs/capacity.md (priority): a slot given back goes to the step first in line for it, now, rather
 /// than when that step's computed deferral comes. The waiter is planned again in this
 /// transaction under the sender's lock, like a planner batch of one: it takes the slot if it
 /// fits every cap and window, else it is deferred again to the instant computed anew.

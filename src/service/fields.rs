@@ -1,13 +1,13 @@
 //! Parsing of the fields the API takes, at the edge, so nothing invalid is stored: ids, email
 //! addresses, phone numbers (E.164), zones and channels, and the length and control-character
-//! limits every text field of the API has (SPEC §13, [`check_text`]).
+//! limits every text field of the API has (docs/service.md, "Errors", [`check_text`]).
 
 use super::Violation;
 use crate::code::Code;
 use crate::quote::quote;
 use crate::timing::Zone;
 
-/// What a text field holds, and so its limit (SPEC §13). Every text the API takes is checked
+/// What a text field holds, and so its limit (docs/service.md, "Errors"). Every text the API takes is checked
 /// against one of these before anything else looks at it: a NUL reaching PostgreSQL is an
 /// `INTERNAL` error, and a megabyte of name is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,7 +153,7 @@ pub fn parse_email(field: &str, text: &str) -> Result<String, Violation> {
     }
 }
 
-/// Parses a phone number and normalizes it to E.164 (SPEC §4). A national number without `+`
+/// Parses a phone number and normalizes it to E.164 (docs/timing.md, "Send windows"). A national number without `+`
 /// and a number that no numbering plan allows (`+1 555 555 5555`) are refused with `BAD_PHONE`.
 pub fn parse_phone(field: &str, text: &str) -> Result<String, Violation> {
     check_text(field, text, Limit::Name)?;
@@ -179,7 +179,7 @@ pub fn parse_phone(field: &str, text: &str) -> Result<String, Violation> {
     }
 }
 
-/// Checks a `tz` (SPEC §2.3) and returns its canonical spelling; `BAD_TZ` with the timing
+/// Checks a `tz` (docs/timing.md, "Zones") and returns its canonical spelling; `BAD_TZ` with the timing
 /// core's reason and hint otherwise.
 pub fn parse_tz(field: &str, text: &str) -> Result<String, Violation> {
     check_text(field, text, Limit::Name)?;
@@ -189,7 +189,7 @@ pub fn parse_tz(field: &str, text: &str) -> Result<String, Violation> {
 }
 
 /// Checks a contact's country: an ISO 3166-1 alpha-2 code, upper case (`DE`), for the `contact`
-/// holiday calendar (SPEC §11).
+/// holiday calendar (docs/timing.md, "Holiday calendars and quiet hours").
 pub fn parse_country(field: &str, text: &str) -> Result<String, Violation> {
     if crate::timing::holiday_calendars::is_country(text) {
         return Ok(text.to_string());

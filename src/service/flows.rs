@@ -1,7 +1,7 @@
 //! Flows: create (as an immutable version), get, list.
 //!
 //! [`check_definition`] is the one place a definition is judged before it is stored: the flow
-//! validator (`crate::flow`) with the account's `max_wait` (SPEC §5.7). Errors refuse the
+//! validator (`crate::flow`) with the account's `max_wait` (docs/flows.md, "Plan limits"). Errors refuse the
 //! definition, warnings are returned beside the stored version.
 
 use super::fields::{self, Limit};
@@ -31,7 +31,7 @@ pub struct Flow {
     pub created_at: DateTime<Utc>,
 }
 
-/// A problem that does not refuse the flow (SPEC §1: `UNREACHABLE` is a warning).
+/// A problem that does not refuse the flow (docs/flows.md: `UNREACHABLE` is a warning).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {
     pub code: Code,
@@ -39,7 +39,7 @@ pub struct Warning {
     pub message: String,
 }
 
-/// Judges a definition with the flow validator (SPEC §1): every problem, errors and warnings,
+/// Judges a definition with the flow validator (docs/flows.md): every problem, errors and warnings,
 /// and the typed flow when there is no error. Text that is not JSON is one `BAD_SCHEMA` problem
 /// at the root, so `ValidateFlow` can answer it like any other problem.
 pub fn judge(definition: &str, opts: &ValidateOptions) -> Validation {
@@ -61,7 +61,7 @@ pub fn judge(definition: &str, opts: &ValidateOptions) -> Validation {
     }
 }
 
-/// A flow's name is what versions are grouped by and what callers enroll by: SPEC §13's
+/// A flow's name is what versions are grouped by and what callers enroll by: docs/service.md, "Errors"'s
 /// limit for names, as a problem at `/name` (so `ValidateFlow` reports it too).
 fn check_name(mut validation: Validation) -> Validation {
     let Some(flow) = &validation.flow else {
@@ -116,7 +116,7 @@ pub fn definition_field(path: &str) -> String {
     format!("definition{path}")
 }
 
-/// The validator's options for an account: its plan's `max_wait` (SPEC §5.7).
+/// The validator's options for an account: its plan's `max_wait` (docs/flows.md, "Plan limits").
 pub async fn validate_options(
     core: &Core,
     account_id: &str,

@@ -23,7 +23,7 @@ pub mod unsubscribe;
 use crate::code::Code;
 use crate::store::StoreError;
 
-/// One thing wrong with a request: which field, the SPEC code, and how to fix it.
+/// One thing wrong with a request: which field, the problem code, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     /// The request field, e.g. `contact.phone`, or a JSON Pointer inside a document, e.g.
@@ -109,7 +109,7 @@ pub const SUMMARY_SHOWN: usize = 3;
 const SUMMARY_PART_CHARS: usize = 300;
 
 /// `field: message (CODE)` for the first few violations, then how many more: a status message
-/// stays short whatever the request (SPEC §13).
+/// stays short whatever the request (docs/service.md, "Errors").
 fn summary(violations: &[Violation]) -> String {
     use crate::quote::truncate;
     let mut text = violations

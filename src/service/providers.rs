@@ -1,4 +1,4 @@
-//! What a provider's verified request does (issue 30, docs/providers.md): each [`Notice`] the
+//! What a provider's verified request does (docs/providers.md): each [`Notice`] the
 //! pure readers in [`crate::inbound::providers`] made becomes the signal nudge already routes,
 //! a delivery failure on a dispatch's journey, or a call task's outcome. Mail from every path
 //! (`/webhooks/email`, Mailgun, SendGrid, Postmark, SES) goes through [`receive_mail`], so it

@@ -18,7 +18,7 @@ pub struct SenderInput {
     /// Required.
     pub tz: String,
     pub calendar: String,
-    /// The SPEC §9 `caps` document; `None` (or `{}`): no caps.
+    /// The docs/capacity.md `caps` document; `None` (or `{}`): no caps.
     pub caps: Option<serde_json::Value>,
 }
 
@@ -29,7 +29,7 @@ pub struct Sender {
     pub tz: String,
     pub calendar: Option<String>,
     pub is_default: bool,
-    /// The stored `caps` document (SPEC §9), when the sender has caps.
+    /// The stored `caps` document (docs/capacity.md), when the sender has caps.
     pub caps: Option<serde_json::Value>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,

@@ -1,4 +1,4 @@
-//! `TimingService.Simulate` (SPEC §7): a flow, a scenario in, the timeline out. Nothing is
+//! `TimingService.Simulate` (docs/service.md): a flow, a scenario in, the timeline out. Nothing is
 //! stored; the flow may be a stored version or a definition sent with the request.
 //!
 //! [`parse_scenario`] is shared with `nudge simulate`, so both refuse a bad scenario the same
@@ -21,7 +21,7 @@ pub enum FlowSource {
     Stored { id: String, version: i32 },
 }
 
-/// Reads SPEC §7's scenario from JSON text. A refusal names the field (`script[2].at`,
+/// Reads docs/service.md's scenario from JSON text. A refusal names the field (`script[2].at`,
 /// `contact.tz`, …) and says what was expected.
 pub fn parse_scenario(text: &str) -> Result<Scenario, String> {
     let de = &mut serde_json::Deserializer::from_str(text);

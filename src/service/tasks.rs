@@ -1,5 +1,5 @@
 //! Tasks (`call`, `linkedin_connect`, `linkedin_message` steps): list them, complete them with
-//! an outcome (SPEC §5.2, §6).
+//! an outcome (docs/signals.md, "Kinds of signal and the events they raise"; docs/service.md, "Delivery").
 //!
 //! Completing a task applies the interpreter's `TaskOutcome` to its enrollment (the run takes
 //! the outcome's branch). The events the outcome raises (a connected call: `call_connected` and

@@ -1,5 +1,5 @@
-//! One-click unsubscribe (RFC 8058, SPEC §10): the link every email dispatch carries, and what
-//! following it does.
+//! One-click unsubscribe (RFC 8058; docs/signals.md, "One-click unsubscribe"): the link every
+//! email dispatch carries, and what following it does.
 //!
 //! The token is a [`crate::inbound::link`] token of purpose `Unsubscribe` whose subject is the
 //! contact, signed with the server's link secret (read each time, so a rotation takes effect

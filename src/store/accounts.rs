@@ -16,15 +16,15 @@ pub const DEFAULT_SENDER_ID: &str = "default";
 pub struct Account {
     pub id: String,
     pub name: String,
-    /// The plan limit on the longest wait (SPEC §5.7), e.g. `7d`.
+    /// The plan limit on the longest wait (docs/flows.md, "Plan limits"), e.g. `7d`.
     pub max_wait: Option<String>,
     /// Signs webhooks (`X-Nudge-Signature`). Never returned through the API.
     pub webhook_secret: String,
     pub default_sender_id: Option<String>,
     pub created_at: i64,
-    /// The hosts a `fetch` step may call (SPEC §5.9), as the JSON list `AccountService` stored.
+    /// The hosts a `fetch` step may call (docs/flows.md, "fetch"), as the JSON list `AccountService` stored.
     pub fetch_allow: Option<String>,
-    /// The quiet-hours policy (SPEC §11) as JSON, stored by `AccountService`.
+    /// The quiet-hours policy (docs/timing.md, "Holiday calendars and quiet hours") as JSON, stored by `AccountService`.
     pub quiet_hours: Option<String>,
     /// The shortest call that counts as connected (a duration, `30s`); `None`: the default.
     pub call_connected_threshold: Option<String>,
@@ -144,7 +144,7 @@ pub(crate) fn random_secret() -> String {
     hex::encode(bytes)
 }
 
-/// Sets (or with `None` removes) the account's plan limit on the longest wait (SPEC §5.7), as
+/// Sets (or with `None` removes) the account's plan limit on the longest wait (docs/flows.md, "Plan limits"), as
 /// text such as `7d`; the caller checks it parses.
 pub async fn set_max_wait(
     db: &Db,
@@ -173,7 +173,7 @@ impl super::Tx {
     }
 }
 
-/// What execution reads of an account (SPEC §5.7, §11): its id, `max_wait` and `quiet_hours`
+/// What execution reads of an account (docs/flows.md, "Plan limits"; docs/timing.md, "Holiday calendars and quiet hours"): its id, `max_wait` and `quiet_hours`
 /// as stored.
 pub type AccountSettings = (String, Option<String>, Option<String>);
 

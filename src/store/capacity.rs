@@ -1,4 +1,4 @@
-//! The capacity ledger (SPEC §9): one row per reserved send or created task of a capped sender.
+//! The capacity ledger (docs/capacity.md): one row per reserved send or created task of a capped sender.
 //!
 //! Correctness under several replicas rests on one rule: a transaction that may reserve for a
 //! sender first locks that sender's row (`SELECT … FOR UPDATE`, senders sorted, so two batches
@@ -230,7 +230,7 @@ pub async fn any_capped_sender(db: &super::Db) -> Result<bool, StoreError> {
 const WAITER_SCAN: i64 = 500;
 
 impl Tx {
-    /// SPEC §9: the step first in line for a slot of `channel` given back by the sender: of
+    /// docs/capacity.md: the step first in line for a slot of `channel` given back by the sender: of
     /// its active enrollments deferred by a cap on that channel (the first [`WAITER_SCAN`] due),
     /// the first in the planner's priority order (`MoveTo`, follow-ups, first touches; then
     /// the scheduled instant, then the id), locked.
@@ -254,7 +254,7 @@ impl Tx {
             .select((enrollments::id, enrollments::state))
             .load(c)
             .await)?;
-        // First in line by the planner's own order (SPEC §9): class, scheduled instant, id.
+        // First in line by the planner's own order (docs/capacity.md): class, scheduled instant, id.
         let first = waiting
             .into_iter()
             .filter_map(|(id, state)| {

@@ -15,7 +15,7 @@ pub struct ContactRow {
     /// E.164.
     pub phone: Option<String>,
     pub tz: Option<String>,
-    /// ISO 3166-1 alpha-2, for the `contact` holiday calendar (SPEC §11).
+    /// ISO 3166-1 alpha-2, for the `contact` holiday calendar (docs/timing.md, "Holiday calendars and quiet hours").
     pub country: Option<String>,
     /// A JSON object.
     pub attributes: String,

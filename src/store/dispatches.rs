@@ -1,4 +1,4 @@
-//! The dispatch outbox (SPEC §6): claims with a lease, and acknowledgements. The rows are
+//! The dispatch outbox (docs/service.md, "Delivery"): claims with a lease, and acknowledgements. The rows are
 //! written by [`Tx::write_all`](super::Tx::write_all) with the step that made them.
 
 pub use super::enrollments::DispatchRow;

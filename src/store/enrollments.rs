@@ -1,5 +1,5 @@
 //! Enrollments and what an engine step writes: the enrollment row (state, `status`,
-//! `next_run_at`), journey entries, dispatches (the outbox, SPEC §6) and tasks.
+//! `next_run_at`), journey entries, dispatches (the outbox, docs/service.md, "Delivery") and tasks.
 //!
 //! [`Writes`] is everything one or many [`crate::engine::step`] calls produce, turned into
 //! rows by [`Writes::add_step`]; [`Tx::write_all`] stores them inside the
@@ -153,17 +153,17 @@ pub struct Writes {
     pub dispatches: Vec<DispatchRow>,
     pub tasks: Vec<TaskRow>,
     pub closed_tasks: Vec<TaskClosure>,
-    /// `fetch` attempts to send (SPEC §5.9).
+    /// `fetch` attempts to send (docs/flows.md, "fetch").
     pub fetches: Vec<super::fetches::FetchRow>,
-    /// Approval links to sign and hand out as dispatches (SPEC §5.6), in
+    /// Approval links to sign and hand out as dispatches (docs/flows.md, "approval"), in
     /// [`Tx::write_all`], where the link secret is read.
     pub approvals: Vec<ApprovalLink>,
-    /// Events a task outcome raised (SPEC §5.2), by enrollment: the caller routes them to the
+    /// Events a task outcome raised (docs/signals.md, "Kinds of signal and the events they raise"), by enrollment: the caller routes them to the
     /// contact's other enrollments.
     pub raised: Vec<(String, Vec<String>)>,
     /// The earliest `next_run_at` written, to wake the planner early.
     pub earliest_wake: Option<i64>,
-    /// Capacity slots reserved by these dispatches and tasks (SPEC §9), written with them.
+    /// Capacity slots reserved by these dispatches and tasks (docs/capacity.md), written with them.
     pub ledger: Vec<super::capacity::LedgerRow>,
     /// Runs entered, by step type (`nudge_transitions_total`, counted once stored).
     pub transitions: std::collections::BTreeMap<&'static str, u64>,
@@ -530,7 +530,7 @@ impl Tx {
         Ok(())
     }
 
-    /// SPEC §5.6: each approval link signed with the server's secret (read in this
+    /// docs/flows.md, "approval": each approval link signed with the server's secret (read in this
     /// transaction) becomes a dispatch on channel `approval` to the sender's email, its params
     /// `path` (`/approvals/{token}`), `title` and `expires_at`; the API adds the absolute `url`
     /// on the way out. The token lives only in this outbox row, never in the journey.
@@ -597,10 +597,10 @@ impl Tx {
     /// the claim starts there instead of at the earliest due row. The batches of one drain run
     /// side by side, and a claim from the start walked over every row its siblings held and had
     /// not committed yet (each a heap fetch and a failed lock), a few thousand per claim with
-    /// four batches in flight (issue 18).
+    /// four batches in flight.
     ///
     /// With a `shard` `(k, of)` (PostgreSQL, a planner's concurrent batches), the enrollments
-    /// of capped senders (SPEC §9) are only those whose sender hashes to `k` of `of`: a batch
+    /// of capped senders (docs/capacity.md) are only those whose sender hashes to `k` of `of`: a batch
     /// that reserves capacity locks its senders until it commits, so concurrent batches over
     /// the same senders would run one after the other; sharded, each batch has senders of its
     /// own. Enrollments of senders without caps go to whichever batch claims them first. The
@@ -776,7 +776,7 @@ pub async fn count_by_status(db: &Db) -> Result<Vec<(String, i64)>, StoreError> 
 /// No status filter in SQL: with `status = ANY(…)` PostgreSQL combined the status index with
 /// the primary key in a bitmap scan, so each page of 1,000 read every row after the cursor
 /// (88 ms a page with 100,000 stored; the census of one refresh cost more than a core for as
-/// long as it ran, issue 18). Ordered by the key alone, a page is one index range.
+/// long as it ran). Ordered by the key alone, a page is one index range.
 pub async fn page_after(
     db: &Db,
     after_id: &str,

@@ -1,4 +1,4 @@
-//! The fetch outbox (SPEC §5.9): an attempt is a row written with the transition that records
+//! The fetch outbox (docs/flows.md, "fetch"): an attempt is a row written with the transition that records
 //! it; a worker leases due rows, makes the request outside any transaction, and applies the
 //! answer in a transaction that also marks the row done. A lease that runs out (the worker
 //! crashed mid-request) lets the row be claimed again: the same attempt, the same key.

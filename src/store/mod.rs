@@ -100,7 +100,7 @@ const SQLITE_MIGRATION_BUSY_TIMEOUT_MS: u32 = 120_000;
 /// The PostgreSQL advisory lock replicas take around migrating ("nudge_mg" in ASCII): one
 /// migrates, the others wait and then find nothing pending.
 pub const MIGRATION_LOCK_KEY: i64 = 0x6e75_6467_655f_6d67;
-/// How long connecting at start may take before it fails naming the host (SPEC §13).
+/// How long connecting at start may take before it fails naming the host (docs/service.md, "Errors").
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// PostgreSQL pool size per replica.
 const POSTGRES_POOL_SIZE: usize = 16;
@@ -309,7 +309,7 @@ impl Db {
     }
 
     /// Applies pending migrations under a lock, so replicas starting at once on a fresh
-    /// database do not race (SPEC §13): PostgreSQL's advisory lock [`MIGRATION_LOCK_KEY`]
+    /// database do not race (docs/service.md, "Errors"): PostgreSQL's advisory lock [`MIGRATION_LOCK_KEY`]
     /// (released when the connection closes, also if this process dies), SQLite's write lock
     /// (`BEGIN IMMEDIATE`, waited for with a busy timeout). Whoever comes second finds nothing
     /// pending. Runs on the blocking pool, because diesel's migration harness is synchronous.

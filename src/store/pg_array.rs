@@ -3,7 +3,7 @@
 //! diesel encodes an array parameter element by element, each through a temporary buffer into
 //! an output buffer that starts empty and grows by doubling: a 1,000-step batch binds about a
 //! megabyte of states, journey text and dispatch columns, and copying it several times was the
-//! planner's largest single cost after the journey text (issue 18). [`Arr`] sizes the array's
+//! planner's largest single cost after the journey text. [`Arr`] sizes the array's
 //! bytes first, writes them into one buffer, and hands that over in one write.
 //!
 //! The encoding is PostgreSQL's binary array format (`array_recv`): one dimension, no null

@@ -546,7 +546,7 @@ pub async fn ack_dispatches(
 /// One index lookup per contact, whatever the statistics say: as `contact_id = ANY($2)`, the
 /// plan made while the table was young (a fresh database filling up) kept scanning the account's
 /// enrollments and hashing every contact id, 27 ms per 1,000 contacts and growing with the
-/// table (issue 18). `OFFSET 0` keeps the lateral lookup a subquery the planner cannot turn
+/// table. `OFFSET 0` keeps the lateral lookup a subquery the planner cannot turn
 /// into a hash join over the whole table (and, unlike a `LIMIT`, drops nothing).
 pub async fn live_enrollments_of(
     c: &mut AsyncPgConnection,

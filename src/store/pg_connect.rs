@@ -1,4 +1,4 @@
-//! How nudge opens a PostgreSQL connection (issue 31): every host of a libpq multi-host URL in
+//! How nudge opens a PostgreSQL connection: every host of a libpq multi-host URL in
 //! turn (`postgres://u@h1:5432,h2:5432/nudge?target_session_attrs=read-write`), so after a
 //! failover each new connection finds the new primary by itself; TCP keepalives and
 //! `TCP_USER_TIMEOUT` on the socket, so a peer that vanished is noticed; a statement timeout on

@@ -1,4 +1,4 @@
-//! The secrets providers' webhooks are checked with (issue 30), one row per account and
+//! The secrets providers' webhooks are checked with, one row per account and
 //! [`Provider`]. Written by `nudge provider-secret set` and `AccountService.SetProviderSecret`;
 //! read back only by the webhooks, never shown.
 

@@ -18,7 +18,7 @@ diesel::table! {
 }
 
 diesel::table! {
-    /// What each provider's webhook is checked with, per account (issue 30).
+    /// What each provider's webhook is checked with, per account.
     provider_secrets (account_id, provider) {
         account_id -> Text,
         provider -> Text,

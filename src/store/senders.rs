@@ -15,7 +15,7 @@ pub struct SenderRow {
     pub calendar: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
-    /// The validated `caps` document (SPEC §9) as JSON; `None`: no caps.
+    /// The validated `caps` document (docs/capacity.md) as JSON; `None`: no caps.
     pub caps: Option<String>,
 }
 

@@ -1,4 +1,4 @@
-//! Stored signals (SPEC §5.2): every signal once, deduplicated by its provider id; which
+//! Stored signals (docs/signals.md, "Kinds of signal and the events they raise"): every signal once, deduplicated by its provider id; which
 //! enrollments it reached and what it did there (`signal_deliveries`); webhook signatures
 //! already used (`webhook_replays`); and the lookups that address a signal (a contact by id,
 //! email or phone; an email thread by the `Message-ID` nudge assigned).
@@ -527,7 +527,7 @@ pub async fn unrouted(db: &Db, limit: i64) -> Result<Vec<SignalRow>, StoreError>
 }
 
 /// The signals of `kind` addressed first to one of `contact_ids` since `since_ms`: what the
-/// three-soft-bounces rule counts (SPEC §10).
+/// three-soft-bounces rule counts (docs/signals.md, "Inbox signals").
 pub async fn recent_of_kind(
     db: &Db,
     account_id: &str,
@@ -717,7 +717,7 @@ impl SignalRow {
         self.kind == crate::inbound::SignalKind::REPLY || self.is_opt_out()
     }
 
-    /// An inbox signal (SPEC §10): its payload carries its class under `inbox`.
+    /// An inbox signal (docs/signals.md, "Inbox signals"): its payload carries its class under `inbox`.
     pub fn is_inbox(&self) -> bool {
         crate::inbound::SignalKind::INBOX.contains(&self.kind.as_str())
     }

@@ -40,7 +40,7 @@ macro_rules! text_enum {
 }
 
 text_enum! {
-    /// Where a dispatch is in the outbox (SPEC §6).
+    /// Where a dispatch is in the outbox (docs/service.md, "Delivery").
     DispatchStatus {
         /// Waiting for a worker to claim and send it.
         Pending => "pending",
@@ -54,7 +54,7 @@ text_enum! {
 }
 
 text_enum! {
-    /// Where a task is (SPEC §6).
+    /// Where a task is (docs/service.md, "Delivery").
     TaskStatus {
         /// Waiting for a person's outcome.
         Open => "open",

@@ -1,4 +1,5 @@
-//! Business days (SPEC §2.1 `bd`, §2.3a `+Nbd`): Monday to Friday that are not holidays.
+//! Business days (`bd`, `+Nbd`; docs/timing.md, "Business days and holidays"): Monday to Friday
+//! that are not holidays.
 //!
 //! Stepping rule: from date `d`, step forward one calendar day at a time and count each business
 //! day reached; the answer is the `n`-th. So from Friday or Saturday, `1` is Monday, and `0` is
@@ -82,7 +83,7 @@ mod tests {
         NaiveDate::from_ymd_opt(y, m, d).unwrap()
     }
 
-    /// The SPEC rule written literally: step one day at a time.
+    /// The documented rule written literally: step one day at a time.
     fn stepping(d: NaiveDate, n: u32, h: &Holidays) -> NaiveDate {
         let mut cur = d;
         let mut left = n;

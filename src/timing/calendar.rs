@@ -1,4 +1,4 @@
-//! Calendar patterns (SPEC §2.2, §2.3a): the systemd `OnCalendar` subset
+//! Calendar patterns (docs/timing.md, "Instants" and "Daylight-saving changes"): the systemd `OnCalendar` subset
 //! `[weekdays] [Y-M-D] H:M[:S]`, and the next match after an instant in a zone.
 //!
 //! Each date or time field is `*`, a value, a list `a,b`, a range `a..b`, or a repetition
@@ -10,7 +10,7 @@
 //! subset (refused with a hint): shorthands (`daily`), a missing time, `M-D` dates, `~` (days from
 //! the end of a month), fractional seconds, and a zone inside the pattern (it goes in `tz`).
 //!
-//! Matching (§2.3a): every matching local time maps to one instant by §2.4 (a repeated time at
+//! Matching (docs/timing.md, "Daylight-saving changes"): every matching local time maps to one instant by docs/timing.md, "Daylight-saving changes" (a repeated time at
 //! its first occurrence, a skipped time moved forward by the gap), and the answer is the earliest
 //! such instant strictly after `now`. Matching days are found by skipping non-matching years and
 //! months and the time within a day by bit masks, so a search costs a few microseconds.
@@ -584,7 +584,7 @@ impl CalendarPattern {
     }
 
     /// The earliest instant strictly after `now` whose local time in `zone` matches, each local
-    /// match mapped by SPEC §2.4. `None` when no match remains (a pattern bounded by its years,
+    /// match mapped by docs/timing.md, "Daylight-saving changes". `None` when no match remains (a pattern bounded by its years,
     /// or past 2199).
     pub fn next_after(&self, now: DateTime<Utc>, zone: &Zone) -> Option<DateTime<Utc>> {
         // A skipped (gap) time maps forward, so a match on the previous local day can still
@@ -951,7 +951,7 @@ mod tests {
         );
     }
 
-    // DST expectations follow SPEC §2.3a/§2.4 (a skipped time moves forward by the gap, a
+    // DST expectations follow docs/timing.md, "Daylight-saving changes" (a skipped time moves forward by the gap, a
     // repeated one matches at its first occurrence); the instants were checked with Python's
     // zoneinfo (fold=0).
 

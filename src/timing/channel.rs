@@ -9,7 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The channel of an outreach step or task, and what a contact can opt out of. Only SMS has
-/// the SMS window (SPEC §3). Spelled in lower case everywhere: proto, SQL, JSON, docs.
+/// the SMS window (docs/timing.md, "Send windows"). Spelled in lower case everywhere: proto, SQL, JSON, docs.
 ///
 /// The variants are declared in alphabetical order on purpose: the derived `Ord` then sorts
 /// like the spellings, which is the order a contact's opt-outs are stored and shown in.
@@ -36,7 +36,7 @@ impl Channel {
     ];
 
     /// Whether quiet hours (08:00–21:00 in every candidate zone, and the policy's place rules)
-    /// apply: SMS and calls, since telephone solicitation rules cover both (SPEC §11).
+    /// apply: SMS and calls, since telephone solicitation rules cover both (docs/timing.md, "Holiday calendars and quiet hours").
     pub fn has_quiet_hours(self) -> bool {
         matches!(self, Channel::Sms | Channel::Call)
     }

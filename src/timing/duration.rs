@@ -1,4 +1,4 @@
-//! Durations (SPEC §2.1, §2.2a, §2.3a): the `duration` / `for` / `timeout` / `jitter` grammar and
+//! Durations (docs/timing.md, "Durations" and "Daylight-saving changes"; docs/flows.md, "Timeouts"): the `duration` / `for` / `timeout` / `jitter` grammar and
 //! its arithmetic in a zone.
 //!
 //! Grammar: number-and-unit terms in any order, spaces optional between and inside terms
@@ -16,9 +16,9 @@
 //! | `mo` | `month(s)` | calendar |
 //! | `y` | `year(s)` | calendar |
 //!
-//! Decisions where the SPEC is silent:
+//! Decisions the documented grammar leaves open:
 //! - `businessday(s)` and `business_day(s)` are refused with a hint to write `business days` or
-//!   `bd`: one long spelling, the SPEC's.
+//!   `bd`: one long spelling, the documented one.
 //! - Leading and trailing spaces are allowed (they are "spaces between terms" with nothing on
 //!   one side); other whitespace (tabs, newlines) is refused.
 //! - A number is digits with an optional `.digits` part; `1.`, `.5`, `1,5` are refused.
@@ -164,7 +164,7 @@ impl Duration {
     }
 
     /// True when there is no (non-zero) calendar part: the duration is elapsed time whatever the
-    /// zone. `jitter` accepts only these (SPEC §2.2a); `0d20m` counts as fixed.
+    /// zone. `jitter` accepts only these (docs/flows.md, "Timeouts"); `0d20m` counts as fixed.
     pub fn is_fixed(&self) -> bool {
         self.years == 0
             && self.months == 0
@@ -226,7 +226,7 @@ impl Duration {
     }
 
     /// The longest elapsed time this duration can take from any start, for plan limits
-    /// (SPEC §5.7 `WAIT_EXCEEDS_LIMIT`). The bound, per part:
+    /// (docs/flows.md, "Plan limits" `WAIT_EXCEEDS_LIMIT`). The bound, per part:
     /// - years and months together: the most days that many months span from the first of any
     ///   month of the 400-year Gregorian cycle (`1mo` = 31 days, `1y` = 366, `13mo` = 397): exact,
     ///   since the end-of-month clamp only shortens a span;
@@ -251,10 +251,10 @@ impl Duration {
         chrono::Duration::milliseconds((days * MS_PER_DAY + self.fixed_ms) as i64)
     }
 
-    /// `t` plus this duration in `zone` (SPEC §2.1, §2.3a): years and months together with the
+    /// `t` plus this duration in `zone` (docs/timing.md, "Durations" and "Daylight-saving changes"): years and months together with the
     /// end-of-month clamp, then weeks and days as calendar days, then business days (skipping
     /// `h`), all on the local date with the time of day kept; the local wall time back to an
-    /// instant by §2.4; then the fixed part as elapsed time. Without a calendar part there is no
+    /// instant by docs/timing.md, "Daylight-saving changes"; then the fixed part as elapsed time. Without a calendar part there is no
     /// wall-clock round trip, so `1h` from the second 02:30 of a fall-back night is 03:30.
     ///
     /// Saturates at chrono's last instant if the result cannot be represented (only possible
@@ -968,7 +968,7 @@ mod tests {
 
     #[test]
     fn zero_calendar_part_skips_the_round_trip() {
-        // SPEC §2.3a: 1h from the second 02:30 (01:30Z) is 02:30Z, not a re-reading of 03:30.
+        // docs/timing.md, "Daylight-saving changes": 1h from the second 02:30 (01:30Z) is 02:30Z, not a re-reading of 03:30.
         let second = utc(2026, 10, 25, 1, 30);
         assert_eq!(add("1h", second, "Europe/Prague"), utc(2026, 10, 25, 2, 30));
         assert_eq!(
@@ -1088,7 +1088,7 @@ mod tests {
         let chain = Holidays::parse(&["2026-03-02", "2026-03-09", "2026-03-16"]).unwrap();
         assert_eq!(span("5bd", &chain), span("7bd", &none));
         assert_eq!(span("5bd", &chain), days(11));
-        // The plan-limit comparison of SPEC §5.7: 7d and 5bd fit max_wait 7d, 6bd does not.
+        // The plan-limit comparison of docs/flows.md, "Plan limits": 7d and 5bd fit max_wait 7d, 6bd does not.
         assert!(span("7d", &none) <= days(7));
         assert!(span("5bd", &none) <= days(7));
         assert!(span("6bd", &none) > days(7));

@@ -1,4 +1,4 @@
-//! The one error type of the timing core: a SPEC code, the offending text, where in it, and a
+//! The one error type of the timing core: a problem code, the offending text, where in it, and a
 //! hint that says how to fix it.
 
 use crate::code::Code;
@@ -8,7 +8,7 @@ use std::fmt;
 /// it to a gRPC field violation, a JSON Lines answer or a validator problem without guessing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimingError {
-    /// The SPEC §1 code (`BAD_DURATION`, `BAD_TZ`, …).
+    /// The problem code (`BAD_DURATION`, `BAD_TZ`, …; docs/flows.md, "Validation codes").
     pub code: Code,
     /// The whole text that was refused, as given.
     pub text: String,

@@ -1,4 +1,5 @@
-//! `settings.holidays` (SPEC §1 Settings, §2.3a, §11): local dates that business days skip and
+//! `settings.holidays` (docs/flows.md, "Settings"; docs/timing.md, "Business days and holidays"):
+//! local dates that business days skip and
 //! that send windows treat as closed. A date is read in the zone of the wait or window that uses
 //! it. Entries are dates (`2026-12-24`), calendars (`US`, `DE-BY`, [`holiday_calendars`]) whose
 //! dates are taken in at parse time, and `contact`: the contact's own country, added per

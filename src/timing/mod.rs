@@ -1,17 +1,17 @@
-//! The timing core (SPEC §2–§4). Pure: no I/O, and `now` is always a parameter.
+//! The timing core (docs/timing.md). Pure: no I/O, and `now` is always a parameter.
 //!
 //! - [`error`] — the one error type: code, offending text, position, hint.
 //! - [`zone`] — `tz` slots and the wall-clock ↔ instant rules of DST.
 //! - [`holidays`] — `settings.holidays`, the local dates business days skip.
-//! - [`holiday_calendars`] — the shipped public holiday calendars by place (SPEC §11).
+//! - [`holiday_calendars`] — the shipped public holiday calendars by place (docs/timing.md, "Holiday calendars and quiet hours").
 //! - [`calendar`] — systemd `OnCalendar` patterns and their next match in a zone.
 //! - [`channel`] — [`Channel`]: email, SMS, call, LinkedIn; the one channel type of the crate.
 //! - [`business_days`] — Monday–Friday stepping that skips holidays (`bd`, `+Nbd`).
 //! - [`duration`] — the duration grammar and its calendar-then-fixed arithmetic in a zone.
 //! - [`until`] — the four `until` forms and their resolution to an instant.
-//! - [`phone`] — E.164 numbers and their candidate zones (SPEC §4).
-//! - [`quiet`] — quiet-hours policies: the federal floor and the US state table (SPEC §11).
-//! - [`window`] — send windows, the SMS window, jitter and the zone rule (SPEC §2.3, §3).
+//! - [`phone`] — E.164 numbers and their candidate zones (docs/timing.md, "Send windows").
+//! - [`quiet`] — quiet-hours policies: the federal floor and the US state table (docs/timing.md, "Holiday calendars and quiet hours").
+//! - [`window`] — send windows, the SMS window, jitter and the zone rule (docs/timing.md, "Zones" and "Send windows").
 
 #![warn(missing_docs)]
 

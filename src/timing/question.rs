@@ -1,4 +1,4 @@
-//! The `nudge timing` question (SPEC §7): one JSON request in, one JSON answer out.
+//! The `nudge timing` question (docs/timing.md, "`nudge timing`"): one JSON request in, one JSON answer out.
 //!
 //! A request has `now` (RFC 3339) and exactly one question — `duration`, `until`, `window` or
 //! `phone` — plus the extra fields that question takes. This module only reads the request,
@@ -23,7 +23,7 @@ use crate::timing::{Duration, Until, Zone};
 use chrono::{DateTime, SubsecRound, Timelike, Utc};
 use serde_json::{json, Map, Value};
 
-/// The four questions and the extra fields each one takes (SPEC §7 table).
+/// The four questions and the extra fields each one takes (docs/timing.md, "`nudge timing`").
 const QUESTIONS: [(&str, &[&str]); 4] = [
     ("duration", &["tz", "holidays", "contact"]),
     ("until", &["tz", "holidays", "contact"]),
@@ -34,7 +34,7 @@ const QUESTIONS: [(&str, &[&str]); 4] = [
     ("phone", &[]),
 ];
 
-/// Answers one request. `Err` carries the SPEC code of the refusal; [`answer_line`] turns it
+/// Answers one request. `Err` carries the problem code of the refusal; [`answer_line`] turns it
 /// into the `{"error": …}` answer.
 pub fn answer(request: &Value) -> Result<Value, TimingError> {
     let obj = request.as_object().ok_or_else(|| {
@@ -58,7 +58,7 @@ pub fn answer(request: &Value) -> Result<Value, TimingError> {
     }
     let (recipient, country) = contact(obj)?;
     let listed = holidays(obj)?;
-    // SPEC §11: `contact` is the contact's `country`, else its phone number's region.
+    // docs/timing.md, "Holiday calendars and quiet hours": `contact` is the contact's `country`, else its phone number's region.
     let country = match (country, &recipient.phone) {
         (Some(c), _) => Some(c),
         (None, Some(phone)) if listed.wants_contact() => {
@@ -131,7 +131,7 @@ pub fn error_answer(err: &TimingError) -> Value {
     json!({ "error": { "code": err.code.as_str(), "message": err.message() } })
 }
 
-/// SPEC §7: RFC 3339 in UTC with a `Z`, milliseconds only when not zero.
+/// RFC 3339 in UTC with a `Z`, milliseconds only when not zero.
 pub fn format_instant(t: DateTime<Utc>) -> String {
     if t.nanosecond() / 1_000_000 == 0 {
         t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
@@ -255,7 +255,7 @@ fn parse_now(obj: &Map<String, Value>) -> Result<DateTime<Utc>, TimingError> {
         None => return Err(schema("", &format!("the request has no `now`: {hint}"))),
     };
     DateTime::parse_from_rfc3339(text)
-        // Instants are stored in epoch milliseconds (SPEC §2); finer digits are dropped.
+        // Instants are stored in epoch milliseconds; finer digits are dropped.
         .map(|t| t.with_timezone(&Utc).trunc_subsecs(3))
         .map_err(|e| schema(text, &format!("{hint} ({e})")))
 }

@@ -1,6 +1,6 @@
-//! Quiet-hours policies (SPEC §11): which hours SMS and calls may reach a number.
+//! Quiet-hours policies (docs/timing.md, "Holiday calendars and quiet hours"): which hours SMS and calls may reach a number.
 //!
-//! The floor is federal: 08:00–21:00 in every candidate zone of the number, every day (SPEC §3;
+//! The floor is federal: 08:00–21:00 in every candidate zone of the number, every day (docs/timing.md, "Send windows";
 //! [`crate::timing::window::SMS_FROM`]). The `us_states` policy adds the shipped table of
 //! stricter US state rules (`us_states.json`, each row with the statute it comes from),
 //! chosen by the number's area code (`us_area_codes.tsv`, from libphonenumber's geocoding data,

@@ -1,4 +1,5 @@
-//! `until` (SPEC §2.2, §2.3a, §2.6): the four closed forms of an instant, and their resolution.
+//! `until` (docs/timing.md, "Instants", "Daylight-saving changes" and "A target already in the
+//! past"): the four closed forms of an instant, and their resolution.
 //!
 //! | form | example | read in |
 //! |---|---|---|
@@ -178,7 +179,7 @@ impl Until {
     }
 
     /// The target instant. Never fails on a past target: it is returned as it is and the slot
-    /// clamps (SPEC §2.6). A pattern with no match left (bounded by its years) resolves to its
+    /// clamps (docs/timing.md, "A target already in the past"). A pattern with no match left (bounded by its years) resolves to its
     /// last match, which is in the past; one with no match at all before or after now (only
     /// possible past 2199) resolves to `now`.
     pub fn resolve(&self, now: DateTime<Utc>, zone: &Zone, h: &Holidays) -> DateTime<Utc> {
@@ -405,7 +406,7 @@ mod tests {
         }
     }
 
-    // Expected instants: Python zoneinfo (fold=0) and numpy.busday_offset, or the SPEC rule.
+    // Expected instants: Python zoneinfo (fold=0) and numpy.busday_offset, or the documented rule.
 
     #[test]
     fn absolute_ignores_the_zone() {

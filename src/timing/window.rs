@@ -1,10 +1,10 @@
-//! Send windows, the SMS window, jitter and the zone rule (SPEC §2.3, §2.3a, §3, §4).
+//! Send windows, the SMS window, jitter and the zone rule (docs/timing.md, "Zones", "Daylight-saving changes" and "Send windows").
 //!
 //! An outreach step (or task) may happen only while every window that applies to it is open:
 //! the flow's send window (listed weekdays that are not holidays, `from`..`to` in the window's
 //! zone) and, for SMS, the fixed SMS window 08:00–21:00 in **every** candidate recipient zone.
 //! Each window is a union of half-open intervals `[from, to)` per local day, each bound turned
-//! into an instant by SPEC §2.4 ([`Zone::to_instant`]), so a window whose `from` lies in a DST
+//! into an instant by docs/timing.md, "Daylight-saving changes" ([`Zone::to_instant`]), so a window whose `from` lies in a DST
 //! gap opens when the gap ends. [`next_opening`] finds the earliest instant at or after `t` in
 //! the intersection by jumping from interval to interval (never minute stepping), and gives up
 //! after [`SEARCH_DAYS`] days with `NO_OPENING` (or `ZONE_UNKNOWN` when the SMS candidate zones
@@ -27,10 +27,10 @@ use std::sync::Arc;
 /// The channel decides whether the SMS window applies; named here too, where the windows are.
 pub use crate::timing::channel::Channel;
 
-/// How far ahead [`next_opening`] looks before refusing with `NO_OPENING` (SPEC §2.3a).
+/// How far ahead [`next_opening`] looks before refusing with `NO_OPENING` (docs/timing.md, "Send windows").
 pub const SEARCH_DAYS: i64 = 31;
 
-/// The SMS window: 08:00 to 21:00 in the recipient's zone, every day (SPEC §3).
+/// The SMS window: 08:00 to 21:00 in the recipient's zone, every day (docs/timing.md, "Send windows").
 pub const SMS_FROM: NaiveTime = match NaiveTime::from_hms_opt(8, 0, 0) {
     Some(t) => t,
     None => panic!("08:00 is a time"),
@@ -252,7 +252,7 @@ pub struct Recipient {
     pub phone: Option<String>,
 }
 
-/// The zones a step uses (SPEC §2.3 zone rule, §4).
+/// The zones a step uses (docs/timing.md, "Zones" and "Send windows").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedZones {
     /// The zone durations, `until` and business days of the step are computed in.
@@ -264,7 +264,7 @@ pub struct ResolvedZones {
     /// (`ZONE_UNKNOWN` at [`next_opening`]).
     pub sms: Vec<Zone>,
     /// The quiet-hours policy's place rule for the number (`US-FL`), applied in every zone of
-    /// `sms` on top of the federal 08:00–21:00 (SPEC §11).
+    /// `sms` on top of the federal 08:00–21:00 (docs/timing.md, "Holiday calendars and quiet hours").
     pub place: Option<Arc<PlaceRule>>,
     /// A call to a contact with neither a phone number nor a zone: nobody is dialled by
     /// nudge, so there are no quiet hours to keep (an SMS without a zone is held instead).
@@ -285,7 +285,7 @@ pub enum ClosedBy {
 }
 
 impl ClosedBy {
-    /// The wire spelling, as Explain's reasons spell them (SPEC §12): `window`, `holiday`, `quiet_hours`.
+    /// The wire spelling, as Explain's reasons spell them (docs/operations.md): `window`, `holiday`, `quiet_hours`.
     pub fn as_str(self) -> &'static str {
         match self {
             ClosedBy::Window => "window",
@@ -306,7 +306,7 @@ pub struct Opening {
     pub rule: Option<String>,
 }
 
-/// Decides which zones a step uses (SPEC §2.3, §3, §4).
+/// Decides which zones a step uses (docs/timing.md, "Zones" and "Send windows").
 ///
 /// The contact's zone is its set `tz`, else — for SMS only — the phone's zone when the number
 /// maps to exactly one. With `send_window.tz` = `contact` (or no send window) arithmetic and the
@@ -323,7 +323,7 @@ pub fn resolve_zones(
 }
 
 /// [`resolve_zones`] under a quiet-hours policy: SMS and calls also get the policy's place rule
-/// for the number (SPEC §11). Calls read the phone as SMS do: quiet hours apply in every
+/// for the number (docs/timing.md, "Holiday calendars and quiet hours"). Calls read the phone as SMS do: quiet hours apply in every
 /// candidate zone, and a single candidate is the contact's inferred zone.
 pub fn resolve_zones_with(
     window: Option<&SendWindow>,
@@ -535,7 +535,7 @@ fn search(t: DateTime<Utc>, windows: &[Daily<'_>], limit: DateTime<Utc>) -> Opti
     }
 }
 
-/// The earliest instant at or after `t` when the step may go (SPEC §3 steps 1–2): inside the
+/// The earliest instant at or after `t` when the step may go (steps 1–2 of docs/timing.md, "Send windows"): inside the
 /// send window (listed, non-holiday days in its zone) and, for SMS, inside 08:00–21:00 in every
 /// recipient zone. Without a send window and not SMS, that is `t`.
 ///
@@ -606,7 +606,7 @@ pub fn next_opening(
     ))
 }
 
-/// Whether the step may go at `t` (the re-check at execution, SPEC §3 step 4). An SMS with no
+/// Whether the step may go at `t` (the re-check at execution, docs/timing.md, "Send windows"). An SMS with no
 /// recipient zone is never open.
 pub fn is_open(
     t: DateTime<Utc>,
@@ -673,9 +673,9 @@ pub fn explain_opening(
     Ok(out)
 }
 
-/// The instant an outreach step is scheduled for (SPEC §3): `t0` = [`next_opening`] of `entry`,
+/// The instant an outreach step is scheduled for (docs/timing.md, "Send windows"): `t0` = [`next_opening`] of `entry`,
 /// plus a delay drawn uniformly from `[0, jitter]` at millisecond granularity by ChaCha8 seeded
-/// with `seed` (so `Simulate` and reality agree, §2.7); a result outside the windows is pushed
+/// with `seed` (so `Simulate` and reality agree, docs/timing.md, "Fixed once"); a result outside the windows is pushed
 /// to the next opening at or after it, or — when there is none within [`SEARCH_DAYS`] days of
 /// it — falls back to `t0`.
 ///
@@ -754,7 +754,7 @@ mod tests {
 
     /// One `next_opening` question: (name, t, send window (days, from, to, zone), SMS zones,
     /// holidays, expected answer or None for NO_OPENING). Every expected answer was computed
-    /// independently by minute stepping over the SPEC definition with Python `zoneinfo`
+    /// independently by minute stepping over the documented definition with Python `zoneinfo`
     /// (`fold=0` wall clock -> instant), not by this code.
     type Case = (
         &'static str,
@@ -1128,7 +1128,7 @@ mod tests {
                 Some(ny),
                 vec![ny],
             ),
-            // Calls have quiet hours too (SPEC §11), in the same zones as SMS.
+            // Calls have quiet hours too (docs/timing.md, "Holiday calendars and quiet hours"), in the same zones as SMS.
             (None, &set, Channel::Call, ny, None, vec![ny]),
             (None, &phone_only, Channel::Call, denver, None, vec![denver]),
             (

@@ -1,4 +1,4 @@
-//! Zones (SPEC §2.3) and the two wall-clock rules of §2.4.
+//! Zones (docs/timing.md, "Zones") and the two wall-clock rules of docs/timing.md, "Daylight-saving changes".
 //!
 //! A [`Zone`] is an IANA name, `UTC`, or a fixed offset. Local time exists only while computing:
 //! [`Zone::to_instant`] turns a wall clock into an instant with Temporal's `compatible`
@@ -84,7 +84,7 @@ impl Zone {
         instant.naive_utc() + Duration::seconds(self.offset_at(instant).local_minus_utc() as i64)
     }
 
-    /// The instant of a wall clock in this zone, by SPEC §2.4 (Temporal's `compatible`): a time
+    /// The instant of a wall clock in this zone, by docs/timing.md, "Daylight-saving changes" (Temporal's `compatible`): a time
     /// in a gap is read with the offset in force before the gap, which moves it forward by the
     /// gap's length; a time in a fold takes the earlier instant.
     pub fn to_instant(&self, local: NaiveDateTime) -> DateTime<Utc> {

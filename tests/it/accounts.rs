@@ -1,6 +1,6 @@
-//! `AccountService` end to end (SPEC §7): settings read and changed through a real server,
+//! `AccountService` end to end (docs/service.md): settings read and changed through a real server,
 //! refusals with field violations and nothing stored, full-account tokens only, and a change
-//! that applies to new transitions but not to a wait already fixed (SPEC §2.7).
+//! that applies to new transitions but not to a wait already fixed (docs/timing.md, "Fixed once").
 
 use crate::common::{spawn_app, with_token, Backend, TestApp};
 use nudge::auth::Scope;
@@ -218,7 +218,7 @@ async fn an_enrollment_token_cannot_read_or_change_the_account(backend: Backend)
     app.stop().await;
 }
 
-/// SPEC §2.7 and §5.7: a `wait_for` without a timeout gets `max_wait` as its timeout when it is
+/// docs/timing.md, "Fixed once" and docs/flows.md, "Plan limits": a `wait_for` without a timeout gets `max_wait` as its timeout when it is
 /// entered. Raising the limit later leaves that run's time alone; a new enrollment gets the new
 /// limit.
 async fn max_wait_applies_to_new_waits_not_fixed_ones(backend: Backend) {
@@ -299,7 +299,7 @@ async fn max_wait_applies_to_new_waits_not_fixed_ones(backend: Backend) {
     app.stop().await;
 }
 
-/// SPEC §11 through the account: with `quiet_hours` `us_states`, an SMS to a Florida number at
+/// docs/timing.md, "Holiday calendars and quiet hours" through the account: with `quiet_hours` `us_states`, an SMS to a Florida number at
 /// 20:30 in New York waits for 08:00 (Florida's 08:00–20:00); under the default (federal) the
 /// same SMS at the same instant goes at once (the federal window is open until 21:00).
 async fn the_accounts_quiet_hours_time_new_steps(backend: Backend) {

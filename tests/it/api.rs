@@ -576,7 +576,7 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
     out
 }
 
-/// The quickstart flow of the README (the SPEC §1 example) is stored verbatim.
+/// The quickstart flow of the README (the docs/flows.md example) is stored verbatim.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quickstart_flow_is_stored_verbatim() {
     let app = spawn_app(Backend::Sqlite).await;

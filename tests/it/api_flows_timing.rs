@@ -314,7 +314,7 @@ async fn resolve_answers_each_question(backend: Backend) {
     assert_eq!(got.at, ts("2026-03-09T08:00:00Z"));
     assert!(!got.past);
 
-    // An instant before `now` is answered as it is, marked past (SPEC §2.6).
+    // An instant before `now` is answered as it is, marked past (docs/timing.md, "A target already in the past").
     let got = ask(resolve(
         friday,
         Question::Until("2026-03-01T00:00:00Z".into()),
@@ -456,7 +456,7 @@ async fn resolve_refusals_name_the_field(backend: Backend) {
     app.stop().await;
 }
 
-/// SPEC §11 through `Resolve` as through `nudge timing`: `holidays: ["contact"]` with the
+/// docs/timing.md, "Holiday calendars and quiet hours" through `Resolve` as through `nudge timing`: `holidays: ["contact"]` with the
 /// contact's `country`, the quiet-hours policy named in the request, else the account's, and
 /// the place rule that decided. Expected instants worked out by hand and checked with
 /// `zoneinfo`: Tuesday 3 March 20:30 EST (01:30Z) is inside the federal 08:00–21:00 window but

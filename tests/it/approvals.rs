@@ -1,4 +1,4 @@
-//! Approval links end to end (SPEC §5.6): a real nudge server, a real HTTP client (reqwest),
+//! Approval links end to end (docs/flows.md, "approval"): a real nudge server, a real HTTP client (reqwest),
 //! and a real headless browser. The link reaches the delivery side as a dispatch on channel
 //! `approval`; opening it changes nothing; forged, altered, expired, reused and paused links
 //! are refused with a page and nothing changed; bad input is a 422 naming the field;

@@ -1,4 +1,4 @@
-//! Sending capacity per sender (SPEC §9), end to end on a real server and the planner: caps
+//! Sending capacity per sender (docs/capacity.md), end to end on a real server and the planner: caps
 //! stored and refused through `UpsertSender`, a capped step deferred to the exact instant its
 //! slot frees with a `deferred` entry naming the cap, a failed ack giving the slot back, the
 //! priority order when capacity is short, and (PostgreSQL) three planners racing over 10,000
@@ -315,7 +315,7 @@ async fn a_failed_ack_gives_the_slot_back(backend: Backend) {
     assert_eq!(d[0]["cap"], "CAP_DAILY");
 }
 
-/// SPEC §9: a step waiting for capacity wakes when a slot opens, computed, not polled. A
+/// docs/capacity.md: a step waiting for capacity wakes when a slot opens, computed, not polled. A
 /// failed ack opens one: the first waiter (deferred first, so first in line) takes it in the
 /// ack's own transaction, with no time passing; the second keeps its computed instant.
 async fn a_slot_given_back_goes_at_once_to_the_first_in_line(backend: Backend) {
@@ -570,7 +570,7 @@ mod replicas {
 }
 
 mod campaign {
-    //! SPEC §7's campaign simulation: the whole campaign under one sender's caps, per
+    //! docs/service.md's campaign simulation: the whole campaign under one sender's caps, per
     //! enrollment with its deferrals, and the same send instants as the real planner.
     use super::*;
     use nudge::engine::campaign::simulate_campaign;
@@ -592,7 +592,7 @@ mod campaign {
         crate::engine_support::flow(serde_json::from_str(FLOW).unwrap())
     }
 
-    /// Issue 30: a LinkedIn cap's `min_gap` keeps tasks apart in a simulation too: with two
+    /// A LinkedIn cap's `min_gap` keeps tasks apart in a simulation too: with two
     /// contacts enrolled at 14:00, the second's `linkedin_connect` task is created at 14:10
     /// (it was shown at 14:00, as planned at entry, with only a deferral saying otherwise).
     #[test]
@@ -886,7 +886,7 @@ const CONNECT: &str = r#"{
   }
 }"#;
 
-/// Issue 30: with `caps.linkedin = {daily: 2, weekly: 5, min_gap: "10m"}`, two contacts enrolled
+/// With `caps.linkedin = {daily: 2, weekly: 5, min_gap: "10m"}`, two contacts enrolled
 /// at the same instant get their `linkedin_connect` tasks 10 minutes apart, not both at once.
 async fn a_linkedin_min_gap_is_kept_between_tasks(backend: Backend) {
     let app = spawn_app(backend).await;

@@ -73,8 +73,8 @@ fn validate_a_valid_flow() {
         serde_json::json!({"valid": true, "problems": []})
     );
 
-    // SPEC §1's example is valid with two warnings: `meeting_booked` is in `exit_on` and in
-    // `wait_reply`, and the exit always wins (§5.3), so `end_booked` is never reached.
+    // docs/flows.md's example is valid with two warnings: `meeting_booked` is in `exit_on` and in
+    // `wait_reply`, and the exit always wins (docs/signals.md, "Routing"), so `end_booked` is never reached.
     let out = nudge(&["validate", "--json", "fixtures/flows/outbound-v1.json"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let answer = json_out(&out);
@@ -378,7 +378,7 @@ fn classify_answers_each_line_and_goes_on_after_a_bad_one() {
 // ---- nudge simulate ----
 
 const EXACT: &str = "fixtures/scenarios/outbound-v1-nojitter.flow.json";
-const SPEC_FLOW: &str = "fixtures/flows/outbound-v1.json";
+const EXAMPLE_FLOW: &str = "fixtures/flows/outbound-v1.json";
 
 /// The hand-derived answers (cross-checked by `fixtures/scenarios/expected_instants.py`).
 #[test]
@@ -399,7 +399,7 @@ fn simulate_prints_the_interpreters_answer() {
         (EXACT, "holidays-early-reply"),
         (EXACT, "holidays-booked"),
         (EXACT, "dst-horizon"),
-        (SPEC_FLOW, "call-after-timeout"),
+        (EXAMPLE_FLOW, "call-after-timeout"),
     ] {
         let scenario_path = format!("fixtures/scenarios/{name}.json");
         let out = nudge(&["simulate", flow, &scenario_path, "--json"]);

@@ -1,4 +1,4 @@
-//! SPEC §13 under concurrency: "one active enrollment of a contact in a flow" and "one
+//! docs/service.md, "Errors" under concurrency: "one active enrollment of a contact in a flow" and "one
 //! enrollment per client key" hold when calls race (unique indexes, not a check then an insert),
 //! and replicas starting at once on a fresh database all migrate it, once.
 //!
@@ -32,7 +32,7 @@ const TRIALS: usize = 20;
 /// Concurrent calls per trial.
 const RACERS: usize = 4;
 
-/// The SPEC §1 flow and contacts `c0`…`c{n-1}`.
+/// The docs/flows.md example flow and contacts `c0`…`c{n-1}`.
 async fn setup(app: &TestApp, contacts: usize) {
     let definition = std::fs::read_to_string("fixtures/flows/outbound-v1.json").unwrap();
     app.flows()

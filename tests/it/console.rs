@@ -1,4 +1,4 @@
-//! The console (SPEC §12) over real HTTP: sign-in and its cookies, CSRF, forged and expired
+//! The console (docs/operations.md) over real HTTP: sign-in and its cookies, CSRF, forged and expired
 //! sessions, escaping, the pages; and a real headless browser (Debian chromium) that signs in,
 //! opens an enrollment page, checks the timeline's SVG and saves a screenshot.
 

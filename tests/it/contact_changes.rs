@@ -1,4 +1,4 @@
-//! A contact's changes reach its running enrollments (SPEC §3 step 4, §4): `UpsertContact`
+//! A contact's changes reach its running enrollments (docs/timing.md, "Send windows": the windows are checked again when the step goes): `UpsertContact`
 //! delivers the engine's `ContactChanged` in its own transaction, so the execution-time gate
 //! reads the zone as it is now, a step held `ZONE_UNKNOWN` is planned again when the contact
 //! gets a zone or a number, and an upsert that changes nothing writes nothing. Real server,
@@ -134,7 +134,7 @@ fn entries<'a>(journey: &'a [(String, Value)], kind: &str) -> Vec<&'a Value> {
 }
 
 /// The email is planned for Monday 09:00 New York (14:00Z); the contact moves to Tokyo, where
-/// 14:00Z is 23:00. The planned time stays (fixed once, SPEC §2.7), but at 14:00Z the gate sees
+/// 14:00Z is 23:00. The planned time stays (docs/timing.md, "Fixed once"), but at 14:00Z the gate sees
 /// Tokyo: deferred to Tuesday 09:00 Tokyo (00:00Z) with a journey entry, sent then.
 async fn a_zone_change_defers_a_due_email(backend: Backend) {
     let app = spawn_app(backend).await;
@@ -165,7 +165,7 @@ async fn a_zone_change_defers_a_due_email(backend: Backend) {
     assert_eq!(
         instant(&e.next_run_at),
         Some(at("2026-12-07T14:00:00Z")),
-        "the planned time is not recomputed (SPEC §2.7)"
+        "the planned time is not recomputed: it was fixed once, when the step was entered"
     );
 
     advance_to(&app, "2026-12-07T14:00:00Z").await;

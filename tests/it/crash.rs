@@ -2,7 +2,7 @@
 //! middle of waking thousands of enrollments, restarted on the same database, and finishes.
 //! Afterwards every enrollment's runs happened exactly once: each step entered once and in
 //! order, run ids without gaps or repeats, one dispatch per email run (unique idempotency
-//! keys), and every stored wake time is the one computed when its step was entered (SPEC §2.7:
+//! keys), and every stored wake time is the one computed when its step was entered (docs/timing.md, "Fixed once":
 //! a replayed step never recomputes it, even though the restarted server's clock differs).
 //!
 //! Where the kill lands depends on timing; what is asserted holds wherever it lands. The test

@@ -1,4 +1,4 @@
-//! Issue 31, network faults between nudge and PostgreSQL: a fault-injecting TCP proxy on
+//! Network faults between nudge and PostgreSQL: a fault-injecting TCP proxy on
 //! 127.0.0.1 ([`FaultProxy`]) that resets every connection mid-transaction, stalls the link
 //! (bytes accepted, nothing forwarded) for 30 s, or adds 50 ms to each packet. Under each,
 //! with the load of [`crate::pg_load`] running: nothing answered OK is lost, nothing runs
@@ -49,7 +49,7 @@ mod postgres {
     }
 }
 
-/// How long the link stalls (issue 31: 30 s).
+/// How long the link stalls (30 s).
 const STALL_FOR: Duration = Duration::from_secs(30);
 
 /// What the proxy does to the bytes.

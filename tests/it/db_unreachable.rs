@@ -1,4 +1,4 @@
-//! SPEC §13, a database that cannot be reached: calls answer `UNAVAILABLE` (retryable), gRPC
+//! docs/service.md, "Errors", a database that cannot be reached: calls answer `UNAVAILABLE` (retryable), gRPC
 //! health answers `NOT_SERVING` until the database answers again, and a start against a server
 //! that accepts TCP but never answers fails after the connect timeout, naming the host.
 //!

@@ -1,4 +1,4 @@
-//! The delivery side of the outbox (SPEC §6) and a contact's journey (§5.8), end to end:
+//! The delivery side of the outbox (docs/service.md, "Delivery") and a contact's journey (docs/service.md, "The journey"), end to end:
 //! `ClaimDispatches` by channel, repeated and retried `AckDispatch`, `BatchAckDispatch`,
 //! `GetDispatch` /
 //! `ListDispatches` for held and pending dispatches, tasks that carry their contact, and

@@ -1,4 +1,4 @@
-//! The gRPC edge under bad input and as a person reads it (SPEC §13): the input limits at every
+//! The gRPC edge under bad input and as a person reads it (docs/service.md, "Errors"): the input limits at every
 //! call, with the field named and nothing stored; statuses that fit a default client whatever
 //! was sent; the exact wording of representative refusals; error details a reflection client
 //! (a reflection client, as grpcurl is one) decodes; the journey's `detail` as a `Struct`.

@@ -49,7 +49,7 @@ async fn clients(app: &TestApp) -> Clients {
     }
 }
 
-/// The SPEC §1 flow, a contact in New York and the default sender.
+/// The docs/flows.md example flow, a contact in New York and the default sender.
 async fn setup(app: &TestApp) {
     let definition = std::fs::read_to_string("fixtures/flows/outbound-v1.json").unwrap();
     app.flows()
@@ -706,7 +706,7 @@ async fn batch_enroll_answers_every_item(backend: Backend) {
     app.stop().await;
 }
 
-/// Approval steps run since issue 13: the fixture enrolls and waits for its decision.
+/// Approval steps run: the fixture enrolls and waits for its decision.
 async fn an_approval_flow_enrolls_and_waits(backend: Backend) {
     let app = spawn_app(backend).await;
     setup(&app).await;

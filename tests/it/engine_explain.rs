@@ -1,4 +1,4 @@
-//! `Explain` as a pure function (SPEC §12): one case per wait reason, the states made by the
+//! `Explain` as a pure function (docs/operations.md): one case per wait reason, the states made by the
 //! interpreter itself. Expected instants are worked out by hand (New York is UTC−5 in
 //! December, Denver UTC−7), not copied from this code's output.
 
@@ -207,7 +207,7 @@ fn holiday_closes_the_window() {
     assert_eq!(plain.state.run, None, "an open window sends at once");
 }
 
-/// SPEC §11: a country calendar's holiday (`contact` from a +49 number: German Unity Day,
+/// docs/timing.md, "Holiday calendars and quiet hours": a country calendar's holiday (`contact` from a +49 number: German Unity Day,
 /// Tuesday 2028-10-03) is named with its date and name.
 #[test]
 fn a_country_calendar_holiday_is_named() {
@@ -236,7 +236,7 @@ fn a_country_calendar_holiday_is_named() {
     );
 }
 
-/// SPEC §11: under `us_states` a Florida number's call at 20:30 EST waits for the state rule,
+/// docs/timing.md, "Holiday calendars and quiet hours": under `us_states` a Florida number's call at 20:30 EST waits for the state rule,
 /// and Explain names it; under the federal rule alone nothing would wait.
 #[test]
 fn a_us_states_quiet_hour_names_the_rule() {

@@ -1,4 +1,4 @@
-//! The interpreter on the steps that reach outside (SPEC §5.6, §5.9, §5.10), table-driven:
+//! The interpreter on the steps that reach outside (docs/flows.md, "approval", "fetch" and "branch"), table-driven:
 //! `branch` picks the first case that holds, `fetch` records each attempt and is fed its answer
 //! (retries with a backoff on nudge's clock, `ok`/`error`/`timeout`), `approval` makes a link and
 //! waits for a decision or its timeout.
@@ -415,7 +415,7 @@ fn approval_decisions_and_refusals() {
     );
 }
 
-/// SPEC §7: a simulation runs all three with the scenario's `approval` entry and `fetch`
+/// docs/service.md: a simulation runs all three with the scenario's `approval` entry and `fetch`
 /// answers (one per attempt), before anyone is enrolled.
 #[test]
 fn simulate_runs_fetch_branch_and_approval() {

@@ -1,4 +1,4 @@
-//! SPEC §5.3, rule by rule, through the interpreter (the pure decisions themselves are unit
+//! docs/signals.md, "Routing", rule by rule, through the interpreter (the pure decisions themselves are unit
 //! tested in `src/routing`).
 
 use crate::engine_support as support;
@@ -212,7 +212,7 @@ fn signal_during_a_pause() {
     );
 }
 
-/// §2.6: timers run during a pause; a target that passed meanwhile fires at resume.
+/// docs/timing.md, "A target already in the past": timers run during a pause; a target that passed meanwhile fires at resume.
 #[test]
 fn resume_after_a_past_target() {
     let f = flow_of(
@@ -403,8 +403,8 @@ fn task_outcome_while_paused() {
         .any(|j| matches!(j, JourneyEntry::TaskOutcome { outcome, .. } if outcome == "connected")));
 }
 
-/// An opt-out exits every enrollment of the contact (SPEC §5.2), a paused one too; an `exit_on`
-/// event does not move a paused one (§5.3 rule 1 first).
+/// An opt-out exits every enrollment of the contact (docs/signals.md, "Kinds of signal and the events they raise"), a paused one too; an `exit_on`
+/// event does not move a paused one (docs/signals.md, "Routing" rule 1 first).
 #[test]
 fn opt_out_exits_a_paused_enrollment() {
     let mut d = Driver::new(listening(&["reply"]), contact(None, None, None), "UTC");
@@ -455,7 +455,7 @@ fn a_loop_drains_the_buffer_once_each() {
     assert_eq!(d.state.next_run_at, Some(t("2026-12-05T21:00:00Z")));
 }
 
-/// SPEC §10: `START`/`UNSTOP`/`YES` end an SMS opt-out where there is one (journal-only, the
+/// docs/signals.md, "Inbox signals": `START`/`UNSTOP`/`YES` end an SMS opt-out where there is one (journal-only, the
 /// wait goes on); from a contact who never opted out, "Yes" answers the sequence: a reply.
 #[test]
 fn an_opt_in_keyword_ends_an_opt_out_or_is_a_reply() {

@@ -1,4 +1,4 @@
-//! `simulate` walks the SPEC §1 example flow through weeks of virtual time. Every expected
+//! `simulate` walks the docs/flows.md example flow through weeks of virtual time. Every expected
 //! instant is cross-checked by `fixtures/scenarios/expected_instants.py` (numpy business days
 //! with the flow's holidays, zoneinfo wall clocks), not taken from this code.
 
@@ -33,7 +33,7 @@ fn expected(name: &str) -> Value {
 }
 
 const EXACT: &str = "fixtures/scenarios/outbound-v1-nojitter.flow.json";
-const SPEC_FLOW: &str = "fixtures/flows/outbound-v1.json";
+const EXAMPLE_FLOW: &str = "fixtures/flows/outbound-v1.json";
 
 /// Enrolled Tuesday 22 December 09:30 New York: 2bd skips the 24th and 25th (holidays) and the
 /// weekend, so the SMS goes Monday the 28th; a reply on the 30th wakes the wait_for.
@@ -99,15 +99,15 @@ fn at(v: &Value) -> DateTime<Utc> {
         .with_timezone(&Utc)
 }
 
-/// The SPEC §1 flow as written (20m jitter, seed 7): instants are within the jitter of the
+/// The docs/flows.md example flow as written (20m jitter, seed 7): instants are within the jitter of the
 /// window openings, business days keep the jittered time of day, and the same scenario gives
 /// the same timeline twice; another seed moves the jitter.
 #[test]
 fn spec_flow_with_jitter() {
-    let got = run(SPEC_FLOW, "call-after-timeout.json");
+    let got = run(EXAMPLE_FLOW, "call-after-timeout.json");
     assert_eq!(
         got,
-        run(SPEC_FLOW, "call-after-timeout.json"),
+        run(EXAMPLE_FLOW, "call-after-timeout.json"),
         "deterministic"
     );
     let runs = got["runs"].as_array().unwrap();
@@ -147,7 +147,7 @@ fn spec_flow_with_jitter() {
 
     let mut other = load_scenario("call-after-timeout.json");
     other.seed = 8;
-    let moved = serde_json::to_value(simulate(&load_flow(SPEC_FLOW), &other).unwrap()).unwrap();
+    let moved = serde_json::to_value(simulate(&load_flow(EXAMPLE_FLOW), &other).unwrap()).unwrap();
     assert_ne!(
         moved["runs"][0]["scheduled"], runs[0]["scheduled"],
         "the seed feeds the jitter"
@@ -198,12 +198,12 @@ fn bad_scenarios_are_refused() {
     assert!(unknown.is_err(), "unknown fields are refused");
 }
 
-/// SPEC §2.7: with a real enrollment's id and seed 0, `simulate` draws the same jitter as the
+/// docs/timing.md, "Fixed once": with a real enrollment's id and seed 0, `simulate` draws the same jitter as the
 /// interpreter does for that enrollment in production.
 #[test]
 fn simulate_and_reality_agree() {
     use nudge::engine::{step, ContactView, Ctx, EnrollmentState, FlowRef, Input};
-    let flow = load_flow(SPEC_FLOW);
+    let flow = load_flow(EXAMPLE_FLOW);
     let mut scenario = load_scenario("call-after-timeout.json");
     scenario.enrollment_id = Some("enr-42".into());
     scenario.seed = 0;
@@ -234,7 +234,7 @@ fn simulate_and_reality_agree() {
     );
 }
 
-/// Issue 30: a scenario's `contact.attributes` reach `contact.attributes.*` in a `branch`
+/// A scenario's `contact.attributes` reach `contact.attributes.*` in a `branch`
 /// (they were refused as an unknown field, so such a branch could not be simulated).
 #[test]
 fn contact_attributes_reach_a_branch() {

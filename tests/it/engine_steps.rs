@@ -173,7 +173,7 @@ fn a_missing_value_in_a_timing_slot_is_expr_missing() {
     }
 }
 
-/// SPEC §2.6: a `wait` whose target is past clamps to now and wakes in the same call.
+/// docs/timing.md, "A target already in the past": a `wait` whose target is past clamps to now and wakes in the same call.
 #[test]
 fn past_until_clamps_to_now() {
     let f = flow_of(
@@ -213,8 +213,8 @@ fn wait_for_flow(timeout: Option<serde_json::Value>, wire_timeout: bool) -> nudg
     )
 }
 
-/// `wait_for` timeouts: wired, unwired (completes, §5.4), `{until, tz}`, past (→ timeout at
-/// once), none (forever, or `max_wait`, §5.7).
+/// `wait_for` timeouts: wired, unwired (completes, docs/flows.md, "Timeouts"), `{until, tz}`, past (→ timeout at
+/// once), none (forever, or `max_wait`, docs/flows.md, "Plan limits").
 #[test]
 fn wait_for_timeouts() {
     // (name, timeout, wired, max_wait, expected until, expected state after waking, outcome)
@@ -296,7 +296,7 @@ fn wait_for_timeouts() {
     }
 }
 
-/// SPEC §2.6: a timeout already past takes the `timeout` branch at once.
+/// docs/timing.md, "A target already in the past": a timeout already past takes the `timeout` branch at once.
 #[test]
 fn past_timeout_takes_the_timeout_branch() {
     let mut d = Driver::new(
@@ -309,7 +309,7 @@ fn past_timeout_takes_the_timeout_branch() {
     assert_eq!(d.state.status, Status::Completed);
 }
 
-/// SPEC §5.7: a wait computed at run time beyond `max_wait` fails the enrollment when it starts.
+/// docs/flows.md, "Plan limits": a wait computed at run time beyond `max_wait` fails the enrollment when it starts.
 #[test]
 fn max_wait_at_run_time() {
     // (name, wait params, input, fails)
@@ -520,7 +520,7 @@ fn jitter_is_deterministic_and_bounded() {
     }
 }
 
-/// §3 step 4: at execution the gate checks again; the contact moved to Tokyo, where Monday
+/// docs/timing.md, "Send windows" step 4: at execution the gate checks again; the contact moved to Tokyo, where Monday
 /// 09:00 New York (23:00 Tokyo) is outside the window: deferred to the next opening in Tokyo.
 #[test]
 fn deferral_at_execution() {
@@ -538,7 +538,7 @@ fn deferral_at_execution() {
     assert_eq!(
         d.state.next_run_at,
         Some(t("2026-12-07T14:00:00Z")),
-        "not re-planned: fixed once (§2.7)"
+        "not re-planned: the time is fixed once, when the step is entered"
     );
     d.wake();
     // Tuesday 09:00 Tokyo = Tuesday 00:00Z.
@@ -653,7 +653,7 @@ type TaskCase = (
     &'static str,
 );
 
-/// Tasks: created when due, wait for their outcome, raise the events of §5.2, take the
+/// Tasks: created when due, wait for their outcome, raise the events of docs/signals.md, "Kinds of signal and the events they raise", take the
 /// outcome's own `next` key or `then`, time out.
 #[test]
 fn tasks() {
@@ -1053,7 +1053,7 @@ fn effects_round_trip_through_json() {
 
 /// A cycle through a `wait` of zero is legal to the validator (it contains a wait) but never
 /// lets time pass: the loop guard fails the enrollment instead of spinning, and the failed
-/// transition leaves nothing but the failure (SPEC §13): none of the 5,000 emails it walked
+/// transition leaves nothing but the failure (docs/service.md, "Errors"): none of the 5,000 emails it walked
 /// through, no run of a step it entered.
 #[test]
 fn loop_guard() {
@@ -1101,7 +1101,7 @@ fn loop_guard() {
     assert_eq!((d.state.run.as_ref(), d.state.next_run_at), (None, None));
 }
 
-/// SPEC §13 for any failure at run time: an email, then a wait computed beyond `max_wait`. The
+/// docs/service.md, "Errors" for any failure at run time: an email, then a wait computed beyond `max_wait`. The
 /// failed transition sends no email; the journey has the wait that woke, closed on `failed`,
 /// and the failure naming the step that could not run.
 #[test]

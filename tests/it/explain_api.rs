@@ -1,4 +1,4 @@
-//! `EnrollmentService.Explain` end to end (SPEC §12): the answer over gRPC for a stored
+//! `EnrollmentService.Explain` end to end (docs/operations.md): the answer over gRPC for a stored
 //! enrollment, and the refusals (an unknown id, a malformed one, another account's).
 
 use crate::common::{spawn_app, with_token, Backend, TestApp};

@@ -1,4 +1,4 @@
-//! Issue 31, a real failover: a primary and a synchronous standby started by the test
+//! A real failover: a primary and a synchronous standby started by the test
 //! ([`crate::pg_cluster`]), nudge serving on libpq's multi-host URL with the planner on the
 //! system clock, load running ([`crate::pg_load`]: BatchEnroll, due steps,
 //! ClaimDispatches/AckDispatch, signed Twilio webhooks), then the primary killed (`pg_ctl stop

@@ -1,4 +1,4 @@
-//! `fetch` end to end (SPEC §5.9): a real nudge server calls a real local HTTP server (axum on
+//! `fetch` end to end (docs/flows.md, "fetch"): a real nudge server calls a real local HTTP server (axum on
 //! port 0). Slow past the timeout, 500 then 200 across retries (the backoff on the manual
 //! clock), a redirect to a host off the list that must receive nothing, a name resolving to
 //! 127.0.0.1 without `allow_private`, a 2 MB body; every attempt in the journey, the same

@@ -6,7 +6,7 @@
 //!   JSON Pointer) its sidecar `<name>.expect.json` lists, and no typed flow when one of them is
 //!   an error. A sidecar may set `max_wait` (e.g. `"7d"`) for `WAIT_EXCEEDS_LIMIT`.
 //!
-//! Every file of SPEC §1's code table that a flow document can produce has an invalid fixture;
+//! Every file of docs/flows.md's code table that a flow document can produce has an invalid fixture;
 //! the test checks that none is missing.
 
 use nudge::flow::model::Duration;
@@ -157,7 +157,7 @@ fn invalid_flows_produce_exactly_their_codes() {
         assert_eq!(json["valid"], Value::Bool(!has_error));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // Every code a flow document can produce (SPEC §1) has a fixture. BAD_PHONE, ZONE_UNKNOWN
+    // Every code a flow document can produce (docs/flows.md) has a fixture. BAD_PHONE, ZONE_UNKNOWN
     // and NO_OPENING are about contacts and run time, not flow documents.
     for code in [
         "BAD_SCHEMA",
@@ -182,7 +182,7 @@ fn invalid_flows_produce_exactly_their_codes() {
     }
 }
 
-/// The complete flow in docs/flows.md is the SPEC §1 example, and it is valid, with the warnings
+/// The complete flow in docs/flows.md is the docs/flows.md example, and it is valid, with the warnings
 /// its sidecar lists (its `meeting_booked` branch is never taken: `exit_on` wins).
 #[test]
 fn docs_example_is_the_valid_fixture() {

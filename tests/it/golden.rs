@@ -99,7 +99,7 @@ fn window_zones(
         (false, _) => None,
     };
     // The send window's zone first, then every zone that applied, as a set: an SMS zone equal
-    // to the window's is listed once (SPEC §7; the golden file was written before that rule,
+    // to the window's is listed once (docs/service.md; the golden file was written before that rule,
     // with the zone twice).
     Some((first, zones.iter().map(|z| canon(z, aliases)).collect()))
 }

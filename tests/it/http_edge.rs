@@ -1,4 +1,4 @@
-//! The port's edge (SPEC §7, §13): what is routed where (gRPC by content type, everything else
+//! The port's edge (docs/service.md): what is routed where (gRPC by content type, everything else
 //! HTTP, an unknown path 404), the timeouts that cut idle and slow connections, the connection
 //! cap, HTTP/2 keep-alive, and the `Bearer` scheme in any case.
 //!

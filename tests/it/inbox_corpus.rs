@@ -1,7 +1,7 @@
 //! The inbox corpus (`fixtures/inbox/`, provenance in its README): every sample parsed as raw
 //! MIME with `mail-parser` and classified, its class and return date checked against the
 //! expectation written next to it in `cases.json` (read from each sample's text by hand, by the
-//! rules of SPEC §10).
+//! rules of docs/signals.md, "Inbox signals").
 
 use nudge::inbound::classify::{classify, MailClass};
 use nudge::inbound::mail::parse_raw;

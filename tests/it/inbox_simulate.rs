@@ -1,5 +1,5 @@
-//! `simulate` with the inbox script entries of SPEC §7: `email` (classified as §10 says),
-//! `bounce` and `contact`. Expected instants are worked out by hand from SPEC §10 in the
+//! `simulate` with the inbox script entries of docs/service.md: `email` (classified as docs/signals.md, "Inbox signals" says),
+//! `bounce` and `contact`. Expected instants are worked out by hand from docs/signals.md, "Inbox signals" in the
 //! comments (the contact is in America/New_York, UTC−5 in December).
 
 use nudge::engine::simulate::{simulate, Scenario};
@@ -132,7 +132,7 @@ fn a_contact_change_and_an_unparseable_date() {
     assert_eq!(w["closed"], "2026-12-14T20:00:00Z");
 }
 
-/// Issue 30: a Gmail DSN given as headers and a body (no raw MIME) is a bounce: it exits as a
+/// A Gmail DSN given as headers and a body (no raw MIME) is a bounce: it exits as a
 /// hard bounce and never closes the wait on `reply`.
 #[test]
 fn a_dsn_given_as_headers_and_body_never_wakes_a_reply() {

@@ -1,9 +1,9 @@
-//! The journey a client reads, pinned: a walk of the SPEC §1 flow without its jitter
+//! The journey a client reads, pinned: a walk of the docs/flows.md flow without its jitter
 //! (`fixtures/scenarios/outbound-v1-nojitter.flow.json`, so every instant is fixed) read back through `GetJourney`, `ListJourney` and `Watch`, compared with
 //! `tests/snapshots/journey_walk.json`.
 //!
 //! The file was recorded before the journey's storage was compacted (one row per transition
-//! instead of one per entry, issue 18), so this test is what proves the compaction changed
+//! instead of one per entry), so this test is what proves the compaction changed
 //! nothing a client sees: every entry's kind, seq, time and detail, every page, every Watch
 //! cursor. Ids the server draws at random are replaced by placeholders in order of first
 //! appearance. `NUDGE_BLESS=1` rewrites the file (only for a change meant to alter the journey).

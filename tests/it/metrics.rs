@@ -1,4 +1,4 @@
-//! `GET /metrics` (SPEC §12) read by a real Prometheus text parser (`prometheus-parse`): every
+//! `GET /metrics` (docs/operations.md) read by a real Prometheus text parser (`prometheus-parse`): every
 //! family with its type, the lateness buckets from 1 ms to a minute, and values that move
 //! after work (an enrollment, a dispatch, a signal, a planner wake, requests). The gauges that
 //! need counting come from the background refresher (run every 50 ms here), so the test waits
@@ -322,7 +322,7 @@ async fn metrics_token_is_required_when_set(backend: Backend) {
 
 /// The refresher's census of wait reasons reads at most its budget of pages per refresh and
 /// goes on where it stopped; the counts are the last complete pass (before one, the counts so
-/// far), so a huge table costs each refresh the same as a small one (issue 18).
+/// far), so a huge table costs each refresh the same as a small one.
 async fn the_wait_census_walks_a_slice_per_refresh(backend: Backend) {
     use nudge::engine::WaitReason;
     use nudge::runtime::metrics::{count, Census};

@@ -1,4 +1,4 @@
-//! PostgreSQL servers a test starts itself (issue 31): a primary with a synchronous streaming
+//! PostgreSQL servers a test starts itself: a primary with a synchronous streaming
 //! standby (`initdb`, `pg_basebackup -R`, two ports on 127.0.0.1), made from the binaries of
 //! `pg_config --bindir` and run as the `postgres` user when the tests run as root. Each lives
 //! in its own temporary directory and is stopped (`-m immediate`) when dropped.

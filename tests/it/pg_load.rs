@@ -1,4 +1,4 @@
-//! A load for the database-fault tests (issue 31: `failover`, `db_faults`): a server with the
+//! A load for the database-fault tests (`failover`, `db_faults`): a server with the
 //! planner on the system clock, a flow whose steps fall due every second, and clients running
 //! BatchEnroll, ClaimDispatches/AckDispatch, signed Twilio webhooks and gRPC health side by
 //! side, each recording what it was told. [`Record::verify`] then checks the database against

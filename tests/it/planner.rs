@@ -125,7 +125,7 @@ async fn three_planners_wake_every_run_exactly_once(backend: Backend) {
             .unwrap();
         assert_eq!(e.status.as_str(), "completed");
         assert_eq!(e.state.outcome.as_deref(), Some("walked"));
-        // Each wait woke at its own stored time (§2.7): entered on the hour.
+        // Each wait woke at its own stored time (docs/timing.md, "Fixed once"): entered on the hour.
         for (k, e) in entries
             .iter()
             .filter(|e| e.kind == "run_opened")

@@ -1,4 +1,4 @@
-//! Issue 31, the embedded default on a full disk: SQLite capped with `PRAGMA max_page_count`
+//! The embedded default on a full disk: SQLite capped with `PRAGMA max_page_count`
 //! (what a full file system does to it, without needing one). Writes then answer UNAVAILABLE
 //! saying the database is out of space, reads go on, nothing stored before is lost, and the
 //! file opens again without repair (`PRAGMA integrity_check`) and takes writes once there is

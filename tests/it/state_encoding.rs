@@ -1,5 +1,5 @@
-//! The stored state's encoding changed from JSON text to MessagePack bytes (issue 32,
-//! `store::state_encoding`): a store written before it migrates, and every enrollment in it
+//! The stored state's encoding changed from JSON text to MessagePack bytes
+//! (`store::state_encoding`): a store written before it migrates, and every enrollment in it
 //! reads back the same through `GetEnrollment`, `Explain` and `GetJourney`, then steps on and
 //! is written in the new form.
 

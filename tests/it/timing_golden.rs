@@ -3,7 +3,7 @@
 //! `fixtures/timing/golden.jsonl` is written by `scripts/golden/gen_timing_golden.py` from code
 //! nobody on this team wrote: the TC39 Temporal polyfill, numpy's business days, Python's
 //! zoneinfo, `systemd-analyze calendar`, the `phonenumbers` package, a brute-force window scan
-//! written in Python, and hand cases for SPEC §2.3a. Each line is a `nudge timing` request and the
+//! written in Python, and hand cases for docs/timing.md, "Daylight-saving changes". Each line is a `nudge timing` request and the
 //! answer the oracle gave; this test runs every request through [`answer`] and compares. Errors
 //! compare by code only (messages are ours). Zones inferred from phone numbers may come back under
 //! another tzdata name of the same zone: each case lists those names in `aliases`.

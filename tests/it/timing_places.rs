@@ -1,4 +1,4 @@
-//! Holidays and quiet hours by place (SPEC §11), against oracles nudge shares no code with.
+//! Holidays and quiet hours by place (docs/timing.md, "Holiday calendars and quiet hours"), against oracles nudge shares no code with.
 //!
 //! `fixtures/timing/holiday_cases.jsonl` and `fixtures/timing/busdays.tsv` are written by
 //! `scripts/gen_holiday_cases.py` from the Python `holidays` package, `numpy.busday_offset` /
@@ -139,7 +139,7 @@ proptest! {
     }
 }
 
-/// SPEC §7/§4: a window answer lists each zone once (a London window for a London mobile).
+/// docs/service.md; docs/timing.md, "Send windows": a window answer lists each zone once (a London window for a London mobile).
 #[test]
 fn window_zones_are_listed_once() {
     let got = answer(&json!({
@@ -233,7 +233,7 @@ fn deferrals(
         .collect()
 }
 
-/// SPEC §11: a call task is created only inside 08:00–21:00 in the number's zone (as SMS).
+/// docs/timing.md, "Holiday calendars and quiet hours": a call task is created only inside 08:00–21:00 in the number's zone (as SMS).
 #[test]
 fn call_tasks_keep_quiet_hours() {
     // 22:30 New York: the task waits for 08:00.

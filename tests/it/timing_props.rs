@@ -1,5 +1,5 @@
 //! Property tests for the timing core's durations, business days, calendar patterns and
-//! parsers (the invariants SPEC §2 states, checked on generated inputs).
+//! parsers (the invariants docs/timing.md states, checked on generated inputs).
 
 use chrono::{DateTime, Duration as Span, NaiveDateTime, TimeZone, Timelike, Utc};
 use nudge::timing::{

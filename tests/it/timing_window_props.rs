@@ -150,9 +150,9 @@ impl Setup {
     }
 }
 
-/// SPEC §3 read directly: open when, for the window and every SMS zone, some local day around
+/// docs/timing.md, "Send windows" read directly: open when, for the window and every SMS zone, some local day around
 /// `t` (listed and not a holiday, for the send window) has `from <= t < to`, each bound turned
-/// into an instant by §2.4.
+/// into an instant by docs/timing.md, "Daylight-saving changes".
 fn open_by_definition(s: &Setup, t: DateTime<Utc>) -> bool {
     let inside =
         |zone: &Zone, from: NaiveTime, to: NaiveTime, day_ok: &dyn Fn(NaiveDate) -> bool| {

@@ -1,4 +1,4 @@
-//! One transition commits every effect or none (SPEC §13): a flow whose single transition could
+//! One transition commits every effect or none (docs/service.md, "Errors"): a flow whose single transition could
 //! enter more steps than the engine's guard is refused at `CreateFlow` and `ValidateFlow`
 //! (`TRANSITION_TOO_LONG`, with the path), and one that reaches the guard anyway (a loop through
 //! a wait that is already over) fails with only its failure written: no dispatch, no run.

@@ -1,4 +1,4 @@
-//! `EnrollmentService.Watch` (SPEC §12): the account's journey in commit order, filters,
+//! `EnrollmentService.Watch` (docs/operations.md): the account's journey in commit order, filters,
 //! resuming from a cursor, the refusals, and two replicas of one PostgreSQL serving one order.
 
 use crate::common::{fresh_database, spawn_app, spawn_app_on, with_token, Backend, TestApp};

@@ -75,7 +75,7 @@ pub fn sender_input(sender: Option<pb::Sender>) -> Result<SenderInput, ServiceEr
     })
 }
 
-/// The proto caps as the SPEC §9 JSON document the service validates (one validation path for
+/// The proto caps as the docs/capacity.md JSON document the service validates (one validation path for
 /// every edge). Unset fields are left out.
 pub fn caps_doc(c: pb::SenderCaps) -> serde_json::Value {
     let mut out = serde_json::Map::new();

@@ -1,4 +1,4 @@
-//! A call's deadline, kept by the server (issue 31): a client that sends `grpc-timeout` gets
+//! A call's deadline, kept by the server: a client that sends `grpc-timeout` gets
 //! its answer before the deadline passes. Work that has not finished a little before it — a
 //! commit waiting on a database that stopped answering, a lock held across a failover — is
 //! dropped (its transaction rolls back) and answered `UNAVAILABLE`, which a client retries,

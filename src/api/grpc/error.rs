@@ -1,10 +1,10 @@
 //! The one place errors become gRPC statuses.
 //!
 //! Invalid input becomes `INVALID_ARGUMENT` with a `google.rpc.BadRequest` listing the field
-//! violations (field path, the SPEC code as `reason`, the message as `description`) plus a
-//! `google.rpc.ErrorInfo` whose reason is the first SPEC code, so clients can branch on codes
+//! violations (field path, the problem code as `reason`, the message as `description`) plus a
+//! `google.rpc.ErrorInfo` whose reason is the first problem code, so clients can branch on codes
 //! without parsing text; reflection serves both types' descriptors, so grpcurl decodes them.
-//! Every status is bounded in size (SPEC §13): a client refuses trailers over its header list
+//! Every status is bounded in size (docs/service.md, "Errors"): a client refuses trailers over its header list
 //! limit and would see `RESOURCE_EXHAUSTED` instead of the real code. Storage failures are
 //! logged in full and answered with a generic `INTERNAL` (no SQL leaks to callers).
 
@@ -21,7 +21,7 @@ pub const ERROR_DOMAIN: &str = "nudge";
 /// The most bytes of a status message. It travels twice, percent-encoded in `grpc-message`
 /// and inside `grpc-status-details-bin`, and the whole status must fit the client's header
 /// list limit (16 KiB in tonic/hyper); this and [`DETAILS_BUDGET`] keep it under 8 KiB even
-/// when every character needs three bytes and percent-encoding (SPEC §13).
+/// when every character needs three bytes and percent-encoding (docs/service.md, "Errors").
 pub const MAX_MESSAGE_BYTES: usize = 1_000;
 /// The most bytes the `BadRequest` violations take (before base64); violations past it are
 /// counted in `ErrorInfo.metadata["omitted"]`.

@@ -283,7 +283,7 @@ impl From<flow_stats::VariantStats> for VariantStats {
     }
 }
 
-/// A validator problem on the wire (SPEC §7's shape: severity, code, JSON Pointer, message).
+/// A validator problem on the wire (docs/service.md's shape: severity, code, JSON Pointer, message).
 fn problem(p: FlowProblem) -> Problem {
     Problem {
         code: p.code.as_str().to_string(),

@@ -1,4 +1,4 @@
-//! gRPC health that follows the database (SPEC §13): a background probe runs `SELECT 1` every
+//! gRPC health that follows the database (docs/service.md, "Errors"): a background probe runs `SELECT 1` every
 //! few seconds and answers `NOT_SERVING` for every service (and the server, `""`) while it
 //! fails, `SERVING` again once it works. `/healthz` stays a liveness check of the process.
 

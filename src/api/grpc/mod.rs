@@ -78,7 +78,7 @@ pub async fn router(
         state: state.clone(),
     })
     .max_decoding_message_size(max_message_bytes);
-    // Virtual time exists only with the manual clock (SPEC §7).
+    // Virtual time exists only with the manual clock (docs/service.md).
     let test_clock = state.core.clock.as_manual().is_some().then(|| {
         TestClockServiceServer::new(TestClockApi {
             state: state.clone(),
@@ -139,7 +139,7 @@ pub async fn router(
         .layer(axum::Extension(probe)))
 }
 
-/// The file of `TestClockService`, which exists only with the manual clock (SPEC §7).
+/// The file of `TestClockService`, which exists only with the manual clock (docs/service.md).
 const TEST_CLOCK_FILE: &str = "nudge/v1/testclock.proto";
 
 /// nudge's descriptors as reflection serves them: without `TestClockService`'s file unless the

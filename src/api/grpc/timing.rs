@@ -101,7 +101,7 @@ impl TimingService for TimingApi {
             simulate::simulate(&self.state.core, &who.account_id, source, &req.scenario).await?;
         match answer {
             Answer::Single(timeline) => Ok(Response::new(simulate_response(&timeline)?)),
-            // A campaign's answer is SPEC §7's `{"enrollments": [...]}`, in `timeline`.
+            // A campaign's answer is docs/service.md's `{"enrollments": [...]}`, in `timeline`.
             Answer::Campaign(campaign) => Ok(Response::new(SimulateResponse {
                 timeline: serde_json::to_string(&campaign)
                     .map_err(|e| internal(format!("serializing a campaign: {e}")))?,

@@ -1,4 +1,4 @@
-//! `GET`, `HEAD` and `POST /approvals/{token}` (SPEC §5.6): the approval page and its answer,
+//! `GET`, `HEAD` and `POST /approvals/{token}` (docs/flows.md, "approval"): the approval page and its answer,
 //! over [`crate::service::approvals`]. Opening the link changes nothing (mail scanners open
 //! links); only a `POST` decides. Refusals are pages too: 404 forged or altered, 410 expired,
 //! 409 closed or paused, 422 a bad value (the form shown again with the field named). The token

@@ -1,4 +1,4 @@
-//! The console (SPEC §12): a read-only web UI on the same port, server-rendered HTML (`maud`,
+//! The console (docs/operations.md): a read-only web UI on the same port, server-rendered HTML (`maud`,
 //! which escapes every interpolated value), no JavaScript.
 //!
 //! Sign-in takes an API token (full scope) and sets a session cookie: `HttpOnly`,
@@ -1233,7 +1233,7 @@ async fn simulate(
         crate::service::simulate::simulate(&state.core, &who.account_id, source, &form.scenario)
             .await;
     let body = match result {
-        // A campaign (SPEC §7, §9) answers per enrollment; the page lists them rather than
+        // A campaign (docs/service.md; docs/capacity.md) answers per enrollment; the page lists them rather than
         // drawing one timeline per contact.
         Ok(crate::engine::Answer::Campaign(c)) => html! {
             (sim_form(&form, &csrf))

@@ -1,6 +1,6 @@
 //! The one place HTTP errors become responses: a status and `{"error": {"code", "message"}}`.
 //!
-//! SPEC §7: 401 no or bad credentials or signature, 403 a token without the scope, 404 unknown
+//! docs/service.md: 401 no or bad credentials or signature, 403 a token without the scope, 404 unknown
 //! contact, 413 a body over the limit, 422 a body that does not parse. Storage failures are
 //! logged in full and answered as `docs/service.md` tabulates them: 503 with `Retry-After` for
 //! every retryable one, else a generic 500.
@@ -18,7 +18,7 @@ use axum::Json;
 #[derive(Debug)]
 pub struct HttpError {
     pub status: StatusCode,
-    /// A SPEC code (`BAD_EVENT`, …) or the status's name (`unauthenticated`, …).
+    /// A problem code (`BAD_EVENT`, …) or the status's name (`unauthenticated`, …).
     pub code: String,
     pub message: String,
 }

@@ -1,4 +1,4 @@
-//! `POST /events/{key}?contact=<id, email or E.164 phone>` (SPEC §5.5): a custom event. The body
+//! `POST /events/{key}?contact=<id, email or E.164 phone>` (docs/signals.md, "Custom events"): a custom event. The body
 //! is the payload (JSON up to 64 KiB; empty or `null` is `{}`); `Authorization: Bearer <full
 //! token>`; an optional `Idempotency-Key` header deduplicates retries like a provider id.
 

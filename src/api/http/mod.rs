@@ -1,4 +1,4 @@
-//! The HTTP side of the server (same port as gRPC, SPEC §7): `GET /healthz`, custom events
+//! The HTTP side of the server (same port as gRPC, docs/service.md): `GET /healthz`, custom events
 //! (`POST /events/{key}`, [`events`]) and provider webhooks (`/webhooks/…`, [`webhooks`]).
 //! Errors become statuses in one place, [`error`].
 
@@ -188,7 +188,7 @@ async fn method_not_allowed(method: Method, uri: Uri) -> HttpError {
     )
 }
 
-/// The longest id a query parameter may carry (SPEC §13).
+/// The longest id a query parameter may carry (docs/service.md, "Errors").
 pub const MAX_ID_CHARS: usize = 128;
 
 /// Checks an id given as a query parameter before it reaches the database: at most
@@ -214,7 +214,7 @@ pub fn check_id(parameter: &str, value: &str) -> Result<(), HttpError> {
     ))
 }
 
-/// At most 200 characters of what the caller sent (SPEC §13).
+/// At most 200 characters of what the caller sent (docs/service.md, "Errors").
 fn quote(text: &str) -> String {
     let mut quoted: String = text.chars().take(200).collect();
     if quoted.len() < text.len() {
@@ -228,7 +228,7 @@ async fn healthz() -> &'static str {
     "ok\n"
 }
 
-/// Prometheus metrics (SPEC §12), text format 0.0.4. With `--metrics-token` a request without
+/// Prometheus metrics (docs/operations.md), text format 0.0.4. With `--metrics-token` a request without
 /// that bearer token is refused with 401 (compared in constant time).
 async fn metrics(
     axum::extract::State(state): axum::extract::State<AppState>,

@@ -1,4 +1,4 @@
-//! `GET`/`HEAD`/`POST /unsubscribe/{token}`: one-click unsubscribe (RFC 8058, SPEC §10).
+//! `GET`/`HEAD`/`POST /unsubscribe/{token}`: one-click unsubscribe (RFC 8058; docs/signals.md, "One-click unsubscribe").
 //!
 //! `POST` with the body `List-Unsubscribe=One-Click` (what a mail client sends for the
 //! `List-Unsubscribe-Post` header, and what the page's button sends) opts the contact out of

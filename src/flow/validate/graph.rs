@@ -120,7 +120,7 @@ impl Validator<'_> {
                 continue;
             }
             // A long cycle is named by its first few steps: the whole list of a 10,000-step
-            // cycle would not fit in a status (SPEC §13).
+            // cycle would not fit in a status (docs/service.md, "Errors").
             let names: Vec<String> = comp.iter().map(|&i| quote(nodes[i].id)).collect();
             let first = comp.iter().map(|&i| nodes[i].id).min().expect("non-empty");
             let what = if comp.len() == 1 {
@@ -161,7 +161,7 @@ impl Validator<'_> {
 }
 
 impl Validator<'_> {
-    /// SPEC §13: one transition commits every effect or none, so it must be able to finish. The
+    /// docs/service.md, "Errors": one transition commits every effect or none, so it must be able to finish. The
     /// engine stops a call at [`LOOP_GUARD`] entered steps; a path of more steps than that with
     /// none that lets time pass (a 10,001-step chain of emails) would fail every enrollment
     /// that walks it, so it is refused here, naming the path.

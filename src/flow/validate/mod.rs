@@ -1,7 +1,7 @@
-//! The flow validator (SPEC §1 "Validation").
+//! The flow validator (docs/flows.md, "Validation codes").
 //!
 //! [`validate`] walks the JSON document itself rather than deserializing it, so it can report
-//! *every* problem (serde stops at the first), each with its SPEC code, a JSON Pointer
+//! *every* problem (serde stops at the first), each with its problem code, a JSON Pointer
 //! (RFC 6901) to the offending value, and a message that says how to fix it. The same walk
 //! builds the typed [`Flow`]; it is returned only when no problem is an error.
 //!
@@ -36,7 +36,7 @@ use std::fmt;
 /// Account-level limits the validator checks against.
 #[derive(Debug, Clone, Default)]
 pub struct ValidateOptions {
-    /// The plan's longest wait (SPEC §5.7). A static wait or timeout whose longest possible
+    /// The plan's longest wait (docs/flows.md, "Plan limits"). A static wait or timeout whose longest possible
     /// span exceeds it is `WAIT_EXCEEDS_LIMIT`.
     pub max_wait: Option<Duration>,
     /// Hosts a `fetch` may call (lower case; `None`: not checked here, the engine checks at run
@@ -54,7 +54,7 @@ pub enum Severity {
 }
 
 impl Severity {
-    /// The spelling in SPEC §7's JSON report (`error`, `warning`).
+    /// The spelling in docs/service.md's JSON report (`error`, `warning`).
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -68,7 +68,7 @@ impl Severity {
 pub struct Problem {
     /// Whether it refuses the flow.
     pub severity: Severity,
-    /// The stable SPEC §1 code, for programs; the message is for people.
+    /// The stable problem code, for programs; the message is for people.
     pub code: Code,
     /// JSON Pointer (RFC 6901) to the offending value (or where a missing one belongs).
     pub path: String,
@@ -331,8 +331,8 @@ mod tests {
         let v: Value =
             serde_json::from_str(include_str!("../../../fixtures/flows/outbound-v1.json")).unwrap();
         let out = run(v);
-        // SPEC §1's example lists `meeting_booked` both in `exit_on` and in `wait_reply`: valid,
-        // but the exit always comes first (§5.3), so its branch is never taken.
+        // docs/flows.md's example lists `meeting_booked` both in `exit_on` and in `wait_reply`: valid,
+        // but the exit always comes first (docs/signals.md, "Routing"), so its branch is never taken.
         assert_eq!(
             found(&out),
             [

@@ -1,6 +1,6 @@
-//! Timing slots (SPEC §2): durations, `until`, `tz`, the deadlines and timeouts of step params,
+//! Timing slots (docs/timing.md): durations, `until`, `tz`, the deadlines and timeouts of step params,
 //! and the settings' `jitter` and `send_window`. A slot holds a literal, parsed here by the timing
-//! core's grammars, or a `$:` expression typed against the flow's `input` (SPEC §2.5); a `${ }`
+//! core's grammars, or a `$:` expression typed against the flow's `input` (docs/timing.md, "Expressions in timing slots"); a `${ }`
 //! interpolation is refused by name.
 
 use super::{child, describe, Validator};

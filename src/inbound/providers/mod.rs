@@ -1,4 +1,4 @@
-//! Providers' own webhooks, the pure part (issue 30): each provider's request — checked on its
+//! Providers' own webhooks, the pure part (docs/providers.md): each provider's request — checked on its
 //! raw bytes, in constant time — read into [`Notice`]s, what nudge acts on in its own terms.
 //! No I/O here: the edge reads the body and the account's secret ([`crate::api::http::webhooks`]),
 //! the service acts on the notices ([`crate::service::providers`]).
@@ -340,7 +340,7 @@ pub struct CallNotice {
     pub contact_phone: String,
 }
 
-/// The task outcome a finished call gives (issue 30): the spellings `CompleteTask` takes.
+/// The task outcome a finished call gives (docs/providers.md, "Twilio Voice: call status"): the spellings `CompleteTask` takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallOutcome {
     /// Completed by a person, lasting at least the account's `call_connected_threshold`.

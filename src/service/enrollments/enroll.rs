@@ -261,7 +261,7 @@ async fn prepare(
     );
     let ctx = &look.ctx;
     // A capped sender's first step never reserves here: it is handed to the planner, which
-    // reserves under the sender's lock (SPEC §9).
+    // reserves under the sender's lock (docs/capacity.md).
     let caps = sender
         .caps
         .as_deref()
@@ -471,7 +471,7 @@ pub type BatchResult = Result<(Enrollment, bool), ServiceError>;
 /// A chunk's items are split by contact into parts written side by side, each part handed to
 /// its own task as soon as it is prepared: the engine prepares the next part while the
 /// database writes the last, and the database writes parts on every core (one caller's calls
-/// left a core idle, issue 18). The fewer calls run at once, the more parts: calls side by side
+/// left a core idle). The fewer calls run at once, the more parts: calls side by side
 /// keep the cores busy already. Every item of a contact is in the same part, in call order, so
 /// a contact enrolled twice in one call is the same first-wins duplicate it was; a client key
 /// given in more than one part puts the chunk in one part. A part the database fails answers

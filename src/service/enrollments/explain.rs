@@ -1,4 +1,4 @@
-//! `EnrollmentService.Explain` (SPEC §12): the stored enrollment, its flow version, the clock,
+//! `EnrollmentService.Explain` (docs/operations.md): the stored enrollment, its flow version, the clock,
 //! and the pure [`crate::engine::explain()`].
 
 use super::{read, Enrollment};

@@ -1,5 +1,5 @@
-//! Enrollments (SPEC §5.1): enroll one or a batch ([`enroll`](enroll())), operator actions
-//! (pause, resume, exit, move: [`act`](act())), reads and the journey (§5.8, `read`).
+//! Enrollments (docs/service.md, "Enrollments"): enroll one or a batch ([`enroll`](enroll())), operator actions
+//! (pause, resume, exit, move: [`act`](act())), reads and the journey (docs/service.md, "The journey", `read`).
 //!
 //! Every change goes through the interpreter: the service loads the stored state, calls
 //! [`crate::engine::step`] with the operator's input ([`crate::runtime::apply()`]), and writes the

@@ -1,5 +1,5 @@
 //! Reads: one enrollment, a filtered page of them, a page of one's journey, a page of a
-//! contact's journey across its enrollments (SPEC §5.8).
+//! contact's journey across its enrollments (docs/service.md, "The journey").
 
 use super::{check_scope, page_size, Enrollment};
 use crate::auth::{Principal, Scope};
@@ -241,7 +241,7 @@ fn invalid(v: Violation) -> ServiceError {
     ServiceError::Invalid(vec![v])
 }
 
-/// The longest page token accepted (SPEC §13).
+/// The longest page token accepted (docs/service.md, "Errors").
 pub const MAX_PAGE_TOKEN_LEN: usize = 512;
 
 /// One entry of a contact's journey: the entry and the enrollment it belongs to.

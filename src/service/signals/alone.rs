@@ -148,7 +148,7 @@ pub async fn resume_unrouted(core: &Core) -> Result<usize, ServiceError> {
 
 /// Enrollments one transaction of a fan-out applies a signal to: a signal that reaches many
 /// is applied in chunks of this many, each its own transaction, so no call waits behind one
-/// huge transaction (SPEC §13). The delivery rows make it resumable: a chunk cut short by a
+/// huge transaction (docs/service.md, "Errors"). The delivery rows make it resumable: a chunk cut short by a
 /// crash is applied again, and only to the enrollments it had not reached.
 pub const FANOUT_CHUNK: usize = 500;
 

@@ -54,7 +54,7 @@ pub async fn receive_group(
     };
     match routed {
         // A signal of the group reaches more than a chunk: nothing was stored, and each goes
-        // alone, where a big fan-out is applied in chunks (SPEC §13).
+        // alone, where a big fan-out is applied in chunks (docs/service.md, "Errors").
         Ok(None) => retry.extend(together.iter().map(|&i| (i, true))),
         Ok(Some((outcomes, wake))) => {
             core.announce(wake).await;

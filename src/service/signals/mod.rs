@@ -1,4 +1,4 @@
-//! Receiving a signal (SPEC §5.2–§5.5): store it once, then reach every active or paused
+//! Receiving a signal (docs/signals.md, "Kinds of signal and the events they raise", "Routing" and "Custom events"; docs/flows.md, "Timeouts"): store it once, then reach every active or paused
 //! enrollment of its contacts and apply the engine's signal input to each.
 //!
 //! - [`Router`] (`router`): the entry; a queue that hands signals to [`group`] in batches.
@@ -207,7 +207,7 @@ pub struct Delivery {
     pub branch: Option<String>,
 }
 
-/// At most this many deliveries are listed in a receipt; the counts cover all (SPEC §13).
+/// At most this many deliveries are listed in a receipt; the counts cover all (docs/service.md, "Errors").
 pub const MAX_RECEIPT_DELIVERIES: usize = 100;
 
 /// The answer to a signal.
@@ -336,8 +336,8 @@ fn counted(
     received
 }
 
-/// A soft bounce that is the contact's third within 7 days is received as a hard one (SPEC
-/// §10); any other kind is unchanged.
+/// A soft bounce that is the contact's third within 7 days is received as a hard one
+/// (docs/signals.md, "Inbox signals"); any other kind is unchanged.
 pub async fn count_bounce(
     core: &Core,
     account_id: &str,
@@ -630,7 +630,7 @@ pub fn stored_intent(payload: &Value) -> Result<Option<ReplyIntent>, serde_json:
         .transpose()
 }
 
-/// The payload key an inbox signal's class is stored under (SPEC §10): the stored signal is
+/// The payload key an inbox signal's class is stored under (docs/signals.md, "Inbox signals"): the stored signal is
 /// the truth the engine routes from, on every path (group, alone, resumed after a crash).
 pub const INBOX_KEY: &str = "inbox";
 

@@ -3,7 +3,7 @@
 //! The reference encoding is the engine's effect through a `serde_json::Value` (keys sorted, as
 //! `Value`'s map keeps them), printed: [`reference`]. Every stored entry has that text, and
 //! readers get it back byte for byte. Building a `Value` tree for each of the five entries a
-//! planner step writes was about a third of the planner's own CPU (issue 18), so the entries
+//! planner step writes was about a third of the planner's own CPU, so the entries
 //! every step writes (a run opened, a run closed, a dispatch) are written straight into the
 //! text, keys in the same order; anything unusual on them (a hold, a fetch, a capacity
 //! reservation) and every other entry goes the reference way. The tests below hold the two to

@@ -1,4 +1,4 @@
-//! The journey as stored: one row per step, holding the entries that step wrote (SPEC §6, §12).
+//! The journey as stored: one row per step, holding the entries that step wrote (docs/service.md, "Delivery"; docs/operations.md).
 //!
 //! A planner step writes about five entries (the wait closed, the email's run opened, its
 //! dispatch, its run closed, the next wait opened). Stored one per row, with a Watch log row

@@ -1,7 +1,7 @@
 //! One signal, many enrollments: it reaches every enrollment of its contact, a provider id seen
 //! before changes nothing, a fan-out the server stopped in the middle of is finished by the
 //! provider's retry or at the next start, and one reaching more than a chunk is applied in
-//! chunks with a summarized receipt (SPEC §13).
+//! chunks with a summarized receipt (docs/service.md, "Errors").
 
 use super::support::*;
 use crate::common::{spawn_app, Backend};

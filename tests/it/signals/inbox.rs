@@ -1,4 +1,4 @@
-//! Inbox signals end to end (SPEC §10): raw MIME samples from `fixtures/inbox/` posted to the
+//! Inbox signals end to end (docs/signals.md, "Inbox signals"): raw MIME samples from `fixtures/inbox/` posted to the
 //! signed email webhook as `message/rfc822`, with the thread id of a real dispatch; then what
 //! each enrollment's state and journey say. The manual clock drives the out-of-office pause's
 //! own resume.
@@ -158,7 +158,7 @@ async fn out_of_office_pauses_until_the_return_and_resumes_by_itself(backend: Ba
     let resumed = entries(&j, "resumed");
     assert_eq!(resumed.len(), 1, "{j:?}");
     assert_eq!(resumed[0]["reason"], "OUT_OF_OFFICE");
-    // The timeout closed at the resume instant (SPEC §2.6), not when it was due.
+    // The timeout closed at the resume instant (docs/timing.md, "A target already in the past"), not when it was due.
     let closed = entries(&j, "run_closed")
         .into_iter()
         .find(|d| d["branch"] == "timeout")

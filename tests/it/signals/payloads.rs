@@ -1,4 +1,4 @@
-//! A custom event's payload in the journey and on the enrollment (SPEC §5.5, §5.8): the
+//! A custom event's payload in the journey and on the enrollment (docs/signals.md, "Custom events"; docs/service.md, "The journey"): the
 //! `woke`, `buffered` and `consumed` entries carry it (up to 4 KiB of JSON; a larger one is
 //! recorded by its size only), and `GetEnrollment` shows the signal that ended the last wait
 //! with its payload.

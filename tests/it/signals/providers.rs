@@ -1,4 +1,4 @@
-//! Providers' own webhooks (issue 30) end to end, with requests signed by the providers' own
+//! Providers' own webhooks end to end, with requests signed by the providers' own
 //! tools: `fixtures/providers/requests/*.json`, made by `scripts/gen_provider_fixtures.py`
 //! (Twilio's `RequestValidator`, `cryptography`'s ECDSA and RSA, Python's `hmac`), plus
 //! sendgrid-python's signed vector and AWS's own SNS messages. The server's signature clock is
@@ -6,7 +6,7 @@
 //!
 //! Every adapter: no secret (401), forged (401), stale (401), replayed (401 or a duplicate,
 //! changing nothing), malformed (4xx), and each refused request stores nothing; then what
-//! each event does, in SPEC terms (docs/providers.md).
+//! each event does, in nudge's own terms (docs/providers.md).
 
 use super::support::*;
 use crate::common::{spawn_app_with, Backend, TestApp};

@@ -1,4 +1,4 @@
-//! One signal, one enrollment, by the rules of SPEC §5.2 and §5.3: which kind wakes which wait,
+//! One signal, one enrollment, by the rules of docs/signals.md, "Kinds of signal and the events they raise" and docs/signals.md, "Routing": which kind wakes which wait,
 //! a reply kept for a later wait, a paused enrollment, an opt-out, a timed wait.
 
 use super::support::*;
@@ -13,7 +13,7 @@ backend_tests!(
     a_signal_never_wakes_a_timed_wait,
 );
 
-/// Every row of §5.2 through the service, against one `wait_for` listing `reply`, `reply:sms`,
+/// Every row of docs/signals.md, "Kinds of signal and the events they raise" through the service, against one `wait_for` listing `reply`, `reply:sms`,
 /// `call_connected` and `payment.received`, with `exit_on: ["meeting_booked"]`.
 async fn every_signal_kind_routes_by_the_rules(backend: Backend) {
     let app = spawn_app(backend).await;

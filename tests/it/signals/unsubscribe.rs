@@ -1,4 +1,4 @@
-//! One-click unsubscribe (RFC 8058, SPEC §10): the link on every email dispatch, the page a
+//! One-click unsubscribe (RFC 8058, docs/signals.md, "Inbox signals"): the link on every email dispatch, the page a
 //! `GET` shows (it changes nothing), the one-click `POST` (idempotent), and refusals.
 
 use super::support::*;

@@ -1,4 +1,4 @@
-//! Provider webhooks (SPEC §7): inbound email, inbound SMS from Twilio, calendar events.
+//! Provider webhooks (docs/service.md): inbound email, inbound SMS from Twilio, calendar events.
 //!
 //! The account is named by the `account` query parameter (default: the default account), so
 //! one server can take webhooks for several accounts. Checks run in this order, and nothing is

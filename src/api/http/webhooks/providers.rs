@@ -1,4 +1,4 @@
-//! Providers' own webhooks (issue 30, docs/providers.md): each handler reads the body (413 over
+//! Providers' own webhooks (docs/providers.md): each handler reads the body (413 over
 //! [`MAX_WEBHOOK_BYTES`]), checks it with the account's secret for that provider on the raw
 //! bytes (401: no secret set, forged, stale, replayed), reads it into notices
 //! ([`crate::inbound::providers`]; 415 a wrong content type, 422 a body that does not parse),
