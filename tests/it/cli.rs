@@ -568,3 +568,55 @@ fn serve_max_connections_is_a_positive_flag() {
         "{zero:?}"
     );
 }
+
+/// docs/operations.md's configuration table and `nudge serve --help` list the same flags, each
+/// with the same environment variable and default (a flag without a default says so in words).
+#[test]
+fn the_configuration_table_is_what_serve_help_says() {
+    let help = nudge(&["serve", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout).to_string();
+    // (flag, env, default) from the long help: each option's block runs to the next option.
+    let mut from_help: Vec<(String, String, Option<String>)> = Vec::new();
+    for line in help.lines() {
+        let t = line.trim();
+        if line.starts_with("      --") {
+            let flag = t.split_whitespace().next().unwrap().to_string();
+            if flag != "--help" {
+                from_help.push((flag, String::new(), None));
+            }
+        } else if let Some(last) = from_help.last_mut() {
+            if let Some(env) = t.strip_prefix("[env: ").and_then(|e| e.strip_suffix("=]")) {
+                last.1 = env.to_string();
+            } else if let Some(d) = t
+                .strip_prefix("[default: ")
+                .and_then(|d| d.strip_suffix(']'))
+            {
+                last.2 = Some(d.to_string());
+            }
+        }
+    }
+    assert!(from_help.len() >= 10, "{help}");
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md"))
+        .unwrap();
+    let section = docs
+        .split("## Configuration")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("docs/operations.md has a Configuration section");
+    let code = |cell: &str| cell.trim().trim_matches('`').to_string();
+    let from_docs: Vec<(String, String, Option<String>)> = section
+        .lines()
+        .filter(|l| l.starts_with("| `--"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').collect();
+            let default = cells[3].trim();
+            let default = (default.starts_with('`')).then(|| code(default));
+            (code(cells[1]), code(cells[2]), default)
+        })
+        .collect();
+    let sorted = |mut v: Vec<(String, String, Option<String>)>| {
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(from_docs), sorted(from_help));
+}
