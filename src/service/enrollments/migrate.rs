@@ -88,29 +88,17 @@ pub struct Migration {
 
 /// Counts by group, merged.
 #[derive(Debug, Default)]
-struct Tally(BTreeMap<(i32, String, String, Option<Code>), i64>);
+struct Tally(BTreeMap<Placed, i64>);
 
 impl Tally {
     fn add(&mut self, g: &Placed, n: i64) {
-        let key = (
-            g.from_version,
-            g.from_step.clone(),
-            g.to_step.clone(),
-            g.problem,
-        );
-        *self.0.entry(key).or_insert(0) += n;
+        *self.0.entry(g.clone()).or_insert(0) += n;
     }
 
     fn from_groups(groups: &[MigrationGroup]) -> Tally {
         let mut t = Tally::default();
         for g in groups {
-            let key = (
-                g.from_version,
-                g.from_step.clone(),
-                g.to_step.clone(),
-                g.problem,
-            );
-            *t.0.entry(key).or_insert(0) += g.count;
+            t.add(&Placed::of(g), g.count);
         }
         t
     }
@@ -118,24 +106,35 @@ impl Tally {
     fn groups(&self) -> Vec<MigrationGroup> {
         self.0
             .iter()
-            .map(|((v, from, to, problem), n)| MigrationGroup {
-                from_version: *v,
-                from_step: from.clone(),
-                to_step: to.clone(),
-                problem: *problem,
+            .map(|(g, n)| MigrationGroup {
+                from_version: g.from_version,
+                from_step: g.from_step.clone(),
+                to_step: g.to_step.clone(),
+                problem: g.problem,
                 count: *n,
             })
             .collect()
     }
 }
 
-/// Where one enrollment goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where one enrollment goes: a group's key (its fields in the order groups are listed).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Placed {
     from_version: i32,
     from_step: String,
     to_step: String,
     problem: Option<Code>,
+}
+
+impl Placed {
+    fn of(g: &MigrationGroup) -> Placed {
+        Placed {
+            from_version: g.from_version,
+            from_step: g.from_step.clone(),
+            to_step: g.to_step.clone(),
+            problem: g.problem,
+        }
+    }
 }
 
 /// Where an enrollment at `from_step` (of type `kind`, `None` without an open run) goes in
@@ -309,10 +308,7 @@ pub async fn migrate(
         }
         named
     };
-    let target = core
-        .flows
-        .get_or_parse(&(to.id.clone(), to.version), Some(&to.definition))
-        .map_err(|m| ServiceError::Internal(format!("flow {} v{}: {m}", to.id, to.version)))?;
+    let target = parsed(core, &to)?;
     let asked = Asked {
         from_versions,
         to_version: to.version,
@@ -380,19 +376,34 @@ pub async fn migrate(
     finish(core, row, &asked, target).await
 }
 
+/// A stored move's JSON column, read back (a row that does not parse is a bug: INTERNAL).
+fn stored<T: serde::de::DeserializeOwned>(
+    row: &MigrationRow,
+    json: &str,
+) -> Result<T, ServiceError> {
+    serde_json::from_str(json)
+        .map_err(|e| ServiceError::Internal(format!("migration {}: {e}", row.id)))
+}
+
+/// The parsed flow of `to` (a version just read with `flows::get`), from the process's cache.
+fn parsed(core: &Core, to: &flows::Flow) -> Result<Arc<crate::flow::Flow>, ServiceError> {
+    core.flows
+        .get_or_parse(&(to.id.clone(), to.version), Some(&to.definition))
+        .map_err(|m| ServiceError::Internal(format!("flow {} v{}: {m}", to.id, to.version)))
+}
+
 /// Refuses a key reused for another request.
 fn same_request(row: &MigrationRow, asked: &Asked) -> Result<(), ServiceError> {
-    let stored: Asked = serde_json::from_str(&row.request)
-        .map_err(|e| ServiceError::Internal(format!("migration {}: {e}", row.id)))?;
-    if stored == *asked {
+    let before: Asked = stored(row, &row.request)?;
+    if before == *asked {
         return Ok(());
     }
     Err(ServiceError::FailedPrecondition(format!(
         "client_key {} was used for another move of this account (to version {} from {:?}); \
          choose a new key for a new move",
         crate::quote::quote(&row.client_key),
-        stored.to_version,
-        stored.from_versions
+        before.to_version,
+        before.from_versions
     )))
 }
 
@@ -444,8 +455,7 @@ async fn finish(
 }
 
 fn answer(row: MigrationRow, to_version: i32) -> Result<Migration, ServiceError> {
-    let groups: Vec<MigrationGroup> = serde_json::from_str(&row.groups)
-        .map_err(|e| ServiceError::Internal(format!("migration {}: {e}", row.id)))?;
+    let groups: Vec<MigrationGroup> = stored(&row, &row.groups)?;
     Ok(Migration {
         flow_id: row.flow_id,
         to_version,
@@ -496,12 +506,12 @@ async fn batch(
         .await?;
     let now = core.clock.now();
     let now_ms = crate::clock::to_millis(now);
-    let mut tally = Tally::from_groups(
-        &serde_json::from_str::<Vec<MigrationGroup>>(&row.groups)
-            .map_err(|e| ServiceError::Internal(format!("migration {}: {e}", row.id)))?,
-    );
-    let mut moving: Vec<(EnrollmentRow, Placed)> = Vec::with_capacity(page.len());
-    for e in &page {
+    let mut tally = Tally::from_groups(&stored::<Vec<MigrationGroup>>(&row, &row.groups)?);
+    // The rows that move, already on the new version (the flow `apply` steps them with), and
+    // where each goes.
+    let mut rows: Vec<EnrollmentRow> = Vec::with_capacity(page.len());
+    let mut places: Vec<Placed> = Vec::with_capacity(page.len());
+    for e in page.iter() {
         let Some(placed) = place_row(target, asked, e)? else {
             continue;
         };
@@ -513,32 +523,24 @@ async fn batch(
         }
         let mut moved = e.clone();
         moved.flow_version = asked.to_version;
-        moving.push((moved, placed));
+        rows.push(moved);
+        places.push(placed);
     }
-    let rows: Vec<EnrollmentRow> = moving.iter().map(|(r, _)| r.clone()).collect();
     let context = StepContext::load(tx, &core.flows, &rows, &core.quiet_hours).await?;
-    for (e, placed) in moving.iter() {
-        apply(
-            &mut writes,
-            &core.flows,
-            &context,
-            e.clone(),
-            Input::Migrate {
-                to_version: asked.to_version as u32,
-                step: if placed.from_step.is_empty() {
-                    String::new()
-                } else {
-                    placed.to_step.clone()
-                },
-            },
-            now,
-        )?;
+    let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+    for (e, placed) in rows.into_iter().zip(&places) {
+        let step = placed.to_step.clone();
+        let input = Input::Migrate {
+            to_version: asked.to_version as u32,
+            step,
+        };
+        apply(&mut writes, &core.flows, &context, e, input, now)?;
         tally.add(placed, 1);
     }
     tx.write_all(&writes).await?;
-    let ids: Vec<&str> = moving.iter().map(|(e, _)| e.id.as_str()).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     tx.set_flow_version(&ids, asked.to_version).await?;
-    row.moved += moving.len() as i64;
+    row.moved += ids.len() as i64;
     row.groups = serde_json::to_string(&tally.groups()).expect("groups serialize");
     if let Some(last) = page.last() {
         row.cursor = last.id.clone();
@@ -559,13 +561,9 @@ pub async fn resume_abandoned(core: &Core) -> Result<usize, ServiceError> {
     let claimed = store::claim_abandoned(&core.db, now_ms, now_ms + LEASE_MS).await?;
     let mut finished = 0;
     for row in claimed {
-        let asked: Asked = serde_json::from_str(&row.request)
-            .map_err(|e| ServiceError::Internal(format!("migration {}: {e}", row.id)))?;
+        let asked: Asked = stored(&row, &row.request)?;
         let to = flows::get(core, &row.account_id, &row.flow_id, asked.to_version).await?;
-        let target = core
-            .flows
-            .get_or_parse(&(to.id.clone(), to.version), Some(&to.definition))
-            .map_err(|m| ServiceError::Internal(format!("flow {}: {m}", to.id)))?;
+        let target = parsed(core, &to)?;
         tracing::info!(migration = %row.id, flow = %row.flow_id, cursor = %row.cursor, "resuming a move of enrollments");
         run(core, row, &asked, &target).await?;
         finished += 1;
