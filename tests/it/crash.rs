@@ -9,8 +9,8 @@
 //! polls the database to kill while batches are being written, not before or after.
 
 use crate::common::process::{
-    all_enrollments, claim_all, connect, create_flow_and_contact, enroll_items, free_port, serve,
-    NUDGE,
+    all_enrollments, claim_all, connect, create_flow_and_contact, enroll_items, free_port,
+    journey_of, serve, NUDGE,
 };
 use crate::common::with_token as authed;
 use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
@@ -142,23 +142,8 @@ async fn sigkill_mid_batch_then_restart_runs_everything_exactly_once() {
     assert_eq!(keys.len(), N);
 
     // Journeys: every step once, in order, run ids 1..=4, waits ending exactly 1h after entry.
-    let mut enrollments = EnrollmentServiceClient::new(ch.clone());
     for e in all.iter().step_by(37) {
-        let entries = enrollments
-            .get_journey(authed(
-                GetJourneyRequest {
-                    enrollment_id: e.id.clone(),
-                    page: Some(PageRequest {
-                        page_size: 500,
-                        page_token: String::new(),
-                    }),
-                },
-                &token,
-            ))
-            .await
-            .unwrap()
-            .into_inner()
-            .entries;
+        let entries = journey_of(&ch, &token, &e.id).await;
         let runs: Vec<serde_json::Value> = entries
             .iter()
             .filter(|j| j.kind == "run_opened")

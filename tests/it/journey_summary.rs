@@ -86,36 +86,11 @@ async fn every_reader_carries_the_entrys_sentence(backend: Backend) {
     assert!(journey.iter().all(|e| !e.summary.is_empty()), "{text:#?}");
 
     // ListJourney: the same words for the same entries.
-    let listed = EnrollmentServiceClient::new(app.channel().await)
-        .list_journey(app.authed(ListJourneyRequest {
-            contact_id: "dee".into(),
-            page: None,
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .entries;
-    let listed: Vec<JourneyEntry> = listed.into_iter().filter_map(|e| e.entry).collect();
+    let listed = list_journey(&app, "dee").await;
     assert_eq!(said(&listed), summaries);
 
     // Watch: the same words, in Dee's zone, read with the entries.
-    let mut stream = EnrollmentServiceClient::new(app.channel().await)
-        .watch(app.authed(WatchRequest {
-            contact_id: "dee".into(),
-            ..Default::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    let mut watched = Vec::new();
-    while watched.len() < journey.len() {
-        let next = tokio::time::timeout(Duration::from_secs(20), stream.message())
-            .await
-            .expect("Watch gives every entry")
-            .unwrap()
-            .expect("the stream stays open");
-        watched.push(next.entry.unwrap());
-    }
+    let watched = watch_journey(&app, "dee", journey.len()).await;
     assert_eq!(said(&watched), summaries);
 
     // A contact without a zone: the sender's zone, said so, on every reader.
@@ -127,27 +102,40 @@ async fn every_reader_carries_the_entrys_sentence(backend: Backend) {
         zed_journey.iter().any(|(_, s)| s == wait),
         "{zed_journey:#?}"
     );
-    let listed = EnrollmentServiceClient::new(app.channel().await)
+    let listed = list_journey(&app, "zed").await;
+    assert_eq!(said(&listed), zed_journey);
+    let watched = watch_journey(&app, "zed", zed_journey.len()).await;
+    assert_eq!(said(&watched), zed_journey);
+}
+
+/// `ListJourney` of a contact: its entries.
+async fn list_journey(app: &TestApp, contact: &str) -> Vec<JourneyEntry> {
+    EnrollmentServiceClient::new(app.channel().await)
         .list_journey(app.authed(ListJourneyRequest {
-            contact_id: "zed".into(),
+            contact_id: contact.into(),
             page: None,
         }))
         .await
         .unwrap()
         .into_inner()
-        .entries;
-    let listed: Vec<JourneyEntry> = listed.into_iter().filter_map(|e| e.entry).collect();
-    assert_eq!(said(&listed), zed_journey);
+        .entries
+        .into_iter()
+        .filter_map(|e| e.entry)
+        .collect()
+}
+
+/// The first `n` entries Watch gives of a contact.
+async fn watch_journey(app: &TestApp, contact: &str, n: usize) -> Vec<JourneyEntry> {
     let mut stream = EnrollmentServiceClient::new(app.channel().await)
         .watch(app.authed(WatchRequest {
-            contact_id: "zed".into(),
+            contact_id: contact.into(),
             ..Default::default()
         }))
         .await
         .unwrap()
         .into_inner();
     let mut watched = Vec::new();
-    while watched.len() < zed_journey.len() {
+    while watched.len() < n {
         let next = tokio::time::timeout(Duration::from_secs(20), stream.message())
             .await
             .expect("Watch gives every entry")
@@ -155,5 +143,5 @@ async fn every_reader_carries_the_entrys_sentence(backend: Backend) {
             .expect("the stream stays open");
         watched.push(next.entry.unwrap());
     }
-    assert_eq!(said(&watched), zed_journey);
+    watched
 }

@@ -487,7 +487,7 @@ async fn a_move_killed_half_way_resumes_and_moves_each_once() {
     use crate::common::pg::PgDatabase;
     use crate::common::process::{
         all_enrollments, claim_all, connect, create_flow_and_contact, enroll_items, free_port,
-        nudge, serve, KillOnDrop,
+        journey_of, nudge, serve, KillOnDrop,
     };
     use crate::common::with_token as authed;
     use nudge::proto::v1::flow_service_client::FlowServiceClient;
@@ -547,16 +547,15 @@ async fn a_move_killed_half_way_resumes_and_moves_each_once() {
     let db = nudge::store::Db::connect(&nudge::config::DatabaseUrl::Postgres(pg.url.clone()))
         .await
         .unwrap();
+    // Polled as fast as the database answers (each read is the pace), until a batch committed
+    // or a minute passed.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let mut seen = None;
-    for _ in 0..20_000 {
-        let row = nudge::store::enrollment_migrations::by_client_key(&db, "default", "crash-move")
+    while seen.is_none() && std::time::Instant::now() < deadline {
+        seen = nudge::store::enrollment_migrations::by_client_key(&db, "default", "crash-move")
             .await
-            .unwrap();
-        if let Some(row) = row.filter(|r| r.moved > 0) {
-            seen = Some(row);
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            .unwrap()
+            .filter(|r| r.moved > 0);
     }
     first.take();
     let seen = seen.expect("a batch committed before the kill");
@@ -608,23 +607,8 @@ async fn a_move_killed_half_way_resumes_and_moves_each_once() {
         assert!(keys.insert(x.idempotency_key.clone()), "{x:?}");
     }
     assert_eq!(keys.len(), KILLED_N, "one email each");
-    let mut enrollments = EnrollmentServiceClient::new(ch.clone());
     for e in all.iter().step_by(97) {
-        let entries = enrollments
-            .get_journey(authed(
-                GetJourneyRequest {
-                    enrollment_id: e.id.clone(),
-                    page: Some(PageRequest {
-                        page_size: 500,
-                        page_token: String::new(),
-                    }),
-                },
-                &token,
-            ))
-            .await
-            .unwrap()
-            .into_inner()
-            .entries;
+        let entries = journey_of(&ch, &token, &e.id).await;
         assert_eq!(
             entries.iter().filter(|j| j.kind == "migrated").count(),
             1,

@@ -205,3 +205,29 @@ pub async fn claim_all(ch: &Channel, token: &str) -> Vec<nudge::proto::v1::Dispa
         all.extend(got);
     }
 }
+
+/// The first 500 entries of an enrollment's journey (every entry of the process tests' short
+/// flows).
+pub async fn journey_of(
+    ch: &Channel,
+    token: &str,
+    id: &str,
+) -> Vec<nudge::proto::v1::JourneyEntry> {
+    use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
+    use nudge::proto::v1::{GetJourneyRequest, PageRequest};
+    EnrollmentServiceClient::new(ch.clone())
+        .get_journey(super::with_token(
+            GetJourneyRequest {
+                enrollment_id: id.into(),
+                page: Some(PageRequest {
+                    page_size: 500,
+                    page_token: String::new(),
+                }),
+            },
+            token,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .entries
+}
