@@ -220,7 +220,7 @@ async fn refusals_change_nothing(backend: Backend) {
     assert_eq!(status, 422);
     // Paused: 409 for GET, HEAD and POST; the link works again after Resume.
     let mut e = EnrollmentServiceClient::new(app.channel().await);
-    e.pause(app.authed(EnrollmentActionRequest { id: id.clone() }))
+    e.pause(app.authed(PauseRequest { id: id.clone() }))
         .await
         .unwrap();
     let (status, html) = get(&url).await;
@@ -233,7 +233,7 @@ async fn refusals_change_nothing(backend: Backend) {
             .0,
         409
     );
-    e.resume(app.authed(EnrollmentActionRequest { id: id.clone() }))
+    e.resume(app.authed(ResumeRequest { id: id.clone() }))
         .await
         .unwrap();
     assert_eq!(get(&url).await.0, 200);

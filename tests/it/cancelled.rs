@@ -144,7 +144,7 @@ async fn a_grpc_write_cancelled_mid_call() {
         ))
         .await;
     let mut client = app.enrollments().await;
-    let request = app.authed(EnrollmentActionRequest { id: id.clone() });
+    let request = app.authed(PauseRequest { id: id.clone() });
     let (answer, cancels) = holder
         .cancelling(async move { client.pause(request).await })
         .await;
@@ -157,7 +157,7 @@ async fn a_grpc_write_cancelled_mid_call() {
     let paused = app
         .enrollments()
         .await
-        .pause(app.authed(EnrollmentActionRequest { id: id.clone() }))
+        .pause(app.authed(PauseRequest { id: id.clone() }))
         .await
         .expect("Pause again succeeds")
         .into_inner();

@@ -410,7 +410,7 @@ async fn pause_then_resume_past_target_wakes_at_once(backend: Backend) {
     advance(&app, &mut c, HOUR_MS).await; // the email went; now in wait_2d until Tuesday
     let paused = c
         .enrollments
-        .pause(app.authed(EnrollmentActionRequest { id: e.id.clone() }))
+        .pause(app.authed(PauseRequest { id: e.id.clone() }))
         .await
         .unwrap()
         .into_inner()
@@ -420,7 +420,7 @@ async fn pause_then_resume_past_target_wakes_at_once(backend: Backend) {
     assert!(paused.next_run_at.is_none());
     let again = c
         .enrollments
-        .pause(app.authed(EnrollmentActionRequest { id: e.id.clone() }))
+        .pause(app.authed(PauseRequest { id: e.id.clone() }))
         .await
         .unwrap_err();
     assert_eq!(again.code(), Code::FailedPrecondition, "{again:?}");
@@ -433,7 +433,7 @@ async fn pause_then_resume_past_target_wakes_at_once(backend: Backend) {
     // Resume: the wait's target is in the past, so it fires at once and the SMS is planned.
     let resumed = c
         .enrollments
-        .resume(app.authed(EnrollmentActionRequest { id: e.id.clone() }))
+        .resume(app.authed(ResumeRequest { id: e.id.clone() }))
         .await
         .unwrap()
         .into_inner()
@@ -627,7 +627,7 @@ async fn enrollment_scoped_token_sees_only_its_enrollment(backend: Backend) {
             .unwrap_err(),
         c.enrollments
             .pause(with_token(
-                EnrollmentActionRequest {
+                PauseRequest {
                     id: other.id.clone(),
                 },
                 &token,

@@ -79,7 +79,7 @@ async fn explain_answers_for_a_stored_enrollment(backend: Backend) {
     );
     assert!(x.sentence.contains("for reply"), "{}", x.sentence);
 
-    c.pause(app.authed(EnrollmentActionRequest { id: id.clone() }))
+    c.pause(app.authed(PauseRequest { id: id.clone() }))
         .await
         .unwrap();
     let x = c

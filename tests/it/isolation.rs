@@ -813,12 +813,12 @@ async fn every_rpc_answers_another_accounts_ids_as_unknown_ones(backend: Backend
     same_as_unknown!(cov, "EnrollmentService/Pause", a.ann_outreach, |id| {
         enrollments
             .clone()
-            .pause(b.req(EnrollmentActionRequest { id: id.clone() }))
+            .pause(b.req(PauseRequest { id: id.clone() }))
     });
     same_as_unknown!(cov, "EnrollmentService/Resume", a.ann_outreach, |id| {
         enrollments
             .clone()
-            .resume(b.req(EnrollmentActionRequest { id: id.clone() }))
+            .resume(b.req(ResumeRequest { id: id.clone() }))
     });
     same_as_unknown!(cov, "EnrollmentService/Exit", a.ann_outreach, |id| {
         enrollments.clone().exit(b.req(ExitRequest {
@@ -1189,7 +1189,7 @@ async fn every_rpc_answers_another_accounts_ids_as_unknown_ones(backend: Backend
 }
 
 /// The entries a Watch from `cursor` carries until none came for a moment, or its refusal.
-async fn watch_all(ch: &Channel, s: &Side, cursor: &str) -> Result<Vec<WatchEntry>, Status> {
+async fn watch_all(ch: &Channel, s: &Side, cursor: &str) -> Result<Vec<WatchResponse>, Status> {
     let mut stream = enrollments_client(ch)
         .watch(s.req(WatchRequest {
             cursor: cursor.into(),

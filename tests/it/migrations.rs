@@ -288,7 +288,7 @@ async fn a_move_keeps_each_wait_and_takes_the_new_versions_branches(backend: Bac
     let first = sent(&app).await;
     assert_eq!(first.len(), CONTACTS);
     let mut e = EnrollmentServiceClient::new(app.channel().await);
-    e.pause(app.authed(EnrollmentActionRequest { id: ids[4].clone() }))
+    e.pause(app.authed(PauseRequest { id: ids[4].clone() }))
         .await
         .unwrap();
     e.exit(app.authed(ExitRequest {

@@ -55,7 +55,7 @@ async fn enroll(
 }
 
 /// Opens a Watch and reads `n` entries (each within 20 s).
-async fn read(app: &TestApp, req: WatchRequest, n: usize) -> Vec<WatchEntry> {
+async fn read(app: &TestApp, req: WatchRequest, n: usize) -> Vec<WatchResponse> {
     let mut c = EnrollmentServiceClient::new(app.channel().await);
     let mut stream = c.watch(app.authed(req)).await.unwrap().into_inner();
     let mut out = Vec::new();
@@ -103,12 +103,12 @@ async fn journeys(app: &TestApp) -> HashMap<String, usize> {
     out
 }
 
-fn key(e: &WatchEntry) -> (String, i64) {
+fn key(e: &WatchResponse) -> (String, i64) {
     (e.enrollment_id.clone(), e.entry.as_ref().unwrap().seq)
 }
 
 /// Each enrollment's entries come in seq order from 1, with none missing.
-fn assert_each_in_order(entries: &[WatchEntry], expected: &HashMap<String, usize>) {
+fn assert_each_in_order(entries: &[WatchResponse], expected: &HashMap<String, usize>) {
     let mut next: HashMap<&str, i64> = HashMap::new();
     for e in entries {
         let seq = next.entry(e.enrollment_id.as_str()).or_insert(1);
@@ -618,7 +618,7 @@ async fn concurrent_writers_and_resuming_readers_see_every_entry_once() {
         readers.push(tokio::spawn(async move {
             let seed = 41 + r;
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-            let mut seen: Vec<WatchEntry> = Vec::new();
+            let mut seen: Vec<WatchResponse> = Vec::new();
             let mut quiet = 0;
             loop {
                 let replica = rng.gen_range(0..2);

@@ -70,15 +70,36 @@ fn enroll_input(r: pb::EnrollRequest) -> EnrollInput {
     }
 }
 
-fn reply(e: Enrollment) -> Response<pb::EnrollmentResponse> {
-    Response::new(pb::EnrollmentResponse {
-        enrollment: Some(e.into()),
-    })
+/// The responses that carry the enrollment an RPC acted on: one message per RPC, one shape.
+trait EnrollmentReply {
+    fn of(enrollment: pb::Enrollment) -> Self;
+}
+
+macro_rules! enrollment_reply {
+    ($($message:ident),+) => {$(
+        impl EnrollmentReply for pb::$message {
+            fn of(enrollment: pb::Enrollment) -> Self {
+                pb::$message { enrollment: Some(enrollment) }
+            }
+        }
+    )+};
+}
+
+enrollment_reply!(
+    PauseResponse,
+    ResumeResponse,
+    ExitResponse,
+    MoveToResponse,
+    GetEnrollmentResponse
+);
+
+fn reply<R: EnrollmentReply>(e: Enrollment) -> Response<R> {
+    Response::new(R::of(e.into()))
 }
 
 /// Watch's stream: entries as the service's reader hands them over.
 pub type WatchStream = std::pin::Pin<
-    Box<dyn futures_util::Stream<Item = Result<pb::WatchEntry, Status>> + Send + 'static>,
+    Box<dyn futures_util::Stream<Item = Result<pb::WatchResponse, Status>> + Send + 'static>,
 >;
 
 #[tonic::async_trait]
@@ -104,7 +125,7 @@ impl EnrollmentService for EnrollmentApi {
         .await?;
         let stream = futures_util::stream::unfold(rx, |mut rx| async move {
             let item = rx.recv().await?;
-            let answer = item.map_err(Status::from).map(|w| pb::WatchEntry {
+            let answer = item.map_err(Status::from).map(|w| pb::WatchResponse {
                 cursor: w.cursor,
                 enrollment_id: w.enrollment_id,
                 flow_id: w.flow_id,
@@ -170,8 +191,8 @@ impl EnrollmentService for EnrollmentApi {
 
     async fn pause(
         &self,
-        request: Request<pb::EnrollmentActionRequest>,
-    ) -> Result<Response<pb::EnrollmentResponse>, Status> {
+        request: Request<pb::PauseRequest>,
+    ) -> Result<Response<pb::PauseResponse>, Status> {
         let who = principal(&request)?;
         let id = EnrollmentId::from(request.into_inner().id);
         crate::api::observe::enrollment(id.as_str());
@@ -182,8 +203,8 @@ impl EnrollmentService for EnrollmentApi {
 
     async fn resume(
         &self,
-        request: Request<pb::EnrollmentActionRequest>,
-    ) -> Result<Response<pb::EnrollmentResponse>, Status> {
+        request: Request<pb::ResumeRequest>,
+    ) -> Result<Response<pb::ResumeResponse>, Status> {
         let who = principal(&request)?;
         let id = EnrollmentId::from(request.into_inner().id);
         crate::api::observe::enrollment(id.as_str());
@@ -195,7 +216,7 @@ impl EnrollmentService for EnrollmentApi {
     async fn exit(
         &self,
         request: Request<pb::ExitRequest>,
-    ) -> Result<Response<pb::EnrollmentResponse>, Status> {
+    ) -> Result<Response<pb::ExitResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
         crate::api::observe::enrollment(&r.id);
@@ -218,7 +239,7 @@ impl EnrollmentService for EnrollmentApi {
     async fn move_to(
         &self,
         request: Request<pb::MoveToRequest>,
-    ) -> Result<Response<pb::EnrollmentResponse>, Status> {
+    ) -> Result<Response<pb::MoveToResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
         crate::api::observe::enrollment(&r.id);
@@ -236,7 +257,7 @@ impl EnrollmentService for EnrollmentApi {
     async fn get_enrollment(
         &self,
         request: Request<pb::GetEnrollmentRequest>,
-    ) -> Result<Response<pb::EnrollmentResponse>, Status> {
+    ) -> Result<Response<pb::GetEnrollmentResponse>, Status> {
         let who = principal(&request)?;
         crate::api::observe::enrollment(&request.get_ref().id);
         Ok(reply(

@@ -86,7 +86,7 @@ impl SignalService for SignalApi {
     async fn report_signal(
         &self,
         request: Request<pb::ReportSignalRequest>,
-    ) -> Result<Response<pb::SignalReceipt>, Status> {
+    ) -> Result<Response<pb::ReportSignalResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
         let kind = report_kind(&r.kind, &r.channel, &r.r#type)?;
@@ -116,7 +116,7 @@ impl SignalService for SignalApi {
     async fn post_event(
         &self,
         request: Request<pb::PostEventRequest>,
-    ) -> Result<Response<pb::SignalReceipt>, Status> {
+    ) -> Result<Response<pb::PostEventResponse>, Status> {
         let who = principal(&request)?;
         let r = request.into_inner();
         let payload = payload::parse(r.payload.as_bytes()).map_err(|e| {
@@ -244,11 +244,11 @@ fn report_kind(kind: &str, channel: &str, bounce: &str) -> Result<SignalKind, St
     }
 }
 
-impl From<Receipt> for pb::SignalReceipt {
-    fn from(r: Receipt) -> pb::SignalReceipt {
+impl From<Receipt> for pb::ReportSignalResponse {
+    fn from(r: Receipt) -> pb::ReportSignalResponse {
         use crate::engine::DeliveryEffect as E;
         let count = |e| r.count(e) as i64;
-        pb::SignalReceipt {
+        pb::ReportSignalResponse {
             counts: Some(pb::DeliveryCounts {
                 woke: count(E::Woke),
                 buffered: count(E::Buffered),
@@ -272,6 +272,29 @@ impl From<Receipt> for pb::SignalReceipt {
                 })
                 .collect(),
             intent: r.intent.map(Into::into),
+        }
+    }
+}
+
+/// An event's receipt is a signal's without the intent (an event has no words).
+impl From<Receipt> for pb::PostEventResponse {
+    fn from(r: Receipt) -> pb::PostEventResponse {
+        let pb::ReportSignalResponse {
+            signal_id,
+            duplicate,
+            deliveries,
+            reached,
+            counts,
+            truncated,
+            intent: _,
+        } = r.into();
+        pb::PostEventResponse {
+            signal_id,
+            duplicate,
+            deliveries,
+            reached,
+            counts,
+            truncated,
         }
     }
 }

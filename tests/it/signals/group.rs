@@ -128,12 +128,13 @@ async fn concurrent_signals_reach_each_enrollment_once(backend: Backend) {
     }
 
     // Bob: exactly one reply woke him; the rest found him completed and reached nothing.
-    let bobs: Vec<&SignalReceipt> = receipts
+    let bobs: Vec<&ReportSignalResponse> = receipts
         .iter()
         .filter(|(who, _, _)| *who == "bob")
         .map(|(_, _, r)| r)
         .collect();
-    let woke: Vec<&&SignalReceipt> = bobs.iter().filter(|r| !r.deliveries.is_empty()).collect();
+    let woke: Vec<&&ReportSignalResponse> =
+        bobs.iter().filter(|r| !r.deliveries.is_empty()).collect();
     assert_eq!(woke.len(), 1, "{bobs:?}");
     assert_eq!(
         effects_of(&woke[0].deliveries),

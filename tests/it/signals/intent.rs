@@ -74,7 +74,7 @@ async fn report_words(
     channel: &str,
     text: &str,
     intent: &str,
-) -> Result<SignalReceipt, tonic::Status> {
+) -> Result<ReportSignalResponse, tonic::Status> {
     app.signals()
         .await
         .report_signal(app.authed(ReportSignalRequest {

@@ -222,7 +222,7 @@ async fn a_paused_enrollment_ignores_a_signal_but_an_opt_out_exits_it(backend: B
     let id = enroll(&app, "ann", &flow).await;
     let mut enrollments = app.enrollments().await;
     enrollments
-        .pause(app.authed(EnrollmentActionRequest { id: id.clone() }))
+        .pause(app.authed(PauseRequest { id: id.clone() }))
         .await
         .unwrap();
 
@@ -236,7 +236,7 @@ async fn a_paused_enrollment_ignores_a_signal_but_an_opt_out_exits_it(backend: B
 
     // Not buffered: after resume the wait still waits, and the old reply never wakes it.
     enrollments
-        .resume(app.authed(EnrollmentActionRequest { id: id.clone() }))
+        .resume(app.authed(ResumeRequest { id: id.clone() }))
         .await
         .unwrap();
     let e = enrollment(&app, &id).await;
@@ -247,7 +247,7 @@ async fn a_paused_enrollment_ignores_a_signal_but_an_opt_out_exits_it(backend: B
 
     // A meeting (exit_on) while paused is ignored too; an opt-out exits even a paused one.
     enrollments
-        .pause(app.authed(EnrollmentActionRequest { id: id.clone() }))
+        .pause(app.authed(PauseRequest { id: id.clone() }))
         .await
         .unwrap();
     let booked = report(&app, "ann", "meeting_booked", "", "").await;

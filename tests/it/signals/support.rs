@@ -261,7 +261,7 @@ pub async fn report(
     kind: &str,
     channel: &str,
     provider_id: &str,
-) -> SignalReceipt {
+) -> ReportSignalResponse {
     app.signals()
         .await
         .report_signal(app.authed(ReportSignalRequest {
@@ -276,7 +276,12 @@ pub async fn report(
         .into_inner()
 }
 
-pub async fn post_event(app: &TestApp, contact: &str, key: &str, payload: &str) -> SignalReceipt {
+pub async fn post_event(
+    app: &TestApp,
+    contact: &str,
+    key: &str,
+    payload: &str,
+) -> PostEventResponse {
     app.signals()
         .await
         .post_event(app.authed(PostEventRequest {
