@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-hits="$(grep -rnE 'SPEC §|SPEC\.md|[Ii]ssue [0-9]+' src proto tests docs scripts README.md \
+hits="$(grep -rnE 'SPEC §|SPEC\.md|[Ii]ssue [0-9]+' src proto tests docs scripts examples README.md \
     | grep -v '^scripts/check-self-contained\.sh:' || true)"
 if [ -n "$hits" ]; then
     echo "error: lines that cite the contract document or an issue number (cite docs/ or state the rule):" >&2
