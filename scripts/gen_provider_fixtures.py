@@ -15,8 +15,8 @@ signed the way each provider signs them, by implementations nudge shares no code
   again with the `mailgun` package's `SecurityGuard.verify_webhook`);
 - SendGrid Inbound Parse and Postmark: HTTP Basic credentials (neither signs its requests).
 
-Each payload is based on the provider's documented sample quoted in
-../shared/providers/WEBHOOKS.md (each builder below names the one it follows), moved into the
+Each payload is based on the provider's documented sample (each builder below names the one it
+follows: the provider's page, or the SDK test or library fixture it is in), moved into the
 test world the Rust test creates: account `default`, public URL https://nudge.example.com,
 contacts alice@example.com (+14155550100) and bob@example.com (+14155550101), and a sender
 whose email and calendar is rep@acme.example. Replies carry `In-Reply-To: <NUDGE_THREAD_ID>`
@@ -205,10 +205,10 @@ def mailgun_signature(case: str) -> dict:
 
 def mailgun_inbound_fields(case: str, headers, body_plain: str, stripped_text=None, stripped_sig=None,
                            recipient=REP, sender=ALICE, from_=None, extra_top=()):
-    """A Routes forward() post in parsed mode, as WEBHOOKS.md §1a's route-tester sample
-    (django-inbound-email `mailgun_post.py`): the envelope fields, every MIME header again as a
-    top-level field in its own case, body-plain, stripped-*, message-headers (JSON list of
-    [name, value]), then timestamp, token, signature."""
+    """A Routes forward() post in parsed mode, as Mailgun's route tester posts it (the sample in
+    django-inbound-email's inbound_email/tests/test_files/mailgun_post.py): the envelope fields,
+    every MIME header again as a top-level field in its own case, body-plain, stripped-*,
+    message-headers (JSON list of [name, value]), then timestamp, token, signature."""
     sig = mailgun_signature(case)
     header_map = {k.lower(): v for k, v in headers}
     fields = [
@@ -340,8 +340,10 @@ def mailgun() -> dict:
         ("timestamp", sig["timestamp"]), ("token", sig["token"]), ("signature", sig["signature"]),
     ]))
 
-    # Event webhooks: WEBHOOKS.md §1b's samples (anymail's failed / complained / unsubscribed
-    # events, Mailgun's webhook-payloads page), for alice's message.
+    # Event webhooks: the failed / complained / unsubscribed events of django-anymail's
+    # tests/test_mailgun_webhooks.py and of Mailgun's page
+    # documentation.mailgun.com/docs/mailgun/user-manual/webhooks/webhook-payloads, for alice's
+    # message.
     def event(case: str, data: dict) -> dict:
         body = {"signature": mailgun_signature(case)}
         if data is not None:
@@ -409,7 +411,8 @@ def sendgrid() -> dict:
     envelope = compact({"to": [REP], "from": ALICE})
 
     # "POST the raw, full MIME message" (send_raw): `email` instead of headers/text/html
-    # (WEBHOOKS.md §2a).
+    # (setting-up-the-inbound-parse-webhook.md in sendgrid/docs, under
+    # content/docs/for-developers/parsing-email/).
     raw = mime([
         ("Received", "by mx0047p1mdw1.sendgrid.net with SMTP id 7Ab3cD9eF1 Thu, 15 Jan 2026 11:59:52 +0000 (UTC)"),
         ("MIME-Version", "1.0"),
@@ -436,8 +439,9 @@ def sendgrid() -> dict:
                                     ("SPF", "pass"),
                                 ]))
 
-    # Parsed fields, WEBHOOKS.md §2a's "Example Default Payload", with `text` and `html` in
-    # ISO-8859-1 as `charsets` says (anymail's captured charset case): not UTF-8 → body_base64.
+    # Parsed fields, the "Example Default Payload" of that sendgrid/docs page, with `text` and
+    # `html` in ISO-8859-1 as `charsets` says (django-anymail's captured charset case,
+    # test_sendgrid_inbound.py test_inbound_charsets): not UTF-8 → body_base64.
     headers = (
         "Received: by mx0047p1mdw1.sendgrid.net with SMTP id 8Bc4dE0fG2 Thu, 15 Jan 2026 11:59:55 +0000 (UTC)\n"
         "MIME-Version: 1.0\n"
@@ -494,7 +498,7 @@ def sendgrid() -> dict:
 
 # --- SendGrid Event Webhook -----------------------------------------------------------------
 
-# sendgrid-python test/unit/test_eventwebhook.py (WEBHOOKS.md §2c), byte for byte.
+# sendgrid-python's test/unit/test_eventwebhook.py, byte for byte (the trailing CRLF is signed too).
 SG_VECTOR_KEY = ("MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE83T4O/n84iotIvIW4mdBgQ/7dAfSmpqIM8kF9mN1flpVKS3GRqe62gw+2fNNRaINXvVpiglSI8eNEc6wEA3F+g==")
 SG_VECTOR_SIGNATURE = "MEUCIGHQVtGj+Y3LkG9fLcxf3qfI10QysgDWmMOVmxG0u6ZUAiEAyBiXDWzM+uOe5W0JuG+luQAbPIqHh89M15TluLtEZtM="
 SG_VECTOR_TIMESTAMP = "1600112502"
@@ -543,7 +547,8 @@ def sendgrid_events() -> dict:
         e.update(extra)
         return e
 
-    # WEBHOOKS.md §2b's event.md sample, one event a request, for alice.
+    # The sample of sendgrid/docs content/docs/for-developers/tracking-events/event.md, one event a
+    # request, for alice.
     reqs["bounce"] = signed("bounce", [ev("bounce", "alice", 1768478390, ip="168.1.1.1", tls=1,
                                           reason="550 5.1.1 The email account that you tried to reach does not exist.",
                                           status="5.1.1", type="bounce", bounce_classification="Invalid Address")])
@@ -579,7 +584,8 @@ def sendgrid_events() -> dict:
 
 def sendgrid_vector() -> dict:
     if not EventWebhook(SG_VECTOR_KEY).verify_signature(SG_VECTOR_PAYLOAD, SG_VECTOR_SIGNATURE, SG_VECTOR_TIMESTAMP):
-        raise SystemExit("sendgrid-python's own test vector does not verify: WEBHOOKS.md §2c was copied wrong")
+        raise SystemExit("sendgrid-python's own test vector does not verify: SG_VECTOR_* differ from its "
+                         "test/unit/test_eventwebhook.py")
     return {"provider": "sendgrid-events", "secret": SG_VECTOR_KEY, "signed_at": int(SG_VECTOR_TIMESTAMP),
             "provider_message_ids": {"hello": "LRzXl_NHStOGhQ4kofSm_A"},
             "requests": {"dropped": request(path("/webhooks/email/sendgrid/events"), {
@@ -599,8 +605,8 @@ def postmark() -> dict:
     reqs = {}
     inbound_address = "4c1a2b3c0d9e8f7a6b5c4d3e2f1a0b9c@inbound.postmarkapp.com"
 
-    # Postmark's inbound webhook example (postmarkapp.com, as WEBHOOKS.md §3a quotes it and
-    # anymail's test_postmark_inbound.py follows), a reply from alice.
+    # Postmark's inbound webhook example (postmarkapp.com/developer/webhooks/inbound-webhook, which
+    # django-anymail's tests/test_postmark_inbound.py follows), a reply from alice.
     reqs["reply"] = request(inbound, headers, compact({
         "FromName": ALICE_NAME, "MessageStream": "inbound", "From": ALICE,
         "FromFull": {"Email": ALICE, "Name": ALICE_NAME, "MailboxHash": ""},
@@ -632,7 +638,7 @@ def postmark() -> dict:
         "MessageStream": "inbound", "Subject": "Re: " + SUBJECT, "TextBody": "Tuesday works.",
         "MessageID": "5d1e2f3a-0b4c-4d5e-8f6a-7b8c9d0e1f2a"}).encode())
 
-    # Bounce webhook: WEBHOOKS.md §3b's sample (anymail test_postmark_webhooks.py).
+    # Bounce webhook: the sample in django-anymail's tests/test_postmark_webhooks.py.
     def bounce(case: str, bid: int, kind: str, code: int, name: str, description: str, details: str, inactive: bool,
                record="Bounce"):
         return request(events, headers, compact({
@@ -651,7 +657,8 @@ def postmark() -> dict:
     reqs["spam_complaint"] = bounce("spam_complaint", 4323372038, "SpamComplaint", 512, "Spam complaint",
                                     "The subscriber explicitly marked this message as spam.",
                                     "Test spam complaint details", True, record="SpamComplaint")
-    # SubscriptionChange, Postmark's sample shape (WEBHOOKS.md §3b): alice unsubscribed
+    # SubscriptionChange, the shape of Postmark's sample
+    # (postmarkapp.com/developer/webhooks/subscription-change-webhook): alice unsubscribed
     # through the link (ManualSuppression by the Recipient).
     reqs["subscription_change"] = request(events, headers, compact({
         "RecordType": "SubscriptionChange", "MessageID": POSTMARK_IDS["alice"], "ServerID": 23,
@@ -705,7 +712,7 @@ def ses_key_and_cert():
     return key, cert
 
 
-# aws-php-sns-message-validator's order (WEBHOOKS.md §4a): the keys signed, when present.
+# aws-php-sns-message-validator's order (src/MessageValidator.php): the keys signed, when present.
 SNS_NOTIFICATION_KEYS = ["Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"]
 SNS_CONFIRMATION_KEYS = ["Message", "MessageId", "SubscribeURL", "Timestamp", "Token", "TopicArn", "Type"]
 
@@ -769,7 +776,7 @@ def ses() -> dict:
         "the subscription, visit the SubscribeURL included in this message.", "1")
 
     # SES's own notification examples (docs.aws.amazon.com/ses/latest/dg/notification-examples.html,
-    # as WEBHOOKS.md §4b quotes them), for alice's message.
+    # as django-anymail's tests/test_amazon_ses_webhooks.py copies them), for alice's message.
     mail = {
         "timestamp": "2026-01-15T11:59:55.000Z", "source": REP,
         "sourceArn": "arn:aws:ses:us-east-1:123456789012:identity/acme.example", "sourceIp": "203.0.113.10",
@@ -873,7 +880,8 @@ def twilio() -> dict:
         return request(p, {"Content-Type": "application/x-www-form-urlencoded", "X-Twilio-Signature": sig},
                        urlencoded(pairs))
 
-    # Message status callbacks: WEBHOOKS.md §5b's sample parameter set.
+    # Message status callbacks: the parameters Twilio's guide lists
+    # (twilio.com/docs/messaging/guides/track-outbound-message-status).
     def status(sid: str, to: str, st: str, **extra) -> dict:
         params = {"AccountSid": TWILIO_ACCOUNT_SID, "ApiVersion": "2010-04-01", "From": TWILIO_NUMBER,
                   "MessageSid": sid, "MessageStatus": st, "SmsSid": sid, "SmsStatus": st, "To": to}
@@ -888,7 +896,8 @@ def twilio() -> dict:
         "AccountSid": TWILIO_ACCOUNT_SID, "ApiVersion": "2010-04-01", "ErrorCode": "30008", "From": TWILIO_NUMBER,
         "MessageStatus": "failed", "To": ALICE_PHONE})
 
-    # Voice call status callbacks: WEBHOOKS.md §5c's sample parameter set.
+    # Voice call status callbacks: the parameters of twilio.com/docs/usage/webhooks/voice-webhooks
+    # (call status callbacks) and twilio.com/docs/voice/answering-machine-detection (AnsweredBy).
     seq = iter(range(1, 100))
 
     def call(case: str, st: str, to=ALICE_PHONE, **extra) -> dict:
@@ -936,7 +945,8 @@ def calendly() -> dict:
     ev2, inv2 = "A11CEEVENT000002", "A11CEINVITEE0002"
 
     def invitee(ev: str, inv: str, start: str, end: str, status="active", **extra) -> dict:
-        # WEBHOOKS.md §6's v2 invitee sample with its scheduled_event block.
+        # Calendly's v2 invitee.created example (developer.calendly.com's webhook docs), with the
+        # scheduled_event block its current docs add.
         d = {
             "cancel_url": f"https://calendly.com/cancellations/{inv}", "created_at": "2026-01-15T11:59:58.000000Z",
             "email": ALICE, "event": f"{api}/scheduled_events/{ev}", "first_name": "Alice", "last_name": "Example",
@@ -1016,7 +1026,8 @@ def calcom() -> dict:
     uid1, uid2 = "a11ceBk0000000000000001", "a11ceBk0000000000000002"
 
     def booking(uid: str, booking_id: int, start: str, end: str, status="ACCEPTED", **extra) -> dict:
-        # The example payload of Cal.com's webhooks.mdx (WEBHOOKS.md §7).
+        # The example payload of Cal.com's docs/developing/guides/automation/webhooks.mdx
+        # (calcom/cal.com).
         d = {"type": "30min", "title": f"30min between {REP_NAME} and {ALICE_NAME}", "description": "",
              "additionalNotes": "", "customInputs": {}, "startTime": start, "endTime": end,
              "organizer": organizer,
@@ -1166,7 +1177,8 @@ def check(doc: dict) -> str:
             pub = x509.load_pem_x509_certificate(f.read()).public_key()
         for name, req in reqs.items():
             m = json.loads(req["body"])
-            # Appendix B of WEBHOOKS.md: the PHP validator's superset of keys, in its order.
+            # aws-php-sns-message-validator's src/MessageValidator.php: its superset of keys, in
+            # its order.
             keys = ["Message", "MessageId", "Subject", "SubscribeURL", "Timestamp", "Token", "TopicArn", "Type"]
             s = "".join(f"{k}\n{m[k]}\n" for k in keys if k in m)
             h = hashes.SHA1() if m["SignatureVersion"] == "1" else hashes.SHA256()

@@ -1,7 +1,10 @@
-//! Booking providers (`../shared/providers/WEBHOOKS.md` §6–§7): Calendly v2 signs
-//! `Calendly-Webhook-Signature: t=…,v1=…` (hex HMAC-SHA256 of `t.body`, 3 minutes' tolerance);
-//! Cal.com signs `X-Cal-Signature-256` (hex HMAC-SHA256 of the body) and carries `createdAt`
-//! inside the signed body, which is checked as its timestamp. Both become [`MeetingNotice`]s.
+//! Booking providers: Calendly v2 signs `Calendly-Webhook-Signature: t=…,v1=…` (hex
+//! HMAC-SHA256 of `t.body`, 3 minutes' tolerance; Calendly's
+//! developer.calendly.com/api-docs/overview/webhooks/webhook-signatures); Cal.com signs
+//! `X-Cal-Signature-256` (hex HMAC-SHA256 of the body) and carries `createdAt` inside the signed
+//! body, which is checked as its timestamp (the calcom/cal.com repository's
+//! `packages/features/webhooks/lib/sendPayload.ts` and
+//! `docs/developing/guides/automation/webhooks.mdx`). Both become [`MeetingNotice`]s.
 
 use super::{
     check_fresh, forged, hmac_sha256_matches, malformed, MeetingChange, MeetingNotice, Notice,
@@ -281,7 +284,7 @@ mod tests {
         DateTime::from_timestamp(secs, 0).unwrap()
     }
 
-    // WEBHOOKS.md §6's computed vector.
+    // Computed with Calendly's documented scheme and a test key (no vector of Calendly's own).
     const CALENDLY_BODY: &str = r#"{"event":"invitee.created","created_at":"2020-11-23T17:51:19.000000Z","payload":{"email":"test@example.com","scheduled_event":{"start_time":"2020-11-24T17:00:00.000000Z","event_memberships":[{"user_email":"host@example.com"}]}}}"#;
     const CALENDLY_SIG: &str =
         "t=1606153879,v1=f9320843336cd1da5fde5910b8f3b0d4247b120e6f0482b7a51b2fb0f2ad455f";
@@ -372,7 +375,7 @@ mod tests {
         assert!(calendly(&body("invitee.exploded", serde_json::json!({}))).is_err());
     }
 
-    // WEBHOOKS.md §7's computed vector.
+    // Computed with Cal.com's scheme (sendPayload.ts) and a test secret (Cal.com ships none).
     const CALCOM_BODY: &str = r#"{"triggerEvent":"BOOKING_CREATED","createdAt":"2023-05-24T09:30:00.538Z","payload":{"uid":"bFJeNb2uX8ANpT3JL5EfXw","startTime":"2023-05-25T09:30:00Z","organizer":{"email":"pro@example.com"},"attendees":[{"email":"john.doe@example.com"}]}}"#;
     const CALCOM_SIG: &str = "bdae716480e92d2c7fab17a10eb14423463f7b8ee50dfcc785cd9ecb428a24c8";
 

@@ -1,8 +1,10 @@
-//! Mailgun (`../shared/providers/WEBHOOKS.md` §1): Routes `forward()` posts inbound mail as a
-//! form (multipart when it has attachments); event webhooks post JSON. Both are signed the
-//! same way: `signature` = hex HMAC-SHA256(signing key, `timestamp` ‖ `token`). The body is not
-//! covered, so the token is single use (remembered, [`Reading::replay`]) and the timestamp must
-//! be within [`TOLERANCE_SECS`] of the clock.
+//! Mailgun: Routes `forward()` posts inbound mail as a form (multipart when it has
+//! attachments); event webhooks post JSON. Both are signed the same way: `signature` = hex
+//! HMAC-SHA256(signing key, `timestamp` ‖ `token`). The body is not covered, so the token is
+//! single use (remembered, [`Reading::replay`]) and the timestamp must be within
+//! [`TOLERANCE_SECS`] of the clock. Mailgun's pages, under
+//! documentation.mailgun.com/docs/mailgun/user-manual/: `receive-forward-store/receive-http`
+//! (inbound), `webhooks/webhook-payloads` (events) and `webhooks/securing-webhooks` (signing).
 
 use super::form::Form;
 use super::{

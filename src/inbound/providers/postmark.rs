@@ -1,7 +1,9 @@
-//! Postmark (`../shared/providers/WEBHOOKS.md` §3): inbound mail and delivery events as JSON,
-//! unsigned; the basic-auth credentials the account put in the webhook URL authenticate them.
-//! The event hook takes every `RecordType`: `Bounce`, `SpamComplaint` and `SubscriptionChange`
-//! are acted on, `Delivery`, `Open` and `Click` answer 2xx and store nothing.
+//! Postmark: inbound mail and delivery events as JSON, unsigned; the basic-auth credentials the
+//! account put in the webhook URL authenticate them. The event hook takes every `RecordType`:
+//! `Bounce`, `SpamComplaint` and `SubscriptionChange` are acted on, `Delivery`, `Open` and
+//! `Click` answer 2xx and store nothing. Postmark's pages, under
+//! postmarkapp.com/developer/webhooks/: `inbound-webhook`, `subscription-change-webhook` and
+//! `webhooks-overview` ("Protecting your webhook").
 
 use super::{malformed, EmailEvent, EmailNotice, Notice, Reading, Refusal};
 use crate::inbound::classify::BounceType;

@@ -1,7 +1,10 @@
-//! SendGrid (`../shared/providers/WEBHOOKS.md` §2): the Inbound Parse webhook posts inbound
-//! mail as multipart/form-data, unsigned (the account's basic-auth credentials in the URL
-//! authenticate it); the Event Webhook posts a JSON array of events, signed with ECDSA P-256
-//! over `timestamp ‖ raw body` (`X-Twilio-Email-Event-Webhook-Signature`, `…-Timestamp`).
+//! SendGrid: the Inbound Parse webhook posts inbound mail as multipart/form-data, unsigned (the
+//! account's basic-auth credentials in the URL authenticate it); the Event Webhook posts a JSON
+//! array of events, signed with ECDSA P-256 over `timestamp ‖ raw body`
+//! (`X-Twilio-Email-Event-Webhook-Signature`, `…-Timestamp`). SendGrid's pages, in the
+//! sendgrid/docs repository under `content/docs/for-developers/`:
+//! `parsing-email/setting-up-the-inbound-parse-webhook.md`, `tracking-events/event.md` and
+//! `tracking-events/getting-started-event-webhook-security-features.md`.
 
 use super::form::Form;
 use super::{check_fresh, forged, malformed, EmailEvent, EmailNotice, Notice, Reading, Refusal};
@@ -261,7 +264,7 @@ fn decode(bytes: &[u8], charset: Option<&str>) -> String {
 mod tests {
     use super::*;
 
-    // sendgrid-python's test/unit/test_eventwebhook.py (WEBHOOKS.md §2c, [VERIFIED]).
+    // sendgrid-python's test/unit/test_eventwebhook.py, byte for byte (the CRLF is signed too).
     const PUBLIC_KEY: &str = "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE83T4O/n84iotIvIW4mdBgQ/7dAfSmpqIM8kF9mN1flpVKS3GRqe62gw+2fNNRaINXvVpiglSI8eNEc6wEA3F+g==";
     const SIGNATURE: &str = "MEUCIGHQVtGj+Y3LkG9fLcxf3qfI10QysgDWmMOVmxG0u6ZUAiEAyBiXDWzM+uOe5W0JuG+luQAbPIqHh89M15TluLtEZtM=";
     const TIMESTAMP: &str = "1600112502";

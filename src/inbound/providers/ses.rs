@@ -1,10 +1,12 @@
-//! Amazon SES notifications through SNS (`../shared/providers/WEBHOOKS.md` §4). SNS posts a
-//! JSON envelope (as `text/plain`) signed with RSA: `SignatureVersion` 1 is SHA1withRSA, 2 is
-//! SHA256withRSA, over `Key\nValue\n` of a fixed list of keys; the certificate is at
-//! `SigningCertURL`, which must be `https://sns.<region>.amazonaws.com/….pem`. Fetching and
-//! caching it is the edge's; checking the URL, the certificate's validity and the signature is
-//! here. The SES message inside (`Message`, a JSON string) is one of two schemas:
-//! `notificationType` (identity notifications) or `eventType` (configuration-set events).
+//! Amazon SES notifications through SNS. SNS posts a JSON envelope (as `text/plain`) signed
+//! with RSA: `SignatureVersion` 1 is SHA1withRSA, 2 is SHA256withRSA, over `Key\nValue\n` of a
+//! fixed list of keys; the certificate is at `SigningCertURL`, which must be
+//! `https://sns.<region>.amazonaws.com/….pem`. Fetching and caching it is the edge's; checking
+//! the URL, the certificate's validity and the signature is here. The SES message inside
+//! (`Message`, a JSON string) is one of two schemas: `notificationType` (identity
+//! notifications) or `eventType` (configuration-set events). AWS documents the envelope and its
+//! signature at docs.aws.amazon.com/sns/latest/dg/sns-verify-signature-of-message.html, the SES
+//! messages at docs.aws.amazon.com/ses/latest/dg/notification-examples.html.
 
 use super::{forged, malformed, EmailEvent, EmailNotice, Notice, Reading, Refusal};
 use crate::inbound::classify::BounceType;
@@ -435,8 +437,8 @@ pub fn notices(envelope: &Envelope) -> Result<Reading, Refusal> {
 mod tests {
     use super::*;
 
-    /// The certificate of aws-php-sns-message-validator's functional tests (WEBHOOKS.md,
-    /// appendix A): valid 2021-09-07 to 2022-08-17.
+    /// The certificate of aws-php-sns-message-validator's functional tests
+    /// (tests/FunctionalValidationsTest.php): valid 2021-09-07 to 2022-08-17.
     pub const AWS_TEST_CERT: &str =
         include_str!("../../../fixtures/providers/ses/aws-test-cert.pem");
 

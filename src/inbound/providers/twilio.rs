@@ -1,8 +1,11 @@
-//! Twilio's status callbacks (`../shared/providers/WEBHOOKS.md` §5), signed like its SMS
-//! webhook (`X-Twilio-Signature`, [`crate::inbound::signing::twilio_verify`]): a message's
-//! status (`MessageStatus`, `ErrorCode`) and a Voice call's (`CallStatus`, `CallDuration`,
-//! `AnsweredBy`). Callbacks arrive out of order and more than once; only final statuses are
-//! acted on, and acting on one twice changes nothing.
+//! Twilio's status callbacks, signed like its SMS webhook (`X-Twilio-Signature`,
+//! [`crate::inbound::signing::twilio_verify`]): a message's status (`MessageStatus`,
+//! `ErrorCode`) and a Voice call's (`CallStatus`, `CallDuration`, `AnsweredBy`). Callbacks
+//! arrive out of order and more than once; only final statuses are acted on, and acting on one
+//! twice changes nothing. Twilio documents them at
+//! twilio.com/docs/messaging/guides/track-outbound-message-status (messages),
+//! twilio.com/docs/usage/webhooks/voice-webhooks (calls) and
+//! twilio.com/docs/voice/answering-machine-detection (`AnsweredBy`).
 
 use super::form::Form;
 use super::{
@@ -155,7 +158,8 @@ mod tests {
 
     #[test]
     fn message_statuses() {
-        // WEBHOOKS.md §5b's sample.
+        // An undelivered message, with the parameters Twilio's track-outbound-message-status
+        // guide lists (illustrative values).
         let r = message_status(&form(&[
             ("AccountSid", "ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"),
             ("ApiVersion", "2010-04-01"),
@@ -202,7 +206,8 @@ mod tests {
 
     #[test]
     fn call_statuses() {
-        // WEBHOOKS.md §5c's sample.
+        // A completed call a machine answered, with the parameters of Twilio's voice-webhooks
+        // and answering-machine-detection pages (illustrative values).
         let r = call_status(&form(&[
             ("AccountSid", "AC1"),
             ("AnsweredBy", "machine_end_beep"),
