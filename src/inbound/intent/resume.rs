@@ -14,12 +14,14 @@
 //!   the year's first day;
 //! - in N days / weeks / months (`in 3 weeks`, `in drei Monaten`, `dans 10 jours`, `d'ici 15
 //!   jours`, `dentro de 2 meses`, `daqui a 3 semanas`, `over 2 weken`, `tra 2 mesi`, `within`,
-//!   `innerhalb von`, `binnen`, `entro`): that many after arrival;
+//!   `innerhalb von`, `binnen`, `entro`; `in about 6 weeks`): that many after arrival;
 //! - the new year after a cue (`after New Year`, `in the new year`, `nach Neujahr`, `après le
 //!   nouvel an`, `después de año nuevo`, `dopo capodanno`): the next 1 January;
 //! - a German calendar week (`KW 3`, `KW12`, `Kalenderwoche 3`): its Monday, the next such week.
 //!
-//! Anything vaguer ("after the holidays", "later this year", "in a few weeks") names no date.
+//! A "then" in a sentence with no date of its own ("write me then", "Mi scriva allora") points to
+//! the last date before it. Anything vaguer ("after the holidays", "later this year", "in a few
+//! weeks") names no date.
 
 use super::tables::{tokenize, Token};
 use chrono::{Datelike, Duration, Months, NaiveDate, Weekday};
@@ -228,6 +230,30 @@ const IN_WORDS: &[&str] = &[
     "within",
     "innerhalb",
 ];
+/// Words of approximation between "in" and a count ("in about 6 weeks"): the count stands.
+const APPROXIMATELY: &[&str] = &[
+    "about",
+    "around",
+    "roughly",
+    "approximately",
+    "approx",
+    "circa",
+    "ca",
+    "etwa",
+    "ungefahr",
+    "rund",
+    "environ",
+    "unos",
+    "unas",
+    "aproximadamente",
+    "cerca",
+    "uns",
+    "umas",
+    "ongeveer",
+    "zo'n",
+    "zon",
+];
+
 /// Plural (and singular) counting units.
 const COUNT_UNITS: &[(&str, Unit)] = &[
     ("fortnight", Unit::Fortnight),
@@ -376,16 +402,70 @@ pub fn resume_on(text: &str, arrival: NaiveDate, english: bool) -> Option<NaiveD
             found.push((tokens[i].start, day, d));
         }
     }
-    // The date the person asks to be contacted on wins ("off until 18 May; mail me on 19
-    // May"), then one that is not the end of an absence ("until"), then a named day over a
-    // month or a quarter, then the first written.
+    // A "then" that points back ("off until the 5th, but budgets are set in Q2 — write me
+    // then") names the last date before it; else the date the person asks to be contacted on
+    // wins ("off until 18 May; mail me on 19 May"), then one that is not the end of an absence
+    // ("until"), then a named day over a month or a quarter, then the first written.
+    let then = then_at(&tokens, &found);
+    let pointed = then.and_then(|t| {
+        found
+            .iter()
+            .filter(|(at, _, _)| *at < t)
+            .max_by_key(|(at, _, _)| *at)
+            .map(|(at, _, _)| *at)
+    });
     found
         .into_iter()
         .min_by_key(|(at, day, _)| {
             let i = tokens.iter().position(|t| t.end > *at).unwrap_or(0);
-            (!contact_cue(&tokens, i), until_cue(&tokens, i), !day, *at)
+            (
+                pointed != Some(*at),
+                !contact_cue(&tokens, i),
+                until_cue(&tokens, i),
+                !day,
+                *at,
+            )
         })
         .map(|(_, _, d)| d)
+}
+
+/// Where a word that points back to a date stands ("then", "dann", "alors", "entonces",
+/// "então", "allora", "à ce moment-là", "nessa época") in a sentence that names no date of its
+/// own ("dann gerne im März", "we'll have next year's budget by then"), after one that does: a
+/// byte offset.
+fn then_at(tokens: &[Token], found: &[(usize, bool, NaiveDate)]) -> Option<usize> {
+    const THEN: &[&str] = &[
+        "then", "dann", "alors", "entonces", "entao", "allora", "dan", "daarna",
+    ];
+    const THEN_PAIRS: &[(&str, &str)] = &[
+        ("moment", "la"),
+        ("nessa", "epoca"),
+        ("nesse", "momento"),
+        ("ese", "momento"),
+        ("dat", "moment"),
+        ("quel", "momento"),
+        ("diesem", "zeitpunkt"),
+        ("that", "point"),
+    ];
+    (0..tokens.len()).find_map(|k| {
+        let w = tokens[k].word.as_str();
+        let next = tokens.get(k + 1).map_or("", |t| t.word.as_str());
+        let then = THEN.contains(&w) || THEN_PAIRS.contains(&(w, next));
+        if !then {
+            return None;
+        }
+        let at = tokens[k].start;
+        let start = (0..=k)
+            .rev()
+            .find(|&j| j == 0 || tokens[j].boundary >= super::tables::SENTENCE)
+            .map_or(0, |j| tokens[j].start);
+        let end = (k + 1..tokens.len())
+            .find(|&j| tokens[j].boundary >= super::tables::SENTENCE)
+            .map_or(usize::MAX, |j| tokens[j].start);
+        let dated_here = found.iter().any(|(d, _, _)| *d >= start && *d < end);
+        let dated_before = found.iter().any(|(d, _, _)| *d < start);
+        (dated_before && !dated_here).then_some(at)
+    })
 }
 
 /// Verbs of getting in touch again, in the seven languages (folded).
@@ -637,8 +717,12 @@ fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate> 
     // in N days/weeks/months; dentro de N; daqui a N
     if IN_WORDS.contains(&word) {
         // "in a fortnight", "daqui a 3 semanas", "dentro de 2 meses"
+        // "in about 6 weeks", "in etwa drei Wochen", "dans environ 10 jours": the same count.
         for k in [1, 2] {
-            if k == 2 && !matches!(next(1), Some("de" | "a" | "von")) {
+            let between = next(1).unwrap_or("");
+            if k == 2
+                && !(matches!(between, "de" | "a" | "von") || APPROXIMATELY.contains(&between))
+            {
                 break;
             }
             if let (Some(n), Some(unit)) =
@@ -1136,6 +1220,32 @@ mod tests {
                 Some("2027-01-11"),
             ),
             ("bellen tussen 9-12 uur", "2026-12-04", false, None),
+            (
+                "back in about 6 weeks, drop me a line then",
+                "2026-07-08",
+                true,
+                Some("2026-08-19"),
+            ),
+            ("dans environ 10 jours", "2026-12-04", false, Some("2026-12-14")),
+            // "then" points back to the last date before it, not to the end of an absence.
+            (
+                "Estoy de vacaciones hasta el 20 de julio, pero el presupuesto no se aprueba hasta enero. Contacta conmigo entonces.",
+                "2026-07-06",
+                false,
+                Some("2027-01-01"),
+            ),
+            (
+                "sono in ferie fino al 25 agosto, ma il budget per il prossimo anno lo decidiamo a ottobre. Mi scriva allora.",
+                "2026-08-03",
+                false,
+                Some("2026-10-01"),
+            ),
+            (
+                "Ich bin bis zum 12.06. weg, dann gerne im Juli.",
+                "2026-06-02",
+                false,
+                Some("2026-07-01"),
+            ),
             // "je reprends le 24 août" is the day of return, not the day to write.
             (
                 "Je reprends le 24 août. Écrivez-moi à partir du 1er septembre",
