@@ -1212,7 +1212,7 @@ const DAY_WORDS: &[&str] = &[
     "stasera",
 ];
 
-/// A word that says a time of day ("3pm", "14h30", "4:30", "noon"): `Some(true)`; a bare
+/// A word that says a time of day ("3pm", "14h30", "4:30", "noon", "lunch"): `Some(true)`; a bare
 /// number that may be one ("at 2"): `Some(false)`, which the next word decides.
 fn clock_word(word: &str) -> Option<bool> {
     // Dutch says an hour as a word of its own: "na tienen", "om twaalven".
@@ -1224,6 +1224,12 @@ fn clock_word(word: &str) -> Option<bool> {
             | "mittag"
             | "mediodia"
             | "mezzogiorno"
+            | "lunch"
+            | "mittagessen"
+            | "mittagspause"
+            | "dejeuner"
+            | "almoco"
+            | "pranzo"
             | "tweeen"
             | "drieen"
             | "vijven"
@@ -1704,6 +1710,11 @@ fn find_all(text: &str, detected: Option<Language>) -> (Vec<Found>, Vec<Token>) 
         }
         let phrase = compiled.phrase;
         let negator = if pattern_negates(phrase.pattern) {
+            // "It's not that we're not interested": the no is itself denied; the phrase it
+            // holds is read on its own.
+            if double_negation(&tokens, i) {
+                return;
+            }
             None
         } else {
             // A negator of the phrase's language or of the text's; any, when the text is too
@@ -1716,6 +1727,8 @@ fn find_all(text: &str, detected: Option<Language>) -> (Vec<Found>, Vec<Token>) 
             negator_before(&tokens, i, &negates, &joins)
                 .or(skipped.filter(|&k| negates(&tokens[k].word)))
                 .or_else(|| negator_after(&tokens, end, &negates))
+                .or_else(|| french_negation(&tokens, i, end))
+                .filter(|&k| !double_negation(&tokens, k))
         };
         let intent = match (negator, phrase.intent) {
             // Negated into nothing, the phrase still covers its words: "Dienstag passt nicht"
@@ -2032,7 +2045,9 @@ fn negator_after(tokens: &[Token], end: usize, negates: &dyn Fn(&str) -> bool) -
         if t.boundary > 0 {
             return None;
         }
-        if NEGATORS_AFTER.contains(&t.word.as_str()) && negates(&t.word) {
+        // "ça m'intéresse pas mal": "pas mal" is "quite", not a negation.
+        let pas_mal = t.word == "pas" && tokens.get(k + 1).is_some_and(|n| n.word == "mal");
+        if NEGATORS_AFTER.contains(&t.word.as_str()) && negates(&t.word) && !pas_mal {
             return Some(k);
         }
         if k > end
@@ -2044,6 +2059,44 @@ fn negator_after(tokens: &[Token], end: usize, negates: &dyn Fn(&str) -> bool) -
         }
     }
     None
+}
+
+/// "ne … pas" around a phrase is French whatever language the reply was taken for ("Merci mais
+/// ça ne nous intéresse pas" read as Portuguese): the `ne` in the three words before it, with
+/// `pas`, `plus`, `jamais` or `rien` right after it.
+fn french_negation(tokens: &[Token], i: usize, end: usize) -> Option<usize> {
+    let after = tokens.get(end).is_some_and(|t| {
+        t.boundary == 0 && matches!(t.word.as_str(), "pas" | "plus" | "jamais" | "rien")
+    }) && !tokens
+        .get(end + 1)
+        .is_some_and(|t| t.word == "mal" && t.boundary == 0);
+    if !after {
+        return None;
+    }
+    (i.saturating_sub(3)..i)
+        .rev()
+        .take_while(|&k| tokens[k + 1].boundary == 0)
+        .find(|&k| matches!(tokens[k].word.as_str(), "ne" | "n"))
+}
+
+/// Whether the negator at `k` is itself denied: "no es que no nos interese", "não é que não
+/// tenha interesse", "non è che non mi interessi", "it's not that we're not interested", "nicht
+/// dass es uns nicht interessiert" — a yes said twice over.
+fn double_negation(tokens: &[Token], k: usize) -> bool {
+    let that = (k.saturating_sub(4)..k)
+        .rev()
+        .take_while(|&j| tokens[j + 1].boundary == 0)
+        .find(|&j| {
+            matches!(
+                tokens[j].word.as_str(),
+                "que" | "che" | "that" | "dass" | "dat"
+            )
+        });
+    that.is_some_and(|j| {
+        (j.saturating_sub(2)..j)
+            .take_while(|_| tokens[j].boundary == 0)
+            .any(|n| NEGATORS_BEFORE.contains(&tokens[n].word.as_str()))
+    })
 }
 
 /// Words between a verb and the negation after it that leave the negation where it is.
