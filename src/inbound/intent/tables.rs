@@ -242,6 +242,11 @@ const EN: &[Row] = &[
     (L, 2.0, Some(L), "pick this|it|things back up / pick this|it up again", "Let's pick this back up in spring."),
     // A quarter that names a thing ("the Q3 webinar") is not a time to write.
     (O, 0.0, None, "q1|q2|q3|q4 webinar|webinars|report|results|numbers|event|invoice|earnings|newsletter|release|update", "Will the Q3 webinar be recorded?"),
+    // A no to a call is no no to the rest ("no need for a call, just email me the deck"); not
+    // wishing to receive more is a stop.
+    (O, 0.0, None, "no need for|of ~ call|meeting|demo|presentation|pitch|intro|chat|walkthrough / no ~ call|meeting|demo|presentation|pitch needed|necessary|required", "No need for a call, just send me the pricing."),
+    (I, 2.0, None, "email|mail|text|send me ~ the|your|a|some ~ deck|pricing|prices|info|details|brochure|proposal|quote|one-pager|overview", "No call needed, just email me the deck."),
+    (U, 3.0, None, "not ~ receive|receiving|get|getting ~ further|more|additional ~ emails|messages|mails|mailings|texts|calls|communications|marketing", "I'd prefer not to receive any further emails from you."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -866,10 +871,12 @@ const NL: &[Row] = &[
     (I, 2.0, None, "geen slecht|verkeerd moment", "Geen slecht moment, bel me maar."),
     (U, 3.0, None, "blijven|blijft ~ mailen|bellen|sturen|benaderen|appen|mailen / hoe vaak ~ nog ~ zeggen|vragen", "Waarom blijven jullie me mailen?"),
     // No more texts, "it does not fit us", passing, building it oneself, a date in the calendar.
-    (U, 3.0, None, "geen ~ sms|smsjes|berichtjes|appjes|whatsapps|whatsappjes ~ meer", "Stuur me geen sms meer aub."),
+    (U, 3.0, None, "geen ~ sms|smsjes|berichtjes|appjes|whatsapps|whatsappjes|info|informatie|aanbiedingen|reclame ~ meer", "Stuur me geen sms meer aub."),
     (N, 2.5, None, "dit|dat|het past ~ niet bij ons|mij / we|wij|ik slaan|sla ~ over / zelf|intern ~ gebouwd|ontwikkeld|opgelost|geprogrammeerd", "Dit past gewoon niet bij ons."),
     (L, 2.5, Some(L), "agenda|kalender voor|op|in ~ &|#|20*|q1|q2|q3|q4|volgend*|begin|eind|half|medio", "Zet het maar in je agenda voor maart."),
     (U, 3.0, None, "staak|staakt|stop|stopt ~ toezending*|verzending*|mailings|mailing / toezending*|verzending*|mailings ~ ~ staken|stopzetten|stoppen", "Gelieve de toezendingen te staken."),
+    (O, 0.0, None, "geen ~ belletje|call|demo|presentatie|pitch|afspraak|meeting|gesprek|toelichting ~ nodig", "Geen belletje nodig, stuur me gewoon de prijzen."),
+    (I, 2.0, None, "stuur|stuurt ~ ~ prijs*|prijslijst|offerte|tarieven|brochure|voorstel", "Ik hoef geen demo, maar stuur me wel de prijslijst."),
 ];
 
 const IT: &[Row] = &[
