@@ -3,7 +3,8 @@
 //!
 //! - an absolute date: `2027-03-03`, `03.03.` / `3.3.2027` (day first), `3/3` (month first in
 //!   English, day first otherwise), `17-08` (day first, outside English), `March 3` / `3 March`
-//!   / `3. März` / `3 de marzo` / `the 2nd of February` / `il primo marzo`; without a year, the
+//!   / `3. März` / `3 de marzo` / `the 2nd of February` / `il primo marzo` / `15 ago`, `12 gen`,
+//!   `3 mrt` (a short month with its day, outside English); without a year, the
 //!   next such day after arrival;
 //! - a month after a cue (`in March`, `im März`, `en mars`, `a partir de marzo`, `a marzo`,
 //!   `early March`, `before April`, `come September`, `dès janvier`): the 1st of the next such
@@ -398,7 +399,7 @@ pub fn resume_on(text: &str, arrival: NaiveDate, english: bool) -> Option<NaiveD
         .map(|(at, d)| (at, true, d))
         .collect();
     for i in 0..tokens.len() {
-        if let Some((d, day)) = at(&tokens, i, arrival) {
+        if let Some((d, day)) = at(&tokens, i, arrival, english) {
             found.push((tokens[i].start, day, d));
         }
     }
@@ -634,17 +635,17 @@ fn until_cue(tokens: &[Token], i: usize) -> bool {
 }
 
 /// A date that starts at token `i`, and whether it names a day (not a month, a quarter, …).
-fn at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<(NaiveDate, bool)> {
-    let found = date_at(tokens, i, arrival)?;
+fn at(tokens: &[Token], i: usize, arrival: NaiveDate, english: bool) -> Option<(NaiveDate, bool)> {
+    let found = date_at(tokens, i, arrival, english)?;
     // A month with a day next to it is a day; a month alone, a quarter, a unit are not.
     let word = |k: usize| tokens.get(k).map_or("", |t| t.word.as_str());
-    let precise = month_of(word(i)).is_some()
+    let precise = (month_of(word(i)).is_some() || short_month(word(i)).is_some())
         && (day_number(word(i + 1)).is_some() || day_before(tokens, i).is_some());
     Some((found, precise))
 }
 
 /// [`at`]'s date.
-fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate> {
+fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate, english: bool) -> Option<NaiveDate> {
     let word = tokens[i].word.as_str();
     let next = |k: usize| tokens.get(i + k).map(|t| t.word.as_str());
     let prev = (i > 0).then(|| tokens[i - 1].word.as_str());
@@ -750,7 +751,39 @@ fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate> 
             return Some(first_of_month(month, year, arrival));
         }
     }
+    // A short month of the other languages ("15 ago", "il 12 gen", "3 mrt", "a 10 out") only with
+    // its day, and not in English: alone, or there, they are words ("ago", "out", "set").
+    if let Some(month) = short_month(word).filter(|_| !english) {
+        let day_after = next(1).and_then(day_number).filter(|_| !is_year(next(1)));
+        if let Some(day) = day_before(tokens, i).or(day_after) {
+            return date_in(month, day, year_after(tokens, i + 1), arrival);
+        }
+    }
     None
+}
+
+/// The short month names of Spanish, Portuguese, Italian, Dutch and French that the
+/// out-of-office reader's table does not know (folded).
+fn short_month(word: &str) -> Option<u32> {
+    const SHORT: &[(&str, u32)] = &[
+        ("ene", 1),
+        ("gen", 1),
+        ("fev", 2),
+        ("fevr", 2),
+        ("febbr", 2),
+        ("mrt", 3),
+        ("abr", 4),
+        ("mag", 5),
+        ("giu", 6),
+        ("lug", 7),
+        ("ago", 8),
+        ("set", 9),
+        ("sett", 9),
+        ("out", 10),
+        ("ott", 10),
+        ("dic", 12),
+    ];
+    SHORT.iter().find(|(w, _)| *w == word).map(|(_, m)| *m)
 }
 
 /// The first day of the new year named at `i` after a cue, in the seven languages: the next
@@ -1227,6 +1260,11 @@ mod tests {
                 Some("2026-08-19"),
             ),
             ("dans environ 10 jours", "2026-12-04", false, Some("2026-12-14")),
+            ("mi scriva il 12 gen", "2026-12-04", false, Some("2027-01-12")),
+            ("escríbeme el 15 ago", "2026-05-04", false, Some("2026-08-15")),
+            ("volte a falar comigo a 10 out", "2026-05-04", false, Some("2026-10-10")),
+            ("mail me op 3 mrt", "2026-12-04", false, Some("2027-03-03")),
+            ("I'm out 3 weeks, try me later", "2026-12-04", true, None),
             // "then" points back to the last date before it, not to the end of an absence.
             (
                 "Estoy de vacaciones hasta el 20 de julio, pero el presupuesto no se aprueba hasta enero. Contacta conmigo entonces.",
