@@ -1,19 +1,20 @@
 //! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 2,450 replies in
 //! seven languages, written by nine writers apart and, for `tune5.jsonl`, by a later round's
-//! tuner. `tune*.jsonl` (1,680) are what the phrase tables were tuned on — `tune7.jsonl` was the
-//! third held-out part until its figures were reported; the three `holdout*.jsonl` parts (770)
-//! were written without sight of the tables or of the tuning parts, and their figures are the
-//! ones reported (`docs/signals.md`, "Reply intent"). Run with `--nocapture` to
-//! print the report: accuracy by language and by intent, the confusion matrix, `unsubscribe`'s
-//! precision and recall, interested replies taken for a no, `resume_on` and referrals. The
-//! tuning parts' misses are printed; the held-out parts' are not (tuning must not read them).
+//! tuner. `tune*.jsonl` (1,960) are what the phrase tables were tuned on — `tune7.jsonl` and
+//! `tune8.jsonl` were the third and fourth held-out parts until their figures were reported; the
+//! two `holdout*.jsonl` parts (490) were written without sight of the tables or of the tuning
+//! parts, and their figures are the ones reported (`docs/signals.md`, "Reply intent"). Run with
+//! `--nocapture` to print the report: accuracy by language and by intent, the confusion matrix,
+//! `unsubscribe`'s precision and recall, interested replies taken for a no, `resume_on` and
+//! referrals. The tuning parts' misses are printed; the held-out parts' are not (tuning must not
+//! read them).
 
 use nudge::inbound::intent::{classify, Intent, Reply};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// The parts the tables were tuned on.
-const TUNING_PARTS: [&str; 7] = [
+const TUNING_PARTS: [&str; 8] = [
     "tune.jsonl",
     "tune2.jsonl",
     "tune3.jsonl",
@@ -21,6 +22,7 @@ const TUNING_PARTS: [&str; 7] = [
     "tune5.jsonl",
     "tune6.jsonl",
     "tune7.jsonl",
+    "tune8.jsonl",
 ];
 
 #[derive(Debug, Deserialize)]
@@ -401,60 +403,14 @@ fn the_second_held_out_part() {
     );
 }
 
-/// The fourth held-out part, written by a ninth writer apart from everything (from the intent
-/// definitions alone) while the tenth round tuned the tables on `tune7`: the measure of that
-/// round. Its misses are not printed. Met on it: accuracy ≥ 0.90 (0.904) and ≥ 0.80 in each
-/// language (0.875 the lowest), `unsubscribe` precision ≥ 0.97 (0.979). Not met, asserted at the
-/// figure measured so a change can only raise it: `unsubscribe` recall (0.939; target 0.97),
-/// an interested reply taken for a no (0.071; target ≤ 0.01), `resume_on` exact (0.857; target
-/// 0.95).
-#[test]
-fn the_fourth_held_out_part() {
-    let samples = load("holdout4.jsonl");
-    let r = report("Fourth held-out part", &judge(&samples));
-    println!("{}", r.text);
-    assert!(
-        r.accuracy >= 0.90,
-        "accuracy {:.3} (measured 0.904)",
-        r.accuracy
-    );
-    assert!(
-        r.worst_language.1 >= 0.875,
-        "accuracy in {}: {:.3} (measured 0.875)",
-        r.worst_language.0,
-        r.worst_language.1
-    );
-    assert!(
-        r.unsubscribe_precision >= 0.97,
-        "unsubscribe precision {:.3} (measured 0.979)",
-        r.unsubscribe_precision
-    );
-    assert!(
-        r.unsubscribe_recall >= 0.93,
-        "unsubscribe recall {:.3} (measured 0.939)",
-        r.unsubscribe_recall
-    );
-    assert!(
-        r.interested_as_no <= 0.072,
-        "interested taken for a no: {:.3} (measured 0.071)",
-        r.interested_as_no
-    );
-    assert!(
-        r.resume_exact >= 0.85,
-        "resume_on exact {:.3} (measured 0.857)",
-        r.resume_exact
-    );
-}
-
 /// The corpus is what its README promises: 30 replies per language in each part, every intent
 /// in every language, and the hard cases tagged.
 #[test]
 fn the_corpus_covers_every_intent_in_every_language() {
-    for file in
-        TUNING_PARTS
-            .iter()
-            .copied()
-            .chain(["holdout.jsonl", "holdout2.jsonl", "holdout4.jsonl"])
+    for file in TUNING_PARTS
+        .iter()
+        .copied()
+        .chain(["holdout.jsonl", "holdout2.jsonl"])
     {
         let samples = load(file);
         let mut seen: BTreeMap<(String, Intent), usize> = BTreeMap::new();

@@ -3,7 +3,8 @@
 //!
 //! - an absolute date: `2027-03-03`, `03.03.` / `3.3.2027` (day first), `3/3` (month first in
 //!   English, day first otherwise), `17-08` (day first, outside English), `March 3` / `3 March`
-//!   / `3. März` / `3 de marzo` / `the 2nd of February` / `il primo marzo`; without a year, the
+//!   / `3. März` / `3 de marzo` / `the 2nd of February` / `il primo marzo` / `15 ago`, `12 gen`,
+//!   `3 mrt` (a short month with its day, outside English); without a year, the
 //!   next such day after arrival;
 //! - a month after a cue (`in March`, `im März`, `en mars`, `a partir de marzo`, `a marzo`,
 //!   `early March`, `before April`, `come September`, `dès janvier`): the 1st of the next such
@@ -14,12 +15,14 @@
 //!   the year's first day;
 //! - in N days / weeks / months (`in 3 weeks`, `in drei Monaten`, `dans 10 jours`, `d'ici 15
 //!   jours`, `dentro de 2 meses`, `daqui a 3 semanas`, `over 2 weken`, `tra 2 mesi`, `within`,
-//!   `innerhalb von`, `binnen`, `entro`): that many after arrival;
+//!   `innerhalb von`, `binnen`, `entro`; `in about 6 weeks`): that many after arrival;
 //! - the new year after a cue (`after New Year`, `in the new year`, `nach Neujahr`, `après le
 //!   nouvel an`, `después de año nuevo`, `dopo capodanno`): the next 1 January;
 //! - a German calendar week (`KW 3`, `KW12`, `Kalenderwoche 3`): its Monday, the next such week.
 //!
-//! Anything vaguer ("after the holidays", "later this year", "in a few weeks") names no date.
+//! A "then" in a sentence with no date of its own ("write me then", "Mi scriva allora") points to
+//! the last date before it. Anything vaguer ("after the holidays", "later this year", "in a few
+//! weeks") names no date.
 
 use super::tables::{tokenize, Token};
 use chrono::{Datelike, Duration, Months, NaiveDate, Weekday};
@@ -228,6 +231,30 @@ const IN_WORDS: &[&str] = &[
     "within",
     "innerhalb",
 ];
+/// Words of approximation between "in" and a count ("in about 6 weeks"): the count stands.
+const APPROXIMATELY: &[&str] = &[
+    "about",
+    "around",
+    "roughly",
+    "approximately",
+    "approx",
+    "circa",
+    "ca",
+    "etwa",
+    "ungefahr",
+    "rund",
+    "environ",
+    "unos",
+    "unas",
+    "aproximadamente",
+    "cerca",
+    "uns",
+    "umas",
+    "ongeveer",
+    "zo'n",
+    "zon",
+];
+
 /// Plural (and singular) counting units.
 const COUNT_UNITS: &[(&str, Unit)] = &[
     ("fortnight", Unit::Fortnight),
@@ -372,20 +399,74 @@ pub fn resume_on(text: &str, arrival: NaiveDate, english: bool) -> Option<NaiveD
         .map(|(at, d)| (at, true, d))
         .collect();
     for i in 0..tokens.len() {
-        if let Some((d, day)) = at(&tokens, i, arrival) {
+        if let Some((d, day)) = at(&tokens, i, arrival, english) {
             found.push((tokens[i].start, day, d));
         }
     }
-    // The date the person asks to be contacted on wins ("off until 18 May; mail me on 19
-    // May"), then one that is not the end of an absence ("until"), then a named day over a
-    // month or a quarter, then the first written.
+    // A "then" that points back ("off until the 5th, but budgets are set in Q2 — write me
+    // then") names the last date before it; else the date the person asks to be contacted on
+    // wins ("off until 18 May; mail me on 19 May"), then one that is not the end of an absence
+    // ("until"), then a named day over a month or a quarter, then the first written.
+    let then = then_at(&tokens, &found);
+    let pointed = then.and_then(|t| {
+        found
+            .iter()
+            .filter(|(at, _, _)| *at < t)
+            .max_by_key(|(at, _, _)| *at)
+            .map(|(at, _, _)| *at)
+    });
     found
         .into_iter()
         .min_by_key(|(at, day, _)| {
             let i = tokens.iter().position(|t| t.end > *at).unwrap_or(0);
-            (!contact_cue(&tokens, i), until_cue(&tokens, i), !day, *at)
+            (
+                pointed != Some(*at),
+                !contact_cue(&tokens, i),
+                until_cue(&tokens, i),
+                !day,
+                *at,
+            )
         })
         .map(|(_, _, d)| d)
+}
+
+/// Where a word that points back to a date stands ("then", "dann", "alors", "entonces",
+/// "então", "allora", "à ce moment-là", "nessa época") in a sentence that names no date of its
+/// own ("dann gerne im März", "we'll have next year's budget by then"), after one that does: a
+/// byte offset.
+fn then_at(tokens: &[Token], found: &[(usize, bool, NaiveDate)]) -> Option<usize> {
+    const THEN: &[&str] = &[
+        "then", "dann", "alors", "entonces", "entao", "allora", "dan", "daarna",
+    ];
+    const THEN_PAIRS: &[(&str, &str)] = &[
+        ("moment", "la"),
+        ("nessa", "epoca"),
+        ("nesse", "momento"),
+        ("ese", "momento"),
+        ("dat", "moment"),
+        ("quel", "momento"),
+        ("diesem", "zeitpunkt"),
+        ("that", "point"),
+    ];
+    (0..tokens.len()).find_map(|k| {
+        let w = tokens[k].word.as_str();
+        let next = tokens.get(k + 1).map_or("", |t| t.word.as_str());
+        let then = THEN.contains(&w) || THEN_PAIRS.contains(&(w, next));
+        if !then {
+            return None;
+        }
+        let at = tokens[k].start;
+        let start = (0..=k)
+            .rev()
+            .find(|&j| j == 0 || tokens[j].boundary >= super::tables::SENTENCE)
+            .map_or(0, |j| tokens[j].start);
+        let end = (k + 1..tokens.len())
+            .find(|&j| tokens[j].boundary >= super::tables::SENTENCE)
+            .map_or(usize::MAX, |j| tokens[j].start);
+        let dated_here = found.iter().any(|(d, _, _)| *d >= start && *d < end);
+        let dated_before = found.iter().any(|(d, _, _)| *d < start);
+        (dated_before && !dated_here).then_some(at)
+    })
 }
 
 /// Verbs of getting in touch again, in the seven languages (folded).
@@ -554,17 +635,17 @@ fn until_cue(tokens: &[Token], i: usize) -> bool {
 }
 
 /// A date that starts at token `i`, and whether it names a day (not a month, a quarter, …).
-fn at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<(NaiveDate, bool)> {
-    let found = date_at(tokens, i, arrival)?;
+fn at(tokens: &[Token], i: usize, arrival: NaiveDate, english: bool) -> Option<(NaiveDate, bool)> {
+    let found = date_at(tokens, i, arrival, english)?;
     // A month with a day next to it is a day; a month alone, a quarter, a unit are not.
     let word = |k: usize| tokens.get(k).map_or("", |t| t.word.as_str());
-    let precise = month_of(word(i)).is_some()
+    let precise = (month_of(word(i)).is_some() || short_month(word(i)).is_some())
         && (day_number(word(i + 1)).is_some() || day_before(tokens, i).is_some());
     Some((found, precise))
 }
 
 /// [`at`]'s date.
-fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate> {
+fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate, english: bool) -> Option<NaiveDate> {
     let word = tokens[i].word.as_str();
     let next = |k: usize| tokens.get(i + k).map(|t| t.word.as_str());
     let prev = (i > 0).then(|| tokens[i - 1].word.as_str());
@@ -637,8 +718,12 @@ fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate> 
     // in N days/weeks/months; dentro de N; daqui a N
     if IN_WORDS.contains(&word) {
         // "in a fortnight", "daqui a 3 semanas", "dentro de 2 meses"
+        // "in about 6 weeks", "in etwa drei Wochen", "dans environ 10 jours": the same count.
         for k in [1, 2] {
-            if k == 2 && !matches!(next(1), Some("de" | "a" | "von")) {
+            let between = next(1).unwrap_or("");
+            if k == 2
+                && !(matches!(between, "de" | "a" | "von") || APPROXIMATELY.contains(&between))
+            {
                 break;
             }
             if let (Some(n), Some(unit)) =
@@ -666,7 +751,39 @@ fn date_at(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate> 
             return Some(first_of_month(month, year, arrival));
         }
     }
+    // A short month of the other languages ("15 ago", "il 12 gen", "3 mrt", "a 10 out") only with
+    // its day, and not in English: alone, or there, they are words ("ago", "out", "set").
+    if let Some(month) = short_month(word).filter(|_| !english) {
+        let day_after = next(1).and_then(day_number).filter(|_| !is_year(next(1)));
+        if let Some(day) = day_before(tokens, i).or(day_after) {
+            return date_in(month, day, year_after(tokens, i + 1), arrival);
+        }
+    }
     None
+}
+
+/// The short month names of Spanish, Portuguese, Italian, Dutch and French that the
+/// out-of-office reader's table does not know (folded).
+fn short_month(word: &str) -> Option<u32> {
+    const SHORT: &[(&str, u32)] = &[
+        ("ene", 1),
+        ("gen", 1),
+        ("fev", 2),
+        ("fevr", 2),
+        ("febbr", 2),
+        ("mrt", 3),
+        ("abr", 4),
+        ("mag", 5),
+        ("giu", 6),
+        ("lug", 7),
+        ("ago", 8),
+        ("set", 9),
+        ("sett", 9),
+        ("out", 10),
+        ("ott", 10),
+        ("dic", 12),
+    ];
+    SHORT.iter().find(|(w, _)| *w == word).map(|(_, m)| *m)
 }
 
 /// The first day of the new year named at `i` after a cue, in the seven languages: the next
@@ -1136,6 +1253,37 @@ mod tests {
                 Some("2027-01-11"),
             ),
             ("bellen tussen 9-12 uur", "2026-12-04", false, None),
+            (
+                "back in about 6 weeks, drop me a line then",
+                "2026-07-08",
+                true,
+                Some("2026-08-19"),
+            ),
+            ("dans environ 10 jours", "2026-12-04", false, Some("2026-12-14")),
+            ("mi scriva il 12 gen", "2026-12-04", false, Some("2027-01-12")),
+            ("escríbeme el 15 ago", "2026-05-04", false, Some("2026-08-15")),
+            ("volte a falar comigo a 10 out", "2026-05-04", false, Some("2026-10-10")),
+            ("mail me op 3 mrt", "2026-12-04", false, Some("2027-03-03")),
+            ("I'm out 3 weeks, try me later", "2026-12-04", true, None),
+            // "then" points back to the last date before it, not to the end of an absence.
+            (
+                "Estoy de vacaciones hasta el 20 de julio, pero el presupuesto no se aprueba hasta enero. Contacta conmigo entonces.",
+                "2026-07-06",
+                false,
+                Some("2027-01-01"),
+            ),
+            (
+                "sono in ferie fino al 25 agosto, ma il budget per il prossimo anno lo decidiamo a ottobre. Mi scriva allora.",
+                "2026-08-03",
+                false,
+                Some("2026-10-01"),
+            ),
+            (
+                "Ich bin bis zum 12.06. weg, dann gerne im Juli.",
+                "2026-06-02",
+                false,
+                Some("2026-07-01"),
+            ),
             // "je reprends le 24 août" is the day of return, not the day to write.
             (
                 "Je reprends le 24 août. Écrivez-moi à partir du 1er septembre",

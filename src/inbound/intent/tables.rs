@@ -236,6 +236,17 @@ const EN: &[Row] = &[
     // Exasperation is a stop request: "why do you keep emailing me?", "how many times do I have to
     // ask?", "I've unsubscribed three times" (in every language).
     (U, 3.0, None, "why|you ~ keep|keeps ~ emailing|mailing|contacting|messaging|texting|calling|writing|spamming|sending / how many times ~ ~ ask|asked|tell|told|say|said / harassment|harassing / already unsubscribed / unsubscribed ~ times|twice|already|before", "Why do you keep emailing me?"),
+    // A calendar entry for a date defers to it.
+    (L, 2.5, Some(L), "in your|the calendar|diary for ~ &|q1|q2|q3|q4|next|early|mid|late|end|beginning", "Put it in your calendar for March and we'll talk then."),
+    (U, 3.0, None, "discontinue|suspend ~ all|any|your|the|these ~ emails|mailings|messages|communications|contact|outreach", "Please discontinue all emails to this address."),
+    (L, 2.0, Some(L), "pick this|it|things back up / pick this|it up again", "Let's pick this back up in spring."),
+    // A quarter that names a thing ("the Q3 webinar") is not a time to write.
+    (O, 0.0, None, "q1|q2|q3|q4 webinar|webinars|report|results|numbers|event|invoice|earnings|newsletter|release|update", "Will the Q3 webinar be recorded?"),
+    // A no to a call is no no to the rest ("no need for a call, just email me the deck"); not
+    // wishing to receive more is a stop.
+    (O, 0.0, None, "no need for|of ~ call|meeting|demo|presentation|pitch|intro|chat|walkthrough / no ~ call|meeting|demo|presentation|pitch needed|necessary|required", "No need for a call, just send me the pricing."),
+    (I, 2.0, None, "email|mail|text|send me ~ the|your|a|some ~ deck|pricing|prices|info|details|brochure|proposal|quote|one-pager|overview", "No call needed, just email me the deck."),
+    (U, 3.0, None, "not ~ receive|receiving|get|getting ~ further|more|additional ~ emails|messages|mails|mailings|texts|calls|communications|marketing", "I'd prefer not to receive any further emails from you."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -279,7 +290,7 @@ const DE: &[Row] = &[
     (N, 2.0, None, "kein budget", "Kein Budget."),
     (N, 1.5, Some(I), "zufrieden", "Wir sind mit dem bisherigen Anbieter zufrieden."),
     (N, 2.5, None, "keinen wechsel|bedarf", "Wir planen keinen Wechsel."),
-    (N, 2.5, None, "nicht ~ relevant|passend|fur uns", "Nicht relevant für uns."),
+    (N, 2.5, None, "nicht ~ relevant|passend / nicht fur uns", "Nicht relevant für uns."),
     (N, 2.0, None, "absage|absagen", "Wir müssen absagen."),
     (W, 3.0, None, "nicht ~ zustandig|zustaendig|verantwortlich", "Ich bin nicht zuständig."),
     (O, 2.5, Some(W), "zustandig|zustaendig|verantwortlich|entscheide*", "Dafür bin ich nicht zuständig."),
@@ -367,6 +378,13 @@ const DE: &[Row] = &[
     (W, 2.5, None, "das macht|machen bei uns / bei mir ~ falsch|verkehrt / sind sie ~ falsch|verkehrt", "Das macht bei uns der Einkauf."),
     (I, 2.0, None, "kein schlechter|ungunstiger zeitpunkt|moment", "Kein schlechter Zeitpunkt, rufen Sie an."),
     (U, 3.0, None, "schreiben|mailen|kontaktieren|anrufen|belastigen|nerven|schicken ~ ~ standig|dauernd|andauernd|staendig / standig|dauernd|andauernd|staendig ~ mails|nachrichten|anrufe|e / wie oft ~ noch ~ sagen|schreiben|bitten", "Warum schreiben Sie mir ständig?"),
+    // "Im Moment passt es nicht" defers, as does picking a topic up again on a date; a request to
+    // stop the mailings is a stop; having built it oneself, or passing, is a no.
+    (L, 3.0, None, "moment|augenblick|derzeit|aktuell|gerade|momentan|jetzt passt|passen ~ nicht", "Im Moment passt es leider nicht."),
+    (L, 2.0, Some(L), "nochmal|nochmals|erneut|wieder aufgreifen|angehen|besprechen|aufnehmen|anschauen|ansehen / noch einmal aufgreifen|angehen|besprechen|anschauen|ansehen", "Können wir das am 15.09. nochmal aufgreifen?"),
+    (U, 3.0, None, "stellen sie ~ zusendung*|mailings|werbung|kontaktaufnahme*|anschreiben|nachrichten|mails|emails / zusendung*|mailings|werbung|kontaktaufnahme*|anschreiben ~ einstellen|einzustellen", "Bitte stellen Sie die Zusendungen an diese Adresse ein."),
+    (N, 2.5, None, "selbst|selber|intern ~ gebaut|entwickelt|programmiert|gelost|umgesetzt|gebastelt", "Wir haben das inzwischen selbst gebaut."),
+    (N, 2.5, None, "^ich passe / ich|wir muss|mussen ~ passen / aber ich passe", "Ich passe."),
 ];
 
 const FR: &[Row] = &[
@@ -387,7 +405,7 @@ const FR: &[Row] = &[
     (L, 2.5, Some(L), "recontact*|revenez|reviens|revenir|relancez|relancer|relancerez / relance moi|nous / reprendre contact / refaire un point", "Recontactez-moi en mars."),
     (L, 2.5, Some(L), "dans # jours|semaines|mois", "Dans 2 mois."),
     (L, 1.0, Some(L), "mois|semaine|annee|an|trimestre ~ prochain|prochaine", "Le mois prochain."),
-    (L, 2.0, Some(L), "en|apres|debut|fin|courant|mi|de|du|au|le ~ janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre", "Revenez vers moi en mars."),
+    (L, 2.0, Some(L), "en|apres|debut|fin|courant|mi|partir|du|au|le ~ janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre", "Revenez vers moi en mars."),
     (L, 1.0, Some(L), "trimestre / semestre", "Au troisième trimestre."),
     (L, 2.5, Some(L), "apres ~ vacances|fetes|ete|rentree|salon|lancement|migration", "Après les fêtes."),
     (L, 3.0, Some(L), "mauvais moment", "Mauvais moment pour nous."),
@@ -487,6 +505,8 @@ const FR: &[Row] = &[
     (L, 2.5, Some(L), "moment|instant|actuellement ~ ~ pas d actualite|prioritaire / pas d actualite|prioritaire pour le|l ~ moment|instant", "Pour le moment ce n'est pas d'actualité chez nous."),
     (I, 2.0, None, "pas un mauvais moment", "Ce n'est pas un mauvais moment, appelez-moi."),
     (U, 3.0, None, "continuez|continuer ~ m|me|nous ~ ecrire|envoyer|contacter|appeler|relancer|solliciter|spammer / combien de fois ~ dire|demander|repeter", "Pourquoi continuez-vous à m'écrire ?"),
+    // No need to take me off the list (it is not a request), however it is said.
+    (O, 0.0, None, "inutile|besoin|peine de ~ retirer|desinscrire|supprimer|enlever|rayer|radier ~ ~ liste|listes|fichier|fichiers|base|contacts", "Inutile de me retirer de votre liste."),
 ];
 
 const ES: &[Row] = &[
@@ -509,7 +529,7 @@ const ES: &[Row] = &[
     (L, 2.5, Some(L), "mas adelante / mas tarde / en otro momento / a futuro", "Más adelante."),
     (L, 2.5, Some(L), "dentro de # dias|semanas|meses|dia|semana|mes / en # dias|semanas|meses", "Dentro de 2 meses."),
     (L, 1.0, Some(L), "proximo|proxima ~ semana|mes|ano|trimestre|semestre", "El próximo trimestre."),
-    (L, 2.0, Some(L), "en|de|para|principios|finales|mediados ~ enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre", "A partir de marzo."),
+    (L, 2.0, Some(L), "en|partir|para|principios|finales|mediados|despues ~ enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre / # de &", "A partir de marzo."),
     (L, 1.0, Some(L), "trimestre / semestre", "En el tercer trimestre."),
     (L, 2.5, Some(L), "vuelve|vuelva|volvamos|retomar|retomemos|retomamos|recontacta|recontacte|escribeme|escribame|contactame|contacteme|buscame|escribenos|contactanos ~ en|mas|despues|dentro|a|el|la|para|entonces", "Escríbeme en marzo."),
     (O, 3.0, Some(L), "buen momento", "No es buen momento."),
@@ -598,6 +618,13 @@ const ES: &[Row] = &[
     (N, 3.0, None, "ni este|esta ~ ano|mes|trimestre ni", "Ni este año ni el próximo."),
     (I, 2.0, None, "no es ~ mal momento", "No es mal momento, llámame."),
     (U, 3.0, None, "siguen|sigues|sigue ~ escribiendo|enviando|mandando|llamando|contactando|molestando / cuantas veces ~ pedir|decir|repetir", "¿Por qué me siguen escribiendo?"),
+    // A quarter or a month to look at it in, with no budget before then; passing; a request to
+    // suspend the mailings.
+    (L, 2.5, Some(L), "vemos|hablamos|retomamos|miramos en|a ~ trimestre|&|ano|mes|semana|verano|otono|invierno|primavera", "Lo vemos en el cuarto trimestre."),
+    (L, 2.5, None, "antes no ~ hay|tenemos|tendremos ~ presupuesto / antes no ~ hay|tenemos|tendremos ~ presupuesto para / hasta entonces no ~ hay|tenemos|tendremos ~ presupuesto", "Antes no hay presupuesto para herramientas nuevas."),
+    (N, 2.5, None, "^gracias|muchas ~ ~ pero paso|pasamos", "Gracias pero paso."),
+    (U, 3.0, None, "cesen|cese|suspendan|suspenda|detengan|detenga ~ envio*|correo*|mensaje*|comunicacion*|email*|mail*", "Suspendan los envíos a esta dirección."),
+    (N, 2.5, None, "lo desarrollamos|construimos|hicimos ~ nosotros|internamente / desarrollo|herramienta|solucion propio|propia|interno|interna", "Lo desarrollamos nosotros hace años."),
 ];
 
 const PT: &[Row] = &[
@@ -618,7 +645,7 @@ const PT: &[Row] = &[
     (L, 2.5, Some(L), "daqui a # dias|semanas|meses|dia|semana|mes / daqui # dias|semanas|meses / dentro de # dias|semanas|meses|dia|semana|mes / em # dias|semanas|meses", "Daqui a 3 meses."),
     (L, 1.0, Some(L), "proximo|proxima ~ semana|mes|ano|trimestre|semestre", "No próximo trimestre."),
     (L, 2.0, Some(L), "ano|mes|semana que|q vem", "Ano que vem."),
-    (L, 2.0, Some(L), "em|de|inicio|final|meados ~ janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro", "Em março."),
+    (L, 2.0, Some(L), "em|partir|inicio|final|meados|depois ~ janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro / # de &", "Em março."),
     (L, 1.0, Some(L), "trimestre / semestre", "No terceiro trimestre."),
     (L, 2.5, Some(L), "volte|volta|voltar|retome|retomar|retomamos|procure|contate|escreva|contacte|chama|chame|contactar ~ em|depois|mais|daqui|no|a|na|comigo|semana|mes|ano|proxima|proximo / entre em contato ~ em|depois|mais|daqui|no|a|na / fale comigo ~ em|depois|mais|daqui|no|a|na", "Me procure em março."),
     (O, 3.0, Some(L), "bom momento / boa altura", "Não é um bom momento."),
@@ -719,6 +746,12 @@ const PT: &[Row] = &[
     (N, 3.0, None, "nem este|esse|neste|nesse ~ ano|mes|trimestre nem", "Nem este ano nem o próximo."),
     (I, 2.0, None, "nao e ~ mau momento|hora / pode|podem|podes ~ mandar|enviar|passar", "Não prometo nada, mas pode mandar a apresentação."),
     (U, 3.0, None, "continuam|continuas ~ mandando|enviando|escrevendo|ligando|mandar|enviar|escrever|ligar / quantas vezes ~ pedir|dizer|falar|repetir", "Por que vocês continuam me mandando email?"),
+    // "Não voltem a contactar-me", passing, a request to suspend the mailings.
+    (U, 3.0, None, "nao voltem|voltar|volte a ~ contactar*|contatar*|escrever*|ligar*|enviar*|mandar*|incomodar*", "Peço que não voltem a contactar-me."),
+    (N, 2.5, None, "^obrigad*|agradeco|valeu|grato|grata ~ ~ mas vamos|vou passar / ^vamos|vou passar", "Agradeço, mas vamos passar."),
+    (U, 3.0, None, "cessem|suspendam|suspenda|interrompam ~ envio*|email*|mensage*|comunicac*|contato*|contacto*", "Suspendam os envios para este endereço."),
+    // "Ainda não a recebi" is something not arrived yet, not a deferral.
+    (O, 0.0, None, "ainda nao ~ recebi|recebemos|recebeu|chegou|chegaram|paguei|pagamos|vi|li", "Ainda não a recebi."),
 ];
 
 const NL: &[Row] = &[
@@ -734,7 +767,7 @@ const NL: &[Row] = &[
     (I, 1.5, None, "^ja|prima|top|akkoord|zeker|graag / ^ja graag / ^ja hoor", "Ja"),
     (I, 1.0, None, "prima|akkoord|zeker", "Prima, doe maar."),
     (L, 3.0, Some(L), "nu niet", "Nu niet."),
-    (L, 2.5, Some(L), "moment|momenteel|voorlopig|even|nog ~ niet", "Op dit moment niet."),
+    (L, 2.5, Some(L), "moment|momenteel|voorlopig|even ~ niet / nog niet / nog ~ even|eventjes|echt|helemaal niet", "Op dit moment niet."),
     (L, 2.0, Some(L), "later / in de toekomst", "Later misschien."),
     (L, 2.5, Some(L), "over # dagen|weken|maanden|dag|week|maand", "Over 2 maanden."),
     (L, 1.0, Some(L), "volgende|volgend|komend|komende|vlgnde|vlg ~ week|maand|jaar|kwartaal", "Volgend jaar."),
@@ -837,6 +870,13 @@ const NL: &[Row] = &[
     (O, 0.0, None, "geen ~ lange|uitgebreide|hele ~ demo|presentatie|pitch|verhaal ~ nodig", "Geen lange demo nodig, stuur me gewoon de prijzen."),
     (I, 2.0, None, "geen slecht|verkeerd moment", "Geen slecht moment, bel me maar."),
     (U, 3.0, None, "blijven|blijft ~ mailen|bellen|sturen|benaderen|appen|mailen / hoe vaak ~ nog ~ zeggen|vragen", "Waarom blijven jullie me mailen?"),
+    // No more texts, "it does not fit us", passing, building it oneself, a date in the calendar.
+    (U, 3.0, None, "geen ~ sms|smsjes|berichtjes|appjes|whatsapps|whatsappjes|info|informatie|aanbiedingen|reclame ~ meer", "Stuur me geen sms meer aub."),
+    (N, 2.5, None, "dit|dat|het past ~ niet bij ons|mij / we|wij|ik slaan|sla ~ over / zelf|intern ~ gebouwd|ontwikkeld|opgelost|geprogrammeerd", "Dit past gewoon niet bij ons."),
+    (L, 2.5, Some(L), "agenda|kalender voor|op|in ~ &|#|20*|q1|q2|q3|q4|volgend*|begin|eind|half|medio", "Zet het maar in je agenda voor maart."),
+    (U, 3.0, None, "staak|staakt|stop|stopt ~ toezending*|verzending*|mailings|mailing / toezending*|verzending*|mailings ~ ~ staken|stopzetten|stoppen", "Gelieve de toezendingen te staken."),
+    (O, 0.0, None, "geen ~ belletje|call|demo|presentatie|pitch|afspraak|meeting|gesprek|toelichting ~ nodig", "Geen belletje nodig, stuur me gewoon de prijzen."),
+    (I, 2.0, None, "stuur|stuurt ~ ~ prijs*|prijslijst|offerte|tarieven|brochure|voorstel", "Ik hoef geen demo, maar stuur me wel de prijslijst."),
 ];
 
 const IT: &[Row] = &[
@@ -949,6 +989,11 @@ const IT: &[Row] = &[
     (N, 3.0, None, "ne quest|questo|questa ~ anno|mese|trimestre ne", "Né quest'anno né il prossimo."),
     (I, 2.0, None, "non e ~ brutto|cattivo momento", "Non è un brutto momento, chiamami."),
     (U, 3.0, None, "continuate|continui ~ a ~ scrivermi|chiamarmi|contattarmi|mandarmi|scrivere|inviare|mandare|chiamare / quante volte ~ dire|dirvi|chiedere|ripetere", "Perché continuate a scrivermi?"),
+    // Passing after thanks, "ci sto", a request to suspend the mailings.
+    (N, 2.5, None, "^grazie|ringrazio ~ ~ ma passo|passiamo", "Grazie, ma passo."),
+    (I, 2.0, None, "^ci sto / ok|okay ci sto / va bene ci sto", "Ok, ci sto."),
+    (U, 3.0, None, "sospendete|sospenda|interrompete|interrompa|cessate|cessi ~ invio|invii|email|mail|comunicazioni|messaggi", "Sospendete gli invii a questo indirizzo."),
+    (N, 2.5, None, "sviluppato|sviluppata|costruito|costruita ~ in casa / sviluppato|sviluppata|costruito|costruita ~ internamente / sviluppato|sviluppata|costruito|costruita da noi / fatto|fatta in casa", "L'abbiamo sviluppato in casa."),
 ];
 
 /// A table with its language.
@@ -1212,7 +1257,7 @@ const DAY_WORDS: &[&str] = &[
     "stasera",
 ];
 
-/// A word that says a time of day ("3pm", "14h30", "4:30", "noon"): `Some(true)`; a bare
+/// A word that says a time of day ("3pm", "14h30", "4:30", "noon", "lunch"): `Some(true)`; a bare
 /// number that may be one ("at 2"): `Some(false)`, which the next word decides.
 fn clock_word(word: &str) -> Option<bool> {
     // Dutch says an hour as a word of its own: "na tienen", "om twaalven".
@@ -1224,6 +1269,12 @@ fn clock_word(word: &str) -> Option<bool> {
             | "mittag"
             | "mediodia"
             | "mezzogiorno"
+            | "lunch"
+            | "mittagessen"
+            | "mittagspause"
+            | "dejeuner"
+            | "almoco"
+            | "pranzo"
             | "tweeen"
             | "drieen"
             | "vijven"
@@ -1704,6 +1755,11 @@ fn find_all(text: &str, detected: Option<Language>) -> (Vec<Found>, Vec<Token>) 
         }
         let phrase = compiled.phrase;
         let negator = if pattern_negates(phrase.pattern) {
+            // "It's not that we're not interested": the no is itself denied; the phrase it
+            // holds is read on its own.
+            if double_negation(&tokens, i) {
+                return;
+            }
             None
         } else {
             // A negator of the phrase's language or of the text's; any, when the text is too
@@ -1716,6 +1772,8 @@ fn find_all(text: &str, detected: Option<Language>) -> (Vec<Found>, Vec<Token>) 
             negator_before(&tokens, i, &negates, &joins)
                 .or(skipped.filter(|&k| negates(&tokens[k].word)))
                 .or_else(|| negator_after(&tokens, end, &negates))
+                .or_else(|| french_negation(&tokens, i, end))
+                .filter(|&k| !double_negation(&tokens, k))
         };
         let intent = match (negator, phrase.intent) {
             // Negated into nothing, the phrase still covers its words: "Dienstag passt nicht"
@@ -2032,7 +2090,9 @@ fn negator_after(tokens: &[Token], end: usize, negates: &dyn Fn(&str) -> bool) -
         if t.boundary > 0 {
             return None;
         }
-        if NEGATORS_AFTER.contains(&t.word.as_str()) && negates(&t.word) {
+        // "ça m'intéresse pas mal": "pas mal" is "quite", not a negation.
+        let pas_mal = t.word == "pas" && tokens.get(k + 1).is_some_and(|n| n.word == "mal");
+        if NEGATORS_AFTER.contains(&t.word.as_str()) && negates(&t.word) && !pas_mal {
             return Some(k);
         }
         if k > end
@@ -2044,6 +2104,44 @@ fn negator_after(tokens: &[Token], end: usize, negates: &dyn Fn(&str) -> bool) -
         }
     }
     None
+}
+
+/// "ne … pas" around a phrase is French whatever language the reply was taken for ("Merci mais
+/// ça ne nous intéresse pas" read as Portuguese): the `ne` in the three words before it, with
+/// `pas`, `plus`, `jamais` or `rien` right after it.
+fn french_negation(tokens: &[Token], i: usize, end: usize) -> Option<usize> {
+    let after = tokens.get(end).is_some_and(|t| {
+        t.boundary == 0 && matches!(t.word.as_str(), "pas" | "plus" | "jamais" | "rien")
+    }) && !tokens
+        .get(end + 1)
+        .is_some_and(|t| t.word == "mal" && t.boundary == 0);
+    if !after {
+        return None;
+    }
+    (i.saturating_sub(3)..i)
+        .rev()
+        .take_while(|&k| tokens[k + 1].boundary == 0)
+        .find(|&k| matches!(tokens[k].word.as_str(), "ne" | "n"))
+}
+
+/// Whether the negator at `k` is itself denied: "no es que no nos interese", "não é que não
+/// tenha interesse", "non è che non mi interessi", "it's not that we're not interested", "nicht
+/// dass es uns nicht interessiert" — a yes said twice over.
+fn double_negation(tokens: &[Token], k: usize) -> bool {
+    let that = (k.saturating_sub(4)..k)
+        .rev()
+        .take_while(|&j| tokens[j + 1].boundary == 0)
+        .find(|&j| {
+            matches!(
+                tokens[j].word.as_str(),
+                "que" | "che" | "that" | "dass" | "dat"
+            )
+        });
+    that.is_some_and(|j| {
+        (j.saturating_sub(2)..j)
+            .take_while(|_| tokens[j].boundary == 0)
+            .any(|n| NEGATORS_BEFORE.contains(&tokens[n].word.as_str()))
+    })
 }
 
 /// Words between a verb and the negation after it that leave the negation where it is.
