@@ -77,6 +77,7 @@ mod http_edge;
 mod inbox_corpus;
 mod inbox_simulate;
 mod intent_corpus;
+mod intent_invariants;
 mod isolation;
 mod journey_golden;
 mod journey_summary;
