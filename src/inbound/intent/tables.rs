@@ -90,7 +90,7 @@ const EN: &[Row] = &[
     (L, 2.0, Some(L), "maybe later / down the road|line", "Maybe later."),
     (L, 2.5, Some(L), "revisit|reconnect|regroup", "Let's revisit in March."),
     (L, 2.5, Some(L), "in ~ few|couple|some ~ weeks|months", "In a couple of months."),
-    (L, 2.5, Some(L), "in # days|weeks|months|day|week|month", "In 3 weeks."),
+    (L, 2.5, Some(L), "in # days|weeks|months|day|week|month|wks|wk|mths|mos", "In 3 weeks."),
     (L, 2.0, Some(L), "bandwidth / capacity", "No bandwidth right now."),
     (L, 2.0, Some(L), "hold off / on hold / pause|postpone|postponed", "We're on hold until spring."),
     (L, 1.5, Some(L), MONTHS_EN_PHRASE, "Talk in March."),
@@ -247,6 +247,11 @@ const EN: &[Row] = &[
     (O, 0.0, None, "no need for|of ~ call|meeting|demo|presentation|pitch|intro|chat|walkthrough / no ~ call|meeting|demo|presentation|pitch needed|necessary|required", "No need for a call, just send me the pricing."),
     (I, 2.0, None, "email|mail|text|send me ~ the|your|a|some ~ deck|pricing|prices|info|details|brochure|proposal|quote|one-pager|overview", "No call needed, just email me the deck."),
     (U, 3.0, None, "not ~ receive|receiving|get|getting ~ further|more|additional ~ emails|messages|mails|mailings|texts|calls|communications|marketing", "I'd prefer not to receive any further emails from you."),
+    // A year said alone, a follow-up on the day of a month, an event that dates the deferral
+    // ("after our board meeting").
+    (L, 2.5, Some(L), "^next year|quarter|month|spring|summer|fall|autumn|winter / ^maybe|perhaps|probably next year|quarter|month", "Next year."),
+    (L, 2.5, Some(L), "follow|reach|check|get up|out|in|back ~ on|around|after|by the # / follow|reach|check|get up|out|in|back ~ on|around|after|by the ~ of & / follow|reach|check|get up|out|in|back ~ on|around|after|by &", "Please follow up on the 2nd of February."),
+    (L, 2.0, Some(L), "after ~ ~ board|budget|planning|leadership|investor|annual ~ meeting|meetings|review|approval|vote", "After our board meeting, please."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -328,7 +333,7 @@ const DE: &[Row] = &[
     (I, 2.0, None, "wie lauft|funktioniert ~ onboarding|einfuhrung|implementierung|umstellung / ubernehmen sie / schnittstelle|integriert / ^jawohl", "Wie läuft das Onboarding ab?"),
     (O, 0.0, None, "interessant finde ich", "Interessant finde ich, dass Sie mich duzen."),
     (N, 2.5, None, "^keinesfalls / gegen ~ entschieden / gegen ~ ~ entschieden / reicht uns", "Das reicht uns völlig."),
-    (L, 2.5, Some(L), "wird das nichts mehr / vor den ~ feiertagen|ferien / dieses jahr ~ ~ verplant|nicht|nichts / gerne wieder", "Vor den Feiertagen wird das nichts mehr."),
+    (L, 2.5, Some(L), "wird das nichts mehr / vor den ~ feiertagen|ferien / dieses jahr ~ ~ verplant|nicht|nichts / gerne|gern wieder", "Vor den Feiertagen wird das nichts mehr."),
     (W, 3.0, None, "nummer gehort ~ mir / gibt s hier nicht / gibts hier nicht", "Die Nummer gehört jetzt mir."),
     (U, 3.0, None, "tragen ~ ~ aus / aus allen ~ listen", "Tragen Sie meine Adresse aus allen Listen aus."),
     (I, 2.5, None, "@ ~ passt|geht|klappt|gut|prima|perfekt|ok|okay|super|ginge|kann / @ ~ ware|waere|ist|waer ~ gut|ok|prima|perfekt|super|moglich|machbar / um|ab|gegen % uhr ~ passt|geht|klappt|ware|ginge|gut|ok|prima / um % ~ passt|geht|klappt|ware|ginge / um % ~ ware|ist ~ gut|ok|prima|super|perfekt", "Donnerstag passt."),
@@ -380,11 +385,13 @@ const DE: &[Row] = &[
     (U, 3.0, None, "schreiben|mailen|kontaktieren|anrufen|belastigen|nerven|schicken ~ ~ standig|dauernd|andauernd|staendig / standig|dauernd|andauernd|staendig ~ mails|nachrichten|anrufe|e / wie oft ~ noch ~ sagen|schreiben|bitten", "Warum schreiben Sie mir ständig?"),
     // "Im Moment passt es nicht" defers, as does picking a topic up again on a date; a request to
     // stop the mailings is a stop; having built it oneself, or passing, is a no.
-    (L, 3.0, None, "moment|augenblick|derzeit|aktuell|gerade|momentan|jetzt passt|passen ~ nicht", "Im Moment passt es leider nicht."),
+    (L, 3.0, None, "moment|augenblick|derzeit|zurzeit|aktuell|gerade|grad|momentan|jetzt passt|passen ~ ~ nicht", "Im Moment passt es leider nicht."),
     (L, 2.0, Some(L), "nochmal|nochmals|erneut|wieder aufgreifen|angehen|besprechen|aufnehmen|anschauen|ansehen / noch einmal aufgreifen|angehen|besprechen|anschauen|ansehen", "Können wir das am 15.09. nochmal aufgreifen?"),
     (U, 3.0, None, "stellen sie ~ zusendung*|mailings|werbung|kontaktaufnahme*|anschreiben|nachrichten|mails|emails / zusendung*|mailings|werbung|kontaktaufnahme*|anschreiben ~ einstellen|einzustellen", "Bitte stellen Sie die Zusendungen an diese Adresse ein."),
     (N, 2.5, None, "selbst|selber|intern ~ gebaut|entwickelt|programmiert|gelost|umgesetzt|gebastelt", "Wir haben das inzwischen selbst gebaut."),
     (N, 2.5, None, "^ich passe / ich|wir muss|mussen ~ passen / aber ich passe", "Ich passe."),
+    // A year said alone.
+    (L, 2.5, Some(L), "^nachste*|kommende* jahr|quartal|monat / ^vielleicht|eventuell nachste*|kommende* jahr|quartal|monat / ^im nachsten|kommenden jahr|quartal", "Nächstes Jahr."),
 ];
 
 const FR: &[Row] = &[
@@ -507,6 +514,8 @@ const FR: &[Row] = &[
     (U, 3.0, None, "continuez|continuer ~ m|me|nous ~ ecrire|envoyer|contacter|appeler|relancer|solliciter|spammer / combien de fois ~ dire|demander|repeter", "Pourquoi continuez-vous à m'écrire ?"),
     // No need to take me off the list (it is not a request), however it is said.
     (O, 0.0, None, "inutile|besoin|peine de ~ retirer|desinscrire|supprimer|enlever|rayer|radier ~ ~ liste|listes|fichier|fichiers|base|contacts", "Inutile de me retirer de votre liste."),
+    // A year said alone.
+    (L, 2.5, Some(L), "^l annee|an prochaine|prochain / ^le trimestre|mois prochain / ^peut etre l annee|an prochaine|prochain", "L'année prochaine."),
 ];
 
 const ES: &[Row] = &[
@@ -625,6 +634,8 @@ const ES: &[Row] = &[
     (N, 2.5, None, "^gracias|muchas ~ ~ pero paso|pasamos", "Gracias pero paso."),
     (U, 3.0, None, "cesen|cese|suspendan|suspenda|detengan|detenga ~ envio*|correo*|mensaje*|comunicacion*|email*|mail*", "Suspendan los envíos a esta dirección."),
     (N, 2.5, None, "lo desarrollamos|construimos|hicimos ~ nosotros|internamente / desarrollo|herramienta|solucion propio|propia|interno|interna", "Lo desarrollamos nosotros hace años."),
+    // A year said alone.
+    (L, 2.5, Some(L), "^el proximo ano|trimestre|mes / ^quizas|quiza el proximo ano|trimestre / ^tal vez el proximo ano|trimestre", "El próximo año."),
 ];
 
 const PT: &[Row] = &[
@@ -752,6 +763,9 @@ const PT: &[Row] = &[
     (U, 3.0, None, "cessem|suspendam|suspenda|interrompam ~ envio*|email*|mensage*|comunicac*|contato*|contacto*", "Suspendam os envios para este endereço."),
     // "Ainda não a recebi" is something not arrived yet, not a deferral.
     (O, 0.0, None, "ainda nao ~ recebi|recebemos|recebeu|chegou|chegaram|paguei|pagamos|vi|li", "Ainda não a recebi."),
+    // A year said alone; calling on the date named is waiting for it.
+    (L, 2.5, Some(L), "^no proximo ano / ^proximo ano|trimestre|mes / ^talvez no|o proximo ano", "No próximo ano."),
+    (L, 2.5, Some(L), "ligar|liga|ligue|contactar|contatar|escrever|falar ~ nessa|nesta|naquela|nesse|neste|naquele data|altura|dia|semana|mes", "Volto dia 15/09, pode me ligar nessa data."),
 ];
 
 const NL: &[Row] = &[
@@ -877,6 +891,8 @@ const NL: &[Row] = &[
     (U, 3.0, None, "staak|staakt|stop|stopt ~ toezending*|verzending*|mailings|mailing / toezending*|verzending*|mailings ~ ~ staken|stopzetten|stoppen", "Gelieve de toezendingen te staken."),
     (O, 0.0, None, "geen ~ belletje|call|demo|presentatie|pitch|afspraak|meeting|gesprek|toelichting ~ nodig", "Geen belletje nodig, stuur me gewoon de prijzen."),
     (I, 2.0, None, "stuur|stuurt ~ ~ prijs*|prijslijst|offerte|tarieven|brochure|voorstel", "Ik hoef geen demo, maar stuur me wel de prijslijst."),
+    // A year said alone.
+    (L, 2.5, Some(L), "^volgend jaar|kwartaal / ^volgende maand / ^misschien volgend jaar|kwartaal", "Volgend jaar."),
 ];
 
 const IT: &[Row] = &[
@@ -994,6 +1010,8 @@ const IT: &[Row] = &[
     (I, 2.0, None, "^ci sto / ok|okay ci sto / va bene ci sto", "Ok, ci sto."),
     (U, 3.0, None, "sospendete|sospenda|interrompete|interrompa|cessate|cessi ~ invio|invii|email|mail|comunicazioni|messaggi", "Sospendete gli invii a questo indirizzo."),
     (N, 2.5, None, "sviluppato|sviluppata|costruito|costruita ~ in casa / sviluppato|sviluppata|costruito|costruita ~ internamente / sviluppato|sviluppata|costruito|costruita da noi / fatto|fatta in casa", "L'abbiamo sviluppato in casa."),
+    // A year said alone.
+    (L, 2.5, Some(L), "^il prossimo anno|trimestre / ^forse il|l prossimo anno|trimestre / ^forse l anno prossimo", "Il prossimo anno."),
 ];
 
 /// A table with its language.
