@@ -516,6 +516,8 @@ const FR: &[Row] = &[
     (O, 0.0, None, "inutile|besoin|peine de ~ retirer|desinscrire|supprimer|enlever|rayer|radier ~ ~ liste|listes|fichier|fichiers|base|contacts", "Inutile de me retirer de votre liste."),
     // A year said alone.
     (L, 2.5, Some(L), "^l annee|an prochaine|prochain / ^le trimestre|mois prochain / ^peut etre l annee|an prochaine|prochain", "L'année prochaine."),
+    // A no to a meeting that asks for the prices is a yes.
+    (O, 0.0, None, "non|nan pas besoin de|d ~ rendez*|rdv|appel|call|reunion|demo|presentation|rencontre|echange / pas besoin de|d ~ rendez*|rdv|appel|call|reunion|demo|presentation|rencontre|echange", "Non, pas besoin de rendez-vous, envoyez-moi juste vos tarifs."),
 ];
 
 const ES: &[Row] = &[
@@ -636,6 +638,8 @@ const ES: &[Row] = &[
     (N, 2.5, None, "lo desarrollamos|construimos|hicimos ~ nosotros|internamente / desarrollo|herramienta|solucion propio|propia|interno|interna", "Lo desarrollamos nosotros hace años."),
     // A year said alone.
     (L, 2.5, Some(L), "^el proximo ano|trimestre|mes / ^quizas|quiza el proximo ano|trimestre / ^tal vez el proximo ano|trimestre", "El próximo año."),
+    // A no to a call that asks for the prices is a yes.
+    (O, 0.0, None, "no no hace falta ~ llamada|reunion|demo|presentacion|videollamada / no hace falta ~ llamada|reunion|demo|presentacion|videollamada / no no necesito|necesitamos ~ llamada|reunion|demo|presentacion|videollamada", "No, no hace falta una llamada, mándame los precios."),
 ];
 
 const PT: &[Row] = &[
@@ -766,6 +770,8 @@ const PT: &[Row] = &[
     // A year said alone; calling on the date named is waiting for it.
     (L, 2.5, Some(L), "^no proximo ano / ^proximo ano|trimestre|mes / ^talvez no|o proximo ano", "No próximo ano."),
     (L, 2.5, Some(L), "ligar|liga|ligue|contactar|contatar|escrever|falar ~ nessa|nesta|naquela|nesse|neste|naquele data|altura|dia|semana|mes", "Volto dia 15/09, pode me ligar nessa data."),
+    // A no to a meeting that asks for the prices is a yes.
+    (O, 0.0, None, "nao nao precisa|precisamos ~ reuniao|ligacao|chamada|call|demo|apresentacao / nao precisa|precisamos ~ reuniao|ligacao|chamada|call|demo|apresentacao", "Não, não precisa de reunião, me manda os preços."),
 ];
 
 const NL: &[Row] = &[
@@ -890,9 +896,11 @@ const NL: &[Row] = &[
     (L, 2.5, Some(L), "agenda|kalender voor|op|in ~ &|#|20*|q1|q2|q3|q4|volgend*|begin|eind|half|medio", "Zet het maar in je agenda voor maart."),
     (U, 3.0, None, "staak|staakt|stop|stopt ~ toezending*|verzending*|mailings|mailing / toezending*|verzending*|mailings ~ ~ staken|stopzetten|stoppen", "Gelieve de toezendingen te staken."),
     (O, 0.0, None, "geen ~ belletje|call|demo|presentatie|pitch|afspraak|meeting|gesprek|toelichting ~ nodig", "Geen belletje nodig, stuur me gewoon de prijzen."),
-    (I, 2.0, None, "stuur|stuurt ~ ~ prijs*|prijslijst|offerte|tarieven|brochure|voorstel", "Ik hoef geen demo, maar stuur me wel de prijslijst."),
+    (I, 2.0, None, "stuur|stuurt ~ ~ prijs*|prijzen|prijslijst|offerte|tarieven|brochure|voorstel", "Ik hoef geen demo, maar stuur me wel de prijslijst."),
     // A year said alone.
     (L, 2.5, Some(L), "^volgend jaar|kwartaal / ^volgende maand / ^misschien volgend jaar|kwartaal", "Volgend jaar."),
+    // A no to a call that asks for the prices is a yes.
+    (O, 0.0, None, "nee een|de ~ call|belletje|gesprek|afspraak|demo|meeting hoeft ~ niet / een|de ~ call|belletje|gesprek|afspraak|demo|meeting hoeft ~ niet", "Nee, een call hoeft niet, stuur me de prijzen."),
 ];
 
 const IT: &[Row] = &[
@@ -957,7 +965,7 @@ const IT: &[Row] = &[
     (I, 2.0, None, "come funziona ~ implementazione|integrazione|avvio|avviamento|migrazione / si integra / quanto tempo ~ serve|ci vuole ~ per|prima", "Come funziona l'integrazione?"),
     (I, 2.5, None, "@ ~ va bene|benissimo / @ ~ mi|ci ~ va|sta|torna ~ bene / @ ~ ok|perfetto|posso|si|libero|libera|disponibile|liberi / alle % ~ va bene|benissimo / alle % ~ perfetto|ok|si|disponibile|libero|libera / alle % ~ mi|ci ~ va|sta|torna", "Martedì va bene."),
     (I, 2.0, None, "che ne dice|dici|pensa|pensi ~ di|del ~ @|% / @ alle % / facciamo ~ @|%", "Che ne dice di martedì alle 11?"),
-    (I, 3.0, None, "mi chiami|chiama|richiami ~ @ / chiamami|chiamarmi|chiamatemi|richiamami ~ @ / mi chiami|chiama ~ @ ~ dopo|alle|verso|dalle|le ~ % / chiamami|chiamarmi ~ @ ~ dopo|alle|verso|dalle|le ~ % / mi chiami|chiama|chiamami|chiamarmi ~ dopo|alle|verso|dalle ~ %", "Mi chiami domani dopo le 10."),
+    (I, 3.0, None, "mi chiami|chiama|richiami ~ @ / chiamami|chiamarmi|chiamatemi|richiamami ~ @ / mi chiami|chiama ~ @ ~ dopo|alle|verso|dalle|le ~ % / chiamami|chiamarmi ~ @ ~ dopo|alle|verso|dalle|le ~ % / mi chiami|chiama|chiamami|chiamarmi ~ dopo|alle|verso|dalle ~ % / chiamami|chiamarmi|chiamatemi|richiamami ~ dopo|alle|verso|dalle|prima ~ %", "Mi chiami domani dopo le 10."),
     (U, 3.0, None, "basta ~ messaggi|mail|email|sms|msg|chiamate|telefonate|contatti", "Basta messaggi."),
     (N, 2.5, None, "lasci|lascia|lasciamo ~ stare|perdere / non e il caso", "Lasci stare, non è il caso."),
     (L, 2.5, Some(L), "anno|mese|settimana|trimestre ~ ne|ci ~ parliamo|sentiamo|vediamo|risentiamo", "Il prossimo anno ne parliamo."),
@@ -1012,6 +1020,8 @@ const IT: &[Row] = &[
     (N, 2.5, None, "sviluppato|sviluppata|costruito|costruita ~ in casa / sviluppato|sviluppata|costruito|costruita ~ internamente / sviluppato|sviluppata|costruito|costruita da noi / fatto|fatta in casa", "L'abbiamo sviluppato in casa."),
     // A year said alone.
     (L, 2.5, Some(L), "^il prossimo anno|trimestre / ^forse il|l prossimo anno|trimestre / ^forse l anno prossimo", "Il prossimo anno."),
+    // A no to a call that asks for the prices is a yes.
+    (O, 0.0, None, "no non serve|servono ~ call|chiamata|riunione|incontro|demo|presentazione / non serve|servono ~ call|chiamata|riunione|incontro|demo|presentazione", "No, non serve una call, mandami solo i prezzi."),
 ];
 
 /// A table with its language.
@@ -1974,10 +1984,10 @@ fn contrasts(word: &str, language: Option<Language>) -> bool {
 
 /// Whether the pattern itself says the negation (its first word is a negator).
 fn pattern_negates(pattern: &str) -> bool {
-    pattern
-        .split_whitespace()
-        .next()
-        .is_some_and(|w| w.split('|').any(|a| NEGATORS_BEFORE.contains(&a)))
+    pattern.split_whitespace().next().is_some_and(|w| {
+        w.split('|')
+            .any(|a| NEGATORS_BEFORE.contains(&a.trim_end_matches('*')))
+    })
 }
 
 /// The end (exclusive) of a match of `elements` starting at token `i`, and the first negator a
@@ -2144,23 +2154,54 @@ fn french_negation(tokens: &[Token], i: usize, end: usize) -> Option<usize> {
 
 /// Whether the negator at `k` is itself denied: "no es que no nos interese", "não é que não
 /// tenha interesse", "non è che non mi interessi", "it's not that we're not interested", "nicht
-/// dass es uns nicht interessiert" — a yes said twice over.
+/// dass es uns nicht interessiert" — a yes said twice over; so is a denied saying of it: "I
+/// wouldn't say we're not interested", "ich würde nicht sagen, dass wir kein Interesse haben",
+/// "je ne dirais pas qu'on n'est pas intéressés".
 fn double_negation(tokens: &[Token], k: usize) -> bool {
+    let negated_before = |j: usize| {
+        (j.saturating_sub(2)..j)
+            .filter(|&n| (n + 1..=j).all(|m| tokens[m].boundary == 0))
+            .any(|n| NEGATORS_BEFORE.contains(&tokens[n].word.as_str()))
+    };
     let that = (k.saturating_sub(4)..k)
         .rev()
         .take_while(|&j| tokens[j + 1].boundary == 0)
         .find(|&j| {
-            matches!(
-                tokens[j].word.as_str(),
-                "que" | "che" | "that" | "dass" | "dat"
-            )
+            THAT.contains(&tokens[j].word.as_str()) || SAY.contains(&tokens[j].word.as_str())
         });
     that.is_some_and(|j| {
-        (j.saturating_sub(2)..j)
-            .take_while(|_| tokens[j].boundary == 0)
-            .any(|n| NEGATORS_BEFORE.contains(&tokens[n].word.as_str()))
+        if SAY.contains(&tokens[j].word.as_str()) {
+            return negated_before(j);
+        }
+        // "sagen, dass": the saying verb may stand before the comma.
+        let said = j > 0
+            && tokens[j].boundary < SENTENCE
+            && SAY.contains(&tokens[j - 1].word.as_str())
+            && negated_before(j - 1);
+        said || tokens[j].boundary == 0 && negated_before(j)
     })
 }
+
+/// "That" in the seven languages: what a denied negation is said through.
+const THAT: &[&str] = &["que", "qu", "che", "that", "dass", "dat"];
+
+/// Verbs of saying that a negation can deny ("I wouldn't say …").
+const SAY: &[&str] = &[
+    "say",
+    "saying",
+    "sagen",
+    "behaupten",
+    "dire",
+    "dirais",
+    "dirait",
+    "dirions",
+    "decir",
+    "diria",
+    "dizer",
+    "zeggen",
+    "direi",
+    "direbbe",
+];
 
 /// Words between a verb and the negation after it that leave the negation where it is.
 const FILLERS_AFTER: &[&str] = &[
