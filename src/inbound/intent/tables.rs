@@ -252,6 +252,8 @@ const EN: &[Row] = &[
     (L, 2.5, Some(L), "^next year|quarter|month|spring|summer|fall|autumn|winter / ^maybe|perhaps|probably next year|quarter|month", "Next year."),
     (L, 2.5, Some(L), "follow|reach|check|get up|out|in|back ~ on|around|after|by the # / follow|reach|check|get up|out|in|back ~ on|around|after|by the ~ of & / follow|reach|check|get up|out|in|back ~ on|around|after|by &", "Please follow up on the 2nd of February."),
     (L, 2.0, Some(L), "after ~ ~ board|budget|planning|leadership|investor|annual ~ meeting|meetings|review|approval|vote", "After our board meeting, please."),
+    // The short no of a text message.
+    (N, 2.5, None, "no|nah|nope ~ we are|am good|fine|set|covered|ok / are|am good|fine|set ~ thx|ty|thnx|tks|cheers", "nah we're good thx"),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -392,6 +394,13 @@ const DE: &[Row] = &[
     (N, 2.5, None, "^ich passe / ich|wir muss|mussen ~ passen / aber ich passe", "Ich passe."),
     // A year said alone.
     (L, 2.5, Some(L), "^nachste*|kommende* jahr|quartal|monat / ^vielleicht|eventuell nachste*|kommende* jahr|quartal|monat / ^im nachsten|kommenden jahr|quartal", "Nächstes Jahr."),
+    // Having it already, "die Antwort ist nein"; a data-access request is not a stop request (it
+    // asks what is stored); stop requests with an adverb between.
+    (N, 2.5, None, "^haben wir schon|bereits / wir haben schon|bereits ~ anbieter|losung|tool|system|partner|dienstleister|agentur|software / haben wir schon|bereits ~ anbieter|losung|tool|system|partner|dienstleister|agentur|software", "Haben wir schon."),
+    (N, 2.5, None, "antwort ist|lautet nein / ist es|das ein ~ nein", "Für uns ist es ein klares Nein."),
+    (O, 0.0, None, "auskunft ~ ~ dsgvo / 15 dsgvo|gdpr|rgpd|avg", "Woher haben Sie meine Adresse? Ich bitte um Auskunft nach Art. 15 DSGVO."),
+    (U, 3.0, None, "entfernen|loschen|streichen sie ~ ~ mich|adresse|daten|nummer|kontaktdaten|mailadresse", "Löschen Sie sofort meine Adresse."),
+    (U, 3.0, Some(U), "^ich|wir will|mochte|wollen|mochten ~ mails|e-mails|emails|nachrichten|werbung|anrufe|newsletter nicht|mehr", "Ich will diese Mails nicht!"),
 ];
 
 const FR: &[Row] = &[
@@ -518,6 +527,8 @@ const FR: &[Row] = &[
     (L, 2.5, Some(L), "^l annee|an prochaine|prochain / ^le trimestre|mois prochain / ^peut etre l annee|an prochaine|prochain", "L'année prochaine."),
     // A no to a meeting that asks for the prices is a yes.
     (O, 0.0, None, "non|nan pas besoin de|d ~ rendez*|rdv|appel|call|reunion|demo|presentation|rencontre|echange / pas besoin de|d ~ rendez*|rdv|appel|call|reunion|demo|presentation|rencontre|echange", "Non, pas besoin de rendez-vous, envoyez-moi juste vos tarifs."),
+    // Having it already.
+    (N, 2.5, None, "on|nous a|avons deja ~ ca|un|une|fournisseur|outil|solution|prestataire|partenaire|logiciel", "On a déjà ça."),
 ];
 
 const ES: &[Row] = &[
@@ -685,7 +696,7 @@ const PT: &[Row] = &[
     (W, 2.0, None, "aposentad*|reformad*", "Estou aposentado."),
     (W, 3.0, None, "numero errado / errou o numero / engano", "Acho que errou o número."),
     (U, 3.0, None, "descadastr*|desinscrev* / cancelar ~ inscricao|subscricao", "Quero me descadastrar."),
-    (U, 3.0, None, "remova|remover|removam|retire|retirar|tire|tira|tirar|tirem|exclua|excluir|apague|apagar ~ ~ lista|cadastro|base|email|contato|dados|me|numero", "Me tirem da lista."),
+    (U, 3.0, None, "remova|remove|removem|remover|removam|retire|retirar|tire|tira|tirar|tirem|exclua|excluir|apague|apagar ~ ~ lista|cadastro|base|email|contato|dados|me|numero", "Me tirem da lista."),
     (U, 3.0, None, "nao ~ me|nos ~ envie|enviem|mande|mandem|contate|contatem|contactem|ligue|liguem|escreva|escrevam|incomode|incomodem / nao ~ me|nos ~ enviar|mandar|contatar|contactar|ligar|escrever|incomodar ~ mais", "Não me envie mais mensagens."),
     (U, 3.0, None, "parem|pare|para|deixem|deixe|deixa|deixar|parar de ~ de|enviar|mandar|ligar|escrever|contatar|contactar", "Parem de me mandar e-mails."),
     (U, 2.5, Some(U), "receber ~ mais|emails|mensagens|mails / receber ~ e mails", "Não quero receber mais e-mails."),
@@ -772,6 +783,9 @@ const PT: &[Row] = &[
     (L, 2.5, Some(L), "ligar|liga|ligue|contactar|contatar|escrever|falar ~ nessa|nesta|naquela|nesse|neste|naquele data|altura|dia|semana|mes", "Volto dia 15/09, pode me ligar nessa data."),
     // A no to a meeting that asks for the prices is a yes.
     (O, 0.0, None, "nao nao precisa|precisamos ~ reuniao|ligacao|chamada|call|demo|apresentacao / nao precisa|precisamos ~ reuniao|ligacao|chamada|call|demo|apresentacao", "Não, não precisa de reunião, me manda os preços."),
+    // The short "não, obg", having a supplier already.
+    (N, 2.5, None, "nao|n ~ obg|obgd|obgda|brigado|brigada|vlw|valeu", "Não obg."),
+    (N, 2.0, None, "ja temos|tenho|usamos ~ fornecedor|ferramenta|solucao|sistema|parceiro|plataforma|software|agencia", "Já temos fornecedor."),
 ];
 
 const NL: &[Row] = &[
@@ -901,6 +915,13 @@ const NL: &[Row] = &[
     (L, 2.5, Some(L), "^volgend jaar|kwartaal / ^volgende maand / ^misschien volgend jaar|kwartaal", "Volgend jaar."),
     // A no to a call that asks for the prices is a yes.
     (O, 0.0, None, "nee een|de ~ call|belletje|gesprek|afspraak|demo|meeting hoeft ~ niet / een|de ~ call|belletje|gesprek|afspraak|demo|meeting hoeft ~ niet", "Nee, een call hoeft niet, stuur me de prijzen."),
+    // Having it already, "nee hoor", "niet aan ons besteed", the answer is no, having chosen
+    // another; someone who no longer works there since a time.
+    (N, 2.5, None, "hebben|heb we|ik al / we|wij hebben al ~ leverancier|tool|oplossing|systeem|partner|pakket|iets / ik heb al ~ leverancier|tool|oplossing|systeem|partner|pakket|iets", "Nee hoor, hebben we al."),
+    (N, 1.5, None, "^nee|neen hoor", "Nee hoor."),
+    (N, 2.5, None, "niet aan ons|mij besteed / aan ons|mij niet besteed", "Niet aan ons besteed, bedankt."),
+    (N, 2.5, None, "is het ~ nee / antwoord is nee / voor iets|wat anders gegaan|gekozen / gekozen voor ~ iets|wat anders", "Voor ons is het nee."),
+    (W, 3.0, None, "werk|werkt|werken|werkte hier|daar|bij|al|sinds ~ ~ niet meer", "Kees werkt hier sinds de zomer niet meer."),
 ];
 
 const IT: &[Row] = &[
@@ -947,7 +968,7 @@ const IT: &[Row] = &[
     (W, 2.0, None, "pensione", "Sono in pensione."),
     (W, 3.0, None, "numero sbagliato / sbagliato numero", "Numero sbagliato."),
     (U, 3.0, None, "disiscriv*|disiscrizione", "Vorrei disiscrivermi."),
-    (U, 3.0, None, "cancell*|rimuov*|togli*|elimin* ~ lista|mailing|database|indirizzo|dati|contatti|elenco|mi|me|numero", "Rimuovetemi dalla lista."),
+    (U, 3.0, None, "cancell*|rimuov*|togli*|tolga|tolgano|elimin* ~ lista|mailing|database|indirizzo|dati|contatti|elenco|mi|me|numero", "Rimuovetemi dalla lista."),
     (U, 3.0, None, "rimuovetemi|cancellatemi|toglietemi|cancellami|rimuovimi|toglimi", "Cancellatemi."),
     (U, 3.0, None, "non ~ contattatemi|scrivetemi|chiamatemi|inviatemi|mandatemi|contattarmi|scrivermi|disturbatemi ~ piu", "Non contattatemi più."),
     (U, 2.5, None, "smettete|smettetela|smettila ~ di|con", "Smettetela di scrivermi."),
