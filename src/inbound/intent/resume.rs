@@ -272,7 +272,7 @@ const COUNT_UNITS: &[(&str, Unit)] = &[
     ("dagen", Unit::Day),
     ("giorno", Unit::Day),
     ("giorni", Unit::Day),
-    // Short forms a text message uses: "tra 10 gg", "in 3 wks", "tra 2 sett".
+    // Short forms a text message uses: "tra 10 gg", "in 3 wks" (not "sett", also September).
     ("gg", Unit::Day),
     ("week", Unit::Week),
     ("weeks", Unit::Week),
@@ -287,7 +287,6 @@ const COUNT_UNITS: &[(&str, Unit)] = &[
     ("settimane", Unit::Week),
     ("wk", Unit::Week),
     ("wks", Unit::Week),
-    ("sett", Unit::Week),
     ("month", Unit::Month),
     ("months", Unit::Month),
     ("monat", Unit::Month),

@@ -529,6 +529,8 @@ const FR: &[Row] = &[
     (O, 0.0, None, "non|nan pas besoin de|d ~ rendez*|rdv|appel|call|reunion|demo|presentation|rencontre|echange / pas besoin de|d ~ rendez*|rdv|appel|call|reunion|demo|presentation|rencontre|echange", "Non, pas besoin de rendez-vous, envoyez-moi juste vos tarifs."),
     // Having it already.
     (N, 2.5, None, "on|nous a|avons deja ~ ca|un|une|fournisseur|outil|solution|prestataire|partenaire|logiciel", "On a déjà ça."),
+    // "Non, c'est bon" declines.
+    (N, 2.5, None, "non|nan c est bon|ok|gentil / ca ira merci", "Non c'est bon merci."),
 ];
 
 const ES: &[Row] = &[
@@ -651,6 +653,8 @@ const ES: &[Row] = &[
     (L, 2.5, Some(L), "^el proximo ano|trimestre|mes / ^quizas|quiza el proximo ano|trimestre / ^tal vez el proximo ano|trimestre", "El próximo año."),
     // A no to a call that asks for the prices is a yes.
     (O, 0.0, None, "no no hace falta ~ llamada|reunion|demo|presentacion|videollamada / no hace falta ~ llamada|reunion|demo|presentacion|videollamada / no no necesito|necesitamos ~ llamada|reunion|demo|presentacion|videollamada", "No, no hace falta una llamada, mándame los precios."),
+    // A stop request with an adverb between ("borre inmediatamente mi dirección").
+    (U, 3.0, None, "borre|borren|borra|elimine|eliminen|elimina|quite|quiten|quita|saque|saquen ~ mi|mis|nuestro|nuestros direccion|correo|email|datos|numero|contacto", "Borre inmediatamente mi dirección de su lista."),
 ];
 
 const PT: &[Row] = &[
@@ -922,6 +926,8 @@ const NL: &[Row] = &[
     (N, 2.5, None, "niet aan ons|mij besteed / aan ons|mij niet besteed", "Niet aan ons besteed, bedankt."),
     (N, 2.5, None, "is het ~ nee / antwoord is nee / voor iets|wat anders gegaan|gekozen / gekozen voor ~ iets|wat anders", "Voor ons is het nee."),
     (W, 3.0, None, "werk|werkt|werken|werkte hier|daar|bij|al|sinds ~ ~ niet meer", "Kees werkt hier sinds de zomer niet meer."),
+    // A stop request with an adverb between ("verwijder per direct mijn adres").
+    (U, 3.0, None, "verwijder|verwijdert|wis ~ mijn|ons adres|e-mailadres|emailadres|mailadres|gegevens|nummer", "Verwijder per direct mijn adres."),
 ];
 
 const IT: &[Row] = &[
@@ -940,7 +946,7 @@ const IT: &[Row] = &[
     (L, 3.0, Some(L), "non ora|adesso|ancora / ora|adesso no", "Non ora."),
     (L, 3.0, Some(L), "al momento no|non / per ora no|non / per il momento no|non / in questo momento no|non", "Al momento no."),
     (L, 2.0, Some(L), "piu avanti|tardi / piu in la / in futuro / prossimamente", "Più avanti."),
-    (L, 2.5, Some(L), "tra|fra # giorni|settimane|mesi|giorno|settimana|mese", "Tra 2 mesi."),
+    (L, 2.5, Some(L), "tra|fra # giorni|settimane|mesi|giorno|settimana|mese|gg", "Tra 2 mesi."),
     (L, 1.0, Some(L), "prossima|prossimo ~ settimana|sett|mese|anno|trimestre", "Il prossimo trimestre."),
     (L, 2.0, Some(L), "anno|mese|settimana|sett prossimo|prossima", "L'anno prossimo."),
     (L, 1.5, Some(L), "a|da|dal|dall|al|dopo|ad|entro|inizio|fine|meta ~ gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre", "A marzo."),
@@ -1043,6 +1049,8 @@ const IT: &[Row] = &[
     (L, 2.5, Some(L), "^il prossimo anno|trimestre / ^forse il|l prossimo anno|trimestre / ^forse l anno prossimo", "Il prossimo anno."),
     // A no to a call that asks for the prices is a yes.
     (O, 0.0, None, "no non serve|servono ~ call|chiamata|riunione|incontro|demo|presentazione / non serve|servono ~ call|chiamata|riunione|incontro|demo|presentazione", "No, non serve una call, mandami solo i prezzi."),
+    // A stop request with an adverb between ("cancelli subito il mio indirizzo").
+    (U, 3.0, None, "cancell*|rimuov*|elimin*|tolga|togli* ~ ~ mio|miei|nostro|nostri indirizzo|dati|numero|contatto|email|recapito", "Cancelli subito il mio indirizzo."),
 ];
 
 /// A table with its language.
