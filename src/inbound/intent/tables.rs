@@ -941,7 +941,8 @@ const IT: &[Row] = &[
     (I, 1.5, None, "chiamata|riunione|incontro|demo|call|videochiamata|appuntamento|sentirci", "Fissiamo un appuntamento."),
     (I, 2.0, Some(U), "chiamami|chiamatemi / mi chiami|chiama|chiamate", "Chiamami domani."),
     (I, 2.0, None, "sentiamoci|parliamone|organizziamo|organizzate", "Sentiamoci giovedì."),
-    (I, 1.5, None, "certo|perfetto|ok|ottimo / va bene / d accordo", "Certo!"),
+    // "Ottimo" said alone accepts; inside a sentence it praises something ("un caffè ottimo").
+    (I, 1.5, None, "certo|perfetto|ok / ^ottimo / va bene / d accordo", "Certo!"),
     (I, 1.5, None, "^si|certo|ok|volentieri / ^si grazie / ^certo che si", "Sì"),
     (L, 3.0, Some(L), "non ora|adesso|ancora / ora|adesso no", "Non ora."),
     (L, 3.0, Some(L), "al momento no|non / per ora no|non / per il momento no|non / in questo momento no|non", "Al momento no."),
