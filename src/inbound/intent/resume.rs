@@ -272,6 +272,8 @@ const COUNT_UNITS: &[(&str, Unit)] = &[
     ("dagen", Unit::Day),
     ("giorno", Unit::Day),
     ("giorni", Unit::Day),
+    // Short forms a text message uses: "tra 10 gg", "in 3 wks" (not "sett", also September).
+    ("gg", Unit::Day),
     ("week", Unit::Week),
     ("weeks", Unit::Week),
     ("woche", Unit::Week),
@@ -283,6 +285,8 @@ const COUNT_UNITS: &[(&str, Unit)] = &[
     ("weken", Unit::Week),
     ("settimana", Unit::Week),
     ("settimane", Unit::Week),
+    ("wk", Unit::Week),
+    ("wks", Unit::Week),
     ("month", Unit::Month),
     ("months", Unit::Month),
     ("monat", Unit::Month),
@@ -295,6 +299,8 @@ const COUNT_UNITS: &[(&str, Unit)] = &[
     ("maanden", Unit::Month),
     ("mese", Unit::Month),
     ("mesi", Unit::Month),
+    ("mths", Unit::Month),
+    ("mos", Unit::Month),
 ];
 /// Number words (folded) up to twelve, and "a"/"one" forms.
 const NUMBERS: &[(&str, u32)] = &[

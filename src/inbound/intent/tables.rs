@@ -90,7 +90,7 @@ const EN: &[Row] = &[
     (L, 2.0, Some(L), "maybe later / down the road|line", "Maybe later."),
     (L, 2.5, Some(L), "revisit|reconnect|regroup", "Let's revisit in March."),
     (L, 2.5, Some(L), "in ~ few|couple|some ~ weeks|months", "In a couple of months."),
-    (L, 2.5, Some(L), "in # days|weeks|months|day|week|month", "In 3 weeks."),
+    (L, 2.5, Some(L), "in # days|weeks|months|day|week|month|wks|wk|mths|mos", "In 3 weeks."),
     (L, 2.0, Some(L), "bandwidth / capacity", "No bandwidth right now."),
     (L, 2.0, Some(L), "hold off / on hold / pause|postpone|postponed", "We're on hold until spring."),
     (L, 1.5, Some(L), MONTHS_EN_PHRASE, "Talk in March."),
@@ -247,6 +247,13 @@ const EN: &[Row] = &[
     (O, 0.0, None, "no need for|of ~ call|meeting|demo|presentation|pitch|intro|chat|walkthrough / no ~ call|meeting|demo|presentation|pitch needed|necessary|required", "No need for a call, just send me the pricing."),
     (I, 2.0, None, "email|mail|text|send me ~ the|your|a|some ~ deck|pricing|prices|info|details|brochure|proposal|quote|one-pager|overview", "No call needed, just email me the deck."),
     (U, 3.0, None, "not ~ receive|receiving|get|getting ~ further|more|additional ~ emails|messages|mails|mailings|texts|calls|communications|marketing", "I'd prefer not to receive any further emails from you."),
+    // A year said alone, a follow-up on the day of a month, an event that dates the deferral
+    // ("after our board meeting").
+    (L, 2.5, Some(L), "^next year|quarter|month|spring|summer|fall|autumn|winter / ^maybe|perhaps|probably next year|quarter|month", "Next year."),
+    (L, 2.5, Some(L), "follow|reach|check|get up|out|in|back ~ on|around|after|by the # / follow|reach|check|get up|out|in|back ~ on|around|after|by the ~ of & / follow|reach|check|get up|out|in|back ~ on|around|after|by &", "Please follow up on the 2nd of February."),
+    (L, 2.0, Some(L), "after ~ ~ board|budget|planning|leadership|investor|annual ~ meeting|meetings|review|approval|vote", "After our board meeting, please."),
+    // The short no of a text message.
+    (N, 2.5, None, "no|nah|nope ~ we are|am good|fine|set|covered|ok / are|am good|fine|set ~ thx|ty|thnx|tks|cheers", "nah we're good thx"),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -328,7 +335,7 @@ const DE: &[Row] = &[
     (I, 2.0, None, "wie lauft|funktioniert ~ onboarding|einfuhrung|implementierung|umstellung / ubernehmen sie / schnittstelle|integriert / ^jawohl", "Wie läuft das Onboarding ab?"),
     (O, 0.0, None, "interessant finde ich", "Interessant finde ich, dass Sie mich duzen."),
     (N, 2.5, None, "^keinesfalls / gegen ~ entschieden / gegen ~ ~ entschieden / reicht uns", "Das reicht uns völlig."),
-    (L, 2.5, Some(L), "wird das nichts mehr / vor den ~ feiertagen|ferien / dieses jahr ~ ~ verplant|nicht|nichts / gerne wieder", "Vor den Feiertagen wird das nichts mehr."),
+    (L, 2.5, Some(L), "wird das nichts mehr / vor den ~ feiertagen|ferien / dieses jahr ~ ~ verplant|nicht|nichts / gerne|gern wieder", "Vor den Feiertagen wird das nichts mehr."),
     (W, 3.0, None, "nummer gehort ~ mir / gibt s hier nicht / gibts hier nicht", "Die Nummer gehört jetzt mir."),
     (U, 3.0, None, "tragen ~ ~ aus / aus allen ~ listen", "Tragen Sie meine Adresse aus allen Listen aus."),
     (I, 2.5, None, "@ ~ passt|geht|klappt|gut|prima|perfekt|ok|okay|super|ginge|kann / @ ~ ware|waere|ist|waer ~ gut|ok|prima|perfekt|super|moglich|machbar / um|ab|gegen % uhr ~ passt|geht|klappt|ware|ginge|gut|ok|prima / um % ~ passt|geht|klappt|ware|ginge / um % ~ ware|ist ~ gut|ok|prima|super|perfekt", "Donnerstag passt."),
@@ -380,11 +387,20 @@ const DE: &[Row] = &[
     (U, 3.0, None, "schreiben|mailen|kontaktieren|anrufen|belastigen|nerven|schicken ~ ~ standig|dauernd|andauernd|staendig / standig|dauernd|andauernd|staendig ~ mails|nachrichten|anrufe|e / wie oft ~ noch ~ sagen|schreiben|bitten", "Warum schreiben Sie mir ständig?"),
     // "Im Moment passt es nicht" defers, as does picking a topic up again on a date; a request to
     // stop the mailings is a stop; having built it oneself, or passing, is a no.
-    (L, 3.0, None, "moment|augenblick|derzeit|aktuell|gerade|momentan|jetzt passt|passen ~ nicht", "Im Moment passt es leider nicht."),
+    (L, 3.0, None, "moment|augenblick|derzeit|zurzeit|aktuell|gerade|grad|momentan|jetzt passt|passen ~ ~ nicht", "Im Moment passt es leider nicht."),
     (L, 2.0, Some(L), "nochmal|nochmals|erneut|wieder aufgreifen|angehen|besprechen|aufnehmen|anschauen|ansehen / noch einmal aufgreifen|angehen|besprechen|anschauen|ansehen", "Können wir das am 15.09. nochmal aufgreifen?"),
     (U, 3.0, None, "stellen sie ~ zusendung*|mailings|werbung|kontaktaufnahme*|anschreiben|nachrichten|mails|emails / zusendung*|mailings|werbung|kontaktaufnahme*|anschreiben ~ einstellen|einzustellen", "Bitte stellen Sie die Zusendungen an diese Adresse ein."),
     (N, 2.5, None, "selbst|selber|intern ~ gebaut|entwickelt|programmiert|gelost|umgesetzt|gebastelt", "Wir haben das inzwischen selbst gebaut."),
     (N, 2.5, None, "^ich passe / ich|wir muss|mussen ~ passen / aber ich passe", "Ich passe."),
+    // A year said alone.
+    (L, 2.5, Some(L), "^nachste*|kommende* jahr|quartal|monat / ^vielleicht|eventuell nachste*|kommende* jahr|quartal|monat / ^im nachsten|kommenden jahr|quartal", "Nächstes Jahr."),
+    // Having it already, "die Antwort ist nein"; a data-access request is not a stop request (it
+    // asks what is stored); stop requests with an adverb between.
+    (N, 2.5, None, "^haben wir schon|bereits / wir haben schon|bereits ~ anbieter|losung|tool|system|partner|dienstleister|agentur|software / haben wir schon|bereits ~ anbieter|losung|tool|system|partner|dienstleister|agentur|software", "Haben wir schon."),
+    (N, 2.5, None, "antwort ist|lautet nein / ist es|das ein ~ nein", "Für uns ist es ein klares Nein."),
+    (O, 0.0, None, "auskunft ~ ~ dsgvo / 15 dsgvo|gdpr|rgpd|avg", "Woher haben Sie meine Adresse? Ich bitte um Auskunft nach Art. 15 DSGVO."),
+    (U, 3.0, None, "entfernen|loschen|streichen sie ~ ~ mich|adresse|daten|nummer|kontaktdaten|mailadresse", "Löschen Sie sofort meine Adresse."),
+    (U, 3.0, Some(U), "^ich|wir will|mochte|wollen|mochten ~ mails|e-mails|emails|nachrichten|werbung|anrufe|newsletter nicht|mehr", "Ich will diese Mails nicht!"),
 ];
 
 const FR: &[Row] = &[
@@ -507,6 +523,14 @@ const FR: &[Row] = &[
     (U, 3.0, None, "continuez|continuer ~ m|me|nous ~ ecrire|envoyer|contacter|appeler|relancer|solliciter|spammer / combien de fois ~ dire|demander|repeter", "Pourquoi continuez-vous à m'écrire ?"),
     // No need to take me off the list (it is not a request), however it is said.
     (O, 0.0, None, "inutile|besoin|peine de ~ retirer|desinscrire|supprimer|enlever|rayer|radier ~ ~ liste|listes|fichier|fichiers|base|contacts", "Inutile de me retirer de votre liste."),
+    // A year said alone.
+    (L, 2.5, Some(L), "^l annee|an prochaine|prochain / ^le trimestre|mois prochain / ^peut etre l annee|an prochaine|prochain", "L'année prochaine."),
+    // A no to a meeting that asks for the prices is a yes.
+    (O, 0.0, None, "non|nan pas besoin de|d ~ rendez*|rdv|appel|call|reunion|demo|presentation|rencontre|echange / pas besoin de|d ~ rendez*|rdv|appel|call|reunion|demo|presentation|rencontre|echange", "Non, pas besoin de rendez-vous, envoyez-moi juste vos tarifs."),
+    // Having it already.
+    (N, 2.5, None, "on|nous a|avons deja ~ ca|un|une|fournisseur|outil|solution|prestataire|partenaire|logiciel", "On a déjà ça."),
+    // "Non, c'est bon" declines.
+    (N, 2.5, None, "non|nan c est bon|ok|gentil / ca ira merci", "Non c'est bon merci."),
 ];
 
 const ES: &[Row] = &[
@@ -625,6 +649,12 @@ const ES: &[Row] = &[
     (N, 2.5, None, "^gracias|muchas ~ ~ pero paso|pasamos", "Gracias pero paso."),
     (U, 3.0, None, "cesen|cese|suspendan|suspenda|detengan|detenga ~ envio*|correo*|mensaje*|comunicacion*|email*|mail*", "Suspendan los envíos a esta dirección."),
     (N, 2.5, None, "lo desarrollamos|construimos|hicimos ~ nosotros|internamente / desarrollo|herramienta|solucion propio|propia|interno|interna", "Lo desarrollamos nosotros hace años."),
+    // A year said alone.
+    (L, 2.5, Some(L), "^el proximo ano|trimestre|mes / ^quizas|quiza el proximo ano|trimestre / ^tal vez el proximo ano|trimestre", "El próximo año."),
+    // A no to a call that asks for the prices is a yes.
+    (O, 0.0, None, "no no hace falta ~ llamada|reunion|demo|presentacion|videollamada / no hace falta ~ llamada|reunion|demo|presentacion|videollamada / no no necesito|necesitamos ~ llamada|reunion|demo|presentacion|videollamada", "No, no hace falta una llamada, mándame los precios."),
+    // A stop request with an adverb between ("borre inmediatamente mi dirección").
+    (U, 3.0, None, "borre|borren|borra|elimine|eliminen|elimina|quite|quiten|quita|saque|saquen ~ mi|mis|nuestro|nuestros direccion|correo|email|datos|numero|contacto", "Borre inmediatamente mi dirección de su lista."),
 ];
 
 const PT: &[Row] = &[
@@ -670,7 +700,7 @@ const PT: &[Row] = &[
     (W, 2.0, None, "aposentad*|reformad*", "Estou aposentado."),
     (W, 3.0, None, "numero errado / errou o numero / engano", "Acho que errou o número."),
     (U, 3.0, None, "descadastr*|desinscrev* / cancelar ~ inscricao|subscricao", "Quero me descadastrar."),
-    (U, 3.0, None, "remova|remover|removam|retire|retirar|tire|tira|tirar|tirem|exclua|excluir|apague|apagar ~ ~ lista|cadastro|base|email|contato|dados|me|numero", "Me tirem da lista."),
+    (U, 3.0, None, "remova|remove|removem|remover|removam|retire|retirar|tire|tira|tirar|tirem|exclua|excluir|apague|apagar ~ ~ lista|cadastro|base|email|contato|dados|me|numero", "Me tirem da lista."),
     (U, 3.0, None, "nao ~ me|nos ~ envie|enviem|mande|mandem|contate|contatem|contactem|ligue|liguem|escreva|escrevam|incomode|incomodem / nao ~ me|nos ~ enviar|mandar|contatar|contactar|ligar|escrever|incomodar ~ mais", "Não me envie mais mensagens."),
     (U, 3.0, None, "parem|pare|para|deixem|deixe|deixa|deixar|parar de ~ de|enviar|mandar|ligar|escrever|contatar|contactar", "Parem de me mandar e-mails."),
     (U, 2.5, Some(U), "receber ~ mais|emails|mensagens|mails / receber ~ e mails", "Não quero receber mais e-mails."),
@@ -752,6 +782,14 @@ const PT: &[Row] = &[
     (U, 3.0, None, "cessem|suspendam|suspenda|interrompam ~ envio*|email*|mensage*|comunicac*|contato*|contacto*", "Suspendam os envios para este endereço."),
     // "Ainda não a recebi" is something not arrived yet, not a deferral.
     (O, 0.0, None, "ainda nao ~ recebi|recebemos|recebeu|chegou|chegaram|paguei|pagamos|vi|li", "Ainda não a recebi."),
+    // A year said alone; calling on the date named is waiting for it.
+    (L, 2.5, Some(L), "^no proximo ano / ^proximo ano|trimestre|mes / ^talvez no|o proximo ano", "No próximo ano."),
+    (L, 2.5, Some(L), "ligar|liga|ligue|contactar|contatar|escrever|falar ~ nessa|nesta|naquela|nesse|neste|naquele data|altura|dia|semana|mes", "Volto dia 15/09, pode me ligar nessa data."),
+    // A no to a meeting that asks for the prices is a yes.
+    (O, 0.0, None, "nao nao precisa|precisamos ~ reuniao|ligacao|chamada|call|demo|apresentacao / nao precisa|precisamos ~ reuniao|ligacao|chamada|call|demo|apresentacao", "Não, não precisa de reunião, me manda os preços."),
+    // The short "não, obg", having a supplier already.
+    (N, 2.5, None, "nao|n ~ obg|obgd|obgda|brigado|brigada|vlw|valeu", "Não obg."),
+    (N, 2.0, None, "ja temos|tenho|usamos ~ fornecedor|ferramenta|solucao|sistema|parceiro|plataforma|software|agencia", "Já temos fornecedor."),
 ];
 
 const NL: &[Row] = &[
@@ -876,7 +914,20 @@ const NL: &[Row] = &[
     (L, 2.5, Some(L), "agenda|kalender voor|op|in ~ &|#|20*|q1|q2|q3|q4|volgend*|begin|eind|half|medio", "Zet het maar in je agenda voor maart."),
     (U, 3.0, None, "staak|staakt|stop|stopt ~ toezending*|verzending*|mailings|mailing / toezending*|verzending*|mailings ~ ~ staken|stopzetten|stoppen", "Gelieve de toezendingen te staken."),
     (O, 0.0, None, "geen ~ belletje|call|demo|presentatie|pitch|afspraak|meeting|gesprek|toelichting ~ nodig", "Geen belletje nodig, stuur me gewoon de prijzen."),
-    (I, 2.0, None, "stuur|stuurt ~ ~ prijs*|prijslijst|offerte|tarieven|brochure|voorstel", "Ik hoef geen demo, maar stuur me wel de prijslijst."),
+    (I, 2.0, None, "stuur|stuurt ~ ~ prijs*|prijzen|prijslijst|offerte|tarieven|brochure|voorstel", "Ik hoef geen demo, maar stuur me wel de prijslijst."),
+    // A year said alone.
+    (L, 2.5, Some(L), "^volgend jaar|kwartaal / ^volgende maand / ^misschien volgend jaar|kwartaal", "Volgend jaar."),
+    // A no to a call that asks for the prices is a yes.
+    (O, 0.0, None, "nee een|de ~ call|belletje|gesprek|afspraak|demo|meeting hoeft ~ niet / een|de ~ call|belletje|gesprek|afspraak|demo|meeting hoeft ~ niet", "Nee, een call hoeft niet, stuur me de prijzen."),
+    // Having it already, "nee hoor", "niet aan ons besteed", the answer is no, having chosen
+    // another; someone who no longer works there since a time.
+    (N, 2.5, None, "hebben|heb we|ik al / we|wij hebben al ~ leverancier|tool|oplossing|systeem|partner|pakket|iets / ik heb al ~ leverancier|tool|oplossing|systeem|partner|pakket|iets", "Nee hoor, hebben we al."),
+    (N, 1.5, None, "^nee|neen hoor", "Nee hoor."),
+    (N, 2.5, None, "niet aan ons|mij besteed / aan ons|mij niet besteed", "Niet aan ons besteed, bedankt."),
+    (N, 2.5, None, "is het ~ nee / antwoord is nee / voor iets|wat anders gegaan|gekozen / gekozen voor ~ iets|wat anders", "Voor ons is het nee."),
+    (W, 3.0, None, "werk|werkt|werken|werkte hier|daar|bij|al|sinds ~ ~ niet meer", "Kees werkt hier sinds de zomer niet meer."),
+    // A stop request with an adverb between ("verwijder per direct mijn adres").
+    (U, 3.0, None, "verwijder|verwijdert|wis ~ mijn|ons adres|e-mailadres|emailadres|mailadres|gegevens|nummer", "Verwijder per direct mijn adres."),
 ];
 
 const IT: &[Row] = &[
@@ -890,12 +941,13 @@ const IT: &[Row] = &[
     (I, 1.5, None, "chiamata|riunione|incontro|demo|call|videochiamata|appuntamento|sentirci", "Fissiamo un appuntamento."),
     (I, 2.0, Some(U), "chiamami|chiamatemi / mi chiami|chiama|chiamate", "Chiamami domani."),
     (I, 2.0, None, "sentiamoci|parliamone|organizziamo|organizzate", "Sentiamoci giovedì."),
-    (I, 1.5, None, "certo|perfetto|ok|ottimo / va bene / d accordo", "Certo!"),
+    // "Ottimo" said alone accepts; inside a sentence it praises something ("un caffè ottimo").
+    (I, 1.5, None, "certo|perfetto|ok / ^ottimo / va bene / d accordo", "Certo!"),
     (I, 1.5, None, "^si|certo|ok|volentieri / ^si grazie / ^certo che si", "Sì"),
     (L, 3.0, Some(L), "non ora|adesso|ancora / ora|adesso no", "Non ora."),
     (L, 3.0, Some(L), "al momento no|non / per ora no|non / per il momento no|non / in questo momento no|non", "Al momento no."),
     (L, 2.0, Some(L), "piu avanti|tardi / piu in la / in futuro / prossimamente", "Più avanti."),
-    (L, 2.5, Some(L), "tra|fra # giorni|settimane|mesi|giorno|settimana|mese", "Tra 2 mesi."),
+    (L, 2.5, Some(L), "tra|fra # giorni|settimane|mesi|giorno|settimana|mese|gg", "Tra 2 mesi."),
     (L, 1.0, Some(L), "prossima|prossimo ~ settimana|sett|mese|anno|trimestre", "Il prossimo trimestre."),
     (L, 2.0, Some(L), "anno|mese|settimana|sett prossimo|prossima", "L'anno prossimo."),
     (L, 1.5, Some(L), "a|da|dal|dall|al|dopo|ad|entro|inizio|fine|meta ~ gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre", "A marzo."),
@@ -923,7 +975,7 @@ const IT: &[Row] = &[
     (W, 2.0, None, "pensione", "Sono in pensione."),
     (W, 3.0, None, "numero sbagliato / sbagliato numero", "Numero sbagliato."),
     (U, 3.0, None, "disiscriv*|disiscrizione", "Vorrei disiscrivermi."),
-    (U, 3.0, None, "cancell*|rimuov*|togli*|elimin* ~ lista|mailing|database|indirizzo|dati|contatti|elenco|mi|me|numero", "Rimuovetemi dalla lista."),
+    (U, 3.0, None, "cancell*|rimuov*|togli*|tolga|tolgano|elimin* ~ lista|mailing|database|indirizzo|dati|contatti|elenco|mi|me|numero", "Rimuovetemi dalla lista."),
     (U, 3.0, None, "rimuovetemi|cancellatemi|toglietemi|cancellami|rimuovimi|toglimi", "Cancellatemi."),
     (U, 3.0, None, "non ~ contattatemi|scrivetemi|chiamatemi|inviatemi|mandatemi|contattarmi|scrivermi|disturbatemi ~ piu", "Non contattatemi più."),
     (U, 2.5, None, "smettete|smettetela|smettila ~ di|con", "Smettetela di scrivermi."),
@@ -941,7 +993,7 @@ const IT: &[Row] = &[
     (I, 2.0, None, "come funziona ~ implementazione|integrazione|avvio|avviamento|migrazione / si integra / quanto tempo ~ serve|ci vuole ~ per|prima", "Come funziona l'integrazione?"),
     (I, 2.5, None, "@ ~ va bene|benissimo / @ ~ mi|ci ~ va|sta|torna ~ bene / @ ~ ok|perfetto|posso|si|libero|libera|disponibile|liberi / alle % ~ va bene|benissimo / alle % ~ perfetto|ok|si|disponibile|libero|libera / alle % ~ mi|ci ~ va|sta|torna", "Martedì va bene."),
     (I, 2.0, None, "che ne dice|dici|pensa|pensi ~ di|del ~ @|% / @ alle % / facciamo ~ @|%", "Che ne dice di martedì alle 11?"),
-    (I, 3.0, None, "mi chiami|chiama|richiami ~ @ / chiamami|chiamarmi|chiamatemi|richiamami ~ @ / mi chiami|chiama ~ @ ~ dopo|alle|verso|dalle|le ~ % / chiamami|chiamarmi ~ @ ~ dopo|alle|verso|dalle|le ~ % / mi chiami|chiama|chiamami|chiamarmi ~ dopo|alle|verso|dalle ~ %", "Mi chiami domani dopo le 10."),
+    (I, 3.0, None, "mi chiami|chiama|richiami ~ @ / chiamami|chiamarmi|chiamatemi|richiamami ~ @ / mi chiami|chiama ~ @ ~ dopo|alle|verso|dalle|le ~ % / chiamami|chiamarmi ~ @ ~ dopo|alle|verso|dalle|le ~ % / mi chiami|chiama|chiamami|chiamarmi ~ dopo|alle|verso|dalle ~ % / chiamami|chiamarmi|chiamatemi|richiamami ~ dopo|alle|verso|dalle|prima ~ %", "Mi chiami domani dopo le 10."),
     (U, 3.0, None, "basta ~ messaggi|mail|email|sms|msg|chiamate|telefonate|contatti", "Basta messaggi."),
     (N, 2.5, None, "lasci|lascia|lasciamo ~ stare|perdere / non e il caso", "Lasci stare, non è il caso."),
     (L, 2.5, Some(L), "anno|mese|settimana|trimestre ~ ne|ci ~ parliamo|sentiamo|vediamo|risentiamo", "Il prossimo anno ne parliamo."),
@@ -994,6 +1046,12 @@ const IT: &[Row] = &[
     (I, 2.0, None, "^ci sto / ok|okay ci sto / va bene ci sto", "Ok, ci sto."),
     (U, 3.0, None, "sospendete|sospenda|interrompete|interrompa|cessate|cessi ~ invio|invii|email|mail|comunicazioni|messaggi", "Sospendete gli invii a questo indirizzo."),
     (N, 2.5, None, "sviluppato|sviluppata|costruito|costruita ~ in casa / sviluppato|sviluppata|costruito|costruita ~ internamente / sviluppato|sviluppata|costruito|costruita da noi / fatto|fatta in casa", "L'abbiamo sviluppato in casa."),
+    // A year said alone.
+    (L, 2.5, Some(L), "^il prossimo anno|trimestre / ^forse il|l prossimo anno|trimestre / ^forse l anno prossimo", "Il prossimo anno."),
+    // A no to a call that asks for the prices is a yes.
+    (O, 0.0, None, "no non serve|servono ~ call|chiamata|riunione|incontro|demo|presentazione / non serve|servono ~ call|chiamata|riunione|incontro|demo|presentazione", "No, non serve una call, mandami solo i prezzi."),
+    // A stop request with an adverb between ("cancelli subito il mio indirizzo").
+    (U, 3.0, None, "cancell*|rimuov*|elimin*|tolga|togli* ~ ~ mio|miei|nostro|nostri indirizzo|dati|numero|contatto|email|recapito", "Cancelli subito il mio indirizzo."),
 ];
 
 /// A table with its language.
@@ -1956,10 +2014,10 @@ fn contrasts(word: &str, language: Option<Language>) -> bool {
 
 /// Whether the pattern itself says the negation (its first word is a negator).
 fn pattern_negates(pattern: &str) -> bool {
-    pattern
-        .split_whitespace()
-        .next()
-        .is_some_and(|w| w.split('|').any(|a| NEGATORS_BEFORE.contains(&a)))
+    pattern.split_whitespace().next().is_some_and(|w| {
+        w.split('|')
+            .any(|a| NEGATORS_BEFORE.contains(&a.trim_end_matches('*')))
+    })
 }
 
 /// The end (exclusive) of a match of `elements` starting at token `i`, and the first negator a
@@ -2126,23 +2184,54 @@ fn french_negation(tokens: &[Token], i: usize, end: usize) -> Option<usize> {
 
 /// Whether the negator at `k` is itself denied: "no es que no nos interese", "não é que não
 /// tenha interesse", "non è che non mi interessi", "it's not that we're not interested", "nicht
-/// dass es uns nicht interessiert" — a yes said twice over.
+/// dass es uns nicht interessiert" — a yes said twice over; so is a denied saying of it: "I
+/// wouldn't say we're not interested", "ich würde nicht sagen, dass wir kein Interesse haben",
+/// "je ne dirais pas qu'on n'est pas intéressés".
 fn double_negation(tokens: &[Token], k: usize) -> bool {
+    let negated_before = |j: usize| {
+        (j.saturating_sub(2)..j)
+            .filter(|&n| (n + 1..=j).all(|m| tokens[m].boundary == 0))
+            .any(|n| NEGATORS_BEFORE.contains(&tokens[n].word.as_str()))
+    };
     let that = (k.saturating_sub(4)..k)
         .rev()
         .take_while(|&j| tokens[j + 1].boundary == 0)
         .find(|&j| {
-            matches!(
-                tokens[j].word.as_str(),
-                "que" | "che" | "that" | "dass" | "dat"
-            )
+            THAT.contains(&tokens[j].word.as_str()) || SAY.contains(&tokens[j].word.as_str())
         });
     that.is_some_and(|j| {
-        (j.saturating_sub(2)..j)
-            .take_while(|_| tokens[j].boundary == 0)
-            .any(|n| NEGATORS_BEFORE.contains(&tokens[n].word.as_str()))
+        if SAY.contains(&tokens[j].word.as_str()) {
+            return negated_before(j);
+        }
+        // "sagen, dass": the saying verb may stand before the comma.
+        let said = j > 0
+            && tokens[j].boundary < SENTENCE
+            && SAY.contains(&tokens[j - 1].word.as_str())
+            && negated_before(j - 1);
+        said || tokens[j].boundary == 0 && negated_before(j)
     })
 }
+
+/// "That" in the seven languages: what a denied negation is said through.
+const THAT: &[&str] = &["que", "qu", "che", "that", "dass", "dat"];
+
+/// Verbs of saying that a negation can deny ("I wouldn't say …").
+const SAY: &[&str] = &[
+    "say",
+    "saying",
+    "sagen",
+    "behaupten",
+    "dire",
+    "dirais",
+    "dirait",
+    "dirions",
+    "decir",
+    "diria",
+    "dizer",
+    "zeggen",
+    "direi",
+    "direbbe",
+];
 
 /// Words between a verb and the negation after it that leave the negation where it is.
 const FILLERS_AFTER: &[&str] = &[
