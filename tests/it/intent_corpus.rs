@@ -1,8 +1,8 @@
-//! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 2,730 replies in
-//! seven languages, written by ten writers apart and, for `tune5.jsonl`, by a later round's
+//! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 3,010 replies in
+//! seven languages, written by eleven writers apart and, for `tune5.jsonl`, by a later round's
 //! tuner. `tune*.jsonl` (2,240) are what the phrase tables were tuned on — `tune7.jsonl`,
 //! `tune8.jsonl` and `tune9.jsonl` were the third, fourth and fifth held-out parts until their
-//! figures were reported; the two `holdout*.jsonl` parts (490) were written without sight of the
+//! figures were reported; the three `holdout*.jsonl` parts (770) were written without sight of the
 //! tables or of the tuning parts, and their figures are the ones reported (`docs/signals.md`,
 //! "Reply intent"). Run with `--nocapture` to print the report: accuracy by language and by
 //! intent, the confusion matrix, `unsubscribe`'s precision and recall, interested replies taken
@@ -404,14 +404,44 @@ fn the_second_held_out_part() {
     );
 }
 
+/// The sixth held-out part, written by an eleventh writer apart from everything (from the
+/// intent definitions alone, each language's replies invented on their own) while the twelfth
+/// round tuned the tables on `tune9`: the measure of that round. Its misses are not printed.
+/// Met on it: accuracy ≥ 0.90 (0.911) and ≥ 0.80 in each language (0.850 the lowest),
+/// `unsubscribe` precision ≥ 0.97 (1.000). Not met, asserted at the figure measured so a change
+/// can only raise it: `unsubscribe` recall (0.898; target 0.97), an interested reply taken for a
+/// no (0.089; target ≤ 0.01), `resume_on` exact (0.930; target 0.95).
+#[test]
+fn the_sixth_held_out_part() {
+    let samples = load("holdout6.jsonl");
+    let r = report("Sixth held-out part", &judge(&samples));
+    println!("{}", r.text);
+    let at_least = [
+        ("accuracy", r.accuracy, 0.91),
+        ("accuracy in the worst language", r.worst_language.1, 0.85),
+        ("unsubscribe precision", r.unsubscribe_precision, 0.97),
+        ("unsubscribe recall", r.unsubscribe_recall, 0.89),
+        ("resume_on exact", r.resume_exact, 0.93),
+    ];
+    for (figure, value, floor) in at_least {
+        assert!(value >= floor, "{figure} {value:.3} (floor {floor})");
+    }
+    assert!(
+        r.interested_as_no <= 0.09,
+        "interested taken for a no: {:.3} (measured 0.089)",
+        r.interested_as_no
+    );
+}
+
 /// The corpus is what its README promises: 30 replies per language in each part, every intent
 /// in every language, and the hard cases tagged.
 #[test]
 fn the_corpus_covers_every_intent_in_every_language() {
-    for file in TUNING_PARTS
-        .iter()
-        .copied()
-        .chain(["holdout.jsonl", "holdout2.jsonl"])
+    for file in
+        TUNING_PARTS
+            .iter()
+            .copied()
+            .chain(["holdout.jsonl", "holdout2.jsonl", "holdout6.jsonl"])
     {
         let samples = load(file);
         let mut seen: BTreeMap<(String, Intent), usize> = BTreeMap::new();
