@@ -276,9 +276,9 @@ impl Writes {
         for (step_id, metric) in crate::engine::funnel::of_effects(before, effects) {
             self.count(&row, step_id, metric, "", now_ms);
         }
+        step.push_effects(effects);
+        row.journey_seq += effects.len() as i64;
         for effect in effects {
-            row.journey_seq += 1;
-            step.push_effect(effect);
             match effect {
                 Effect::RunOpened(r) => {
                     *self.transitions.entry(r.step_type.as_str()).or_insert(0) += 1;
