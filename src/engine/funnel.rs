@@ -91,18 +91,21 @@ impl Metric {
 }
 
 /// The counts the effects of one step add: `(step id, metric)`, one per occurrence.
-pub fn of_effects(before: &EnrollmentState, effects: &[Effect]) -> Vec<(String, Metric)> {
+pub fn of_effects<'a>(
+    before: &'a EnrollmentState,
+    effects: &'a [Effect],
+) -> Vec<(&'a str, Metric)> {
     let at = before.run.as_ref().map(|r| r.step.as_str());
     let mut counts = Vec::new();
     for effect in effects {
         match effect {
-            Effect::RunOpened(run) => counts.push((run.step.clone(), Metric::Entered)),
-            Effect::Dispatch(d) => counts.push((d.step.clone(), Metric::Dispatched)),
+            Effect::RunOpened(run) => counts.push((run.step.as_str(), Metric::Entered)),
+            Effect::Dispatch(d) => counts.push((d.step.as_str(), Metric::Dispatched)),
             Effect::Journey(JourneyEntry::Exited { reason }) => {
                 if let Some(step) = at {
-                    counts.push((step.to_string(), Metric::Exited));
+                    counts.push((step, Metric::Exited));
                     if reason.starts_with("opt_out:") {
-                        counts.push((step.to_string(), Metric::OptedOut));
+                        counts.push((step, Metric::OptedOut));
                     }
                 }
             }

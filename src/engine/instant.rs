@@ -67,12 +67,29 @@ pub mod optional {
 /// goes a character at a time through `fmt`, a few percent of the planner's CPU), and reads
 /// it back with a fast path for exactly this form.
 pub fn write_stored(out: &mut Vec<u8>, t: &DateTime<Utc>) {
+    match spelled(t) {
+        Some((buf, len)) => out.extend_from_slice(&buf[..len]),
+        // Years outside four digits, and leap seconds: chrono's own spelling.
+        None => out.extend_from_slice(t.to_rfc3339_opts(SecondsFormat::AutoSi, true).as_bytes()),
+    }
+}
+
+/// [`write_stored`] onto a `String` (a journey entry's text is written straight into its
+/// step's `String`, with no bytes to check for UTF-8 afterwards).
+pub fn push_stored(out: &mut String, t: &DateTime<Utc>) {
+    match spelled(t) {
+        Some((buf, len)) => out.push_str(std::str::from_utf8(&buf[..len]).expect("ASCII")),
+        None => out.push_str(&t.to_rfc3339_opts(SecondsFormat::AutoSi, true)),
+    }
+}
+
+/// The instant spelled into a buffer on the stack, and its length; `None` for what chrono
+/// spells itself (years outside four digits, leap seconds).
+pub fn spelled(t: &DateTime<Utc>) -> Option<([u8; 30], usize)> {
     use chrono::Datelike;
     let (year, nanos) = (t.year(), t.nanosecond());
     if !(0..=9999).contains(&year) || nanos >= 1_000_000_000 {
-        // Years outside four digits, and leap seconds: chrono's own spelling.
-        out.extend_from_slice(t.to_rfc3339_opts(SecondsFormat::AutoSi, true).as_bytes());
-        return;
+        return None;
     }
     // Spelled into a buffer on the stack, then appended once (one capacity check, not one per
     // character); the date's parts are read from chrono once.
@@ -110,7 +127,7 @@ pub fn write_stored(out: &mut Vec<u8>, t: &DateTime<Utc>) {
     buf[13] = b':';
     buf[16] = b':';
     buf[len] = b'Z';
-    out.extend_from_slice(&buf[..len + 1]);
+    Some((buf, len + 1))
 }
 
 /// Reads an instant as chrono's serde does (any RFC 3339 instant, offsets converted to UTC),

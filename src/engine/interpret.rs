@@ -204,7 +204,9 @@ impl<'a> Machine<'a> {
     ) -> Machine<'a> {
         Machine {
             st: state.clone(),
-            fx: Vec::new(),
+            // Room for a planner step's effects (a run closed, one opened, a dispatch, …):
+            // growing this vector of large values was a few percent of a step.
+            fx: Vec::with_capacity(8),
             flow,
             ctx,
             now,
@@ -1256,16 +1258,18 @@ impl<'a> Machine<'a> {
     /// (`slot` is the ledger entry to reserve, `None` when the channel has no caps); `None`
     /// when it was deferred (to the earliest instant at which it fits every cap and every
     /// window is open, with a `deferred` entry naming the cap) or handed to the planner.
+    /// `address` is an email's recipient, whose domain is capped (read only when there are caps).
     fn capacity(
         &mut self,
         run: &Run,
         kind: StepKind,
-        domain: Option<String>,
+        address: Option<&str>,
     ) -> Option<Option<CapEntry>> {
         let channel = channel_of(kind);
         let Some(caps) = self.cap.caps().and_then(|c| c.of(channel)) else {
             return Some(None);
         };
+        let domain = address.and_then(domain_of);
         let book = match self.cap {
             CapacityView::Ledger(book) => book,
             _ => {
@@ -1362,11 +1366,8 @@ impl<'a> Machine<'a> {
             _ => self.st.contact.phone.clone(),
         }
         .unwrap_or_default();
-        let domain = match kind {
-            StepKind::Email => domain_of(&recipient),
-            _ => None,
-        };
-        let reservation = match self.capacity(run, kind, domain) {
+        let address = (kind == StepKind::Email).then_some(recipient.as_str());
+        let reservation = match self.capacity(run, kind, address) {
             Some(r) => r,
             None => return,
         };
@@ -1625,7 +1626,12 @@ impl<'a> Machine<'a> {
     // ----- timing ----------------------------------------------------------------------------
 
     fn key(&self, run: u64) -> String {
-        format!("{}:{}", self.st.id, run)
+        // `<enrollment>:<run>`, spelled without `format!` (one per send).
+        let mut key = String::with_capacity(self.st.id.len() + 21);
+        key.push_str(&self.st.id);
+        key.push(':');
+        super::effect::push_decimal(&mut key, run);
+        key
     }
 
     fn sender_zone(&self) -> Result<Zone, Failure> {

@@ -305,7 +305,7 @@ pub fn apply(
     };
     let now_ms = crate::clock::to_millis(now);
     for (step, metric) in signal_counts {
-        writes.count(&row, step, metric, "", now_ms);
+        writes.count(&row, &step, metric, "", now_ms);
     }
     // Only a flow with step experiments has exposures to convert.
     if flow.as_ref().is_ok_and(|f| f.has_experiments()) {

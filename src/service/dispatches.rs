@@ -756,7 +756,7 @@ async fn record_sends(
             DispatchStatus::Failed => Metric::Failed,
             _ => continue,
         };
-        writes.count(enrollment, row.step.clone(), metric, "", now_ms);
+        writes.count(enrollment, &row.step, metric, "", now_ms);
         // An approval link goes to the sender, not the contact: it is no outreach message.
         if metric == Metric::Sent && row.channel != "approval" {
             sent.push((row, enrollment));

@@ -219,19 +219,19 @@ impl Writes {
     pub fn count(
         &mut self,
         row: &EnrollmentRow,
-        step: String,
+        step: &str,
         metric: crate::engine::funnel::Metric,
         variant: &str,
         at_ms: i64,
     ) {
-        self.counts.add(
-            super::flow_stats::CountKey {
-                account_id: row.account_id.clone(),
-                flow_id: row.flow_id.clone(),
+        self.counts.add_ref(
+            super::flow_stats::CountRef {
+                account_id: &row.account_id,
+                flow_id: &row.flow_id,
                 flow_version: row.flow_version,
                 step,
                 metric,
-                variant: variant.to_string(),
+                variant,
                 hour: super::flow_stats::hour_of(at_ms),
             },
             1,
@@ -276,9 +276,9 @@ impl Writes {
         for (step_id, metric) in crate::engine::funnel::of_effects(before, effects) {
             self.count(&row, step_id, metric, "", now_ms);
         }
+        step.push_effects(effects);
+        row.journey_seq += effects.len() as i64;
         for effect in effects {
-            row.journey_seq += 1;
-            step.push_effect(effect);
             match effect {
                 Effect::RunOpened(r) => {
                     *self.transitions.entry(r.step_type.as_str()).or_insert(0) += 1;

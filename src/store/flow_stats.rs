@@ -41,6 +41,82 @@ pub struct CountKey {
     pub hour: i64,
 }
 
+/// A [`CountKey`] by reference, for [`Tally::add_ref`].
+#[derive(Debug, Clone, Copy)]
+pub struct CountRef<'a> {
+    pub account_id: &'a str,
+    pub flow_id: &'a str,
+    pub flow_version: i32,
+    pub step: &'a str,
+    pub metric: Metric,
+    pub variant: &'a str,
+    pub hour: i64,
+}
+
+/// A count key's fields in [`CountKey`]'s order, whichever way it is held: the tally's map is
+/// searched by this (`CountKey` borrows as it), so a lookup needs no owned key.
+trait KeyView {
+    fn view(&self) -> (&str, &str, i32, &str, Metric, &str, i64);
+}
+
+impl KeyView for CountKey {
+    fn view(&self) -> (&str, &str, i32, &str, Metric, &str, i64) {
+        let k = self;
+        (
+            &k.account_id,
+            &k.flow_id,
+            k.flow_version,
+            &k.step,
+            k.metric,
+            &k.variant,
+            k.hour,
+        )
+    }
+}
+
+impl KeyView for CountRef<'_> {
+    fn view(&self) -> (&str, &str, i32, &str, Metric, &str, i64) {
+        let k = self;
+        (
+            k.account_id,
+            k.flow_id,
+            k.flow_version,
+            k.step,
+            k.metric,
+            k.variant,
+            k.hour,
+        )
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn KeyView + 'a> for CountKey {
+    fn borrow(&self) -> &(dyn KeyView + 'a) {
+        self
+    }
+}
+
+// The derived order of `CountKey` compares its fields in declaration order, as a tuple of
+// them does: the map's order and the lookup's agree.
+impl PartialEq for dyn KeyView + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.view() == other.view()
+    }
+}
+
+impl Eq for dyn KeyView + '_ {}
+
+impl PartialOrd for dyn KeyView + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for dyn KeyView + '_ {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.view().cmp(&other.view())
+    }
+}
+
 /// Counts to append, summed by key within one transaction.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tally(pub BTreeMap<CountKey, i64>);
@@ -48,6 +124,25 @@ pub struct Tally(pub BTreeMap<CountKey, i64>);
 impl Tally {
     pub fn add(&mut self, key: CountKey, n: i64) {
         *self.0.entry(key).or_insert(0) += n;
+    }
+
+    /// [`Tally::add`] for a key given by reference: a key the tally holds already (most of a
+    /// batch's counts) is found without building one (four strings cloned, then dropped).
+    pub fn add_ref(&mut self, key: CountRef<'_>, n: i64) {
+        if let Some(count) = self.0.get_mut(&key as &dyn KeyView) {
+            *count += n;
+            return;
+        }
+        let owned = CountKey {
+            account_id: key.account_id.to_string(),
+            flow_id: key.flow_id.to_string(),
+            flow_version: key.flow_version,
+            step: key.step.to_string(),
+            metric: key.metric,
+            variant: key.variant.to_string(),
+            hour: key.hour,
+        };
+        self.0.insert(owned, n);
     }
 
     pub fn is_empty(&self) -> bool {

@@ -15,7 +15,39 @@ use serde::Serialize;
 
 /// The text stored for `effect`'s journey entry.
 pub fn detail(effect: &Effect) -> String {
-    fast(effect).unwrap_or_else(|| reference(effect))
+    let mut out = String::new();
+    push_detail(&mut out, effect, &mut Instants::default());
+    out
+}
+
+/// Appends the text stored for `effect`'s journey entry to `out` (a step's entries are
+/// written straight into their one `String`: no text per entry to build, check and copy).
+/// `instants` keeps the last instant spelled, for the entries of one step.
+pub fn push_detail(out: &mut String, effect: &Effect, instants: &mut Instants) {
+    if !fast(out, effect, instants) {
+        out.push_str(&reference(effect));
+    }
+}
+
+/// The last instant spelled and its text: most instants of a step's entries are the step's
+/// `now` (a run closed, the next one entered and scheduled), spelled once.
+#[derive(Default)]
+pub struct Instants {
+    last: Option<(DateTime<Utc>, [u8; 30], usize)>,
+}
+
+impl Instants {
+    fn push(&mut self, out: &mut String, t: &DateTime<Utc>) {
+        if !matches!(&self.last, Some((at, ..)) if at == t) {
+            match crate::engine::instant::spelled(t) {
+                Some((buf, len)) => self.last = Some((*t, buf, len)),
+                None => return crate::engine::instant::push_stored(out, t),
+            }
+        }
+        if let Some((_, buf, len)) = &self.last {
+            out.push_str(std::str::from_utf8(&buf[..*len]).expect("ASCII"));
+        }
+    }
 }
 
 /// The reference encoding: through a `Value`, as every entry was always written.
@@ -28,10 +60,11 @@ pub fn reference(effect: &Effect) -> String {
     .to_string()
 }
 
-/// The entries written straight, or `None` for the reference way.
-fn fast(effect: &Effect) -> Option<String> {
+/// Appends the entries written straight and returns true, or returns false (having written
+/// nothing) for the reference way.
+fn fast(out: &mut String, effect: &Effect, instants: &mut Instants) -> bool {
     match effect {
-        Effect::RunOpened(run) => run_opened(run),
+        Effect::RunOpened(run) => run_opened(out, run, instants),
         Effect::RunClosed {
             run,
             step,
@@ -39,32 +72,33 @@ fn fast(effect: &Effect) -> Option<String> {
             branch,
             woken_by,
         } => {
-            let mut o = Object::new(96);
+            let mut o = Object::new(out, instants);
             if let Some(b) = branch {
-                o.field("branch", b.as_str());
+                o.str("branch", b);
             }
             o.instant("closed", closed);
-            o.field("kind", "run_closed");
-            o.field("run", run);
-            o.field("step", step.as_str());
+            o.str("kind", "run_closed");
+            o.u64("run", *run);
+            o.str("step", step);
             if let Some(w) = woken_by {
-                o.field("woken_by", w.as_str());
+                o.str("woken_by", w);
             }
-            Some(o.finish())
+            o.finish();
+            true
         }
-        Effect::Dispatch(d) => dispatch(d),
-        _ => None,
+        Effect::Dispatch(d) => dispatch(out, d, instants),
+        _ => false,
     }
 }
 
-fn run_opened(run: &Run) -> Option<String> {
+fn run_opened(out: &mut String, run: &Run, instants: &mut Instants) -> bool {
     // Fields whose values are objects or rare go the reference way.
     if run.hold.is_some() || run.fetch.is_some() || run.deferred_reason.is_some() {
-        return None;
+        return false;
     }
-    let mut o = Object::new(160);
+    let mut o = Object::new(out, instants);
     if let Some(c) = &run.contact_holidays {
-        o.field("contact_holidays", c.as_str());
+        o.str("contact_holidays", c);
     }
     if let Some(t) = &run.deferred_to {
         o.instant("deferred_to", t);
@@ -73,116 +107,224 @@ fn run_opened(run: &Run) -> Option<String> {
     if !run.events.is_empty() {
         o.field("events", &run.events);
     }
-    o.field("id", &run.id);
-    o.field("kind", "run_opened");
+    o.u64("id", run.id);
+    o.str("kind", "run_opened");
     if let Some(t) = &run.link_expires {
         o.instant("link_expires", t);
     }
     if run.moved {
-        o.field("moved", &true);
+        o.raw("moved", "true");
     }
     if let Some(p) = &run.pending_outcome {
-        o.field("pending_outcome", p.as_str());
+        o.str("pending_outcome", p);
     }
     if let Some(r) = &run.rule {
-        o.field("rule", r.as_str());
+        o.str("rule", r);
     }
     if let Some(t) = &run.scheduled {
         o.instant("scheduled", t);
     }
-    o.field("step", run.step.as_str());
+    o.str("step", &run.step);
     if let Some(t) = &run.task {
         o.field("task", t);
     }
-    o.field("type", &run.step_type);
+    o.str("type", run.step_type.as_str());
     if let Some(t) = &run.until {
         o.instant("until", t);
     }
     if let Some(w) = &run.wait_reason {
         o.field("wait_reason", w);
     }
-    Some(o.finish())
+    o.finish();
+    true
 }
 
-fn dispatch(d: &Dispatch) -> Option<String> {
+fn dispatch(out: &mut String, d: &Dispatch, instants: &mut Instants) -> bool {
     if d.reservation.is_some() {
-        return None;
+        return false;
     }
-    let mut o = Object::new(256);
-    o.field("channel", &d.channel);
+    let mut o = Object::new(out, instants);
+    o.str("channel", d.channel.as_str());
     if let Some(p) = &d.channel_params {
         o.field("channel_params", p);
     }
-    o.field("idempotency_key", d.idempotency_key.as_str());
-    o.field("input", &d.input);
-    o.field("kind", "dispatch");
+    o.str("idempotency_key", &d.idempotency_key);
+    o.value("input", &d.input);
+    o.str("kind", "dispatch");
     if let Some(m) = &d.message_id {
-        o.field("message_id", m.as_str());
+        o.str("message_id", m);
     }
-    o.field("recipient", d.recipient.as_str());
-    o.field("run", &d.run);
-    o.field("step", d.step.as_str());
-    o.field("template", d.template.as_str());
+    o.str("recipient", &d.recipient);
+    o.u64("run", d.run);
+    o.str("step", &d.step);
+    o.str("template", &d.template);
     if let Some(v) = &d.variant {
-        o.field("variant", v.as_str());
+        o.str("variant", v);
     }
-    Some(o.finish())
+    o.finish();
+    true
 }
 
-/// A JSON object written field by field; the caller gives the keys in sorted order.
-struct Object {
-    text: Vec<u8>,
+/// A JSON object written field by field onto the end of a `String`; the caller gives the keys
+/// in sorted order.
+struct Object<'a> {
+    text: &'a mut String,
+    instants: &'a mut Instants,
+    /// No field written yet.
+    first: bool,
 }
 
-impl Object {
-    fn new(capacity: usize) -> Object {
-        let mut text = Vec::with_capacity(capacity);
-        text.push(b'{');
-        Object { text }
+impl<'a> Object<'a> {
+    fn new(text: &'a mut String, instants: &'a mut Instants) -> Object<'a> {
+        text.push('{');
+        Object {
+            text,
+            instants,
+            first: true,
+        }
     }
 
-    /// Appends `"key":value`. A value is any of the plain types the engine's effects hold
-    /// (strings, numbers, instants, unit enums, string lists, `Value`s, whose maps are
-    /// sorted): each prints as it does inside a `Value`.
+    /// Appends `"key":value` for any of the plain types the engine's effects hold (string
+    /// lists, unit enums, `Value` maps, whose maps are sorted): each prints as it does inside
+    /// a `Value`. Rare fields: it goes through serde_json's own text.
     fn field<T: Serialize + ?Sized + Plain>(&mut self, key: &str, value: &T) {
         self.key(key);
-        serde_json::to_writer(&mut self.text, value).expect("plain values serialize");
+        self.text
+            .push_str(&serde_json::to_string(value).expect("plain values serialize"));
+    }
+
+    /// Appends `"key":value` for a `Value`; an empty object (a dispatch's usual input) is
+    /// spelled without serde_json.
+    fn value(&mut self, key: &str, value: &serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) if map.is_empty() => self.raw(key, "{}"),
+            serde_json::Value::Null => self.raw(key, "null"),
+            other => self.field(key, other),
+        }
+    }
+
+    /// Appends `"key":"text"`, escaped as serde_json escapes a string.
+    fn str(&mut self, key: &str, value: &str) {
+        self.key(key);
+        push_json_str(self.text, value);
+    }
+
+    fn u64(&mut self, key: &str, n: u64) {
+        self.key(key);
+        let mut buf = [0u8; 20];
+        let mut i = buf.len();
+        let mut n = n;
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.text
+            .push_str(std::str::from_utf8(&buf[i..]).expect("ASCII digits"));
+    }
+
+    /// Appends `"key":` and `json` as it is.
+    fn raw(&mut self, key: &str, json: &str) {
+        self.key(key);
+        self.text.push_str(json);
     }
 
     /// Appends `"key":"instant"`, in the text chrono's serde writes.
     fn instant(&mut self, key: &str, t: &DateTime<Utc>) {
         self.key(key);
-        self.text.push(b'"');
-        crate::engine::instant::write_stored(&mut self.text, t);
-        self.text.push(b'"');
+        self.text.push('"');
+        self.instants.push(self.text, t);
+        self.text.push('"');
     }
 
+    /// Appends `,"key":` (no comma before the first).
     fn key(&mut self, key: &str) {
-        if self.text.len() > 1 {
-            self.text.push(b',');
+        if !std::mem::take(&mut self.first) {
+            self.text.push(',');
         }
-        self.text.push(b'"');
-        self.text.extend_from_slice(key.as_bytes());
-        self.text.extend_from_slice(b"\":");
+        self.text.push('"');
+        self.text.push_str(key);
+        self.text.push_str("\":");
     }
 
-    fn finish(mut self) -> String {
-        self.text.push(b'}');
-        String::from_utf8(self.text).expect("serde_json writes UTF-8")
+    fn finish(self) {
+        self.text.push('}');
     }
+}
+
+/// Appends `s` as a JSON string, escaped byte for byte as serde_json escapes it: `"` and `\`
+/// with a backslash, the control characters below 0x20 as `\b \t \n \f \r` or `\u00xx`
+/// (lower-case hex), everything else (DEL, non-ASCII) as it is.
+fn push_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    if !needs_escape(s.as_bytes()) {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
+    let bytes = s.as_bytes();
+    let mut plain = 0; // the start of the run not yet copied
+    for (i, &b) in bytes.iter().enumerate() {
+        if b >= 0x20 && b != b'"' && b != b'\\' {
+            continue;
+        }
+        // `b` is ASCII, so `i` and `i + 1` are character boundaries.
+        out.push_str(&s[plain..i]);
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            b'\r' => out.push_str("\\r"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 0xf)]));
+            }
+        }
+        plain = i + 1;
+    }
+    out.push_str(&s[plain..]);
+    out.push('"');
+}
+
+/// Whether any byte of `bytes` is escaped in a JSON string (`"`, `\`, below 0x20), eight
+/// bytes at a time: most strings need no escape and are copied whole.
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte of `w` is below `n` (n <= 0x80) where `(w - n) & !w` sets its high bit.
+    let any = |w: u64| {
+        let below_space = w.wrapping_sub(ONES * 0x20) & !w;
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let zero = |x: u64| x.wrapping_sub(ONES) & !x;
+        (below_space | zero(quote) | zero(backslash)) & HIGH != 0
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        if any(u64::from_le_bytes(chunk.try_into().expect("8 bytes"))) {
+            return true;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 /// Types that print the same written straight as through a `Value`: no struct whose keys a
 /// `Value` would reorder.
 trait Plain {}
-impl Plain for str {}
-impl Plain for u64 {}
-impl Plain for bool {}
 impl Plain for Vec<String> {}
 impl Plain for serde_json::Value {}
 impl Plain for serde_json::Map<String, serde_json::Value> {}
-impl Plain for crate::timing::Channel {}
-impl Plain for crate::flow::StepKind {}
 impl Plain for crate::engine::state::TaskPhase {}
 impl Plain for crate::timing::ClosedBy {}
 
@@ -202,6 +344,7 @@ mod tests {
         prop_oneof![
             "[a-z_]{1,12}",
             "\\PC{0,8}",
+            "[\\x00-\\x1f\\x7f\"\\\\a-z]{0,8}",
             Just("quote \" back \\ tab \t nl \n é 𝄞".to_string()),
         ]
     }
@@ -321,7 +464,9 @@ mod tests {
         /// The straight text is the reference text, byte for byte, for every field combination.
         #[test]
         fn written_straight_is_the_reference_text(e in effect()) {
-            prop_assert!(fast(&e).is_some(), "a hot entry went the slow way");
+            let mut text = String::from("[\"before\",");
+            prop_assert!(fast(&mut text, &e, &mut Instants::default()), "a hot entry went the slow way");
+            prop_assert_eq!(&text, &format!("[\"before\",{}", reference(&e)));
             prop_assert_eq!(detail(&e), reference(&e));
         }
     }
@@ -357,7 +502,9 @@ mod tests {
     #[test]
     fn other_entries_go_the_reference_way() {
         let e = Effect::Journey(crate::engine::JourneyEntry::Enrolled { step: "a".into() });
-        assert_eq!(fast(&e), None);
+        let mut text = String::new();
+        assert!(!fast(&mut text, &e, &mut Instants::default()));
+        assert_eq!(text, "");
         assert_eq!(detail(&e), r#"{"event":"enrolled","step":"a"}"#);
     }
 }

@@ -46,9 +46,10 @@ pub struct JourneyStep {
     pub entries: String,
 }
 
-/// Room for a planner step's entries (about five, 450 bytes), so pushing them does not grow the
-/// text again and again.
-const STEP_TEXT: usize = 640;
+/// Room for a planner step's entries (about five: a wait closed, an email's run opened, its
+/// dispatch and closing, the next wait opened, some 700 bytes), so pushing them does not grow
+/// the text.
+const STEP_TEXT: usize = 1024;
 
 impl JourneyStep {
     /// An empty step of `enrollment_id` whose first entry will have seq `seq`.
@@ -70,24 +71,40 @@ impl JourneyStep {
     /// Appends an entry: `kind` is a journey kind's name (`[a-z_]`), `detail` a JSON object's
     /// text, stored as it is (so a reader gets back the very text the engine wrote).
     pub fn push(&mut self, kind: &str, detail: &str) {
-        debug_assert!(kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
-        self.entries.pop(); // the closing `]`, put back below
-        if self.n > 0 {
-            self.entries.push(',');
-        }
-        self.entries.push_str("[\"");
-        self.entries.push_str(kind);
-        self.entries.push_str("\",");
+        self.open_entry(kind);
         self.entries.push_str(detail);
         self.entries.push_str("]]");
-        self.n += 1;
     }
 
     /// Appends the entry an engine effect makes: its kind, and its JSON ([`detail::detail`]:
     /// the text a `Value` of it prints, keys sorted, as entries were always written). Every
     /// writer of the journey encodes entries here.
     pub fn push_effect(&mut self, effect: &Effect) {
-        self.push(JourneyKind::of(effect).as_str(), &detail::detail(effect));
+        self.push_effects(std::slice::from_ref(effect));
+    }
+
+    /// [`JourneyStep::push_effect`] for each of `effects`, in order (their instants, mostly
+    /// the same one, spelled once).
+    pub fn push_effects(&mut self, effects: &[Effect]) {
+        let mut instants = detail::Instants::default();
+        for effect in effects {
+            self.open_entry(JourneyKind::of(effect).as_str());
+            detail::push_detail(&mut self.entries, effect, &mut instants);
+            self.entries.push_str("]]");
+        }
+    }
+
+    /// Opens entry `n`: the closing `]` taken off, then `,["kind",` (see [`JourneyStep::push`]).
+    fn open_entry(&mut self, kind: &str) {
+        debug_assert!(kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
+        self.entries.pop(); // the closing `]`, put back by the caller
+        if self.n > 0 {
+            self.entries.push(',');
+        }
+        self.entries.push_str("[\"");
+        self.entries.push_str(kind);
+        self.entries.push_str("\",");
+        self.n += 1;
     }
 
     /// The JSON array to store.
