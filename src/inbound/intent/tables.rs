@@ -1495,9 +1495,20 @@ struct Index {
     /// Phrases whose first element is a day, a time, a month, a number ([`Element::class`]):
     /// tried only at such a word.
     classes: [Vec<usize>; 4],
-    /// Phrases whose first element is a prefix, a mixture or a gap: tried at every token.
+    /// Phrases whose first element is words and prefixes of two letters or more, by the first
+    /// two letters of each: a word can only match such an element if it starts with them.
+    starts: HashMap<String, Vec<usize>>,
+    /// Phrases whose first element is a short prefix, a mixture or a gap: tried at every token.
     loose: Vec<usize>,
     phrases: Vec<Compiled>,
+}
+
+/// The first two letters of `word` (the key of [`Index::starts`]), or `None` when it is
+/// shorter.
+fn start(word: &str) -> Option<&str> {
+    let (end, _) = word.char_indices().nth(1)?;
+    let end = end + word[end..].chars().next()?.len_utf8();
+    Some(&word[..end])
 }
 
 fn index() -> &'static Index {
@@ -1527,6 +1538,7 @@ fn index() -> &'static Index {
         }
         let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
         let mut classes: [Vec<usize>; 4] = Default::default();
+        let mut starts: HashMap<String, Vec<usize>> = HashMap::new();
         let mut loose = Vec::new();
         for (i, c) in phrases.iter().enumerate() {
             if let Some(k) = c.elements[0].class() {
@@ -1545,12 +1557,31 @@ fn index() -> &'static Index {
                         exact.entry(w.clone()).or_default().push(i);
                     }
                 }
+                Element::Word {
+                    exact: words,
+                    prefixes,
+                    day: false,
+                    clock: false,
+                    month: false,
+                } if words.iter().chain(prefixes).all(|w| start(w).is_some()) => {
+                    let mut keys: Vec<&str> = words
+                        .iter()
+                        .chain(prefixes)
+                        .filter_map(|w| start(w))
+                        .collect();
+                    keys.sort_unstable();
+                    keys.dedup();
+                    for key in keys {
+                        starts.entry(key.to_string()).or_default().push(i);
+                    }
+                }
                 _ => loose.push(i),
             }
         }
         Index {
             exact,
             classes,
+            starts,
             loose,
             phrases,
         }
@@ -1886,8 +1917,20 @@ fn find_all(text: &str, detected: Option<Language>) -> (Vec<Found>, Vec<Token>) 
                 }
             }
         }
-        for &p in &index.loose {
-            try_phrase(i, p, &mut found);
+        // The phrases of this word's start and the loose ones, in the tables' order (both
+        // lists are ascending), as when every one of them was tried here.
+        let starting: &[usize] = start(&token.word)
+            .and_then(|k| index.starts.get(k))
+            .map_or(&[], Vec::as_slice);
+        let (mut a, mut b) = (starting.iter().peekable(), index.loose.iter().peekable());
+        loop {
+            let p = match (a.peek(), b.peek()) {
+                (Some(&&x), Some(&&y)) if x < y => a.next(),
+                (Some(_), None) => a.next(),
+                (_, Some(_)) => b.next(),
+                (None, None) => break,
+            };
+            try_phrase(i, *p.expect("peeked"), &mut found);
         }
     }
     (found, tokens)
