@@ -211,19 +211,7 @@ impl<'a> Object<'a> {
 
     fn u64(&mut self, key: &str, n: u64) {
         self.key(key);
-        let mut buf = [0u8; 20];
-        let mut i = buf.len();
-        let mut n = n;
-        loop {
-            i -= 1;
-            buf[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        self.text
-            .push_str(std::str::from_utf8(&buf[i..]).expect("ASCII digits"));
+        crate::engine::effect::push_decimal(self.text, n);
     }
 
     /// Appends `"key":` and `json` as it is.
