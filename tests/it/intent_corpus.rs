@@ -9,12 +9,12 @@
 //! for a no, `resume_on` and referrals. The tuning parts' misses are printed; the held-out parts'
 //! are not (tuning must not read them).
 
-use nudge::inbound::intent::{classify, Intent, Reply};
+use nudge::inbound::intent::{classify, Intent, Reply, ReplyIntent};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// The parts the tables were tuned on.
-const TUNING_PARTS: [&str; 9] = [
+pub(crate) const TUNING_PARTS: [&str; 9] = [
     "tune.jsonl",
     "tune2.jsonl",
     "tune3.jsonl",
@@ -27,11 +27,11 @@ const TUNING_PARTS: [&str; 9] = [
 ];
 
 #[derive(Debug, Deserialize)]
-struct Sample {
-    id: String,
-    language: String,
+pub(crate) struct Sample {
+    pub(crate) id: String,
+    pub(crate) language: String,
     intent: Intent,
-    text: String,
+    pub(crate) text: String,
     #[serde(default)]
     subject: Option<String>,
     received_at: String,
@@ -47,7 +47,7 @@ struct Sample {
     referral: Option<serde_json::Value>,
 }
 
-fn load(file: &str) -> Vec<Sample> {
+pub(crate) fn load(file: &str) -> Vec<Sample> {
     let path = format!("{}/fixtures/intent/{file}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -66,21 +66,27 @@ struct Judged<'a> {
     evidence: Vec<String>,
 }
 
+/// The classifier's reading of `text` as the reply `s` (its subject, arrival, zone and
+/// addresses): the sample's own text, or that text with something added.
+pub(crate) fn read(s: &Sample, text: &str) -> ReplyIntent {
+    let received_at = chrono::DateTime::parse_from_rfc3339(&s.received_at)
+        .unwrap_or_else(|e| panic!("{}: {e}", s.id))
+        .with_timezone(&chrono::Utc);
+    classify(&Reply {
+        text,
+        subject: s.subject.as_deref(),
+        received_at: Some(received_at),
+        tz: s.tz.as_deref().map(|z| z.parse().unwrap()),
+        from: s.from.as_deref(),
+        contact_email: s.contact_email.as_deref(),
+    })
+}
+
 fn judge(samples: &[Sample]) -> Vec<Judged<'_>> {
     samples
         .iter()
         .map(|s| {
-            let received_at = chrono::DateTime::parse_from_rfc3339(&s.received_at)
-                .unwrap_or_else(|e| panic!("{}: {e}", s.id))
-                .with_timezone(&chrono::Utc);
-            let got = classify(&Reply {
-                text: &s.text,
-                subject: s.subject.as_deref(),
-                received_at: Some(received_at),
-                tz: s.tz.as_deref().map(|z| z.parse().unwrap()),
-                from: s.from.as_deref(),
-                contact_email: s.contact_email.as_deref(),
-            });
+            let got = read(s, &s.text);
             Judged {
                 sample: s,
                 intent: got.intent,

@@ -6,63 +6,8 @@
 //! reply alone. The held-out parts are left out: a failure prints the reply, and their text must
 //! not be read while the tables are tuned.
 
-use nudge::inbound::intent::{classify, Reply, ReplyIntent};
-use serde::Deserialize;
-
-#[derive(Deserialize)]
-struct Sample {
-    id: String,
-    language: String,
-    text: String,
-    received_at: String,
-    #[serde(default)]
-    tz: Option<String>,
-    #[serde(default)]
-    from: Option<String>,
-    #[serde(default)]
-    contact_email: Option<String>,
-}
-
-fn tuning_parts() -> Vec<Sample> {
-    let dir = format!("{}/fixtures/intent", env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{dir}: {e}"))
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("tune") && n.ends_with(".jsonl"))
-        })
-        .collect();
-    files.sort();
-    assert!(files.len() >= 8, "tuning parts: {files:?}");
-    files
-        .iter()
-        .flat_map(|path| {
-            std::fs::read_to_string(path)
-                .unwrap()
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| serde_json::from_str::<Sample>(l).unwrap())
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
-fn read(s: &Sample, text: &str) -> ReplyIntent {
-    classify(&Reply {
-        text,
-        subject: None,
-        received_at: Some(
-            chrono::DateTime::parse_from_rfc3339(&s.received_at)
-                .unwrap()
-                .with_timezone(&chrono::Utc),
-        ),
-        tz: s.tz.as_deref().map(|z| z.parse().unwrap()),
-        from: s.from.as_deref(),
-        contact_email: s.contact_email.as_deref(),
-    })
-}
+use crate::intent_corpus::{load, read, Sample, TUNING_PARTS};
+use nudge::inbound::intent::ReplyIntent;
 
 /// The sequence's first email, quoted as each language's mail client quotes it: a header with
 /// its own date, then `>` lines with an opt-out line and a question that invites a yes.
@@ -200,7 +145,7 @@ fn key(r: &ReplyIntent) -> String {
 
 #[test]
 fn what_lies_below_a_reply_never_changes_what_it_says() {
-    let samples = tuning_parts();
+    let samples: Vec<Sample> = TUNING_PARTS.iter().flat_map(|f| load(f)).collect();
     let mut moved = Vec::new();
     let mut checked = 0;
     for s in &samples {
