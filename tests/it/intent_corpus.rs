@@ -9,28 +9,21 @@
 //! for a no, `resume_on` and referrals. The tuning parts' misses are printed; the held-out parts'
 //! are not (tuning must not read them).
 
-use nudge::inbound::intent::{classify, Intent, Reply, ReplyIntent};
+use nudge::inbound::intent::{classify, classify_by_tables, Intent, Reply, ReplyIntent};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-/// The parts the tables were tuned on.
-pub(crate) const TUNING_PARTS: [&str; 9] = [
-    "tune.jsonl",
-    "tune2.jsonl",
-    "tune3.jsonl",
-    "tune4.jsonl",
-    "tune5.jsonl",
-    "tune6.jsonl",
-    "tune7.jsonl",
-    "tune8.jsonl",
-    "tune9.jsonl",
-];
+/// The parts the tables were tuned on, and the learned second opinion trained on: one list,
+/// the model's.
+pub(crate) fn tuning_parts() -> [&'static str; 9] {
+    nudge::inbound::intent::learned::TRAINING_PARTS.map(|(name, _)| name)
+}
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Sample {
     pub(crate) id: String,
     pub(crate) language: String,
-    intent: Intent,
+    pub(crate) intent: Intent,
     pub(crate) text: String,
     #[serde(default)]
     subject: Option<String>,
@@ -69,10 +62,14 @@ struct Judged<'a> {
 /// The classifier's reading of `text` as the reply `s` (its subject, arrival, zone and
 /// addresses): the sample's own text, or that text with something added.
 pub(crate) fn read(s: &Sample, text: &str) -> ReplyIntent {
+    read_by(s, text, classify)
+}
+
+fn read_by(s: &Sample, text: &str, classifier: fn(&Reply) -> ReplyIntent) -> ReplyIntent {
     let received_at = chrono::DateTime::parse_from_rfc3339(&s.received_at)
         .unwrap_or_else(|e| panic!("{}: {e}", s.id))
         .with_timezone(&chrono::Utc);
-    classify(&Reply {
+    classifier(&Reply {
         text,
         subject: s.subject.as_deref(),
         received_at: Some(received_at),
@@ -83,10 +80,14 @@ pub(crate) fn read(s: &Sample, text: &str) -> ReplyIntent {
 }
 
 fn judge(samples: &[Sample]) -> Vec<Judged<'_>> {
+    judge_by(samples, classify)
+}
+
+fn judge_by(samples: &[Sample], classifier: fn(&Reply) -> ReplyIntent) -> Vec<Judged<'_>> {
     samples
         .iter()
         .map(|s| {
-            let got = read(s, &s.text);
+            let got = read_by(s, &s.text, classifier);
             Judged {
                 sample: s,
                 intent: got.intent,
@@ -96,6 +97,22 @@ fn judge(samples: &[Sample]) -> Vec<Judged<'_>> {
             }
         })
         .collect()
+}
+
+/// The headline figures of `samples` read by the phrase tables alone, without the learned
+/// second opinion: what the second opinion changed.
+fn by_tables_alone(samples: &[Sample]) -> String {
+    let r = report("", &judge_by(samples, classify_by_tables));
+    format!(
+        "By the tables alone: accuracy {:.3}, worst language {} {:.3}, `unsubscribe` P / R {:.3} / {:.3}, interested taken for a no {:.3}, `resume_on` exact {:.3}\n",
+        r.accuracy,
+        r.worst_language.0,
+        r.worst_language.1,
+        r.unsubscribe_precision,
+        r.unsubscribe_recall,
+        r.interested_as_no,
+        r.resume_exact
+    )
 }
 
 /// The figures of one part.
@@ -283,7 +300,7 @@ fn the_tuning_parts() {
     let mut samples = Vec::new();
     let mut parts = Vec::new();
     let mut low = Vec::new();
-    for part in TUNING_PARTS {
+    for part in tuning_parts() {
         let these = load(part);
         let r = report(part, &judge(&these));
         if r.accuracy < 0.92 {
@@ -318,16 +335,18 @@ fn the_tuning_parts() {
     );
 }
 
-/// The held-out part against the targets. Met: accuracy ≥ 0.90, ≥ 0.80 in each language, an
-/// interested reply taken for `unsubscribe` or `not_interested` in ≤ 1 %. Not met yet, asserted
-/// at the figure measured (docs/signals.md, "Reply intent") so that a change can only raise
-/// them: `unsubscribe` precision and recall (target 0.97 each), `resume_on` exact (target 0.95).
+/// The held-out part against the targets (each held-out test prints the tables alone too, to
+/// show what the learned second opinion changed). Met: accuracy ≥ 0.90 (0.924), ≥ 0.80 in each
+/// language, an interested reply taken for a no in ≤ 1 % (0), `resume_on` exact ≥ 0.95 (0.952).
+/// Not met, asserted at the figure measured (docs/signals.md, "Reply intent") so that a change
+/// can only raise it: `unsubscribe` precision and recall (0.964 each; target 0.97 each).
 #[test]
 fn the_held_out_part() {
     let samples = load("holdout.jsonl");
     let judged = judge(&samples);
     let r = report("Held-out part", &judged);
     println!("{}", r.text);
+    println!("{}", by_tables_alone(&samples));
     assert!(
         r.worst_language.1 >= 0.80,
         "held-out accuracy in {}: {:.3}",
@@ -340,37 +359,38 @@ fn the_held_out_part() {
         r.interested_as_no
     );
     assert!(
-        r.accuracy >= 0.90,
-        "held-out accuracy {:.3} (measured 0.900)",
+        r.accuracy >= 0.92,
+        "held-out accuracy {:.3} (measured 0.924)",
         r.accuracy
     );
     assert!(
         r.unsubscribe_precision >= 0.96,
-        "unsubscribe precision {:.3} (measured 0.963)",
+        "unsubscribe precision {:.3} (measured 0.964)",
         r.unsubscribe_precision
     );
     assert!(
-        r.unsubscribe_recall >= 0.92,
-        "unsubscribe recall {:.3} (measured 0.929)",
+        r.unsubscribe_recall >= 0.96,
+        "unsubscribe recall {:.3} (measured 0.964)",
         r.unsubscribe_recall
     );
     assert!(
-        r.resume_exact >= 0.92,
-        "resume_on exact: {:.3} (measured 0.929)",
+        r.resume_exact >= 0.95,
+        "resume_on exact: {:.3} (measured 0.952)",
         r.resume_exact
     );
 }
 
 /// The second held-out part, written by a sixth writer while the tables were tuned on `tune5`,
 /// apart from the tuner: the measure of that round. Its misses are not printed either. Met on
-/// it: accuracy ≥ 0.90 (overall and ≥ 0.80 in each language), `unsubscribe` precision and
-/// recall ≥ 0.97, `resume_on` exact ≥ 0.95. Not met, asserted at the figure measured so a
-/// change can only raise it: an interested reply taken for a no (target ≤ 0.01). Both held-out parts together are printed too (docs/signals.md reports them).
+/// it, each: accuracy ≥ 0.90 (0.971; ≥ 0.80 in each language), `unsubscribe` precision and
+/// recall ≥ 0.97 (1.000 / 0.976), `resume_on` exact ≥ 0.95 (0.976), an interested reply taken for
+/// a no ≤ 0.01 (0). Both held-out parts together are printed too (docs/signals.md reports them).
 #[test]
 fn the_second_held_out_part() {
     let samples = load("holdout2.jsonl");
     let r = report("Second held-out part", &judge(&samples));
     println!("{}", r.text);
+    println!("{}", by_tables_alone(&samples));
     let both: Vec<Sample> = ["holdout.jsonl", "holdout2.jsonl"]
         .into_iter()
         .flat_map(load)
@@ -378,8 +398,8 @@ fn the_second_held_out_part() {
     let all = report("Both held-out parts", &judge(&both));
     println!("{}", all.text);
     assert!(
-        r.accuracy >= 0.95,
-        "accuracy {:.3} (measured 0.950)",
+        r.accuracy >= 0.97,
+        "accuracy {:.3} (measured 0.975)",
         r.accuracy
     );
     assert!(
@@ -399,13 +419,13 @@ fn the_second_held_out_part() {
         r.unsubscribe_recall
     );
     assert!(
-        r.resume_exact >= 0.95,
-        "resume_on exact {:.3} (measured 0.952)",
+        r.resume_exact >= 0.97,
+        "resume_on exact {:.3} (measured 0.976)",
         r.resume_exact
     );
     assert!(
-        r.interested_as_no <= 0.02,
-        "interested taken for a no: {:.3} (measured 0.018)",
+        r.interested_as_no <= 0.01,
+        "interested taken for a no: {:.3} (measured 0.000)",
         r.interested_as_no
     );
 }
@@ -413,28 +433,88 @@ fn the_second_held_out_part() {
 /// The sixth held-out part, written by an eleventh writer apart from everything (from the
 /// intent definitions alone, each language's replies invented on their own) while the twelfth
 /// round tuned the tables on `tune9`: the measure of that round. Its misses are not printed.
-/// Met on it: accuracy ≥ 0.90 (0.911) and ≥ 0.80 in each language (0.850 the lowest),
-/// `unsubscribe` precision ≥ 0.97 (1.000). Not met, asserted at the figure measured so a change
-/// can only raise it: `unsubscribe` recall (0.898; target 0.97), an interested reply taken for a
-/// no (0.089; target ≤ 0.01), `resume_on` exact (0.930; target 0.95).
+/// Measured again with the learned second opinion. Met on it: accuracy ≥ 0.90 (0.957) and ≥
+/// 0.80 in each language (0.925 the lowest), `unsubscribe` precision ≥ 0.97 (1.000), an
+/// interested reply taken for a no ≤ 0.01 (0; 0.089 by the tables alone), `resume_on` exact ≥
+/// 0.95 (0.953). Not met, asserted at the figure measured: `unsubscribe` recall (0.898).
 #[test]
 fn the_sixth_held_out_part() {
     let samples = load("holdout6.jsonl");
     let r = report("Sixth held-out part", &judge(&samples));
     println!("{}", r.text);
+    println!("{}", by_tables_alone(&samples));
     let at_least = [
-        ("accuracy", r.accuracy, 0.91),
-        ("accuracy in the worst language", r.worst_language.1, 0.85),
+        ("accuracy", r.accuracy, 0.95),
+        ("accuracy in the worst language", r.worst_language.1, 0.92),
         ("unsubscribe precision", r.unsubscribe_precision, 0.97),
         ("unsubscribe recall", r.unsubscribe_recall, 0.89),
+        ("resume_on exact", r.resume_exact, 0.95),
+    ];
+    for (figure, value, floor) in at_least {
+        assert!(value >= floor, "{figure} {value:.3} (floor {floor})");
+    }
+    assert!(
+        r.interested_as_no <= 0.01,
+        "interested taken for a no: {:.3} (measured 0.000)",
+        r.interested_as_no
+    );
+}
+
+/// The seventh held-out part, written by a twelfth writer apart from everything (from the
+/// intent definitions alone), while the learned second opinion was built and chosen by leaving
+/// one tuning writer out: the measure of that round. Its misses are not printed. Met on it:
+/// accuracy ≥ 0.90 (0.907; 0.875 by the tables alone) and ≥ 0.80 in each language (0.875 the
+/// lowest). Not met, asserted at the figure measured so a change can only raise it:
+/// `unsubscribe` precision and recall (0.936 / 0.898; target 0.97 each), an interested reply
+/// taken for a no (0.036; target ≤ 0.01), `resume_on` exact (0.929; target 0.95).
+#[test]
+fn the_seventh_held_out_part() {
+    let samples = load("holdout7.jsonl");
+    let r = report("Seventh held-out part", &judge(&samples));
+    println!("{}", r.text);
+    println!("{}", by_tables_alone(&samples));
+    let at_least = [
+        ("accuracy", r.accuracy, 0.9),
+        ("accuracy in the worst language", r.worst_language.1, 0.87),
+        ("unsubscribe precision", r.unsubscribe_precision, 0.93),
+        ("unsubscribe recall", r.unsubscribe_recall, 0.89),
+        ("resume_on exact", r.resume_exact, 0.92),
+    ];
+    for (figure, value, floor) in at_least {
+        assert!(value >= floor, "{figure} {value:.3} (floor {floor})");
+    }
+    assert!(
+        r.interested_as_no <= 0.036,
+        "interested taken for a no: {:.3} (measured 0.036)",
+        r.interested_as_no
+    );
+}
+
+/// The eighth held-out part, written by a thirteenth writer apart from everything (from the
+/// intent definitions alone, replies of people in many trades), while the learned second
+/// opinion was finished. Its misses are not printed. Met on it: accuracy ≥ 0.90 (0.907; 0.871
+/// by the tables alone) and ≥ 0.80 in each language (0.800 the lowest), `unsubscribe`
+/// precision ≥ 0.97 (0.977), an interested reply taken for a no ≤ 0.01 (0). Not met, asserted
+/// at the figure measured: `unsubscribe` recall (0.878), `resume_on` exact (0.938).
+#[test]
+fn the_eighth_held_out_part() {
+    let samples = load("holdout8.jsonl");
+    let r = report("Eighth held-out part", &judge(&samples));
+    println!("{}", r.text);
+    println!("{}", by_tables_alone(&samples));
+    let at_least = [
+        ("accuracy", r.accuracy, 0.9),
+        ("accuracy in the worst language", r.worst_language.1, 0.8),
+        ("unsubscribe precision", r.unsubscribe_precision, 0.97),
+        ("unsubscribe recall", r.unsubscribe_recall, 0.87),
         ("resume_on exact", r.resume_exact, 0.93),
     ];
     for (figure, value, floor) in at_least {
         assert!(value >= floor, "{figure} {value:.3} (floor {floor})");
     }
     assert!(
-        r.interested_as_no <= 0.09,
-        "interested taken for a no: {:.3} (measured 0.089)",
+        r.interested_as_no <= 0.01,
+        "interested taken for a no: {:.3} (measured 0.000)",
         r.interested_as_no
     );
 }
@@ -443,12 +523,12 @@ fn the_sixth_held_out_part() {
 /// in every language, and the hard cases tagged.
 #[test]
 fn the_corpus_covers_every_intent_in_every_language() {
-    for file in
-        TUNING_PARTS
-            .iter()
-            .copied()
-            .chain(["holdout.jsonl", "holdout2.jsonl", "holdout6.jsonl"])
-    {
+    for file in tuning_parts().into_iter().chain([
+        "holdout.jsonl",
+        "holdout2.jsonl",
+        "holdout6.jsonl",
+        "holdout7.jsonl",
+    ]) {
         let samples = load(file);
         let mut seen: BTreeMap<(String, Intent), usize> = BTreeMap::new();
         for s in &samples {

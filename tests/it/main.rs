@@ -78,6 +78,7 @@ mod inbox_corpus;
 mod inbox_simulate;
 mod intent_corpus;
 mod intent_invariants;
+mod intent_learned;
 mod isolation;
 mod journey_golden;
 mod journey_summary;

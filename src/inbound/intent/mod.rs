@@ -24,6 +24,7 @@
 //! `unsubscribe` — the costliest error — is a phrase to fix, not a weight to retrain. Measured on
 //! a held-out corpus in `docs/signals.md` ("Reply intent").
 
+pub mod learned;
 pub mod new_text;
 pub mod referral;
 pub mod resume;
@@ -295,8 +296,19 @@ const REFERRAL_WEIGHT: f64 = 1.0;
 /// How much more a phrase of the detected language weighs.
 const DETECTED_LANGUAGE_BONUS: f64 = 0.5;
 
-/// Classifies `reply`.
+/// Classifies `reply`: the phrase tables, with the learned second opinion where they found
+/// too little or a no ([`learned`]).
 pub fn classify(reply: &Reply) -> ReplyIntent {
+    classify_with(reply, true)
+}
+
+/// Classifies `reply` by the phrase tables alone: what the corpus tests measure the second
+/// opinion against.
+pub fn classify_by_tables(reply: &Reply) -> ReplyIntent {
+    classify_with(reply, false)
+}
+
+fn classify_with(reply: &Reply, second_opinion: bool) -> ReplyIntent {
     let body = new_text(reply.text);
     // The subject counts when it is the person's own ("Remove me"), not a reply's "Re: …".
     let subject = reply
@@ -348,12 +360,23 @@ pub fn classify(reply: &Reply) -> ReplyIntent {
             best_score = s;
         }
     }
+    // Where the tables found too little, or a no, the learned model may be sure of better.
+    let learned = if second_opinion {
+        learned::second_opinion(body, best, scores[Intent::Interested.rank()] > 0.0)
+    } else {
+        None
+    };
+    if let Some((intent, _)) = learned {
+        best = intent;
+    }
     let runner_up = Intent::ALL
         .iter()
         .filter(|i| **i != best)
         .map(|i| scores[i.rank()])
         .fold(0.0, f64::max);
-    let confidence = if best == Intent::Other {
+    let confidence = if let Some((_, sure)) = learned {
+        learned_confidence(sure)
+    } else if best == Intent::Other {
         if found.is_empty() {
             0.5
         } else {
@@ -362,7 +385,9 @@ pub fn classify(reply: &Reply) -> ReplyIntent {
     } else {
         confidence(best_score, runner_up)
     };
-    let evidence: Vec<String> = {
+    let evidence: Vec<String> = if learned.is_some() {
+        learned::model().evidence(&learned::reads(body), best)
+    } else {
         let mut e: Vec<String> = Vec::new();
         for m in found.iter().filter(|m| m.intent == best) {
             if !e.contains(&m.text) {
@@ -398,6 +423,13 @@ pub fn classify(reply: &Reply) -> ReplyIntent {
         resume_on,
         referral,
     }
+}
+
+/// A learned answer's confidence: 0.5 at the least probability it needs, 0.6 at certainty —
+/// never above what a lone table phrase earns, since no phrase decided it.
+fn learned_confidence(sure: f32) -> f64 {
+    let above = f64::from((sure - learned::SURE) / (1.0 - learned::SURE));
+    ((0.5 + 0.1 * above.clamp(0.0, 1.0)) * 100.0).round() / 100.0
 }
 
 /// 0.5 for a lone weak phrase, towards 1 as the winner's score grows and outweighs the rest.

@@ -2305,6 +2305,22 @@ const FILLERS_AFTER: &[&str] = &[
     "really",
 ];
 
+/// `text` without its footer lines ([`footer_lines`]): what the learned second opinion reads,
+/// so a newsletter's or a legal notice's words below a reply never move it.
+pub(crate) fn without_footers(text: &str) -> String {
+    let footers = footer_lines(text);
+    let mut out = String::with_capacity(text.len());
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let end = start + line.len();
+        if !footers.contains(&(start, end)) {
+            out.push_str(line);
+        }
+        start = end;
+    }
+    out
+}
+
 /// The byte ranges of lines that are a footer's: a link, "click", a newsletter's or a legal
 /// notice's words. Their unsubscribe words are the sender's boilerplate, not the person's.
 fn footer_lines(text: &str) -> Vec<(usize, usize)> {
