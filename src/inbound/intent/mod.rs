@@ -17,12 +17,15 @@
 //! 4. The intent with the highest score wins; a tie goes to the more consequential intent
 //!    (`unsubscribe`, then `wrong_person`, `not_now`, `not_interested`, `interested`). No
 //!    phrase: `other`.
-//! 5. [`resume`] reads the date of a `not_now` reply; [`referral`] the address it points to.
+//! 5. Where the tables found too little (`other`), or weighed a yes against a no and chose the
+//!    no, the [`learned`] second opinion may answer instead when it is sure — never with an
+//!    unsubscribe, which only the person's own words in the tables decide.
+//! 6. [`resume`] reads the date of a `not_now` reply; [`referral`] the address it points to.
 //!
-//! Phrase tables rather than a trained model: the corpus is hand-written and small, a table's
-//! decision is its evidence (the words that decided, as they stand in the text), and a wrong
-//! `unsubscribe` — the costliest error — is a phrase to fix, not a weight to retrain. Measured on
-//! a held-out corpus in `docs/signals.md` ("Reply intent").
+//! Phrase tables first: a table's decision is its evidence (the words that decided, as they
+//! stand in the text), and a wrong `unsubscribe` — the costliest error — is a phrase to fix,
+//! not a weight to retrain; the learned model catches what a new writer says that no table has
+//! seen. Measured on held-out parts of the corpus in `docs/signals.md` ("Reply intent").
 
 pub mod learned;
 pub mod new_text;
