@@ -327,3 +327,59 @@ fn gcd(a: usize, b: usize) -> usize {
         gcd(b, a % b)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where the second opinion is asked, and what it may answer: never an unsubscribe, never
+    /// over an intent the tables decided other than a no weighed against a yes.
+    #[test]
+    fn it_is_asked_only_where_the_tables_are_weak_and_never_answers_an_unsubscribe() {
+        let texts = [
+            "Please remove me from your list and never write again",
+            "Bitte keine E-Mails mehr, löschen Sie meine Adresse",
+            "Sounds great, can we talk Thursday at 3?",
+            "Not the right person, I left the company last year",
+            "Ça ne m'intéresse pas",
+            "Reach out again in the third quarter",
+            "Thanks",
+        ];
+        for text in texts {
+            for tables in Intent::ALL {
+                for saw_yes in [false, true] {
+                    let got = second_opinion(text, tables, saw_yes);
+                    let asked =
+                        tables == Intent::Other || (tables == Intent::NotInterested && saw_yes);
+                    if !asked {
+                        assert_eq!(got, None, "{text:?} over {tables} ({saw_yes})");
+                    }
+                    if let Some((intent, p)) = got {
+                        assert_ne!(intent, Intent::Unsubscribe, "{text:?}");
+                        assert_ne!(intent, Intent::Other, "{text:?}");
+                        assert!(p >= SURE, "{text:?}: {p}");
+                        if tables == Intent::NotInterested {
+                            assert_eq!(intent, Intent::Interested, "{text:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A footer line below the words never moves what the model reads, and its evidence is
+    /// words of the text as they stand in it.
+    #[test]
+    fn footers_are_not_read_and_evidence_is_the_texts_own_words() {
+        let text = "Klingt spannend, schicken Sie mir bitte die Preise.";
+        let with_footer =
+            format!("{text}\nUnsubscribe from our newsletter: https://client.example/unsubscribe");
+        assert_eq!(reads(&with_footer).trim(), text);
+        let p = model().probabilities(&reads(&with_footer));
+        assert_eq!(p, model().probabilities(&reads(text)));
+        for word in model().evidence(text, Intent::Interested) {
+            assert!(text.contains(&word), "{word}");
+            assert!(word.chars().count() >= 3, "{word}");
+        }
+    }
+}
