@@ -2,10 +2,12 @@
 //! 420 replies in seven languages) classified per iteration — quoted history and signature
 //! cut, the language detected, the phrase tables matched, `resume_on` and the referral read.
 //!
-//! `cargo bench --bench intent` (Criterion reports elements per second: classifications).
+//! `cargo bench --bench intent` (Criterion reports elements per second: classifications); the
+//! second function reads the same replies by the phrase tables alone, without the learned
+//! second opinion, so one run shows what it costs.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use nudge::inbound::intent::{classify, Reply};
+use nudge::inbound::intent::{classify, classify_by_tables, Reply};
 use std::hint::black_box;
 
 fn corpus() -> Vec<(String, chrono::DateTime<chrono::Utc>)> {
@@ -33,6 +35,18 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             for (text, at) in &replies {
                 black_box(classify(&Reply {
+                    text: black_box(text),
+                    received_at: Some(*at),
+                    ..Default::default()
+                }));
+            }
+        })
+    });
+    // The same replies by the phrase tables alone: what the learned second opinion costs.
+    group.bench_function("tables_alone_per_iteration", |b| {
+        b.iter(|| {
+            for (text, at) in &replies {
+                black_box(classify_by_tables(&Reply {
                     text: black_box(text),
                     received_at: Some(*at),
                     ..Default::default()

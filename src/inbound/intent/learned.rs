@@ -142,20 +142,24 @@ pub fn features(text: &str) -> Vec<u32> {
         .collect();
     let mut out = Vec::with_capacity(words.len() * 8 + 1);
     out.push(bucket(&[b"\x00bias"]));
+    let mut padded: Vec<char> = Vec::new();
     for (i, w) in words.iter().enumerate() {
         out.push(bucket(&[b"w", w.as_bytes()]));
         if let Some(next) = words.get(i + 1) {
             out.push(bucket(&[b"b", w.as_bytes(), b" ", next.as_bytes()]));
         }
-        let padded: Vec<char> = std::iter::once('<')
-            .chain(w.chars())
-            .chain(std::iter::once('>'))
-            .collect();
-        if padded.len() >= 4 {
-            for g in padded.windows(4) {
-                let s: String = g.iter().collect();
-                out.push(bucket(&[b"c", s.as_bytes()]));
+        // The word's character 4-grams, bounded by `<` and `>`, hashed without a string each.
+        padded.clear();
+        padded.push('<');
+        padded.extend(w.chars());
+        padded.push('>');
+        for g in padded.windows(4) {
+            let mut utf8 = [0u8; 16];
+            let mut len = 0;
+            for c in g {
+                len += c.encode_utf8(&mut utf8[len..]).len();
             }
+            out.push(bucket(&[b"c", &utf8[..len]]));
         }
     }
     out.sort_unstable();
