@@ -63,7 +63,10 @@ pub fn sign_in(tab: &Tab, token: &str) {
         .unwrap()
         .click()
         .unwrap();
-    tab.wait_until_navigated().unwrap();
+    // The click only starts the form's navigation: wait for a signed-in page (its sign-out
+    // form), or the next `navigate_to` may abort the one in flight (`net::ERR_ABORTED`).
+    tab.wait_for_element("form[action='/console/sign-out']")
+        .unwrap();
 }
 
 /// Where a test's screenshot goes: `target/screenshots/NAME.png` under the build directory
