@@ -90,12 +90,9 @@ impl Metric {
     }
 }
 
-/// The counts the effects of one step add: `(step id, metric)`, one per occurrence.
-pub fn of_effects<'a>(
-    before: &'a EnrollmentState,
-    effects: &'a [Effect],
-) -> Vec<(&'a str, Metric)> {
-    let at = before.run.as_ref().map(|r| r.step.as_str());
+/// The counts the effects of one step add: `(step id, metric)`, one per occurrence. `at` is
+/// the step the enrollment was at before it.
+pub fn of_effects<'a>(at: Option<&'a str>, effects: &'a [Effect]) -> Vec<(&'a str, Metric)> {
     let mut counts = Vec::new();
     for effect in effects {
         match effect {

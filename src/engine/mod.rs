@@ -46,7 +46,7 @@ pub use effect::{
 };
 pub use explain::{explain, explain_in, explain_with, Explanation, WaitReason};
 pub use input::{Input, Signal, SignalFacts};
-pub use interpret::{channel_of, enrollable, step, step_with, CapacityView, Ctx};
+pub use interpret::{channel_of, enrollable, step, step_owned, step_with, CapacityView, Ctx};
 pub use names::{DeliveryEffect, JourneyKind};
 pub use outside::{Decision, FetchAnswer, FetchCall, FetchRequest, FetchResponse};
 pub use sentence::{sentence, ShownZone};

@@ -253,6 +253,32 @@ pub struct EnrollmentState {
     pub variants: BTreeMap<String, String>,
 }
 
+/// What the writer of a step still reads of the state the step started from, taken before the
+/// interpreter is given that state ([`crate::engine::step_owned`]): copying the whole state
+/// for it was a tenth of a planner step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Before {
+    /// The status it had.
+    pub status: Status,
+    /// The run it was at: its id, step and task phase.
+    pub run: Option<(u64, String, Option<TaskPhase>)>,
+}
+
+impl Before {
+    /// What a writer reads of `state` once it has stepped.
+    pub fn of(state: &EnrollmentState) -> Before {
+        Before {
+            status: state.status,
+            run: state.run.as_ref().map(|r| (r.id, r.step.clone(), r.task)),
+        }
+    }
+
+    /// The step it was at.
+    pub fn step(&self) -> Option<&str> {
+        self.run.as_ref().map(|(_, step, _)| step.as_str())
+    }
+}
+
 /// An out-of-office pause.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Away {

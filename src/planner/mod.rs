@@ -20,7 +20,7 @@ pub mod fetch;
 
 use crate::clock::to_millis;
 use crate::engine::Input;
-use crate::runtime::{apply, Core, StepContext, Stop};
+use crate::runtime::{apply_unread, Core, StepContext, Stop};
 use crate::store::{self, Committed, StoreError, Tx, Writes};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -166,14 +166,24 @@ impl Planner {
             context.lock_books(tx, to_millis(now)).await?;
             sort_by_priority(&mut rows, &context);
         }
-        let mut writes = Writes::default();
+        let mut writes = Writes::for_steps(rows.len());
         let processed = rows.len();
         let mut lateness = Vec::with_capacity(processed);
+        // One vector for every step's effects: allocated once a batch, not once a step.
+        let mut effects = Vec::new();
         for row in rows {
             if let Some(due) = row.next_run_at {
                 lateness.push(now - crate::clock::from_millis(due));
             }
-            apply(&mut writes, flows, &context, row, Input::Wake, now)?;
+            apply_unread(
+                &mut writes,
+                flows,
+                &context,
+                row,
+                Input::Wake,
+                now,
+                &mut effects,
+            )?;
         }
         tx.write_all(&writes).await?;
         Ok((processed, writes.committed(), lateness))

@@ -9,6 +9,7 @@
 use super::flows::{FlowCache, FlowKey};
 use crate::capacity::{Book, Caps};
 use crate::code::Code;
+use crate::engine::state::Before;
 use crate::engine::CapacityView;
 use crate::engine::{self, Ctx, Effect, EnrollmentState, Input, JourneyEntry, Status};
 use crate::store::capacity::SenderKey;
@@ -18,15 +19,18 @@ use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// The distinct senders of `rows`.
+/// The distinct senders of `rows`, in order (sorted by reference: only the distinct ones are
+/// copied, not one pair of strings per row).
 fn sender_keys(rows: &[EnrollmentRow]) -> Vec<SenderKey> {
-    let mut keys: Vec<SenderKey> = rows
+    let mut keys: Vec<(&str, &str)> = rows
         .iter()
-        .map(|r| (r.account_id.clone(), r.sender_id.clone()))
+        .map(|r| (r.account_id.as_str(), r.sender_id.as_str()))
         .collect();
-    keys.sort();
+    keys.sort_unstable();
     keys.dedup();
-    keys
+    keys.into_iter()
+        .map(|(account, sender)| (account.to_string(), sender.to_string()))
+        .collect()
 }
 
 /// The engine's context from an account's stored `max_wait`, and the quiet-hours policy SMS
@@ -56,7 +60,7 @@ pub fn ctx_for(
 #[derive(Debug, Default)]
 pub struct StepContext {
     definitions: HashMap<FlowKey, String>,
-    ctx: HashMap<String, Ctx>,
+    ctx: crate::store::FastMap<String, Ctx>,
     /// The caps of the rows' senders that have any (docs/capacity.md).
     caps: HashMap<SenderKey, Caps>,
     /// The planner's locked ledgers of those senders ([`StepContext::lock_books`]); without
@@ -95,11 +99,14 @@ impl StepContext {
         // have experiments (none, in most batches), beside the senders' caps (no round trip
         // of its own).
         let mut experimental: Vec<&str> = Vec::new();
+        // Once per run of rows of one flow version (a batch is mostly one or a few).
+        let mut last: Option<(&str, i32)> = None;
         for r in rows {
-            let key = (r.flow_id.clone(), r.flow_version);
-            let has = flows
-                .get_or_parse(&key, definitions.get(&key).map(String::as_str))
-                .is_ok_and(|f| f.has_experiments());
+            if last == Some((r.flow_id.as_str(), r.flow_version)) {
+                continue;
+            }
+            last = Some((r.flow_id.as_str(), r.flow_version));
+            let has = flow_of(flows, &definitions, r).is_ok_and(|f| f.has_experiments());
             if has && !experimental.contains(&r.flow_id.as_str()) {
                 experimental.push(r.flow_id.as_str());
             }
@@ -160,11 +167,18 @@ impl StepContext {
         rows: impl IntoIterator<Item = &'r EnrollmentRow>,
     ) -> Result<HashMap<FlowKey, String>, StoreError> {
         // Cached versions cost no statement: the common case, after a process's first batch.
-        let mut wanted: Vec<&str> = rows
-            .into_iter()
-            .filter(|r| !flows.contains(&(r.flow_id.clone(), r.flow_version)))
-            .map(|r| r.flow_id.as_str())
-            .collect();
+        // Asked once per run of rows of one flow version.
+        let mut wanted: Vec<&str> = Vec::new();
+        let mut last: Option<(&str, i32)> = None;
+        for r in rows {
+            if last == Some((r.flow_id.as_str(), r.flow_version)) {
+                continue;
+            }
+            last = Some((r.flow_id.as_str(), r.flow_version));
+            if flows.get(&r.flow_id, r.flow_version).is_none() {
+                wanted.push(r.flow_id.as_str());
+            }
+        }
         wanted.sort();
         wanted.dedup();
         if wanted.is_empty() {
@@ -203,7 +217,7 @@ impl StepContext {
     fn ctx_by_account(
         settings: Vec<crate::store::accounts::AccountSettings>,
         quiet_hours: &QuietHours,
-    ) -> HashMap<String, Ctx> {
+    ) -> crate::store::FastMap<String, Ctx> {
         settings
             .into_iter()
             .map(|(id, max_wait, account_quiet)| {
@@ -222,6 +236,20 @@ impl StepContext {
     }
 }
 
+/// The parsed flow of `row`'s version: from the cache (looked up by the row's own id), else
+/// parsed from `definitions`.
+fn flow_of(
+    flows: &FlowCache,
+    definitions: &HashMap<FlowKey, String>,
+    row: &EnrollmentRow,
+) -> Result<std::sync::Arc<crate::flow::Flow>, String> {
+    if let Some(flow) = flows.get(&row.flow_id, row.flow_version) {
+        return Ok(flow);
+    }
+    let key = (row.flow_id.clone(), row.flow_version);
+    flows.get_or_parse(&key, definitions.get(&key).map(String::as_str))
+}
+
 /// Applies `input` to a stored enrollment, adds the result to `writes`, and returns the
 /// engine's effects (typed, for callers that answer with them: a signal's effect, a refusal).
 /// A flow that cannot be loaded fails the enrollment with a journey entry instead of stopping
@@ -234,13 +262,79 @@ pub fn apply(
     input: Input,
     now: DateTime<Utc>,
 ) -> Result<Vec<Effect>, StoreError> {
+    let stepped = step_row(
+        writes,
+        flows,
+        context,
+        row,
+        input,
+        now,
+        Vec::with_capacity(8),
+    )?;
+    writes.add_step(
+        stepped.row,
+        &stepped.was,
+        &stepped.after,
+        &stepped.effects,
+        now,
+        stepped.outcome.as_deref(),
+    );
+    Ok(stepped.effects)
+}
+
+/// [`apply`] for a caller that does not read the effects (the planner): their strings move
+/// into the rows written instead of being copied. `effects` is an empty vector the step's
+/// effects are made in and taken from, left empty with its room for the next step.
+pub fn apply_unread(
+    writes: &mut Writes,
+    flows: &FlowCache,
+    context: &StepContext,
+    row: EnrollmentRow,
+    input: Input,
+    now: DateTime<Utc>,
+    effects: &mut Vec<Effect>,
+) -> Result<(), StoreError> {
+    let room = std::mem::take(effects);
+    let mut stepped = step_row(writes, flows, context, row, input, now, room)?;
+    writes.add_step_owned(
+        stepped.row,
+        &stepped.was,
+        &stepped.after,
+        &mut stepped.effects,
+        now,
+        stepped.outcome.as_deref(),
+    );
+    *effects = stepped.effects;
+    Ok(())
+}
+
+/// One step of [`apply`], its funnel counts and conversions added to `writes`, the rest still
+/// to write.
+struct Stepped {
+    row: EnrollmentRow,
+    was: Before,
+    after: EnrollmentState,
+    effects: Vec<Effect>,
+    /// The task outcome the step applied, if it was one.
+    outcome: Option<String>,
+}
+
+/// `room` is the (empty) vector the effects are made in.
+fn step_row(
+    writes: &mut Writes,
+    flows: &FlowCache,
+    context: &StepContext,
+    row: EnrollmentRow,
+    input: Input,
+    now: DateTime<Utc>,
+    room: Vec<Effect>,
+) -> Result<Stepped, StoreError> {
     let before = row.engine_state()?;
     let outcome = match &input {
         Input::TaskOutcome { outcome, .. } => Some(outcome.clone()),
         _ => None,
     };
-    let key = (row.flow_id.clone(), row.flow_version);
-    let flow = flows.get_or_parse(&key, context.definitions.get(&key).map(String::as_str));
+    let flow = flow_of(flows, &context.definitions, &row);
     let ctx = context.ctx(&row.account_id);
     // What a signal adds to the funnel and may convert, whatever the step does with it.
     let (signal_counts, goals) = match &input {
@@ -253,55 +347,54 @@ pub fn apply(
         ),
         _ => (Vec::new(), Vec::new()),
     };
+    let was = Before::of(&before);
+    // The interpreter works on the decoded state itself; the rare replay after a failure
+    // decodes it again.
+    let original = || {
+        row.engine_state()
+            .expect("a stored state decodes as it did a moment ago")
+    };
     let (after, effects) = match &flow {
-        Ok(flow) => match (&context.books, context.caps_of(&row)) {
-            (_, None) => engine::step(&before, flow, input, now, &ctx),
-            (Some(books), Some((sender, caps))) => {
-                let mut books = books.lock().expect("the ledger lock is never poisoned");
-                match books.get_mut(&sender) {
-                    Some(book) => {
-                        let out = engine::step_with(
-                            &before,
-                            flow,
-                            input,
-                            now,
-                            &ctx,
-                            CapacityView::Ledger(book),
-                        );
-                        // The next enrollment of this sender in the batch sees this one's slot.
-                        for e in &out.1 {
-                            let slot = match e {
-                                Effect::Dispatch(d) => d.reservation.as_ref(),
-                                Effect::TaskCreated(t) => t.reservation.as_ref(),
-                                _ => None,
-                            };
-                            if let Some(slot) = slot {
-                                book.reserve(slot.clone());
+        Ok(flow) => {
+            let step = |view: CapacityView<'_>| {
+                engine::step_owned(before, original, flow, input, now, &ctx, view, room)
+            };
+            match (&context.books, context.caps_of(&row)) {
+                (_, None) => step(CapacityView::Unlimited),
+                (Some(books), Some((sender, caps))) => {
+                    let mut books = books.lock().expect("the ledger lock is never poisoned");
+                    match books.get_mut(&sender) {
+                        Some(book) => {
+                            let out = step(CapacityView::Ledger(book));
+                            // The next enrollment of this sender in the batch sees this one's slot.
+                            for e in &out.1 {
+                                let slot = match e {
+                                    Effect::Dispatch(d) => d.reservation.as_ref(),
+                                    Effect::TaskCreated(t) => t.reservation.as_ref(),
+                                    _ => None,
+                                };
+                                if let Some(slot) = slot {
+                                    book.reserve(slot.clone());
+                                }
                             }
+                            if let Some(queued) =
+                                engine::campaign::queued_slot(&out.0, &out.1, caps)
+                            {
+                                // A step deferred for capacity keeps its place in this batch:
+                                // the next one deferred computes the slot after it, so waiters
+                                // wake one slot each, in priority order, not all at the first
+                                // free slot.
+                                book.reserve(queued);
+                            }
+                            out
                         }
-                        if let Some(queued) = engine::campaign::queued_slot(&out.0, &out.1, caps) {
-                            // A step deferred for capacity keeps its place in this batch: the
-                            // next one deferred computes the slot after it, so waiters wake one
-                            // slot each, in priority order, not all at the first free slot.
-                            book.reserve(queued);
-                        }
-                        out
+                        None => step(CapacityView::HandOff(caps)),
                     }
-                    None => engine::step_with(
-                        &before,
-                        flow,
-                        input,
-                        now,
-                        &ctx,
-                        CapacityView::HandOff(caps),
-                    ),
                 }
+                (None, Some((_, caps))) => step(CapacityView::HandOff(caps)),
             }
-            (None, Some((_, caps))) => {
-                engine::step_with(&before, flow, input, now, &ctx, CapacityView::HandOff(caps))
-            }
-        },
-        Err(message) => flow_unavailable(&before, message.clone()),
+        }
+        Err(message) => flow_unavailable(before, message.clone()),
     };
     let now_ms = crate::clock::to_millis(now);
     for (step, metric) in signal_counts {
@@ -319,12 +412,17 @@ pub fn apply(
                 });
         }
     }
-    writes.add_step(row, &before, &after, &effects, now, outcome.as_deref());
-    Ok(effects)
+    Ok(Stepped {
+        row,
+        was,
+        after,
+        effects,
+        outcome,
+    })
 }
 
-fn flow_unavailable(before: &EnrollmentState, message: String) -> (EnrollmentState, Vec<Effect>) {
-    let mut after = before.clone();
+fn flow_unavailable(before: EnrollmentState, message: String) -> (EnrollmentState, Vec<Effect>) {
+    let mut after = before;
     after.status = Status::Failed;
     after.next_run_at = None;
     after.reason = Some(format!("{}: {message}", Code::FlowUnavailable.as_str()));

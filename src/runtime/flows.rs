@@ -3,7 +3,6 @@
 //! version it meets once, not once per enrollment.
 
 use crate::flow::{Flow, ValidateOptions};
-use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 /// `(flow id, version)`.
@@ -12,16 +11,28 @@ pub type FlowKey = (String, i32);
 /// Parsed flows by version. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct FlowCache {
-    /// A read-mostly map: an `RwLock`, because after warm-up every access is a read.
-    parsed: Arc<RwLock<HashMap<FlowKey, Arc<Flow>>>>,
+    /// A read-mostly map: an `RwLock`, because after warm-up every access is a read. By flow id,
+    /// then version: a step looks its flow up by the enrollment row's own id, without building
+    /// a key (a copy of the id) for it.
+    parsed: Arc<RwLock<crate::store::FastMap<String, Versions>>>,
 }
+
+/// One flow's parsed versions.
+type Versions = Vec<(i32, Arc<Flow>)>;
 
 impl FlowCache {
     pub fn contains(&self, key: &FlowKey) -> bool {
-        self.parsed
-            .read()
-            .expect("flow cache lock")
-            .contains_key(key)
+        self.get(&key.0, key.1).is_some()
+    }
+
+    /// Version `version` of flow `id`, if it is parsed already.
+    pub fn get(&self, id: &str, version: i32) -> Option<Arc<Flow>> {
+        let parsed = self.parsed.read().expect("flow cache lock");
+        let versions = parsed.get(id)?;
+        versions
+            .iter()
+            .find(|(v, _)| *v == version)
+            .map(|(_, flow)| flow.clone())
     }
 
     /// The parsed flow of `key`, parsing `definition` (the stored JSON) if it is not cached.
@@ -32,17 +43,20 @@ impl FlowCache {
         key: &FlowKey,
         definition: Option<&str>,
     ) -> Result<Arc<Flow>, String> {
-        if let Some(flow) = self.parsed.read().expect("flow cache lock").get(key) {
-            return Ok(flow.clone());
+        if let Some(flow) = self.get(&key.0, key.1) {
+            return Ok(flow);
         }
         let Some(definition) = definition else {
             return Err(format!("flow {} version {} is not stored", key.0, key.1));
         };
         let flow = Arc::new(parse(definition)?);
-        self.parsed
-            .write()
-            .expect("flow cache lock")
-            .insert(key.clone(), flow.clone());
+        let mut parsed = self.parsed.write().expect("flow cache lock");
+        let versions = parsed.entry(key.0.clone()).or_default();
+        // Another caller may have parsed it meanwhile: the last one parsed is kept, as before.
+        match versions.iter_mut().find(|(v, _)| *v == key.1) {
+            Some((_, kept)) => *kept = flow.clone(),
+            None => versions.push((key.1, flow.clone())),
+        }
         Ok(flow)
     }
 }

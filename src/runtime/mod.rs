@@ -20,7 +20,7 @@ pub mod outbound;
 pub mod sns;
 pub mod wakeup;
 
-pub use apply::{apply, ctx_for, StepContext};
+pub use apply::{apply, apply_unread, ctx_for, StepContext};
 pub use flows::{FlowCache, FlowKey};
 pub use metrics::Metrics;
 pub use wakeup::{listen, Stop, Wakeup, CHANNEL, POLL};

@@ -19,7 +19,6 @@ use crate::engine::{Effect, EnrollmentState, Status};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use std::collections::{HashMap, HashSet};
 
 /// The statuses of an enrollment a signal still reaches and a duplicate check still counts.
 pub const LIVE: [&str; 2] = [Status::LIVE[0].as_str(), Status::LIVE[1].as_str()];
@@ -143,11 +142,11 @@ pub struct Writes {
     pub enrollments: Vec<EnrollmentRow>,
     /// Enrollments these writes make ([`Writes::add_created`]): inserted, with their
     /// `enrollment_keys` row.
-    pub created: HashSet<String>,
+    pub created: super::FastSet<String>,
     /// The status each stepped enrollment had before its first step here: where its last row's
     /// status differs, its `enrollment_keys` row is updated too (PostgreSQL). A row pushed
     /// without a step keeps its status.
-    pub status_before: HashMap<String, Status>,
+    pub status_before: super::FastMap<String, Status>,
     /// One row per step that wrote entries ([`super::journey`]).
     pub journey: Vec<JourneyStep>,
     pub dispatches: Vec<DispatchRow>,
@@ -203,6 +202,19 @@ impl Committed {
 }
 
 impl Writes {
+    /// Empty writes with room for `steps` steps of a planner batch (each an enrollment row, a
+    /// journey row and, mostly, a dispatch): grown a doubling at a time, these vectors of large
+    /// rows were copied again and again.
+    pub fn for_steps(steps: usize) -> Writes {
+        Writes {
+            enrollments: Vec::with_capacity(steps),
+            status_before: super::FastMap::with_capacity_and_hasher(steps, Default::default()),
+            journey: Vec::with_capacity(steps),
+            dispatches: Vec::with_capacity(steps),
+            ..Writes::default()
+        }
+    }
+
     /// What to announce and count once these writes are committed.
     pub fn committed(&self) -> Committed {
         Committed {
@@ -249,189 +261,291 @@ impl Writes {
         now: DateTime<Utc>,
     ) {
         self.created.insert(row.id.clone());
-        self.add_step(row, before, after, effects, now, None);
+        let before = crate::engine::state::Before::of(before);
+        self.add_step(row, &before, after, effects, now, None);
     }
 
     /// Adds what one engine step did to `row` (the row before the step): the updated row and a
     /// row for each effect. `outcome` is the task outcome the step applied, if it was one.
     pub fn add_step(
         &mut self,
-        mut row: EnrollmentRow,
-        before: &EnrollmentState,
+        row: EnrollmentRow,
+        before: &crate::engine::state::Before,
         after: &EnrollmentState,
         effects: &[Effect],
         now: DateTime<Utc>,
         outcome: Option<&str>,
     ) {
+        let (row, now_ms) = self.open_step(row, before, effects, now);
+        for effect in effects {
+            self.add_effect(&row, before, after, effect, now_ms, outcome);
+        }
+        self.close_step(row, after, now_ms);
+    }
+
+    /// [`Writes::add_step`] for a caller that has no use for the effects afterwards (the
+    /// planner): they are taken out of `effects` (left empty, its room kept), a dispatch's
+    /// strings moved into its row instead of being copied.
+    pub fn add_step_owned(
+        &mut self,
+        row: EnrollmentRow,
+        before: &crate::engine::state::Before,
+        after: &EnrollmentState,
+        effects: &mut Vec<Effect>,
+        now: DateTime<Utc>,
+        outcome: Option<&str>,
+    ) {
+        let (row, now_ms) = self.open_step(row, before, effects, now);
+        for effect in effects.drain(..) {
+            match effect {
+                Effect::Dispatch(d) => self.add_dispatch(&row, d, now_ms),
+                other => self.add_effect(&row, before, after, &other, now_ms, outcome),
+            }
+        }
+        self.close_step(row, after, now_ms);
+    }
+
+    /// What a step writes before its effects' rows: the status it started from, its funnel
+    /// counts and journey row, the runs it entered.
+    fn open_step(
+        &mut self,
+        mut row: EnrollmentRow,
+        before: &crate::engine::state::Before,
+        effects: &[Effect],
+        now: DateTime<Utc>,
+    ) -> (EnrollmentRow, i64) {
         let now_ms = to_millis(now);
         if !self.status_before.contains_key(&row.id) {
             self.status_before.insert(row.id.clone(), before.status);
         }
-        let open_task = before
-            .run
-            .as_ref()
-            .filter(|r| r.task == Some(TaskPhase::Open))
-            .map(|r| r.id);
         let mut step = JourneyStep::new(&row.id, &row.account_id, row.journey_seq + 1, now_ms);
-        for (step_id, metric) in crate::engine::funnel::of_effects(before, effects) {
+        for (step_id, metric) in crate::engine::funnel::of_effects(before.step(), effects) {
             self.count(&row, step_id, metric, "", now_ms);
         }
         step.push_effects(effects);
         row.journey_seq += effects.len() as i64;
         for effect in effects {
-            match effect {
-                Effect::RunOpened(r) => {
-                    *self.transitions.entry(r.step_type.as_str()).or_insert(0) += 1;
-                }
-                Effect::Dispatch(d) => {
-                    if let Some(e) = &d.reservation {
-                        self.ledger.push(super::capacity::LedgerRow::of(
-                            &d.idempotency_key,
-                            &row.account_id,
-                            &row.sender_id,
-                            e,
-                        ));
-                    }
-                    self.dispatches.push(DispatchRow {
-                        id: super::new_id("dp"),
-                        account_id: row.account_id.clone(),
-                        enrollment_id: row.id.clone(),
-                        run: d.run as i64,
-                        step: d.step.clone(),
-                        idempotency_key: d.idempotency_key.clone(),
-                        channel: d.channel.to_string(),
-                        recipient: d.recipient.clone(),
-                        template: d.template.clone(),
-                        input: d.input.to_string(),
-                        channel_params: d
-                            .channel_params
-                            .as_ref()
-                            .map(|p| serde_json::Value::Object(p.clone()).to_string()),
-                        message_id: d.message_id.clone(),
-                        status: DispatchStatus::Pending.as_str().into(),
-                        lease_owner: None,
-                        lease_until: None,
-                        attempts: 0,
-                        provider_message_id: None,
-                        failure: None,
-                        created_at: now_ms,
-                        due_at: now_ms,
-                        hold_code: None,
-                        variant: d.variant.clone(),
-                    })
-                }
-                Effect::DispatchHeld {
-                    idempotency_key,
-                    run,
-                    channel,
-                    code,
-                    message,
-                } => self.dispatches.push(DispatchRow {
-                    id: super::new_id("dp"),
-                    account_id: row.account_id.clone(),
-                    enrollment_id: row.id.clone(),
-                    run: *run as i64,
-                    step: before
-                        .run
-                        .as_ref()
-                        .or(after.run.as_ref())
-                        .map(|r| r.step.clone())
-                        .unwrap_or_default(),
-                    // A held step may be planned again and sent later under the real key.
-                    idempotency_key: format!("{idempotency_key}:held"),
-                    channel: channel.to_string(),
-                    recipient: String::new(),
-                    template: String::new(),
-                    input: "{}".into(),
-                    channel_params: None,
-                    message_id: None,
-                    status: DispatchStatus::Held.as_str().into(),
-                    lease_owner: None,
-                    lease_until: None,
-                    attempts: 0,
-                    provider_message_id: None,
-                    failure: Some(message.clone()),
-                    created_at: now_ms,
-                    due_at: now_ms,
-                    hold_code: Some(code.as_str().to_string()),
-                    variant: None,
-                }),
-                Effect::TaskCreated(t) => {
-                    if let Some(e) = &t.reservation {
-                        self.ledger.push(super::capacity::LedgerRow::of(
-                            &t.idempotency_key,
-                            &row.account_id,
-                            &row.sender_id,
-                            e,
-                        ));
-                    }
-                    self.tasks.push(TaskRow {
-                        id: super::new_id("tk"),
-                        account_id: row.account_id.clone(),
-                        enrollment_id: row.id.clone(),
-                        run: t.run as i64,
-                        kind: t.step_type.clone(),
-                        step: t.step.clone(),
-                        status: TaskStatus::Open.as_str().into(),
-                        outcome: None,
-                        params: t.params.to_string(),
-                        due_by: t.due_by.map(to_millis),
-                        created_at: now_ms,
-                        completed_at: None,
-                    })
-                }
-                Effect::RunClosed { run, .. } if Some(*run) == open_task => {
-                    self.closed_tasks.push(TaskClosure {
-                        enrollment_id: row.id.clone(),
-                        run: *run as i64,
-                        status: if outcome.is_some() {
-                            TaskStatus::Completed
-                        } else {
-                            TaskStatus::Closed
-                        },
-                        outcome: outcome.map(str::to_string),
-                        at: now_ms,
-                    })
-                }
-                Effect::FetchRequested(r) => self.fetches.push(super::fetches::FetchRow {
-                    id: r.idempotency_key.clone(),
-                    account_id: row.account_id.clone(),
-                    enrollment_id: row.id.clone(),
-                    run: r.run as i64,
-                    attempt: r.attempt as i32,
-                    request: serde_json::to_string(r).expect("a fetch request serializes"),
-                    status: "pending".into(),
-                    lease_until: None,
-                    created_at: now_ms,
-                }),
-                Effect::ApprovalRequested {
-                    run,
-                    step,
-                    title,
-                    expires_at,
-                } => self.approvals.push(ApprovalLink {
-                    account_id: row.account_id.clone(),
-                    enrollment_id: row.id.clone(),
-                    sender_id: row.sender_id.clone(),
-                    run: *run as i64,
-                    step: step.clone(),
-                    title: title.clone(),
-                    expires_at: to_millis(*expires_at),
-                    created_at: now_ms,
-                }),
-                Effect::RaiseSignal { raises, .. } => {
-                    self.raised.push((row.id.clone(), raises.clone()));
-                }
-                _ => {}
+            if let Effect::RunOpened(r) = effect {
+                *self.transitions.entry(r.step_type.as_str()).or_insert(0) += 1;
             }
         }
         if step.n > 0 {
             self.journey.push(step);
         }
-        row.status = after.status.as_str().to_string();
+        (row, now_ms)
+    }
+
+    /// A dispatch's outbox row (and its capacity slot), its strings moved in.
+    fn add_dispatch(&mut self, row: &EnrollmentRow, d: crate::engine::Dispatch, now_ms: i64) {
+        if let Some(e) = &d.reservation {
+            self.ledger.push(super::capacity::LedgerRow::of(
+                &d.idempotency_key,
+                &row.account_id,
+                &row.sender_id,
+                e,
+            ));
+        }
+        self.dispatches.push(DispatchRow {
+            id: super::new_id("dp"),
+            account_id: row.account_id.clone(),
+            enrollment_id: row.id.clone(),
+            run: d.run as i64,
+            step: d.step,
+            idempotency_key: d.idempotency_key,
+            channel: d.channel.as_str().to_string(),
+            recipient: d.recipient,
+            template: d.template,
+            input: json_text(&d.input),
+            channel_params: d
+                .channel_params
+                .map(|p| serde_json::Value::Object(p).to_string()),
+            message_id: d.message_id,
+            status: DispatchStatus::Pending.as_str().into(),
+            lease_owner: None,
+            lease_until: None,
+            attempts: 0,
+            provider_message_id: None,
+            failure: None,
+            created_at: now_ms,
+            due_at: now_ms,
+            hold_code: None,
+            variant: d.variant,
+        })
+    }
+
+    /// The row an effect writes, if any (the runs entered are counted by
+    /// [`Writes::open_step`]).
+    fn add_effect(
+        &mut self,
+        row: &EnrollmentRow,
+        before: &crate::engine::state::Before,
+        after: &EnrollmentState,
+        effect: &Effect,
+        now_ms: i64,
+        outcome: Option<&str>,
+    ) {
+        let open_task = before
+            .run
+            .as_ref()
+            .filter(|(_, _, task)| *task == Some(TaskPhase::Open))
+            .map(|(id, _, _)| *id);
+        match effect {
+            Effect::Dispatch(d) => {
+                if let Some(e) = &d.reservation {
+                    self.ledger.push(super::capacity::LedgerRow::of(
+                        &d.idempotency_key,
+                        &row.account_id,
+                        &row.sender_id,
+                        e,
+                    ));
+                }
+                self.dispatches.push(DispatchRow {
+                    id: super::new_id("dp"),
+                    account_id: row.account_id.clone(),
+                    enrollment_id: row.id.clone(),
+                    run: d.run as i64,
+                    step: d.step.clone(),
+                    idempotency_key: d.idempotency_key.clone(),
+                    channel: d.channel.as_str().to_string(),
+                    recipient: d.recipient.clone(),
+                    template: d.template.clone(),
+                    input: json_text(&d.input),
+                    channel_params: d
+                        .channel_params
+                        .as_ref()
+                        .map(|p| serde_json::Value::Object(p.clone()).to_string()),
+                    message_id: d.message_id.clone(),
+                    status: DispatchStatus::Pending.as_str().into(),
+                    lease_owner: None,
+                    lease_until: None,
+                    attempts: 0,
+                    provider_message_id: None,
+                    failure: None,
+                    created_at: now_ms,
+                    due_at: now_ms,
+                    hold_code: None,
+                    variant: d.variant.clone(),
+                })
+            }
+            Effect::DispatchHeld {
+                idempotency_key,
+                run,
+                channel,
+                code,
+                message,
+            } => self.dispatches.push(DispatchRow {
+                id: super::new_id("dp"),
+                account_id: row.account_id.clone(),
+                enrollment_id: row.id.clone(),
+                run: *run as i64,
+                step: before
+                    .step()
+                    .or(after.run.as_ref().map(|r| r.step.as_str()))
+                    .unwrap_or_default()
+                    .to_string(),
+                // A held step may be planned again and sent later under the real key.
+                idempotency_key: format!("{idempotency_key}:held"),
+                channel: channel.to_string(),
+                recipient: String::new(),
+                template: String::new(),
+                input: "{}".into(),
+                channel_params: None,
+                message_id: None,
+                status: DispatchStatus::Held.as_str().into(),
+                lease_owner: None,
+                lease_until: None,
+                attempts: 0,
+                provider_message_id: None,
+                failure: Some(message.clone()),
+                created_at: now_ms,
+                due_at: now_ms,
+                hold_code: Some(code.as_str().to_string()),
+                variant: None,
+            }),
+            Effect::TaskCreated(t) => {
+                if let Some(e) = &t.reservation {
+                    self.ledger.push(super::capacity::LedgerRow::of(
+                        &t.idempotency_key,
+                        &row.account_id,
+                        &row.sender_id,
+                        e,
+                    ));
+                }
+                self.tasks.push(TaskRow {
+                    id: super::new_id("tk"),
+                    account_id: row.account_id.clone(),
+                    enrollment_id: row.id.clone(),
+                    run: t.run as i64,
+                    kind: t.step_type.clone(),
+                    step: t.step.clone(),
+                    status: TaskStatus::Open.as_str().into(),
+                    outcome: None,
+                    params: t.params.to_string(),
+                    due_by: t.due_by.map(to_millis),
+                    created_at: now_ms,
+                    completed_at: None,
+                })
+            }
+            Effect::RunClosed { run, .. } if Some(*run) == open_task => {
+                self.closed_tasks.push(TaskClosure {
+                    enrollment_id: row.id.clone(),
+                    run: *run as i64,
+                    status: if outcome.is_some() {
+                        TaskStatus::Completed
+                    } else {
+                        TaskStatus::Closed
+                    },
+                    outcome: outcome.map(str::to_string),
+                    at: now_ms,
+                })
+            }
+            Effect::FetchRequested(r) => self.fetches.push(super::fetches::FetchRow {
+                id: r.idempotency_key.clone(),
+                account_id: row.account_id.clone(),
+                enrollment_id: row.id.clone(),
+                run: r.run as i64,
+                attempt: r.attempt as i32,
+                request: serde_json::to_string(r).expect("a fetch request serializes"),
+                status: "pending".into(),
+                lease_until: None,
+                created_at: now_ms,
+            }),
+            Effect::ApprovalRequested {
+                run,
+                step,
+                title,
+                expires_at,
+            } => self.approvals.push(ApprovalLink {
+                account_id: row.account_id.clone(),
+                enrollment_id: row.id.clone(),
+                sender_id: row.sender_id.clone(),
+                run: *run as i64,
+                step: step.clone(),
+                title: title.clone(),
+                expires_at: to_millis(*expires_at),
+                created_at: now_ms,
+            }),
+            Effect::RaiseSignal { raises, .. } => {
+                self.raised.push((row.id.clone(), raises.clone()));
+            }
+            _ => {}
+        }
+    }
+
+    /// The stepped row itself, last: its new status, timer and state.
+    fn close_step(&mut self, mut row: EnrollmentRow, after: &EnrollmentState, now_ms: i64) {
+        let status = after.status.as_str();
+        if row.status != status {
+            // Written over the old text (most steps keep it: no new string).
+            row.status.clear();
+            row.status.push_str(status);
+        }
         row.next_run_at = after.next_run_at.map(to_millis);
-        // Written over the old state's bytes: the new one is about as long, so no growing.
-        super::state_encoding::encode_into(after, &mut row.state);
+        // Into a new buffer with room to spare: the old one has the stored state's exact length,
+        // and growing it copied bytes about to be overwritten.
+        let mut state = Vec::with_capacity(row.state.len() + row.state.len() / 2 + 64);
+        super::state_encoding::encode_into(after, &mut state);
+        row.state = state;
         row.updated_at = now_ms;
         if let Some(t) = row.next_run_at {
             self.earliest_wake = Some(self.earliest_wake.map_or(t, |e| e.min(t)));
@@ -445,7 +559,8 @@ impl Writes {
     /// not touch a row twice, and a later step of the same enrollment supersedes the earlier),
     /// split into the enrollments these writes make and those they update.
     pub(super) fn rows_to_store(&self) -> (Vec<&EnrollmentRow>, Vec<&EnrollmentRow>) {
-        let mut index: HashMap<&str, usize> = HashMap::with_capacity(self.enrollments.len());
+        let mut index: super::FastMap<&str, usize> =
+            super::FastMap::with_capacity_and_hasher(self.enrollments.len(), Default::default());
         let mut last: Vec<&EnrollmentRow> = Vec::with_capacity(self.enrollments.len());
         for row in &self.enrollments {
             match index.get(row.id.as_str()) {
@@ -478,6 +593,15 @@ impl Writes {
         self.dispatches
             .iter()
             .partition(|d| d.status != DispatchStatus::Held.as_str())
+    }
+}
+
+/// `value`'s JSON text; an empty object (a dispatch's usual input) spelled without serde_json's
+/// formatter.
+fn json_text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Object(map) if map.is_empty() => "{}".to_string(),
+        other => other.to_string(),
     }
 }
 

@@ -73,6 +73,12 @@ pub use journey::{JourneyRow, JourneyStep};
 pub use tx::{conflict_backoff, Conflicted, Tx, CONFLICT_ATTEMPTS};
 pub use values::{DispatchStatus, TaskStatus};
 
+/// A hash map for what one batch looks up per step (enrollment, account and flow ids):
+/// foldhash, seeded per process, where std's SipHash was several percent of a due step.
+pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+/// [`FastMap`]'s set.
+pub type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
 use crate::config::DatabaseUrl;
 use diesel::{Connection, SqliteConnection};
 use diesel_async::pooled_connection::deadpool::{Object, Pool};

@@ -105,11 +105,13 @@ impl<T: Element> Element for Option<T> {
 impl<T: Element> Arr<T> {
     /// The whole parameter: header, then every element.
     pub fn encode(&self) -> Result<Vec<u8>, std::num::TryFromIntError> {
-        let parts: Vec<Option<ElementBytes<'_>>> = self.0.iter().map(Element::bytes).collect();
+        // Each element's bytes are asked for twice, to size the buffer and to write them:
+        // cheaper than a vector keeping them between the two (an allocation and a pass).
         let size = 20
-            + parts
+            + self
+                .0
                 .iter()
-                .map(|p| 4 + p.as_ref().map_or(0, |b| b.as_slice().len()))
+                .map(|e| 4 + e.bytes().map_or(0, |b| b.as_slice().len()))
                 .sum::<usize>();
         let mut out = Vec::with_capacity(size);
         out.extend_from_slice(&1i32.to_be_bytes()); // dimensions
@@ -117,8 +119,8 @@ impl<T: Element> Arr<T> {
         out.extend_from_slice(&T::OID.to_be_bytes());
         out.extend_from_slice(&i32::try_from(self.0.len())?.to_be_bytes());
         out.extend_from_slice(&1i32.to_be_bytes()); // lower bound
-        for part in &parts {
-            match part {
+        for element in &self.0 {
+            match element.bytes() {
                 Some(b) => {
                     let b = b.as_slice();
                     out.extend_from_slice(&i32::try_from(b.len())?.to_be_bytes());

@@ -22,7 +22,6 @@ use diesel::sql_types::{Array, BigInt, Binary, Bool, Integer, Nullable, Text};
 use diesel::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
-use std::collections::HashMap;
 
 /// A raw statement diesel-async may keep prepared on its connection.
 ///
@@ -253,7 +252,7 @@ pub async fn write_with<'a>(
     // The journey, keyed for Watch (`super::watch`), after the enrollments' previous keys as
     // this transaction holds them.
     if !w.journey.is_empty() {
-        let previous: HashMap<&str, i64> = w
+        let previous: super::FastMap<&str, i64> = w
             .enrollments
             .iter()
             .map(|e| (e.id.as_str(), e.journey_xid))

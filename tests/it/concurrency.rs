@@ -236,7 +236,7 @@ async fn the_index_refuses_a_second_live_enrollment(backend: Backend) {
             let mut tx = db.begin().await?;
             let written = tx
                 .write_all(&Writes {
-                    created: [row.id.clone()].into(),
+                    created: [row.id.clone()].into_iter().collect(),
                     enrollments: vec![row],
                     ..Default::default()
                 })

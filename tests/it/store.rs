@@ -521,7 +521,7 @@ async fn batch_writers_round_trip(backend: Backend) {
 
     let first = Writes {
         enrollments: vec![enrollment.clone()],
-        created: ["en_1".to_string()].into(),
+        created: ["en_1".to_string()].into_iter().collect(),
         journey: vec![step],
         dispatches: vec![dispatch.clone()],
         tasks: vec![task.clone()],
@@ -618,7 +618,9 @@ async fn batch_writers_round_trip(backend: Backend) {
     let second = Writes {
         enrollments: vec![updated.clone()],
         // Its step found it paused: the keys follow the new status.
-        status_before: [("en_1".to_string(), nudge::engine::Status::Paused)].into(),
+        status_before: [("en_1".to_string(), nudge::engine::Status::Paused)]
+            .into_iter()
+            .collect(),
         closed_tasks: vec![TaskClosure {
             enrollment_id: "en_1".into(),
             run: 51,
@@ -739,7 +741,7 @@ async fn a_dispatch_key_is_written_once(backend: Backend) {
             updated_at: 1,
             allow_duplicate: false,
         }],
-        created: ["en_1".to_string()].into(),
+        created: ["en_1".to_string()].into_iter().collect(),
         dispatches: vec![
             dispatch("dp_1", "en_1:1", "pending"),
             dispatch("dp_2", "en_1:2:held", "held"),

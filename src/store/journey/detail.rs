@@ -30,22 +30,27 @@ pub fn push_detail(out: &mut String, effect: &Effect, instants: &mut Instants) {
 }
 
 /// The last instant spelled and its text: most instants of a step's entries are the step's
-/// `now` (a run closed, the next one entered and scheduled), spelled once.
+/// `now` (a run closed, the next one entered and scheduled), spelled once, and its text checked
+/// as UTF-8 once (checking it at each use was most of what an instant cost).
 #[derive(Default)]
 pub struct Instants {
-    last: Option<(DateTime<Utc>, [u8; 30], usize)>,
+    last: Option<(DateTime<Utc>, String)>,
 }
 
 impl Instants {
     fn push(&mut self, out: &mut String, t: &DateTime<Utc>) {
-        if !matches!(&self.last, Some((at, ..)) if at == t) {
-            match crate::engine::instant::spelled(t) {
-                Some((buf, len)) => self.last = Some((*t, buf, len)),
-                None => return crate::engine::instant::push_stored(out, t),
-            }
-        }
-        if let Some((_, buf, len)) = &self.last {
-            out.push_str(std::str::from_utf8(&buf[..*len]).expect("ASCII"));
+        match &mut self.last {
+            Some((at, text)) if at == t => out.push_str(text),
+            last => match crate::engine::instant::spelled(t) {
+                Some((buf, len)) => {
+                    let (at, text) = last.get_or_insert_with(|| (*t, String::with_capacity(32)));
+                    *at = *t;
+                    text.clear();
+                    text.push_str(std::str::from_utf8(&buf[..len]).expect("ASCII"));
+                    out.push_str(text);
+                }
+                None => crate::engine::instant::push_stored(out, t),
+            },
         }
     }
 }
