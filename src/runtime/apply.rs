@@ -100,12 +100,7 @@ impl StepContext {
         // of its own).
         let mut experimental: Vec<&str> = Vec::new();
         // Once per run of rows of one flow version (a batch is mostly one or a few).
-        let mut last: Option<(&str, i32)> = None;
-        for r in rows {
-            if last == Some((r.flow_id.as_str(), r.flow_version)) {
-                continue;
-            }
-            last = Some((r.flow_id.as_str(), r.flow_version));
+        for r in first_of_each_version_run(rows) {
             let has = flow_of(flows, &definitions, r).is_ok_and(|f| f.has_experiments());
             if has && !experimental.contains(&r.flow_id.as_str()) {
                 experimental.push(r.flow_id.as_str());
@@ -169,12 +164,7 @@ impl StepContext {
         // Cached versions cost no statement: the common case, after a process's first batch.
         // Asked once per run of rows of one flow version.
         let mut wanted: Vec<&str> = Vec::new();
-        let mut last: Option<(&str, i32)> = None;
-        for r in rows {
-            if last == Some((r.flow_id.as_str(), r.flow_version)) {
-                continue;
-            }
-            last = Some((r.flow_id.as_str(), r.flow_version));
+        for r in first_of_each_version_run(rows) {
             if flows.get(&r.flow_id, r.flow_version).is_none() {
                 wanted.push(r.flow_id.as_str());
             }
@@ -434,4 +424,18 @@ fn flow_unavailable(before: EnrollmentState, message: String) -> (EnrollmentStat
             message,
         })],
     )
+}
+
+/// The first row of each run of consecutive rows on one flow version: what is looked up once
+/// per version (a batch is mostly one run or a few).
+fn first_of_each_version_run<'r>(
+    rows: impl IntoIterator<Item = &'r EnrollmentRow>,
+) -> impl Iterator<Item = &'r EnrollmentRow> {
+    let mut last: Option<(&'r str, i32)> = None;
+    rows.into_iter().filter(move |r| {
+        let this = Some((r.flow_id.as_str(), r.flow_version));
+        let new = last != this;
+        last = this;
+        new
+    })
 }

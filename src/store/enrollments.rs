@@ -390,43 +390,8 @@ impl Writes {
             .filter(|(_, _, task)| *task == Some(TaskPhase::Open))
             .map(|(id, _, _)| *id);
         match effect {
-            Effect::Dispatch(d) => {
-                if let Some(e) = &d.reservation {
-                    self.ledger.push(super::capacity::LedgerRow::of(
-                        &d.idempotency_key,
-                        &row.account_id,
-                        &row.sender_id,
-                        e,
-                    ));
-                }
-                self.dispatches.push(DispatchRow {
-                    id: super::new_id("dp"),
-                    account_id: row.account_id.clone(),
-                    enrollment_id: row.id.clone(),
-                    run: d.run as i64,
-                    step: d.step.clone(),
-                    idempotency_key: d.idempotency_key.clone(),
-                    channel: d.channel.as_str().to_string(),
-                    recipient: d.recipient.clone(),
-                    template: d.template.clone(),
-                    input: json_text(&d.input),
-                    channel_params: d
-                        .channel_params
-                        .as_ref()
-                        .map(|p| serde_json::Value::Object(p.clone()).to_string()),
-                    message_id: d.message_id.clone(),
-                    status: DispatchStatus::Pending.as_str().into(),
-                    lease_owner: None,
-                    lease_until: None,
-                    attempts: 0,
-                    provider_message_id: None,
-                    failure: None,
-                    created_at: now_ms,
-                    due_at: now_ms,
-                    hold_code: None,
-                    variant: d.variant.clone(),
-                })
-            }
+            // Off the planner's path (which moves its dispatches in): a copy of the effect.
+            Effect::Dispatch(d) => self.add_dispatch(row, d.clone(), now_ms),
             Effect::DispatchHeld {
                 idempotency_key,
                 run,
