@@ -6,12 +6,8 @@
 //! raise them. Run with `--nocapture` for the table.
 
 use crate::intent_corpus::tuning_parts;
-use nudge::inbound::intent::learned::{corpus, Model, Training, SURE, TRAINING_PARTS};
+use nudge::inbound::intent::learned::{corpus, Model, SURE, TRAINING_PARTS};
 use nudge::inbound::intent::Intent;
-
-fn rank(i: Intent) -> usize {
-    Intent::ALL.iter().position(|x| *x == i).expect("in ALL")
-}
 
 /// For each labelled intent (rows, in `Intent::ALL`'s order), how often the model's most
 /// probable intent was each (columns) with at least `sure`; and its plain accuracy.
@@ -37,21 +33,17 @@ fn leave_one_writer_out(levels: &[f32]) -> Validation {
             .filter(|(i, _)| *i != held)
             .flat_map(|(_, p)| p.iter().cloned())
             .collect();
-        let model = Model::train(&train, Training::default());
+        let model = Model::train(&train);
         for (text, label) in &parts[held] {
-            let p = model.probabilities(text);
-            let (best, pb) =
-                p.iter()
-                    .enumerate()
-                    .fold((0, 0f32), |a, (i, v)| if *v > a.1 { (i, *v) } else { a });
+            let (said, pb) = model.most_probable(text);
             total += 1;
-            labelled[rank(*label)] += 1;
-            if Intent::ALL[best] == *label {
+            labelled[label.rank()] += 1;
+            if said == *label {
                 right += 1;
             }
             for (level, m) in &mut sure {
                 if pb >= *level {
-                    m[rank(*label)][best] += 1;
+                    m[label.rank()][said.rank()] += 1;
                 }
             }
         }
@@ -72,10 +64,10 @@ fn the_second_opinion_left_one_writer_out() {
     );
     let v = leave_one_writer_out(&[SURE]);
     let (u, o, ni, i) = (
-        rank(Intent::Unsubscribe),
-        rank(Intent::Other),
-        rank(Intent::NotInterested),
-        rank(Intent::Interested),
+        Intent::Unsubscribe.rank(),
+        Intent::Other.rank(),
+        Intent::NotInterested.rank(),
+        Intent::Interested.rank(),
     );
     let at_sure = v.sure[0].1;
     let not_other: usize = v.labelled.iter().sum::<usize>() - v.labelled[o];
@@ -124,7 +116,7 @@ fn the_second_opinion_left_one_writer_out() {
 #[test]
 fn training_is_deterministic() {
     let samples = corpus(&TRAINING_PARTS.map(|(_, text)| text));
-    let a = Model::train(&samples, Training::default());
+    let a = Model::train(&samples);
     let b = nudge::inbound::intent::learned::model();
     for (text, _) in samples.iter().step_by(37) {
         assert_eq!(a.probabilities(text), b.probabilities(text), "{text}");

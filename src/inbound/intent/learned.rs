@@ -69,7 +69,7 @@ pub fn model() -> &'static Model {
     static MODEL: OnceLock<Model> = OnceLock::new();
     MODEL.get_or_init(|| {
         let samples = corpus(&TRAINING_PARTS.map(|(_, text)| text));
-        Model::train(&samples, Training::default())
+        Model::train(&samples)
     })
 }
 
@@ -96,13 +96,25 @@ pub fn reads(new_text: &str) -> String {
     super::tables::without_footers(new_text)
 }
 
+/// The model's answer where it overrules the tables.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Opinion {
+    /// What it says the reply is.
+    pub intent: Intent,
+    /// 0.5 at the least probability it needs, 0.6 at certainty: never above what a lone table
+    /// phrase earns, since no phrase decided it.
+    pub confidence: f64,
+    /// The words that weighed most for it, as they stand in the text.
+    pub evidence: Vec<String>,
+}
+
 /// What the model says of a reply's new text, where the tables said `tables` (and found a
-/// yes among the phrases when `saw_yes`): the intent to answer instead, with its probability,
-/// or `None` to keep the tables' answer. It is asked where the tables found too little to
-/// judge (`other`), and where they weighed a yes against a no and chose the no ("no call
-/// needed, but send the prices"); a no with no yes in sight ("Ça ne m'intéresse pas") stays
-/// a no, and it never overrules an unsubscribe, a referral or a date.
-pub fn second_opinion(body: &str, tables: Intent, saw_yes: bool) -> Option<(Intent, f32)> {
+/// yes among the phrases when `saw_yes`): the answer to give instead, or `None` to keep the
+/// tables'. It is asked where the tables found too little to judge (`other`), and where they
+/// weighed a yes against a no and chose the no ("no call needed, but send the prices"); a no
+/// with no yes in sight ("Ça ne m'intéresse pas") stays a no, and it never overrules an
+/// unsubscribe, a referral or a date.
+pub fn second_opinion(body: &str, tables: Intent, saw_yes: bool) -> Option<Opinion> {
     let asked = tables == Intent::Other || (tables == Intent::NotInterested && saw_yes);
     if !asked {
         return None;
@@ -111,12 +123,8 @@ pub fn second_opinion(body: &str, tables: Intent, saw_yes: bool) -> Option<(Inte
     if read.trim().is_empty() {
         return None;
     }
-    let p = model().probabilities(&read);
-    let (best, sure) = p
-        .iter()
-        .enumerate()
-        .fold((0, 0f32), |a, (i, v)| if *v > a.1 { (i, *v) } else { a });
-    let said = Intent::ALL[best];
+    let model = model();
+    let (said, sure) = model.most_probable(&read);
     let allowed = match tables {
         // Too little for the tables: any intent the model is sure of but an unsubscribe, which
         // only the person's own words in the tables decide (on two fresh parts its unsubscribe
@@ -125,7 +133,15 @@ pub fn second_opinion(body: &str, tables: Intent, saw_yes: bool) -> Option<(Inte
         // A no the model is sure is a yes.
         _ => said == Intent::Interested,
     };
-    (allowed && sure >= SURE).then_some((said, sure))
+    if !allowed || sure < SURE {
+        return None;
+    }
+    let above = f64::from((sure - SURE) / (1.0 - SURE));
+    Some(Opinion {
+        intent: said,
+        confidence: ((0.5 + 0.1 * above.clamp(0.0, 1.0)) * 100.0).round() / 100.0,
+        evidence: model.evidence(&read, said),
+    })
 }
 
 /// Hashed feature space: 2^16 buckets, each with a weight per intent.
@@ -135,11 +151,7 @@ const BUCKETS: usize = 1 << 16;
 /// word with its boundaries (so "desinscrever" and "desinscreva" share most of theirs).
 pub fn features(text: &str) -> Vec<u32> {
     let folded = fold(text);
-    let words: Vec<&str> = folded
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .map(|w| w.trim_matches('\''))
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words: Vec<&str> = words_of(&folded).into_iter().map(|(_, w)| w).collect();
     let mut out = Vec::with_capacity(words.len() * 8 + 1);
     out.push(bucket(&[b"\x00bias"]));
     let mut padded: Vec<char> = Vec::new();
@@ -184,30 +196,16 @@ pub struct Model {
     weights: Vec<[f32; 6]>,
 }
 
-/// How training runs.
-#[derive(Debug, Clone, Copy)]
-pub struct Training {
-    /// Passes over the samples.
-    pub epochs: usize,
-    /// Step size of the first pass (it decays as 1/(1 + pass)).
-    pub rate: f32,
-    /// L2 penalty per step.
-    pub l2: f32,
-}
-
-impl Default for Training {
-    fn default() -> Self {
-        Training {
-            epochs: 30,
-            rate: 0.2,
-            l2: 1e-5,
-        }
-    }
-}
+/// Passes over the samples.
+const EPOCHS: usize = 30;
+/// Step size of the first pass (it decays as 1/(1 + pass)).
+const RATE: f32 = 0.2;
+/// L2 penalty per step.
+const L2: f32 = 1e-5;
 
 impl Model {
     /// Trains on `(new text, intent)` pairs, in order.
-    pub fn train<S: AsRef<str>>(samples: &[(S, Intent)], training: Training) -> Model {
+    pub fn train<S: AsRef<str>>(samples: &[(S, Intent)]) -> Model {
         let encoded: Vec<(Vec<u32>, usize)> = samples
             .iter()
             .map(|(t, i)| (features(t.as_ref()), i.rank()))
@@ -217,8 +215,8 @@ impl Model {
         // not read one writer's replies in a row; deterministic.
         let n = encoded.len();
         let stride = coprime_stride(n);
-        for epoch in 0..training.epochs {
-            let rate = training.rate / (1.0 + epoch as f32);
+        for epoch in 0..EPOCHS {
+            let rate = RATE / (1.0 + epoch as f32);
             let mut k = epoch % n.max(1);
             for _ in 0..n {
                 let (feats, label) = &encoded[k];
@@ -228,7 +226,7 @@ impl Model {
                     for c in 0..6 {
                         let target = if c == *label { 1.0 } else { 0.0 };
                         let grad = p[c] - target;
-                        w[c] -= rate * (grad + training.l2 * w[c]);
+                        w[c] -= rate * (grad + L2 * w[c]);
                     }
                 }
                 k = (k + stride) % n;
@@ -240,6 +238,16 @@ impl Model {
     /// The probability of each intent (in [`Intent::ALL`]'s order) for a new text.
     pub fn probabilities(&self, text: &str) -> [f32; 6] {
         softmax(&self.weights, &features(text))
+    }
+
+    /// The most probable intent for a new text, with its probability.
+    pub fn most_probable(&self, text: &str) -> (Intent, f32) {
+        let p = self.probabilities(text);
+        let (best, sure) = p
+            .iter()
+            .enumerate()
+            .fold((0, 0f32), |a, (i, v)| if *v > a.1 { (i, *v) } else { a });
+        (Intent::ALL[best], sure)
     }
 
     /// The words of `text` that weigh most for `intent` (up to three of three letters or more,
@@ -358,12 +366,14 @@ mod tests {
                     if !asked {
                         assert_eq!(got, None, "{text:?} over {tables} ({saw_yes})");
                     }
-                    if let Some((intent, p)) = got {
-                        assert_ne!(intent, Intent::Unsubscribe, "{text:?}");
-                        assert_ne!(intent, Intent::Other, "{text:?}");
-                        assert!(p >= SURE, "{text:?}: {p}");
+                    if let Some(o) = got {
+                        assert_ne!(o.intent, Intent::Unsubscribe, "{text:?}");
+                        assert_ne!(o.intent, Intent::Other, "{text:?}");
+                        assert!((0.5..=0.6).contains(&o.confidence), "{text:?}: {o:?}");
+                        assert_eq!(model().most_probable(text).0, o.intent, "{text:?}");
+                        assert!(model().most_probable(text).1 >= SURE, "{text:?}");
                         if tables == Intent::NotInterested {
-                            assert_eq!(intent, Intent::Interested, "{text:?}");
+                            assert_eq!(o.intent, Intent::Interested, "{text:?}");
                         }
                     }
                 }

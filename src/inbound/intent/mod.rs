@@ -98,7 +98,7 @@ impl Intent {
     }
 
     /// Its place in [`Intent::ALL`]: a lower rank wins a tie.
-    fn rank(self) -> usize {
+    pub fn rank(self) -> usize {
         Intent::ALL.iter().position(|i| *i == self).expect("in ALL")
     }
 }
@@ -369,16 +369,16 @@ fn classify_with(reply: &Reply, second_opinion: bool) -> ReplyIntent {
     } else {
         None
     };
-    if let Some((intent, _)) = learned {
-        best = intent;
+    if let Some(o) = &learned {
+        best = o.intent;
     }
     let runner_up = Intent::ALL
         .iter()
         .filter(|i| **i != best)
         .map(|i| scores[i.rank()])
         .fold(0.0, f64::max);
-    let confidence = if let Some((_, sure)) = learned {
-        learned_confidence(sure)
+    let confidence = if let Some(o) = &learned {
+        o.confidence
     } else if best == Intent::Other {
         if found.is_empty() {
             0.5
@@ -388,8 +388,8 @@ fn classify_with(reply: &Reply, second_opinion: bool) -> ReplyIntent {
     } else {
         confidence(best_score, runner_up)
     };
-    let evidence: Vec<String> = if learned.is_some() {
-        learned::model().evidence(&learned::reads(body), best)
+    let evidence: Vec<String> = if let Some(o) = learned {
+        o.evidence
     } else {
         let mut e: Vec<String> = Vec::new();
         for m in found.iter().filter(|m| m.intent == best) {
@@ -426,13 +426,6 @@ fn classify_with(reply: &Reply, second_opinion: bool) -> ReplyIntent {
         resume_on,
         referral,
     }
-}
-
-/// A learned answer's confidence: 0.5 at the least probability it needs, 0.6 at certainty —
-/// never above what a lone table phrase earns, since no phrase decided it.
-fn learned_confidence(sure: f32) -> f64 {
-    let above = f64::from((sure - learned::SURE) / (1.0 - learned::SURE));
-    ((0.5 + 0.1 * above.clamp(0.0, 1.0)) * 100.0).round() / 100.0
 }
 
 /// 0.5 for a lone weak phrase, towards 1 as the winner's score grows and outweighs the rest.
