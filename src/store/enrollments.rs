@@ -335,16 +335,26 @@ impl Writes {
         (row, now_ms)
     }
 
-    /// A dispatch's outbox row (and its capacity slot), its strings moved in.
-    fn add_dispatch(&mut self, row: &EnrollmentRow, d: crate::engine::Dispatch, now_ms: i64) {
-        if let Some(e) = &d.reservation {
+    /// The capacity slot a dispatch or a task reserved, if any: its ledger row.
+    fn reserve(
+        &mut self,
+        row: &EnrollmentRow,
+        key: &str,
+        reservation: Option<&crate::capacity::Entry>,
+    ) {
+        if let Some(e) = reservation {
             self.ledger.push(super::capacity::LedgerRow::of(
-                &d.idempotency_key,
+                key,
                 &row.account_id,
                 &row.sender_id,
                 e,
             ));
         }
+    }
+
+    /// A dispatch's outbox row (and its capacity slot), its strings moved in.
+    fn add_dispatch(&mut self, row: &EnrollmentRow, d: crate::engine::Dispatch, now_ms: i64) {
+        self.reserve(row, &d.idempotency_key, d.reservation.as_ref());
         self.dispatches.push(DispatchRow {
             id: super::new_id("dp"),
             account_id: row.account_id.clone(),
@@ -428,14 +438,7 @@ impl Writes {
                 variant: None,
             }),
             Effect::TaskCreated(t) => {
-                if let Some(e) = &t.reservation {
-                    self.ledger.push(super::capacity::LedgerRow::of(
-                        &t.idempotency_key,
-                        &row.account_id,
-                        &row.sender_id,
-                        e,
-                    ));
-                }
+                self.reserve(row, &t.idempotency_key, t.reservation.as_ref());
                 self.tasks.push(TaskRow {
                     id: super::new_id("tk"),
                     account_id: row.account_id.clone(),
