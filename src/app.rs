@@ -177,6 +177,11 @@ impl App {
                 )));
             }
         }
+        // The reply classifier's learned model trains once, on first use (a tenth of a second):
+        // train it now, off the runtime's threads, so the first reply does not wait for it.
+        tokio::task::spawn_blocking(|| {
+            crate::inbound::intent::learned::model();
+        });
         let served = api::serve::serve(self.listener, self.routes, self.limits, shutdown).await;
         let _ = stop_tx.send(true);
         for task in background {

@@ -69,11 +69,6 @@ pub async fn serve(
     limits: ConnLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    // The reply classifier's learned model trains once, on first use (a tenth of a second):
-    // train it now, off the runtime's threads, so the first reply does not wait for it.
-    tokio::task::spawn_blocking(|| {
-        crate::inbound::intent::learned::model();
-    });
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
