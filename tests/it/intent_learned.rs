@@ -5,7 +5,6 @@
 //! asserts them as measured, so a change to the features or the training can only keep or
 //! raise them. Run with `--nocapture` for the table.
 
-use crate::intent_corpus::tuning_parts;
 use nudge::inbound::intent::learned::{corpus, Model, SURE, TRAINING_PARTS};
 use nudge::inbound::intent::Intent;
 
@@ -55,61 +54,88 @@ fn leave_one_writer_out(levels: &[f32]) -> Validation {
     }
 }
 
-#[test]
-fn the_second_opinion_left_one_writer_out() {
-    assert_eq!(
-        tuning_parts().len(),
-        9,
-        "one writer a part: the corpus test and the model read the same parts"
-    );
-    let v = leave_one_writer_out(&[SURE]);
+/// The figures a threshold is chosen by, at one level of probability.
+struct AtLevel {
+    /// Replies labelled with an intent (not `other`) the model names right, and wrong.
+    named_right: f64,
+    named_wrong: f64,
+    /// Replies labelled `other` it moves to an intent.
+    other_moved: f64,
+    /// No's (`not_interested`, `unsubscribe`) it calls a yes.
+    no_as_yes: f64,
+    /// Replies labelled `other` it would call an unsubscribe (never answered: an unsubscribe
+    /// is the tables' alone, but measured).
+    other_as_unsub: f64,
+}
+
+fn at_level(v: &Validation, m: &[[usize; 6]; 6]) -> AtLevel {
     let (u, o, ni, i) = (
         Intent::Unsubscribe.rank(),
         Intent::Other.rank(),
         Intent::NotInterested.rank(),
         Intent::Interested.rank(),
     );
-    let at_sure = v.sure[0].1;
-    let not_other: usize = v.labelled.iter().sum::<usize>() - v.labelled[o];
-    let named_right: usize = (0..6).filter(|r| *r != o).map(|r| at_sure[r][r]).sum();
+    let not_other = (v.labelled.iter().sum::<usize>() - v.labelled[o]) as f64;
+    let named_right: usize = (0..6).filter(|r| *r != o).map(|r| m[r][r]).sum();
     let named_wrong: usize = (0..6)
         .filter(|r| *r != o)
         .map(|r| {
             (0..6)
                 .filter(|c| *c != r && *c != o)
-                .map(|c| at_sure[r][c])
+                .map(|c| m[r][c])
                 .sum::<usize>()
         })
         .sum();
-    let other_moved: usize = (0..6).filter(|c| *c != o).map(|c| at_sure[o][c]).sum();
-    let no_as_yes = at_sure[ni][i] + at_sure[u][i];
-    let nos = v.labelled[ni] + v.labelled[u];
-    // Never answered (an unsubscribe is the tables' alone), but measured: how often the model
-    // would have called a reply labelled `other` an unsubscribe.
-    let other_as_unsub = at_sure[o][u];
-    let share = |a: usize, b: usize| a as f64 / b as f64;
+    let other_moved: usize = (0..6).filter(|c| *c != o).map(|c| m[o][c]).sum();
+    let others = v.labelled[o] as f64;
+    AtLevel {
+        named_right: named_right as f64 / not_other,
+        named_wrong: named_wrong as f64 / not_other,
+        other_moved: other_moved as f64 / others,
+        no_as_yes: (m[ni][i] + m[u][i]) as f64 / (v.labelled[ni] + v.labelled[u]) as f64,
+        other_as_unsub: m[o][u] as f64 / others,
+    }
+}
+
+#[test]
+fn the_second_opinion_left_one_writer_out() {
+    let levels = [0.8, 0.85, 0.9, SURE, 0.95, 0.97];
+    let v = leave_one_writer_out(&levels);
     println!(
-        "Leaving one writer out ({} replies, 9 writers): accuracy {:.3}\n\
-         at {SURE}: named right {:.3} ({named_right}/{not_other}), named wrong {:.3} ({named_wrong}), \
-         `other` moved {:.3} ({other_moved}/{}), a no called a yes {:.4} ({no_as_yes}/{nos})\n\
-         `other` it would have called unsubscribe {:.4} ({other_as_unsub}/{})",
+        "Leaving one writer out ({} replies, {} writers): accuracy {:.3}\n\
+         | probability ≥ | named right | named wrong | `other` moved | a no called a yes | `other` called unsubscribe |\n\
+         |---|---|---|---|---|---|",
         v.labelled.iter().sum::<usize>(),
+        TRAINING_PARTS.len(),
         v.accuracy,
-        share(named_right, not_other),
-        share(named_wrong, not_other),
-        share(other_moved, v.labelled[o]),
-        v.labelled[o],
-        share(no_as_yes, nos),
-        share(other_as_unsub, v.labelled[o]),
-        v.labelled[o],
     );
-    // As measured (2,240 replies): accuracy 0.884; at 0.9 named right 0.780, wrong 0.017,
-    // `other` moved 0.049, a no called a yes 0.0027.
-    assert!(v.accuracy >= 0.88, "accuracy {:.3}", v.accuracy);
-    assert!(share(named_right, not_other) >= 0.779);
-    assert!(share(named_wrong, not_other) <= 0.017);
-    assert!(share(other_moved, v.labelled[o]) <= 0.049);
-    assert!(share(no_as_yes, nos) <= 0.0027);
+    for (level, m) in &v.sure {
+        let f = at_level(&v, m);
+        println!(
+            "| {level} | {:.3} | {:.3} | {:.3} | {:.4} | {:.4} |",
+            f.named_right, f.named_wrong, f.other_moved, f.no_as_yes, f.other_as_unsub
+        );
+    }
+    let f = at_level(
+        &v,
+        &v.sure
+            .iter()
+            .find(|(l, _)| *l == SURE)
+            .expect("SURE is measured")
+            .1,
+    );
+    // As measured (2,800 replies, eleven writers): accuracy 0.899; at 0.93 named right 0.783,
+    // wrong 0.017, `other` moved 0.033, a no called a yes 0.0042 (4 of 949). The level keeps
+    // the share named wrong where nine writers put it at 0.9 (0.017), naming more right.
+    assert!(v.accuracy >= 0.899, "accuracy {:.3}", v.accuracy);
+    assert!(f.named_right >= 0.783, "named right {:.3}", f.named_right);
+    assert!(f.named_wrong <= 0.0175, "named wrong {:.4}", f.named_wrong);
+    assert!(f.other_moved <= 0.034, "other moved {:.3}", f.other_moved);
+    assert!(
+        f.no_as_yes <= 0.0043,
+        "a no called a yes {:.4}",
+        f.no_as_yes
+    );
 }
 
 /// The same corpus gives the same weights: training twice answers the same probabilities.

@@ -293,6 +293,9 @@ impl Eq for ReplyIntent {}
 /// The least score an intent needs to be the answer.
 pub(crate) const MIN_SCORE: f64 = 1.2;
 
+/// A table phrase's weight that decides on its own (1 weak, 2 clear, 3 decisive).
+const DECISIVE: f64 = 3.0;
+
 /// How much another person's address in the reply weighs for `wrong_person`.
 const REFERRAL_WEIGHT: f64 = 1.0;
 
@@ -363,6 +366,16 @@ fn classify_with(reply: &Reply, second_opinion: bool) -> ReplyIntent {
             best_score = s;
         }
     }
+    // A no that also asks to stop writing is a request to stop: "Not interested, and don't
+    // email me again" ends every sequence, not this one only. A decisive stop phrase decides
+    // however many ways the no is said.
+    let stop_asked = found
+        .iter()
+        .any(|m| m.intent == Intent::Unsubscribe && m.weight >= DECISIVE);
+    if best == Intent::NotInterested && stop_asked {
+        best = Intent::Unsubscribe;
+        best_score = scores[Intent::Unsubscribe.rank()];
+    }
     // Where the tables found too little, or a no, the learned model may be sure of better.
     let learned = if second_opinion {
         learned::second_opinion(body, best, scores[Intent::Interested.rank()] > 0.0)
@@ -431,7 +444,8 @@ fn classify_with(reply: &Reply, second_opinion: bool) -> ReplyIntent {
 /// 0.5 for a lone weak phrase, towards 1 as the winner's score grows and outweighs the rest.
 fn confidence(best: f64, runner_up: f64) -> f64 {
     let strength = 1.0 - (-best / 2.0).exp();
-    let margin = (best - runner_up) / best;
+    // A rule may choose an intent that scored less than another (a stop request over a no).
+    let margin = ((best - runner_up) / best).max(0.0);
     let c = 0.35 + 0.65 * strength * margin;
     (c * 100.0).round() / 100.0
 }

@@ -29,6 +29,8 @@ use chrono::{Datelike, Duration, Months, NaiveDate, Weekday};
 
 /// Words that, right before a month name, make it a date ("in March", "ab Mai").
 const MONTH_CUES: &[&str] = &[
+    // "try me feb": a contact verb's object, then the month.
+    "me",
     "in",
     "im",
     "en",
@@ -478,6 +480,12 @@ fn then_at(tokens: &[Token], found: &[(usize, bool, NaiveDate)]) -> Option<usize
 /// Verbs of getting in touch again, in the seven languages (folded).
 const CONTACT_CUES: &[&str] = &[
     "write",
+    "drop",
+    "hit",
+    "text",
+    "message",
+    "nudge",
+    "bump",
     "mail",
     "email",
     "call",
@@ -629,13 +637,13 @@ fn contact_cue(tokens: &[Token], i: usize) -> bool {
     false
 }
 
-/// "until", "bis", "tot en met", "jusqu'au", "hasta", "até", "fino al" within the three words
-/// before `i`: the date ends an absence.
+/// "until", "bis", "tot en met", "jusqu'au", "hasta", "até", "fino al" within the four words
+/// before `i` ("until the end of August"): the date ends an absence.
 fn until_cue(tokens: &[Token], i: usize) -> bool {
     const UNTIL: &[&str] = &[
         "until", "till", "bis", "tot", "jusqu", "hasta", "ate", "fino",
     ];
-    tokens[i.saturating_sub(3)..i]
+    tokens[i.saturating_sub(4)..i]
         .iter()
         .any(|t| UNTIL.contains(&t.word.as_str()))
 }
