@@ -1113,6 +1113,20 @@ mod tests {
             ("3/15 works", "2026-12-04", true, Some("2027-03-15")),
             ("after the holidays", "2026-12-04", true, None),
             ("I may have time", "2026-12-04", true, None),
+            // The end of an absence far before its month, then the day to write.
+            (
+                "We're full until the end of August. Get back to me in September.",
+                "2026-06-10",
+                true,
+                Some("2026-09-01"),
+            ),
+            (
+                "Back on 2 September. Drop me a line on the 7th of September.",
+                "2026-07-20",
+                true,
+                Some("2026-09-07"),
+            ),
+            ("not rn, try me feb", "2026-11-20", true, Some("2027-02-01")),
             (
                 "Melden Sie sich im März",
                 "2026-12-04",

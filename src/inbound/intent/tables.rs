@@ -2548,6 +2548,43 @@ mod tests {
         }
     }
 
+    /// A no that also asks to stop writing is a request to stop, however many ways the no is
+    /// said; a stop bound to this one offer, or a "no need to remove me", stays a no.
+    #[test]
+    fn a_stop_outweighs_a_no_unless_it_is_bound_to_this_offer() {
+        let cases: &[(&str, Intent)] = &[
+            (
+                "Kein Interesse – und bitte überhaupt keine Mails mehr, weder zu diesem noch \
+                 zu irgendeinem anderen Thema.",
+                Intent::Unsubscribe,
+            ),
+            (
+                "Not interested, we already have a vendor, no need. Stop emailing me.",
+                Intent::Unsubscribe,
+            ),
+            ("Kein Interesse, danke.", Intent::NotInterested),
+            (
+                "Valeu, mas não é pra gente. Pode parar de me mandar coisa sobre esse produto.",
+                Intent::NotInterested,
+            ),
+            (
+                "Over dit product hoef je me niet meer te mailen, het is niks voor ons.",
+                Intent::NotInterested,
+            ),
+            (
+                "No hace falta que me borres de la lista, pero esto no es para nosotros.",
+                Intent::NotInterested,
+            ),
+        ];
+        for (text, want) in cases {
+            let got = classify(&Reply {
+                text,
+                ..Default::default()
+            });
+            assert_eq!(got.intent, *want, "{text}: {got:?}");
+        }
+    }
+
     /// In "X, but Y" the stance is Y.
     #[test]
     fn what_follows_but_outweighs_what_it_concedes() {
