@@ -116,6 +116,19 @@ fn the_second_opinion_left_one_writer_out() {
             f.named_right, f.named_wrong, f.other_moved, f.no_as_yes, f.other_as_unsub
         );
     }
+    let u = Intent::Unsubscribe.rank();
+    for (level, m) in &v.sure {
+        let by_label: Vec<String> = Intent::ALL
+            .iter()
+            .map(|i| format!("{i} {}", m[i.rank()][u]))
+            .collect();
+        println!(
+            "unsubscribe at ≥ {level}: {} of {} labelled so; called so: {}",
+            m[u][u],
+            v.labelled[u],
+            by_label.join(", ")
+        );
+    }
     let f = at_level(
         &v,
         &v.sure
