@@ -383,9 +383,8 @@ fn the_held_out_part() {
 
 /// The second held-out part, written by a sixth writer while the tables were tuned on `tune5`,
 /// apart from the tuner: the measure of that round. Its misses are not printed either. Met on
-/// it, each: accuracy ≥ 0.90 (0.964; 0.971 while the second opinion learned from nine writers
-/// instead of eleven; ≥ 0.80 in each language), `unsubscribe` precision and
-/// recall ≥ 0.97 (1.000 / 0.976), `resume_on` exact ≥ 0.95 (0.976), an interested reply taken for
+/// it, each: accuracy ≥ 0.90 (0.968; ≥ 0.80 in each language), `unsubscribe` precision and
+/// recall ≥ 0.97 (1.000 / 1.000), `resume_on` exact ≥ 0.95 (0.976), an interested reply taken for
 /// a no ≤ 0.01 (0). Both held-out parts together are printed too (docs/signals.md reports them).
 #[test]
 fn the_second_held_out_part() {
@@ -401,7 +400,7 @@ fn the_second_held_out_part() {
     println!("{}", all.text);
     assert!(
         r.accuracy >= 0.96,
-        "accuracy {:.3} (measured 0.964)",
+        "accuracy {:.3} (measured 0.968)",
         r.accuracy
     );
     assert!(
@@ -417,7 +416,7 @@ fn the_second_held_out_part() {
     );
     assert!(
         r.unsubscribe_recall >= 0.97,
-        "unsubscribe recall {:.3} (measured 0.976)",
+        "unsubscribe recall {:.3} (measured 1.000)",
         r.unsubscribe_recall
     );
     assert!(
@@ -486,21 +485,20 @@ fn held_out(file: &str, title: &str, floors: Floors) {
 /// The sixth held-out part, written by an eleventh writer apart from everything (from the
 /// intent definitions alone, each language's replies invented on their own) while the twelfth
 /// round tuned the tables on `tune9`: the measure of that round. Its misses are not printed.
-/// Measured again with the learned second opinion. Met on it: accuracy ≥ 0.90 (0.950; 0.957
-/// while the second opinion learned from nine writers instead of eleven) and ≥
-/// 0.80 in each language (0.925 the lowest), `unsubscribe` precision ≥ 0.97 (1.000), an
-/// interested reply taken for a no ≤ 0.01 (0; 0.089 by the tables alone), `resume_on` exact ≥
-/// 0.95 (0.953). Not met, asserted at the figure measured: `unsubscribe` recall (0.898).
+/// Measured again with the learned second opinion. Met on it, each: accuracy ≥ 0.90 (0.964)
+/// and ≥ 0.80 in each language (0.900 the lowest), `unsubscribe` precision and recall ≥ 0.97
+/// (0.980 / 1.000; 1.000 / 0.898 by the tables alone), an interested reply taken for a no ≤
+/// 0.01 (0; 0.089 by the tables alone), `resume_on` exact ≥ 0.95 (0.953).
 #[test]
 fn the_sixth_held_out_part() {
     held_out(
         "holdout6.jsonl",
         "Sixth held-out part",
         Floors {
-            accuracy: 0.95,
-            worst_language: 0.92,
-            unsubscribe_precision: 0.97,
-            unsubscribe_recall: 0.89,
+            accuracy: 0.96,
+            worst_language: 0.9,
+            unsubscribe_precision: 0.98,
+            unsubscribe_recall: 1.0,
             resume_exact: 0.95,
             interested_as_no_at_most: 0.01,
         },
@@ -510,10 +508,12 @@ fn the_sixth_held_out_part() {
 /// The ninth held-out part, written by a fourteenth writer apart from everything (from the
 /// intent definitions alone: people who get much outreach answering in their own idiom,
 /// indirect unsubscribes and yeses), while the tables were tuned on `tune10` and `tune11`: the
-/// measure of that round. Its misses are not printed. Met on it: accuracy ≥ 0.90 (0.904; 0.871
-/// by the tables alone) and ≥ 0.80 in each language (0.825 the lowest), `unsubscribe` precision
-/// ≥ 0.97 (0.975). Not met, asserted at the figure measured: `unsubscribe` recall (0.796), an
-/// interested reply taken for a no (0.020, 1 of 49), `resume_on` exact (0.919).
+/// measure of that round. Its misses are not printed. Met on it: accuracy ≥ 0.90 (0.904 when
+/// measured; 0.911 once the second opinion may answer an unsubscribe; 0.871 by the tables
+/// alone) and ≥ 0.80 in each language (0.825 the lowest), `unsubscribe` precision ≥ 0.97
+/// (0.976). Not met, asserted at the figure measured: `unsubscribe` recall (0.796 when
+/// measured, 0.837 since), an interested reply taken for a no (0.020, 1 of 49), `resume_on`
+/// exact (0.919).
 #[test]
 fn the_ninth_held_out_part() {
     held_out(
@@ -523,7 +523,7 @@ fn the_ninth_held_out_part() {
             accuracy: 0.9,
             worst_language: 0.82,
             unsubscribe_precision: 0.97,
-            unsubscribe_recall: 0.79,
+            unsubscribe_recall: 0.83,
             resume_exact: 0.91,
             interested_as_no_at_most: 0.021,
         },
@@ -532,11 +532,12 @@ fn the_ninth_held_out_part() {
 
 /// The tenth held-out part, written by a fifteenth writer apart from everything (replies typed
 /// on a phone, SMS shorthand, unsubscribes in many forms against look-alike no's, relative
-/// dates) in the same round. Its misses are not printed. Met on it: accuracy ≥ 0.90 (0.954;
-/// 0.932 by the tables alone) and ≥ 0.80 in each language (0.925 the lowest), `unsubscribe`
-/// precision ≥ 0.97 (1.000), an interested reply taken for a no ≤ 0.01 (0; 0.020 by the tables
-/// alone). Not met, asserted at the figure measured: `unsubscribe` recall (0.911), `resume_on`
-/// exact (0.943).
+/// dates) in the same round. Its misses are not printed. Met on it: accuracy ≥ 0.90 (0.954
+/// when measured, 0.957 since the second opinion may answer an unsubscribe; 0.932 by the tables
+/// alone) and ≥ 0.80 in each language (0.925 the lowest), `unsubscribe` precision ≥ 0.97
+/// (1.000), an interested reply taken for a no ≤ 0.01 (0; 0.020 by the tables alone). Not met,
+/// asserted at the figure measured: `unsubscribe` recall (0.911 when measured, 0.929 since),
+/// `resume_on` exact (0.943).
 #[test]
 fn the_tenth_held_out_part() {
     held_out(
@@ -546,7 +547,7 @@ fn the_tenth_held_out_part() {
             accuracy: 0.95,
             worst_language: 0.92,
             unsubscribe_precision: 0.97,
-            unsubscribe_recall: 0.91,
+            unsubscribe_recall: 0.92,
             resume_exact: 0.94,
             interested_as_no_at_most: 0.01,
         },

@@ -6,8 +6,9 @@
 //! to fail on text they have not seen (each new writer brings phrasings no table has): where
 //! they found too little to judge (`other`), and where they read a no that may be a yes
 //! ("no call needed, but send the prices"). It answers only when it is sure
-//! ([`SURE`]), and never `unsubscribe`: an opt-out is decided by the person's own words in
-//! the tables, and it never overrules one.
+//! ([`SURE`]); an `unsubscribe` only where the tables found too little, and surer still
+//! ([`UNSUBSCRIBE_SURE`]); it never overrules an unsubscribe the tables found, and never
+//! turns their no into one.
 //! Its evidence is the words that weighed most for its answer, as they stand in the text.
 //!
 //! Training is deterministic (the samples in the corpus's order, a fixed stride through them,
@@ -72,6 +73,13 @@ pub const TRAINING_PARTS: [(&str, &str); 11] = [
 /// labelled `other` to an intent, and calls 0.4 % of the no's a yes.
 pub const SURE: f32 = 0.93;
 
+/// The least probability an unsubscribe needs, where the tables found too little to judge.
+/// Chosen by leaving one writer out: the lowest level at which 99 % of the model's
+/// unsubscribes are right (at 0.95: 406 of the 494 unsubscribes named, 4 of the 2,306 other
+/// replies called one). An earlier model, trained on nine writers, answered as many wrong
+/// unsubscribes as right ones on two fresh parts at 0.97; those parts now train it.
+pub const UNSUBSCRIBE_SURE: f32 = 0.95;
+
 /// The model trained on [`TRAINING_PARTS`], trained on first use.
 pub fn model() -> &'static Model {
     static MODEL: OnceLock<Model> = OnceLock::new();
@@ -134,11 +142,15 @@ pub fn second_opinion(body: &str, tables: Intent, saw_yes: bool) -> Option<Opini
     let model = model();
     let (said, sure) = model.most_probable(&read);
     let allowed = match tables {
-        // Too little for the tables: any intent the model is sure of but an unsubscribe, which
-        // only the person's own words in the tables decide (on two fresh parts its unsubscribe
-        // answers were wrong more often than right).
-        Intent::Other => !matches!(said, Intent::Other | Intent::Unsubscribe),
-        // A no the model is sure is a yes.
+        // Too little for the tables: any intent the model is sure of, an unsubscribe only
+        // surer still (opting a person out who did not ask is the costliest error).
+        Intent::Other => match said {
+            Intent::Other => false,
+            Intent::Unsubscribe => sure >= UNSUBSCRIBE_SURE,
+            _ => true,
+        },
+        // A no the model is sure is a yes; never a no it calls an unsubscribe ("no thanks"
+        // ends this sequence, "stop writing" every one: only the tables' words tell them apart).
         _ => said == Intent::Interested,
     };
     if !allowed || sure < SURE {
@@ -352,10 +364,17 @@ fn gcd(a: usize, b: usize) -> usize {
 mod tests {
     use super::*;
 
-    /// Where the second opinion is asked, and what it may answer: never an unsubscribe, never
-    /// over an intent the tables decided other than a no weighed against a yes.
+    /// Where the second opinion is asked, and what it may answer: an unsubscribe only over
+    /// `other` and at [`UNSUBSCRIBE_SURE`], never over an intent the tables decided other than
+    /// a no weighed against a yes.
     #[test]
-    fn it_is_asked_only_where_the_tables_are_weak_and_never_answers_an_unsubscribe() {
+    fn it_is_asked_only_where_the_tables_are_weak_and_an_unsubscribe_needs_more() {
+        // Where the tables found nothing, a plain request to stop is the model's to answer.
+        let plain = "Please remove me from your list and never write again";
+        assert_eq!(
+            second_opinion(plain, Intent::Other, false).map(|o| o.intent),
+            Some(Intent::Unsubscribe)
+        );
         let texts = [
             "Please remove me from your list and never write again",
             "Bitte keine E-Mails mehr, löschen Sie meine Adresse",
@@ -375,7 +394,10 @@ mod tests {
                         assert_eq!(got, None, "{text:?} over {tables} ({saw_yes})");
                     }
                     if let Some(o) = got {
-                        assert_ne!(o.intent, Intent::Unsubscribe, "{text:?}");
+                        if o.intent == Intent::Unsubscribe {
+                            assert_eq!(tables, Intent::Other, "{text:?}");
+                            assert!(model().most_probable(text).1 >= UNSUBSCRIBE_SURE);
+                        }
                         assert_ne!(o.intent, Intent::Other, "{text:?}");
                         assert!((0.5..=0.6).contains(&o.confidence), "{text:?}: {o:?}");
                         assert_eq!(model().most_probable(text).0, o.intent, "{text:?}");
