@@ -1,8 +1,8 @@
-//! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 4,130 replies in
-//! seven languages, written by fifteen writers apart and, for `tune5.jsonl`, by a later round's
+//! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 4,690 replies in
+//! seven languages, written by seventeen writers apart and, for `tune5.jsonl`, by a later round's
 //! tuner. `tune*.jsonl` (2,800) are what the phrase tables were tuned on and the learned second
 //! opinion is trained on — `tune7.jsonl` to `tune11.jsonl` were held-out parts until their
-//! figures were reported; the five `holdout*.jsonl` parts (1,330) were written without sight of
+//! figures were reported; the seven `holdout*.jsonl` parts (1,890) were written without sight of
 //! the tables or of the tuning parts, and their figures are the ones reported
 //! (`docs/signals.md`, "Reply intent"), each next to the tables' alone. Run with `--nocapture`
 //! to print the report: accuracy by language and by intent, the confusion matrix,
@@ -549,6 +549,53 @@ fn the_tenth_held_out_part() {
             unsubscribe_precision: 0.97,
             unsubscribe_recall: 0.92,
             resume_exact: 0.94,
+            interested_as_no_at_most: 0.01,
+        },
+    );
+}
+
+/// The eleventh held-out part, written by a sixteenth writer apart from everything (formal
+/// replies of small businesses and public offices: legal opt-outs against requests for the
+/// data held, conditional yeses, dates tied to fiscal years and terms), measured once after the
+/// second opinion was allowed its unsubscribes. Its misses are not printed.
+/// Met on it: ≥ 0.80 in each language (0.850 the lowest), `unsubscribe` recall ≥ 0.97 (1.000;
+/// 0.959 by the tables alone). Not met, asserted at the figure measured: accuracy (0.886; 0.864
+/// by the tables alone), `unsubscribe` precision (0.961, the tables' own two), an interested
+/// reply taken for a no (0.020, 1 of 49), `resume_on` exact (0.886).
+#[test]
+fn the_eleventh_held_out_part() {
+    held_out(
+        "holdout11.jsonl",
+        "Eleventh held-out part",
+        Floors {
+            accuracy: 0.88,
+            worst_language: 0.85,
+            unsubscribe_precision: 0.96,
+            unsubscribe_recall: 1.0,
+            resume_exact: 0.88,
+            interested_as_no_at_most: 0.021,
+        },
+    );
+}
+
+/// The twelfth held-out part, written by a seventeenth writer apart from everything (casual
+/// replies: slang, sarcasm, forwarded threads, mixed intents, annoyed unsubscribes), in the
+/// same round. Its misses are not printed.
+/// Met on it: accuracy ≥ 0.90 (0.911; 0.871 by the tables alone) and ≥ 0.80 in each
+/// language (0.875 the lowest), `unsubscribe` precision ≥ 0.97 (1.000), an interested reply
+/// taken for a no ≤ 0.01 (0). Not met, asserted at the figure measured: `unsubscribe` recall
+/// (0.959; 0.939 by the tables alone), `resume_on` exact (0.848).
+#[test]
+fn the_twelfth_held_out_part() {
+    held_out(
+        "holdout12.jsonl",
+        "Twelfth held-out part",
+        Floors {
+            accuracy: 0.91,
+            worst_language: 0.87,
+            unsubscribe_precision: 0.97,
+            unsubscribe_recall: 0.95,
+            resume_exact: 0.84,
             interested_as_no_at_most: 0.01,
         },
     );
