@@ -99,7 +99,7 @@ fn at_level(v: &Validation, m: &[[usize; 6]; 6]) -> AtLevel {
 
 #[test]
 fn the_second_opinion_left_one_writer_out() {
-    let levels = [0.8, 0.85, 0.9, SURE, UNSUBSCRIBE_SURE, 0.97];
+    let levels = [0.8, 0.85, SURE, 0.93, UNSUBSCRIBE_SURE, 0.97];
     let v = leave_one_writer_out(&levels);
     println!(
         "Leaving one writer out ({} replies, {} writers): accuracy {:.3}\n\
@@ -138,22 +138,24 @@ fn the_second_opinion_left_one_writer_out() {
     };
     let f = at_level(&v, &at(SURE));
     // The unsubscribes it may answer where the tables found too little: as measured at
-    // 0.95, 406 of 494 named (0.822) and 4 wrong (0.990 of its unsubscribes right).
+    // 0.95, 499 of 599 named (0.833) and 8 wrong (0.984 right; 5 of the 8 are `other` replies,
+    // thank-yous and "where did you get my address", which it is not asked over when a table
+    // row knows their words).
     let m = at(UNSUBSCRIBE_SURE);
     let called: usize = (0..6).map(|r| m[r][u]).sum();
     let precision = m[u][u] as f64 / called as f64;
     let recall = m[u][u] as f64 / v.labelled[u] as f64;
-    assert!(precision >= 0.99, "unsubscribe precision {precision:.3}");
-    assert!(recall >= 0.82, "unsubscribe recall {recall:.3}");
-    // As measured (2,800 replies, eleven writers): accuracy 0.899; at 0.93 named right 0.783,
-    // wrong 0.017, `other` moved 0.033, a no called a yes 0.0042 (4 of 949). The level keeps
-    // the share named wrong where nine writers put it at 0.9 (0.017), naming more right.
-    assert!(v.accuracy >= 0.899, "accuracy {:.3}", v.accuracy);
-    assert!(f.named_right >= 0.783, "named right {:.3}", f.named_right);
-    assert!(f.named_wrong <= 0.0175, "named wrong {:.4}", f.named_wrong);
-    assert!(f.other_moved <= 0.034, "other moved {:.3}", f.other_moved);
+    assert!(precision >= 0.984, "unsubscribe precision {precision:.3}");
+    assert!(recall >= 0.833, "unsubscribe recall {recall:.3}");
+    // As measured (3,360 replies, thirteen writers): accuracy 0.911; at 0.9 named right 0.838,
+    // wrong 0.016, `other` moved 0.056, a no called a yes 0.0078. The level is the lowest that
+    // keeps the share named wrong at most where nine writers put it at 0.9 (0.017).
+    assert!(v.accuracy >= 0.911, "accuracy {:.3}", v.accuracy);
+    assert!(f.named_right >= 0.838, "named right {:.3}", f.named_right);
+    assert!(f.named_wrong <= 0.017, "named wrong {:.4}", f.named_wrong);
+    assert!(f.other_moved <= 0.057, "other moved {:.3}", f.other_moved);
     assert!(
-        f.no_as_yes <= 0.0043,
+        f.no_as_yes <= 0.0079,
         "a no called a yes {:.4}",
         f.no_as_yes
     );

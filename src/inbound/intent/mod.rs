@@ -378,7 +378,13 @@ fn classify_with(reply: &Reply, second_opinion: bool) -> ReplyIntent {
     }
     // Where the tables found too little, or a no, the learned model may be sure of better.
     let learned = if second_opinion {
-        learned::second_opinion(body, best, scores[Intent::Interested.rank()] > 0.0)
+        let saw_yes = scores[Intent::Interested.rank()] > 0.0;
+        // Words a table row says mean no intent (weight 0): a thank-you, where the address
+        // came from.
+        let saw_other = found
+            .iter()
+            .any(|m| m.intent == Intent::Other && m.weight == 0.0);
+        learned::second_opinion(body, best, saw_yes, saw_other)
     } else {
         None
     };

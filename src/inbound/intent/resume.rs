@@ -179,6 +179,8 @@ const NEXT_WORDS: &[&str] = &[
     "successivo",
     "successiva",
     "nxt",
+    // "el mes entrante"
+    "entrante",
     "prox",
     "pro",
     "prochaine",
@@ -219,6 +221,9 @@ const UNITS: &[(&str, Unit)] = &[
 /// "in N …" words: the word before the number.
 const IN_WORDS: &[&str] = &[
     "in",
+    // "give me 3 wks", "gimme two weeks"
+    "me",
+    "gimme",
     "dans",
     "ici",
     "en",
