@@ -1,8 +1,8 @@
-//! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 4,690 replies in
-//! seven languages, written by seventeen writers apart and, for `tune5.jsonl`, by a later round's
+//! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 5,250 replies in
+//! seven languages, written by nineteen writers apart and, for `tune5.jsonl`, by a later round's
 //! tuner. `tune*.jsonl` (3,360) are what the phrase tables were tuned on and the learned second
 //! opinion is trained on — `tune7.jsonl` to `tune13.jsonl` were held-out parts until their
-//! figures were reported; the five `holdout*.jsonl` parts (1,330) were written without sight of
+//! figures were reported; the seven `holdout*.jsonl` parts (1,890) were written without sight of
 //! the tables or of the tuning parts, and their figures are the ones reported
 //! (`docs/signals.md`, "Reply intent"), each next to the tables' alone. Run with `--nocapture`
 //! to print the report: accuracy by language and by intent, the confusion matrix,
@@ -548,6 +548,54 @@ fn the_twelfth_held_out_part() {
             unsubscribe_precision: 0.97,
             unsubscribe_recall: 0.95,
             resume_exact: 0.84,
+            interested_as_no_at_most: 0.01,
+        },
+    );
+}
+
+/// The thirteenth held-out part, written by an eighteenth writer apart from everything
+/// (managers across industries; dated `not_now` in many forms, often beside a date that is not
+/// the one to resume on), measured once after the tables were tuned on `tune12` and `tune13`.
+/// Its misses are not printed.
+/// Met on it, each: accuracy ≥ 0.90 (0.946; 0.936 by the tables alone) and ≥ 0.80 in each
+/// language (0.875 the lowest), `unsubscribe` precision and recall ≥ 0.97 (1.000 / 1.000), an
+/// interested reply taken for a no ≤ 0.01 (0). Not met, asserted at the figure measured:
+/// `resume_on` exact (0.893 of 75 dated replies; 0.880 by the tables alone).
+#[test]
+fn the_thirteenth_held_out_part() {
+    held_out(
+        "holdout13.jsonl",
+        "Thirteenth held-out part",
+        Floors {
+            accuracy: 0.94,
+            worst_language: 0.87,
+            unsubscribe_precision: 1.0,
+            unsubscribe_recall: 1.0,
+            resume_exact: 0.89,
+            interested_as_no_at_most: 0.01,
+        },
+    );
+}
+
+/// The fourteenth held-out part, written by a nineteenth writer apart from everything
+/// (look-alike pairs: a yes that sounds like a no, a no like a yes, a wrong person like a no;
+/// dates across the turn of the year), in the same round. Its misses are not printed.
+/// Met on it, each: ≥ 0.80 in each language (0.825 the lowest), `unsubscribe` precision and
+/// recall ≥ 0.97 (0.978 / 0.978; 0.977 / 0.913 by the tables alone), an interested reply taken
+/// for a no ≤ 0.01 (0), `resume_on` exact ≥ 0.95 (0.952). Not met, asserted at the figure
+/// measured: accuracy (0.879; 0.825 by the tables alone: of 35 `other` replies that name a
+/// date, a price or interest without a yes or a no, 18 are taken for an intent).
+#[test]
+fn the_fourteenth_held_out_part() {
+    held_out(
+        "holdout14.jsonl",
+        "Fourteenth held-out part",
+        Floors {
+            accuracy: 0.87,
+            worst_language: 0.82,
+            unsubscribe_precision: 0.97,
+            unsubscribe_recall: 0.97,
+            resume_exact: 0.95,
             interested_as_no_at_most: 0.01,
         },
     );
