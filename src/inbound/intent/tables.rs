@@ -2523,6 +2523,17 @@ mod tests {
         );
     }
 
+    /// Each text classifies as its intent.
+    fn assert_reads(cases: &[(&str, Intent)]) {
+        for (text, want) in cases {
+            let got = classify(&Reply {
+                text,
+                ..Default::default()
+            });
+            assert_eq!(got.intent, *want, "{text}: {got:?}");
+        }
+    }
+
     #[test]
     fn negation_changes_what_a_phrase_counts_for() {
         let cases: &[(&str, Intent)] = &[
@@ -2562,13 +2573,7 @@ mod tests {
             ("No problem.", Intent::Other),
             ("Kein Problem, die Mail habe ich gelöscht.", Intent::Other),
         ];
-        for (text, want) in cases {
-            let got = classify(&Reply {
-                text,
-                ..Default::default()
-            });
-            assert_eq!(got.intent, *want, "{text}: {got:?}");
-        }
+        assert_reads(cases);
     }
 
     /// A no that also asks to stop writing is a request to stop, however many ways the no is
@@ -2599,13 +2604,7 @@ mod tests {
                 Intent::NotInterested,
             ),
         ];
-        for (text, want) in cases {
-            let got = classify(&Reply {
-                text,
-                ..Default::default()
-            });
-            assert_eq!(got.intent, *want, "{text}: {got:?}");
-        }
+        assert_reads(cases);
     }
 
     /// In "X, but Y" the stance is Y.
@@ -2627,13 +2626,7 @@ mod tests {
                 Intent::Unsubscribe,
             ),
         ];
-        for (text, want) in cases {
-            let got = classify(&Reply {
-                text,
-                ..Default::default()
-            });
-            assert_eq!(got.intent, *want, "{text}: {got:?}");
-        }
+        assert_reads(cases);
     }
 
     #[test]
