@@ -138,10 +138,10 @@ pub struct Opinion {
 /// What the model says of a reply's new text, where the tables said `tables` (and found a
 /// yes among the phrases when `saw_yes`, and words that say no intent when `saw_other`: a
 /// thank-you, a question where the address came from): the answer to give instead, or `None`
-/// to keep the tables'. It is asked where the tables found too little to judge (`other`), and where they
-/// weighed a yes against a no and chose the no ("no call needed, but send the prices"); a no
-/// with no yes in sight ("Ça ne m'intéresse pas") stays a no, and it never overrules an
-/// unsubscribe, a referral or a date.
+/// to keep the tables'. It is asked where the tables found too little to judge (`other`), and
+/// where they weighed a yes against a no and chose the no ("no call needed, but send the
+/// prices"); a no with no yes in sight ("Ça ne m'intéresse pas") stays a no, and it never
+/// overrules an unsubscribe, a referral or a date.
 pub fn second_opinion(
     body: &str,
     tables: Intent,

@@ -80,8 +80,8 @@ const EN: &[Row] = &[
     (L, 2.0, Some(L), "follow up ~ in|next|after|later|again|early", "Follow up in January."),
     (L, 2.5, Some(L), "ping|try|contact|email|hit|ask me|us ~ later|in|next|after|early|around|nxt", "Ping me after the holidays."),
     (L, 2.5, Some(U), "ping|try|hit|ask me|us again", "Try me again."),
-    (O, 0.0, None, "dont|not ~ call|ring|phone ~ between|before|after|during", "Send the deck, but don't call me before 10."),
-    (U, 3.0, None, "how ~ get off / how ~ unsubscribe / how ~ opt out", "How do I get off this list?"),
+    (O, 0.0, None, "dont|not ~ call|ring|phone me|us between|before|after|during", "Send the deck, but don't call me before 10."),
+    (U, 3.0, None, "how ~ get off ~ list|lists|this|these|it|your|mailing|emails / how ~ unsubscribe / how ~ opt out", "How do I get off this list?"),
     (L, 2.0, Some(L), "later this|next year|month|quarter|spring|summer|fall|autumn|winter / in the future", "Maybe later this year."),
     (L, 1.0, Some(L), "next year|quarter|month|week", "Next quarter."),
     (L, 2.5, Some(L), "bad|busy|hectic|wrong|tough|crazy ~ time|timing|moment|period|season|week|month", "Bad timing for us."),
@@ -121,7 +121,7 @@ const EN: &[Row] = &[
     (W, 3.0, None, "wrong person|contact|address|guy|department|team|email|number", "Wrong person."),
     (W, 1.5, None, "right|correct|best|better|appropriate ~ person|contact|people", "The right person is Jane."),
     (W, 3.0, None, "no longer ~ work|with|at|employed|part|there|here", "I no longer work at Acme."),
-    (W, 2.0, None, "not sure|certain who / don t|dont know who / no idea who", "Not sure who handles that now."),
+    (W, 2.0, None, "not sure|certain who ~ handles|deals|owns|looks|decides|manages|runs|buys|covers / dont know who ~ handles|deals|owns|looks|decides|manages|runs|buys|covers / no idea who ~ handles|deals|owns|looks|decides|manages|runs|buys|covers", "Not sure who handles that now."),
     (W, 3.0, None, "left ~ company|firm|organisation|organization|business|role|position|job|hotel|school|practice|agency|clinic|store|shop|restaurant|group|studio|bank|university|hospital", "I left the company."),
     (W, 2.5, None, "retired", "I retired last year."),
     (W, 2.0, None, "moved on / moved to another", "I've moved on."),
@@ -159,7 +159,7 @@ const EN: &[Row] = &[
     (U, 3.0, None, "^remove|unsubscribe|unsub|stop / lose|delete my number|email|address", "Remove."),
     (O, 0.0, None, "thanks|thank ~ for ~ interest|info|information|proposal|offer|note|invite|invitation|message|email|reply / appreciate the ~ interest|offer", "Thanks for the info."),
     (O, 0.0, None, "where ~ get|got|find|found|obtain|obtained ~ my|our ~ email|address|details|number|contact|data / who gave you ~ my|our", "Can you tell me where you got my email address from?"),
-    (L, 2.5, Some(L), "reach back out / reach out ~ on|then|when / email|text|txt|ping|call me ~ on|then|when|nxt|next|in|after", "Please reach back out on 9/14."),
+    (L, 2.5, Some(L), "reach back out / reach out ~ on|then|when / email|text|txt|ping|call me on|then|when|nxt|next|in|after", "Please reach back out on 9/14."),
     (L, 2.5, Some(L), "not this ~ quarter|qtr|year|month|week / next qtr|quarter|year ~ maybe|then / give me ~ couple|few ~ weeks|months|days / get back to you", "Not this quarter."),
     (L, 2.5, Some(L), "talk|speak|chat|connect ~ next year|quarter|month / in the new year", "Let's talk next year."),
     (L, 2.0, Some(L), "contract ~ runs|ends|expires|renews / from|after the # / runs|expires|ends|renews through|until|in|on", "Our contract runs through January."),
@@ -948,8 +948,8 @@ const NL: &[Row] = &[
     (U, 3.0, None, "staak|staakt|stop|stopt ~ toezending*|verzending*|mailings|mailing / toezending*|verzending*|mailings ~ ~ staken|stopzetten|stoppen", "Gelieve de toezendingen te staken."),
     (U, 3.0, None, "iedere|elke verdere ~ communicatie|contact|contactname|toezending*|berichtgeving", "Ik verzoek u iedere verdere communicatie te staken."),
     (I, 3.0, None, "?kunnen|zullen we ~ ~ bellen|afspreken|praten|spreken|bellen / juiste moment / langskomen", "Kunnen we volgende week even bellen?"),
-    (O, 0.0, None, "niet bellen|opbellen ~ tussen|voor|na|om|tijdens", "Stuur maar info, maar niet bellen tussen 6 en 8."),
-    (U, 3.0, None, "hoe kom ik ~ vanaf|af|eraf|uit / hoe ~ meld ~ ik|me ~ af", "Hoe kom ik hier vanaf?"),
+    (O, 0.0, None, "niet bellen|opbellen tussen|voor|na|om|tijdens", "Stuur maar info, maar niet bellen tussen 6 en 8."),
+    (U, 3.0, None, "hoe kom ik hier|daar|ervan vanaf|af|eraf / hoe ~ meld ~ ik|me ~ af", "Hoe kom ik hier vanaf?"),
     (W, 2.0, None, "weet ~ niet wie ~ precies|dat|het|erover", "Ik weet niet wie dat precies doet."),
     (I, 3.0, None, "bel|bellen ~ na vieren|vijven|drieen|tweeen|zessen|enen|elven|twaalven", "Klinkt goed, bel me na vieren."),
     (N, 3.0, None, "over dit|deze ~ product|onderwerp|aanbod|voorstel ~ ~ niet meer ~ mailen|benaderen|bellen|sturen|contacteren", "Over dit product hoef je me niet meer te mailen."),
@@ -1021,7 +1021,7 @@ const IT: &[Row] = &[
     (U, 2.5, None, "smettete|smettetela|smettila ~ di|con", "Smettetela di scrivermi."),
     (U, 2.5, Some(U), "ricevere ~ piu|email|mail|messaggi", "Non voglio più ricevere email."),
     (O, 3.0, Some(U), "voglio|vogliamo|desidero|desideriamo ~ piu ricevere / voglio|vogliamo|desidero|desideriamo ~ ricevere ~ niente|nulla", "Non voglio più ricevere niente da voi."),
-    (W, 2.5, None, "non so chi / la|lo|le|li segue|gestisce / se ne occupa", "La fatturazione la segue l'amministrazione."),
+    (W, 2.5, None, "non so chi ~ segue|gestisce|occupa|decide|preciso|esattamente / la|lo|le|li segue|gestisce / se ne occupa", "La fatturazione la segue l'amministrazione."),
     (N, 3.0, None, "non serve|occorre che ~ ~ ricontatt*|richiam*|riscriv*|scriv*|contatt*", "Non serve che mi ricontatti per questa proposta."),
     (U, 2.0, None, "spam", "Questo è spam."),
     (U, 2.5, None, "^basta", "Basta."),
@@ -2605,6 +2605,38 @@ mod tests {
             ),
         ];
         assert_reads(cases);
+    }
+
+    /// Phrases that point elsewhere or ask to stop only in their own sense: "I don't know who
+    /// you are" names no one to ask, "get off the ground" is no list, "vanaf Utrecht" is a
+    /// way, and a call refused for a time is no opt-out while one refused again is.
+    #[test]
+    fn narrow_phrases_keep_to_their_sense() {
+        let not = |text: &str, intent: Intent| {
+            let got = classify(&Reply {
+                text,
+                ..Default::default()
+            });
+            assert_ne!(got.intent, intent, "{text}: {got:?}");
+        };
+        not("I don't know who you are.", Intent::WrongPerson);
+        not("Non so chi sia lei.", Intent::WrongPerson);
+        not(
+            "How do we get off the ground with this? Send me the pricing.",
+            Intent::Unsubscribe,
+        );
+        not(
+            "Hoe kom ik vanaf Utrecht bij jullie kantoor?",
+            Intent::Unsubscribe,
+        );
+        not(
+            "Send me the deck, but don't call me before 10.",
+            Intent::Unsubscribe,
+        );
+        assert_reads(&[(
+            "Don't call me again, after this I'm done.",
+            Intent::Unsubscribe,
+        )]);
     }
 
     /// In "X, but Y" the stance is Y.
