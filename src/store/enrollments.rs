@@ -558,6 +558,15 @@ impl Writes {
             .is_some_and(|was| was.as_str() != row.status)
     }
 
+    /// The status an updated enrollment had before its first step here, which its
+    /// `enrollment_keys` row still holds (what finds that row); its own status when it was not
+    /// stepped.
+    pub(super) fn status_was<'a>(&self, row: &'a EnrollmentRow) -> &'a str {
+        self.status_before
+            .get(&row.id)
+            .map_or(row.status.as_str(), |was| was.as_str())
+    }
+
     /// The dispatches to store, split into new ones and held steps' rows. A new dispatch's key
     /// (`enrollment:run`) is new by construction: runs are numbered on the enrollment, whose row
     /// the writing transaction holds, and a run dispatches once. So both backends insert it
