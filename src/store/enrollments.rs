@@ -23,6 +23,10 @@ use diesel_async::RunQueryDsl;
 /// The statuses of an enrollment a signal still reaches and a duplicate check still counts.
 pub const LIVE: [&str; 2] = [Status::LIVE[0].as_str(), Status::LIVE[1].as_str()];
 
+/// The room a new enrollment's first encoded state is written into (a usual one is 250–400
+/// bytes).
+const NEW_STATE_ROOM: usize = 512;
+
 /// SQLite allows 32,766 bound values per statement and PostgreSQL 65,535: multi-row inserts
 /// written as `VALUES` lists are cut into chunks of at most this many values.
 pub const MAX_BINDS: usize = 30_000;
@@ -255,14 +259,13 @@ impl Writes {
     pub fn add_created(
         &mut self,
         row: EnrollmentRow,
-        before: &EnrollmentState,
+        before: &crate::engine::state::Before,
         after: &EnrollmentState,
         effects: &[Effect],
         now: DateTime<Utc>,
     ) {
         self.created.insert(row.id.clone());
-        let before = crate::engine::state::Before::of(before);
-        self.add_step(row, &before, after, effects, now, None);
+        self.add_step(row, before, after, effects, now, None);
     }
 
     /// Adds what one engine step did to `row` (the row before the step): the updated row and a
@@ -510,8 +513,13 @@ impl Writes {
         }
         row.next_run_at = after.next_run_at.map(to_millis);
         // Into a new buffer with room to spare: the old one has the stored state's exact length,
-        // and growing it copied bytes about to be overwritten.
-        let mut state = Vec::with_capacity(row.state.len() + row.state.len() / 2 + 64);
+        // and growing it copied bytes about to be overwritten. A new enrollment has none yet:
+        // room for a usual first state, so it is not grown from nothing a doubling at a time.
+        let room = match row.state.len() {
+            0 => NEW_STATE_ROOM,
+            n => n + n / 2 + 64,
+        };
+        let mut state = Vec::with_capacity(room);
         super::state_encoding::encode_into(after, &mut state);
         row.state = state;
         row.updated_at = now_ms;
@@ -548,6 +556,15 @@ impl Writes {
         self.status_before
             .get(&row.id)
             .is_some_and(|was| was.as_str() != row.status)
+    }
+
+    /// The status an updated enrollment had before its first step here, which its
+    /// `enrollment_keys` row still holds (what finds that row); its own status when it was not
+    /// stepped.
+    pub(super) fn status_was<'a>(&self, row: &'a EnrollmentRow) -> &'a str {
+        self.status_before
+            .get(&row.id)
+            .map_or(row.status.as_str(), |was| was.as_str())
     }
 
     /// The dispatches to store, split into new ones and held steps' rows. A new dispatch's key

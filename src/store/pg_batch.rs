@@ -128,7 +128,10 @@ pub async fn write_with<'a>(
             let q = Cached(
                 diesel::sql_query(KEYS_STATUS_UPDATE)
                     .bind::<Array<Text>, _>(col(m, |r| r.id.as_str()))
-                    .bind::<Array<Text>, _>(col(m, |r| r.status.as_str())),
+                    .bind::<Array<Text>, _>(col(m, |r| r.status.as_str()))
+                    .bind::<Array<Text>, _>(col(m, |r| r.account_id.as_str()))
+                    .bind::<Array<Text>, _>(col(m, |r| r.flow_id.as_str()))
+                    .bind::<Array<Text>, _>(col(m, |r| w.status_was(r))),
             )
             .execute(&mut &*c);
             sent.push(q);
@@ -288,10 +291,15 @@ fn bind_counts<'a>(
 }
 
 /// A status change, copied to the enrollments' keys rows: `$1` their ids, `$2` the new
-/// statuses. By the primary key, one probe per row (see migration `enrollment_keys`).
+/// statuses, `$3` their accounts, `$4` their flows, `$5` the statuses they had. Each row is
+/// found by every column of `enrollment_keys_flow`, one probe (the keys table has no primary
+/// key: migration `enrollment_keys_by_flow`).
 pub const KEYS_STATUS_UPDATE: &str = "UPDATE enrollment_keys k SET status = u.status \
-     FROM (SELECT unnest($1::text[]) AS id, unnest($2::text[]) AS status) AS u \
-     WHERE k.id = u.id";
+     FROM (SELECT unnest($1::text[]) AS id, unnest($2::text[]) AS status, \
+     unnest($3::text[]) AS account_id, unnest($4::text[]) AS flow_id, \
+     unnest($5::text[]) AS was) AS u \
+     WHERE k.account_id = u.account_id AND k.flow_id = u.flow_id AND k.status = u.was \
+     AND k.id = u.id";
 
 /// The outbox's insert, its rows one array per column; `ON CONFLICT` only in
 /// [`INSERT_HELD_DISPATCHES`].

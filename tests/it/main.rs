@@ -18,7 +18,8 @@
 //!   retries, held and pending dispatches, ListJourney), `engine_api`, `http_edge` (routing by
 //!   content type, timeouts, the connection cap, keep-alive), `signals`
 //!   (by concern: routing, fan-out, SMS, email, webhooks, events, group commit), `planner`,
-//!   `planner_loop`, `store`, `contact_changes`, `transitions`, `cancelled` (a statement cancelled
+//!   `planner_loop`, `store`, `enrollment_keys` (what finds an enrollment, across a migration),
+//!   `contact_changes`, `transitions`, `cancelled` (a statement cancelled
 //!   under each path), `edge_errors` (input
 //!   limits, bounded statuses, exact refusals, error details as a reflection client decodes them).
 //! - The real binary as a child process: `cli`, `cli_commands`, `crash`, `replicas`,
@@ -65,6 +66,7 @@ mod engine_routing;
 mod engine_signal;
 mod engine_simulate;
 mod engine_steps;
+mod enrollment_keys;
 mod experiment_golden;
 mod experiment_stats;
 mod explain_api;

@@ -264,9 +264,10 @@ async fn bound_arrays_round_trip() {
     );
 }
 
-/// A status change reaches an enrollment's keys row through the primary key, one probe, even
-/// where the contact and flow indexes match thousands of rows: one contact enrolled 20,000
-/// times in one flow (allow_duplicate), on a table without statistics. Found through those indexes,
+/// A status change reaches an enrollment's keys row with one probe of the flow index (every
+/// one of its columns: account, flow, the status the row had, id), even where the contact and
+/// the flow match thousands of rows: one contact enrolled 20,000 times in one flow
+/// (allow_duplicate), on a table without statistics. Found through the contact alone,
 /// PostgreSQL walked every enrollment of the contact for each changed row (4–6 s a batch).
 async fn a_status_change_finds_its_keys_row_by_id() {
     let pg = ScratchPg::new().await;
@@ -288,26 +289,36 @@ async fn a_status_change_finds_its_keys_row_by_id() {
     }
     let ids: Vec<String> = (19990..=20000).map(|i| format!("en_{i:06}")).collect();
     let statuses = vec!["completed".to_string(); ids.len()];
-    let plan: Vec<Line> = diesel::sql_query(format!(
+    let accounts = vec!["a1".to_string(); ids.len()];
+    let flows = vec!["f1".to_string(); ids.len()];
+    let was = vec!["active".to_string(); ids.len()];
+    let bound = |q: diesel::query_builder::SqlQuery| {
+        q.bind::<diesel::sql_types::Array<Text>, _>(ids.clone())
+            .bind::<diesel::sql_types::Array<Text>, _>(statuses.clone())
+            .bind::<diesel::sql_types::Array<Text>, _>(accounts.clone())
+            .bind::<diesel::sql_types::Array<Text>, _>(flows.clone())
+            .bind::<diesel::sql_types::Array<Text>, _>(was.clone())
+    };
+    let plan: Vec<Line> = bound(diesel::sql_query(format!(
         "EXPLAIN (COSTS OFF) {}",
         nudge::store::pg_batch::KEYS_STATUS_UPDATE
-    ))
-    .bind::<diesel::sql_types::Array<Text>, _>(&ids)
-    .bind::<diesel::sql_types::Array<Text>, _>(&statuses)
+    )))
     .load(c)
     .await
     .unwrap();
     let plan: String = plan.iter().map(|l| format!("{}\n", l.line)).collect();
     assert!(
-        plan.contains("using enrollment_keys_pkey") && !plan.contains("Seq Scan"),
-        "the keys row is found by its id:\n{plan}"
+        plan.contains("using enrollment_keys_flow")
+            && plan.contains("(id = ")
+            && !plan.contains("Seq Scan"),
+        "the keys row is found by every column of the flow index:\n{plan}"
     );
-    let updated = diesel::sql_query(nudge::store::pg_batch::KEYS_STATUS_UPDATE)
-        .bind::<diesel::sql_types::Array<Text>, _>(&ids)
-        .bind::<diesel::sql_types::Array<Text>, _>(&statuses)
-        .execute(c)
-        .await
-        .unwrap();
+    let updated = bound(diesel::sql_query(
+        nudge::store::pg_batch::KEYS_STATUS_UPDATE,
+    ))
+    .execute(c)
+    .await
+    .unwrap();
     assert_eq!(updated, ids.len());
     #[derive(QueryableByName)]
     struct Count {

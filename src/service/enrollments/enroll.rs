@@ -9,9 +9,9 @@ use crate::runtime::{ctx_for, Core};
 use crate::service::fields::{self, Limit};
 use crate::service::{ServiceError, Violation, Violations};
 use crate::store::contacts::ContactRow;
+use crate::store::FastMap;
 use crate::store::{self, EnrollmentRow, StoreError, Tx, Writes};
 use chrono::{DateTime, Utc};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The most items one `BatchEnroll` takes.
@@ -35,10 +35,15 @@ pub struct EnrollInput {
 /// A checked item, ready to be written.
 struct Prepared {
     row: EnrollmentRow,
-    before: EnrollmentState,
+    /// What the writer reads of the state before `Start` (not the state itself: the engine
+    /// stepped that one in place instead of a copy).
+    before: engine::state::Before,
     after: EnrollmentState,
     effects: Vec<Effect>,
 }
+
+/// A flow an item names: its id, its version and the parsed flow.
+type Resolved = (String, i32, Arc<crate::flow::Flow>);
 
 /// Flows, senders and settings looked up once per call.
 struct Lookups {
@@ -46,10 +51,12 @@ struct Lookups {
     /// The engine's context for the account (its `max_wait`, its quiet-hours policy), made
     /// once per call.
     ctx: engine::Ctx,
-    flows: HashMap<(String, i32), (String, i32, Arc<crate::flow::Flow>)>,
+    /// The flows resolved so far, by the (id or name, version) items named them with: a batch
+    /// names few, so a list is searched without making a key for each item.
+    flows: Vec<((String, i32), Resolved)>,
     /// Contacts preloaded for a batch (one query per 1,000 instead of one per item).
-    contacts: HashMap<String, ContactRow>,
-    senders: HashMap<String, crate::store::senders::SenderRow>,
+    contacts: FastMap<String, ContactRow>,
+    senders: FastMap<String, crate::store::senders::SenderRow>,
 }
 
 impl Lookups {
@@ -61,6 +68,7 @@ impl Lookups {
         ids: &[String],
     ) -> Result<(), ServiceError> {
         let rows = store::contacts::get_many(&core.db, account_id, ids).await?;
+        self.contacts.reserve(rows.len());
         self.contacts
             .extend(rows.into_iter().map(|r| (r.id.clone(), r)));
         Ok(())
@@ -81,9 +89,9 @@ async fn lookups(core: &Core, account_id: &str) -> Result<Lookups, ServiceError>
             &core.quiet_hours,
         ),
         account_default_sender: account.default_sender_id,
-        flows: HashMap::new(),
-        contacts: HashMap::new(),
-        senders: HashMap::new(),
+        flows: Vec::new(),
+        contacts: FastMap::default(),
+        senders: FastMap::default(),
     })
 }
 
@@ -94,8 +102,12 @@ async fn resolve_flow(
     look: &mut Lookups,
     id: &str,
     version: i32,
-) -> Result<(String, i32, Arc<crate::flow::Flow>), ServiceError> {
-    if let Some(found) = look.flows.get(&(id.to_string(), version)) {
+) -> Result<Resolved, ServiceError> {
+    if let Some((_, found)) = look
+        .flows
+        .iter()
+        .find(|((named, v), _)| named == id && *v == version)
+    {
         return Ok(found.clone());
     }
     let stored = store::flows::get(&core.db, account_id, id, version)
@@ -132,7 +144,7 @@ async fn resolve_flow(
         look.ctx.stopped = Arc::new(all);
     }
     let found = (key.0, key.1, flow);
-    look.flows.insert((id.to_string(), version), found.clone());
+    look.flows.push(((id.to_string(), version), found.clone()));
     Ok(found)
 }
 
@@ -214,14 +226,19 @@ async fn prepare(
     let (flow_id, version, flow) =
         resolve_flow(core, account_id, look, &item.flow_id, item.flow_version).await?;
     fields::check_input("input", &flow.input, &input).map_err(ServiceError::Invalid)?;
+    // The contact and the sender are read where they are kept, not copied for each item.
+    let fetched;
     let contact = match look.contacts.get(&item.contact_id) {
-        Some(c) => c.clone(),
-        None => store::contacts::get(&core.db, account_id, &item.contact_id)
-            .await?
-            .ok_or_else(|| ServiceError::NotFound {
-                what: "contact",
-                id: item.contact_id.clone(),
-            })?,
+        Some(c) => c,
+        None => {
+            fetched = store::contacts::get(&core.db, account_id, &item.contact_id)
+                .await?
+                .ok_or_else(|| ServiceError::NotFound {
+                    what: "contact",
+                    id: item.contact_id.clone(),
+                })?;
+            &fetched
+        }
     };
     let sender_id = if item.sender_id.is_empty() {
         look.account_default_sender.clone().ok_or_else(|| {
@@ -234,31 +251,35 @@ async fn prepare(
     } else {
         item.sender_id.clone()
     };
-    let sender = match look.senders.get(&sender_id) {
-        Some(s) => s.clone(),
-        None => {
-            let s = store::senders::get(&core.db, account_id, &sender_id)
-                .await?
-                .ok_or_else(|| ServiceError::NotFound {
-                    what: "sender",
-                    id: sender_id.clone(),
-                })?;
-            look.senders.insert(sender_id.clone(), s.clone());
-            s
-        }
-    };
+    if !look.senders.contains_key(&sender_id) {
+        let s = store::senders::get(&core.db, account_id, &sender_id)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound {
+                what: "sender",
+                id: sender_id.clone(),
+            })?;
+        look.senders.insert(sender_id.clone(), s);
+    }
+    let sender = &look.senders[&sender_id];
 
     let id = store::new_id("en");
-    let before = EnrollmentState::new(
-        id.clone(),
-        FlowRef {
-            id: flow_id.clone(),
-            version: version as u32,
-        },
-        contact.view(),
-        sender.tz.clone(),
-        input,
-    );
+    let start = |input| {
+        EnrollmentState::new(
+            id.clone(),
+            FlowRef {
+                id: flow_id.clone(),
+                version: version as u32,
+            },
+            contact.view(),
+            sender.tz.clone(),
+            input,
+        )
+    };
+    // Stepped in place; the copy the engine falls back to when the flow fails at once is made
+    // only then.
+    let again = input.clone();
+    let state = start(input);
+    let before = engine::state::Before::of(&state);
     let ctx = &look.ctx;
     // A capped sender's first step never reserves here: it is handed to the planner, which
     // reserves under the sender's lock (docs/capacity.md).
@@ -267,28 +288,32 @@ async fn prepare(
         .as_deref()
         .and_then(|c| store::capacity::parse_caps(&sender.tz, c))
         .map(|(caps, _)| caps);
-    let (after, effects) = match &caps {
-        Some(caps) => engine::step_with(
-            &before,
-            &flow,
-            Input::Start,
-            now,
-            ctx,
-            engine::CapacityView::HandOff(caps),
-        ),
-        None => engine::step(&before, &flow, Input::Start, now, ctx),
+    let cap = match &caps {
+        Some(caps) => engine::CapacityView::HandOff(caps),
+        None => engine::CapacityView::Unlimited,
     };
+    let (after, effects) = engine::step_owned(
+        state,
+        || start(again),
+        &flow,
+        Input::Start,
+        now,
+        ctx,
+        cap,
+        Vec::with_capacity(4),
+    );
     let now_ms = to_millis(now);
     let row = EnrollmentRow {
         id,
         account_id: account_id.to_string(),
         flow_id,
         flow_version: version,
-        contact_id: contact.id,
+        contact_id: contact.id.clone(),
         sender_id,
         status: before.status.as_str().to_string(),
         client_key: Some(item.client_key).filter(|k| !k.is_empty()),
-        state: Vec::with_capacity(512),
+        // Written when the row is stored (`Writes::add_created`).
+        state: Vec::new(),
         next_run_at: None,
         journey_seq: 0,
         journey_xid: 0,
@@ -306,10 +331,31 @@ async fn prepare(
 
 /// What writing one item found.
 enum Outcome {
-    /// Made by this call: the row written and the engine's state in it (not parsed back).
-    Created(EnrollmentRow, Box<EnrollmentState>),
-    Existing(EnrollmentRow),
+    /// Made by this call: the item's own row and state are the enrollment ([`answer`]), so
+    /// nothing is copied for the answer.
+    Created,
+    /// Stored before this call.
+    Existing(Box<EnrollmentRow>),
+    /// The same client key as the earlier item at this position, which this call made.
+    SameAs(usize),
     Duplicate(String),
+}
+
+/// The answers of `items`, written with `outcomes` (one each, in order).
+fn answer(items: Vec<Prepared>, outcomes: Vec<Outcome>) -> Vec<BatchResult> {
+    let mut answers: Vec<BatchResult> = Vec::with_capacity(items.len());
+    for (p, outcome) in items.into_iter().zip(outcomes) {
+        answers.push(match outcome {
+            Outcome::Created => Ok((Enrollment::from_parts(p.row, p.after), true)),
+            Outcome::Existing(row) => Enrollment::from_row(*row).map(|e| (e, false)),
+            Outcome::SameAs(first) => match &answers[first] {
+                Ok((e, _)) => Ok((e.clone(), false)),
+                Err(_) => unreachable!("an item made by this call answers with its enrollment"),
+            },
+            Outcome::Duplicate(m) => Err(ServiceError::Conflict(m)),
+        });
+    }
+    answers
 }
 
 /// Writes prepared items in one transaction: an item whose client key exists returns the
@@ -333,11 +379,11 @@ async fn write_prepared(
         .filter(|p| !p.row.allow_duplicate)
         .map(|p| p.row.contact_id.as_str())
         .collect();
-    let mut active: HashMap<(String, String), String> = tx
-        .live_enrollments_of(account_id, &checked)
-        .await?
-        .into_iter()
-        .map(|(contact, flow, id)| ((contact, flow), id))
+    let live = tx.live_enrollments_of(account_id, &checked).await?;
+    // Keyed by borrowed text: no copy of the ids per item.
+    let mut active: FastMap<(&str, &str), &str> = live
+        .iter()
+        .map(|(contact, flow, id)| ((contact.as_str(), flow.as_str()), id.as_str()))
         .collect();
     // Keys after live enrollments: on PostgreSQL each statement sees what committed before it,
     // so a concurrent call with the same key that committed between the two reads is found by
@@ -346,37 +392,34 @@ async fn write_prepared(
         .iter()
         .filter_map(|p| p.row.client_key.as_deref())
         .collect();
-    let by_key: HashMap<String, EnrollmentRow> = tx
+    let by_key: FastMap<String, EnrollmentRow> = tx
         .enrollments_by_client_key(account_id, &keys)
         .await?
         .into_iter()
         .filter_map(|r| r.client_key.clone().map(|k| (k, r)))
         .collect();
-    let mut seen_keys: HashMap<String, usize> = HashMap::new();
-    let mut writes = Writes::default();
+    let mut seen_keys: FastMap<&str, usize> = FastMap::default();
+    let mut writes = Writes::for_steps(items.len());
     let mut outcomes = Vec::with_capacity(items.len());
     for (i, p) in items.iter().enumerate() {
         if let Some(key) = &p.row.client_key {
             if let Some(existing) = by_key.get(key) {
-                outcomes.push(Outcome::Existing(existing.clone()));
+                outcomes.push(Outcome::Existing(Box::new(existing.clone())));
                 continue;
             }
-            if let Some(first) = seen_keys.get(key) {
+            if let Some(&first) = seen_keys.get(key.as_str()) {
                 // The same key twice in one batch: the second is the first again.
-                let first_row = match &outcomes[*first] {
-                    Outcome::Created(r, _) => r.clone(),
-                    Outcome::Existing(r) => r.clone(),
-                    Outcome::Duplicate(m) => {
-                        outcomes.push(Outcome::Duplicate(m.clone()));
-                        continue;
-                    }
-                };
-                outcomes.push(Outcome::Existing(first_row));
+                outcomes.push(match &outcomes[first] {
+                    Outcome::Created => Outcome::SameAs(first),
+                    Outcome::Existing(r) => Outcome::Existing(r.clone()),
+                    Outcome::SameAs(f) => Outcome::SameAs(*f),
+                    Outcome::Duplicate(m) => Outcome::Duplicate(m.clone()),
+                });
                 continue;
             }
-            seen_keys.insert(key.clone(), i);
+            seen_keys.insert(key, i);
         }
-        let pair = (p.row.contact_id.clone(), p.row.flow_id.clone());
+        let pair = (p.row.contact_id.as_str(), p.row.flow_id.as_str());
         if !p.row.allow_duplicate {
             if let Some(other) = active.get(&pair) {
                 outcomes.push(Outcome::Duplicate(format!(
@@ -390,13 +433,10 @@ async fn write_prepared(
         if p.after.status.is_finished() {
             active.remove(&pair);
         } else {
-            active.insert(pair, p.row.id.clone());
+            active.insert(pair, &p.row.id);
         }
         writes.add_created(p.row.clone(), &p.before, &p.after, &p.effects, now);
-        outcomes.push(Outcome::Created(
-            writes.enrollments.last().expect("just added").clone(),
-            Box::new(p.after.clone()),
-        ));
+        outcomes.push(Outcome::Created);
     }
     // In key order: concurrent batches then take the unique indexes' entries in one order,
     // so one waits for the other instead of both deadlocking (PostgreSQL).
@@ -451,14 +491,8 @@ pub async fn enroll(
     let now = core.clock.now();
     let mut look = lookups(core, account_id).await?;
     let prepared = prepare(core, account_id, &mut look, item, now).await?;
-    let outcome = write_items(core, account_id, std::slice::from_ref(&prepared), now)
-        .await?
-        .remove(0);
-    match outcome {
-        Outcome::Created(row, state) => Ok((Enrollment::from_parts(row, *state), true)),
-        Outcome::Existing(row) => Ok((Enrollment::from_row(row)?, false)),
-        Outcome::Duplicate(message) => Err(ServiceError::Conflict(message)),
-    }
+    let outcomes = write_items(core, account_id, std::slice::from_ref(&prepared), now).await?;
+    answer(vec![prepared], outcomes).remove(0)
 }
 
 /// One item's answer in `BatchEnroll`.
@@ -531,8 +565,10 @@ pub async fn batch_enroll(
             }
             let (core, account_id) = (core.clone(), account_id.to_string());
             writing.spawn(async move {
-                let outcomes = write_items(&core, &account_id, &ready, now).await;
-                (positions, outcomes)
+                let answers = write_items(&core, &account_id, &ready, now)
+                    .await
+                    .map(|outcomes| answer(ready, outcomes));
+                (positions, answers)
             });
         }
         look.contacts.clear();
@@ -541,10 +577,10 @@ pub async fn batch_enroll(
         // answer says they may be); the parts that committed answer their items.
         let mut failure = None;
         while let Some(joined) = writing.join_next().await {
-            let (positions, outcomes) = joined
+            let (positions, written) = joined
                 .map_err(|e| ServiceError::Internal(format!("a BatchEnroll write stopped: {e}")))?;
-            let outcomes = match outcomes {
-                Ok(outcomes) => outcomes,
+            let written = match written {
+                Ok(written) => written,
                 Err(e) => {
                     for pos in positions {
                         answers[pos] = Some(Err(item_failure(&e)));
@@ -553,12 +589,8 @@ pub async fn batch_enroll(
                     continue;
                 }
             };
-            for (pos, outcome) in positions.into_iter().zip(outcomes) {
-                answers[pos] = Some(match outcome {
-                    Outcome::Created(row, state) => Ok((Enrollment::from_parts(row, *state), true)),
-                    Outcome::Existing(row) => Enrollment::from_row(row).map(|e| (e, false)),
-                    Outcome::Duplicate(m) => Err(ServiceError::Conflict(m)),
-                });
+            for (pos, answer) in positions.into_iter().zip(written) {
+                answers[pos] = Some(answer);
             }
         }
         results.extend(answers.into_iter().map(|a| a.expect("every item answered")));
@@ -620,11 +652,12 @@ impl Drop for Running {
 /// a contact in one part, in call order), or all in one part when a client key is given in two
 /// parts.
 fn parts(chunk: &[EnrollInput], n: usize) -> Vec<Vec<usize>> {
-    use std::hash::{BuildHasher, BuildHasherDefault};
-    let hasher = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+    use std::hash::BuildHasher;
+    // The same split every time for the same contacts (a fixed seed).
+    let hasher = foldhash::fast::FixedState::default();
     let n = n.max(1);
     let mut parts: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut key_part: HashMap<&str, usize> = HashMap::new();
+    let mut key_part: FastMap<&str, usize> = FastMap::default();
     for (i, item) in chunk.iter().enumerate() {
         let part = (hasher.hash_one(item.contact_id.as_str()) % n as u64) as usize;
         if !item.client_key.is_empty() && *key_part.entry(&item.client_key).or_insert(part) != part
