@@ -1,9 +1,10 @@
-//! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 5,250 replies in
-//! seven languages, written by nineteen writers apart and, for `tune5.jsonl`, by a later round's
+//! The reply-intent classifier on its labelled corpus (`fixtures/intent/`): 5,810 replies in
+//! seven languages, written by twenty-one writers apart and, for `tune5.jsonl`, by a later round's
 //! tuner. `tune*.jsonl` (3,360) are what the phrase tables were tuned on and the learned second
 //! opinion is trained on — `tune7.jsonl` to `tune13.jsonl` were held-out parts until their
-//! figures were reported; the seven `holdout*.jsonl` parts (1,890) were written without sight of
-//! the tables or of the tuning parts, and their figures are the ones reported
+//! figures were reported; the `holdout*.jsonl` parts (2,450; `holdout15` and `holdout16` not yet
+//! measured) were written without sight of the tables or of the tuning parts, and their figures
+//! are the ones reported
 //! (`docs/signals.md`, "Reply intent"), each next to the tables' alone. Run with `--nocapture`
 //! to print the report: accuracy by language and by intent, the confusion matrix,
 //! `unsubscribe`'s precision and recall, interested replies taken for a no, `resume_on` and
@@ -606,11 +607,20 @@ fn the_fourteenth_held_out_part() {
 /// in every language, and the hard cases tagged.
 #[test]
 fn the_corpus_covers_every_intent_in_every_language() {
-    for file in
-        tuning_parts()
-            .into_iter()
-            .chain(["holdout.jsonl", "holdout2.jsonl", "holdout6.jsonl"])
-    {
+    // The held-out parts, measured or (`holdout15`, `holdout16`: see the corpus README) not
+    // yet: their coverage is checked, never their readings.
+    let held_out = [
+        "holdout.jsonl",
+        "holdout2.jsonl",
+        "holdout6.jsonl",
+        "holdout11.jsonl",
+        "holdout12.jsonl",
+        "holdout13.jsonl",
+        "holdout14.jsonl",
+        "holdout15.jsonl",
+        "holdout16.jsonl",
+    ];
+    for file in tuning_parts().into_iter().chain(held_out) {
         let samples = load(file);
         let mut seen: BTreeMap<(String, Intent), usize> = BTreeMap::new();
         for s in &samples {
