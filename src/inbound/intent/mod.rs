@@ -369,10 +369,11 @@ fn classify_with(reply: &Reply, second_opinion: bool) -> ReplyIntent {
     // A no that also asks to stop writing is a request to stop: "Not interested, and don't
     // email me again" ends every sequence, not this one only. A decisive stop phrase decides
     // however many ways the no is said.
-    let stop_asked = found
-        .iter()
-        .any(|m| m.intent == Intent::Unsubscribe && m.weight >= DECISIVE);
-    if best == Intent::NotInterested && stop_asked {
+    if best == Intent::NotInterested
+        && found
+            .iter()
+            .any(|m| m.intent == Intent::Unsubscribe && m.weight >= DECISIVE)
+    {
         best = Intent::Unsubscribe;
         best_score = scores[Intent::Unsubscribe.rank()];
     }
