@@ -18,8 +18,9 @@
 //!    (`unsubscribe`, then `wrong_person`, `not_now`, `not_interested`, `interested`). No
 //!    phrase: `other`.
 //! 5. Where the tables found too little (`other`), or weighed a yes against a no and chose the
-//!    no, the [`learned`] second opinion may answer instead when it is sure — never with an
-//!    unsubscribe, which only the person's own words in the tables decide.
+//!    no, the [`learned`] second opinion may answer instead when it is sure: an unsubscribe
+//!    only where the tables found too little and it is surer still, never over a no or an
+//!    unsubscribe the tables decided.
 //! 6. [`resume`] reads the date of a `not_now` reply; [`referral`] the address it points to.
 //!
 //! Phrase tables first: a table's decision is its evidence (the words that decided, as they
@@ -377,8 +378,13 @@ fn classify_with(reply: &Reply, second_opinion: bool) -> ReplyIntent {
         best = Intent::Unsubscribe;
         best_score = scores[Intent::Unsubscribe.rank()];
     }
+    // An out-of-office notice read as text is the mail system's, not the person's answer.
+    let notice = out_of_office_notice(body);
+    if notice.is_some() {
+        best = Intent::Other;
+    }
     // Where the tables found too little, or a no, the learned model may be sure of better.
-    let learned = if second_opinion {
+    let learned = if second_opinion && notice.is_none() {
         let saw_yes = scores[Intent::Interested.rank()] > 0.0;
         // Words a table row says mean no intent (weight 0): a thank-you, where the address
         // came from.
@@ -399,6 +405,8 @@ fn classify_with(reply: &Reply, second_opinion: bool) -> ReplyIntent {
         .fold(0.0, f64::max);
     let confidence = if let Some(o) = &learned {
         o.confidence
+    } else if notice.is_some() {
+        0.9
     } else if best == Intent::Other {
         if found.is_empty() {
             0.5
@@ -410,6 +418,8 @@ fn classify_with(reply: &Reply, second_opinion: bool) -> ReplyIntent {
     };
     let evidence: Vec<String> = if let Some(o) = learned {
         o.evidence
+    } else if let Some(words) = notice {
+        words
     } else {
         let mut e: Vec<String> = Vec::new();
         for m in found.iter().filter(|m| m.intent == best) {
@@ -446,6 +456,75 @@ fn classify_with(reply: &Reply, second_opinion: bool) -> ReplyIntent {
         resume_on,
         referral,
     }
+}
+
+/// What an out-of-office notice says besides being away: where to turn meanwhile, or that mail
+/// is not read (folded).
+const NOTICE_WORDS: &[&str] = &[
+    "urgent",
+    "urgenc",
+    "urgenz",
+    "dringend",
+    "limited access",
+    "no access to",
+    "without access to",
+    "eingeschrankt",
+    "keinen zugriff",
+    "sans acces",
+    "acces limite",
+    "sin acceso",
+    "acceso limitado",
+    "sem acesso",
+    "acesso limitado",
+    "geen toegang",
+    "beperkt toegang",
+    "senza accesso",
+    "accesso limitato",
+];
+
+/// The words that make `body` an out-of-office notice, as they stand in it: an absence
+/// ([`crate::inbound::classify::OOO_PHRASES`], "out of the office", "fuori ufficio") together
+/// with where to turn meanwhile or that mail goes unread ("for urgent matters", "sans accès à
+/// mes e-mails"). A notice pasted or sent without the headers that mark an auto-reply is still
+/// not the person's answer: `other`, with no date to resume on. A person who writes that they
+/// are away and when to write again, without the notice's second half, is a `not_now`.
+fn out_of_office_notice(body: &str) -> Option<Vec<String>> {
+    static AWAY: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let away = AWAY.get_or_init(|| {
+        crate::inbound::classify::OOO_PHRASES
+            .iter()
+            .map(|p| fold(p))
+            .collect()
+    });
+    let folded = fold(body);
+    // The first of each in the text.
+    let first = |words: &mut dyn Iterator<Item = &str>| {
+        words
+            .filter_map(|w| folded.find(w).map(|at| (at, w.len())))
+            .min()
+    };
+    let away = first(&mut away.iter().map(String::as_str))?;
+    let meanwhile = first(&mut NOTICE_WORDS.iter().copied())?;
+    Some(vec![as_written(body, away), as_written(body, meanwhile)])
+}
+
+/// The words of `text` that fold to the `len` bytes at `at` of its folded form, to the end of
+/// the last word they begin ("urgenz" of "urgenze").
+fn as_written(text: &str, (at, len): (usize, usize)) -> String {
+    let mut folded_at = 0;
+    let mut start = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if folded_at >= at && start.is_none() {
+            start = Some(i);
+        }
+        folded_at += fold(c.encode_utf8(&mut [0; 4])).len();
+        let word_goes_on = chars.peek().is_some_and(|(_, n)| n.is_alphanumeric());
+        if let Some(s) = start.filter(|_| folded_at >= at + len && !word_goes_on) {
+            return text[s..i + c.len_utf8()].to_string();
+        }
+    }
+    text[start.unwrap_or(text.len())..].to_string()
 }
 
 /// 0.5 for a lone weak phrase, towards 1 as the winner's score grows and outweighs the rest.
@@ -587,4 +666,63 @@ pub fn answer_line(line: &str) -> serde_json::Value {
         contact_email: request.contact_email.as_deref(),
     });
     serde_json::to_value(result).expect("a classification is JSON")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{classify, Intent, Reply};
+
+    /// An out-of-office notice read as text (no headers said it was automatic) is `other`, with
+    /// its two halves as the evidence; a person who writes that they are away and when to write
+    /// again is deferring.
+    #[test]
+    fn an_out_of_office_notice_is_no_ones_answer() {
+        let notices: &[(&str, [&str; 2])] = &[
+            (
+                "Thank you for your email. I am out of the office until 14 September with limited access to email. For urgent matters please call the main office.",
+                ["out of the office", "limited access"],
+            ),
+            (
+                "Bonjour,\n\nJe suis absente du bureau jusqu'au 24 août inclus, sans accès à mes e-mails. Pour toute demande urgente, merci d'appeler le standard.",
+                ["absente du bureau", "sans accès"],
+            ),
+            (
+                "Gracias por su mensaje. Estaré fuera de la oficina hasta el 3 de agosto sin acceso al correo. Para asuntos urgentes, llame al 91 555 12 34.",
+                ["fuera de la oficina", "sin acceso"],
+            ),
+            (
+                "Ich bin bis zum 3. August nicht im Büro. In dringenden Fällen wenden Sie sich an meine Kollegin.",
+                ["nicht im Büro", "dringenden"],
+            ),
+            (
+                "Bedankt voor je bericht. Ik ben afwezig tot en met 21 augustus. Voor dringende zaken kun je bellen met 020 555 0172.",
+                ["afwezig", "dringende"],
+            ),
+            (
+                "Grazie per il messaggio. Sarò fuori ufficio fino al 24 agosto compreso. Per urgenze può contattare il centralino.",
+                ["fuori ufficio", "urgenze"],
+            ),
+            (
+                "Olá, estarei ausente até dia 31 de agosto, com acesso limitado ao e-mail. Para assuntos urgentes, contacte a receção.",
+                ["ausente", "acesso limitado"],
+            ),
+        ];
+        for (text, evidence) in notices {
+            let got = classify(&Reply {
+                text,
+                ..Default::default()
+            });
+            assert_eq!(got.intent, Intent::Other, "{text}: {got:?}");
+            assert_eq!(got.evidence, evidence.to_vec(), "{text}");
+            assert_eq!(got.resume_on, None, "{text}");
+        }
+        let person =
+            "I'm out of the office until 14 September. Write me after that and we can talk.";
+        let got = classify(&Reply {
+            text: person,
+            received_at: Some("2026-09-01T09:00:00Z".parse().unwrap()),
+            ..Default::default()
+        });
+        assert_eq!(got.intent, Intent::NotNow, "{got:?}");
+    }
 }

@@ -417,9 +417,10 @@ pub fn resume_on(text: &str, arrival: NaiveDate, english: bool) -> Option<NaiveD
         }
     }
     // A "then" that points back ("off until the 5th, but budgets are set in Q2 — write me
-    // then") names the last date before it; else the date the person asks to be contacted on
-    // wins ("off until 18 May; mail me on 19 May"), then one that is not the end of an absence
-    // ("until"), then a named day over a month or a quarter, then the first written.
+    // then") names the last date before it; else one that is not the end of an absence
+    // ("until the end of February … from March"), then the date the person asks to be
+    // contacted on ("off on the 18th; mail me on the 19th"), then a named day over a month or
+    // a quarter, then the first written.
     let then = then_at(&tokens, &found);
     let pointed = then.and_then(|t| {
         found
@@ -434,8 +435,8 @@ pub fn resume_on(text: &str, arrival: NaiveDate, english: bool) -> Option<NaiveD
             let i = tokens.iter().position(|t| t.end > *at).unwrap_or(0);
             (
                 pointed != Some(*at),
-                !contact_cue(&tokens, i),
                 until_cue(&tokens, i),
+                !contact_cue(&tokens, i),
                 !day,
                 *at,
             )
@@ -449,7 +450,7 @@ pub fn resume_on(text: &str, arrival: NaiveDate, english: bool) -> Option<NaiveD
 /// byte offset.
 fn then_at(tokens: &[Token], found: &[(usize, bool, NaiveDate)]) -> Option<usize> {
     const THEN: &[&str] = &[
-        "then", "dann", "alors", "entonces", "entao", "allora", "dan", "daarna",
+        "then", "dann", "alors", "entonces", "entao", "allora", "dan",
     ];
     const THEN_PAIRS: &[(&str, &str)] = &[
         ("moment", "la"),
@@ -508,7 +509,10 @@ const CONTACT_CUES: &[&str] = &[
     "reconnect",
     "talk",
     "speak",
+    "hear",
     "schreiben",
+    "versuchen",
+    "probieren",
     "schreiben",
     "melden",
     "kontaktieren",
@@ -527,7 +531,6 @@ const CONTACT_CUES: &[&str] = &[
     "reprendre",
     "stuur",
     "revenez",
-    "reviens",
     "relancez",
     "relancer",
     "reprendre",
@@ -586,6 +589,7 @@ const CONTACT_STEMS: &[&str] = &[
     "kontakt",
     "ruf",
     "ecri",
+    "reecri",
     "rappel",
     "recontact",
     "relanc",
@@ -608,7 +612,7 @@ const CONTACT_STEMS: &[&str] = &[
     "richiam",
     "ripar",
     "aggiorn",
-    "hablam",
+    "habl",
     "fala",
     "spre",
     "bell",
@@ -617,9 +621,15 @@ const CONTACT_STEMS: &[&str] = &[
 /// A verb of getting in touch within the eight words before `i` or the four after it, in the
 /// same sentence.
 fn contact_cue(tokens: &[Token], i: usize) -> bool {
-    let is_cue = |t: &Token| {
-        CONTACT_CUES.contains(&t.word.as_str())
-            || CONTACT_STEMS.iter().any(|s| t.word.starts_with(s))
+    let is_cue = |k: usize| {
+        let word = tokens[k].word.as_str();
+        CONTACT_CUES.contains(&word)
+            || CONTACT_STEMS.iter().any(|s| word.starts_with(s))
+            // "Reviens-moi", "reviens vers moi", not "je reviens le 6" (I am back on the 6th).
+            || (word == "reviens"
+                && tokens
+                    .get(k + 1)
+                    .is_some_and(|t| matches!(t.word.as_str(), "moi" | "vers")))
     };
     let mut j = i;
     for _ in 0..8 {
@@ -627,15 +637,15 @@ fn contact_cue(tokens: &[Token], i: usize) -> bool {
             break;
         }
         j -= 1;
-        if is_cue(&tokens[j]) {
+        if is_cue(j) {
             return true;
         }
     }
-    for t in tokens.iter().skip(i + 1).take(4) {
-        if t.boundary >= super::tables::SENTENCE {
+    for k in (i + 1..tokens.len()).take(4) {
+        if tokens[k].boundary >= super::tables::SENTENCE {
             break;
         }
-        if is_cue(t) {
+        if is_cue(k) {
             return true;
         }
     }
@@ -648,9 +658,10 @@ fn until_cue(tokens: &[Token], i: usize) -> bool {
     const UNTIL: &[&str] = &[
         "until", "till", "bis", "tot", "jusqu", "hasta", "ate", "fino",
     ];
-    tokens[i.saturating_sub(4)..i]
-        .iter()
-        .any(|t| UNTIL.contains(&t.word.as_str()))
+    let before = &tokens[i.saturating_sub(4)..i];
+    before.iter().any(|t| UNTIL.contains(&t.word.as_str()))
+        // Dutch "t/m" (tot en met).
+        || before.windows(2).any(|w| w[0].word == "t" && w[1].word == "m")
 }
 
 /// A date that starts at token `i`, and whether it names a day (not a month, a quarter, …).
@@ -819,6 +830,7 @@ fn new_year(tokens: &[Token], i: usize, arrival: NaiveDate) -> Option<NaiveDate>
         (&["ano", "nuevo"], &["el", "despues", "del", "de", "tras"]),
         (&["ano", "novo"], &["o", "depois", "do", "apos"]),
         (&["nieuwjaar"], &["na", "tot", "met", "vanaf"]),
+        (&["jaarwisseling"], &["de"]),
         (&["nieuwe", "jaar"], &["het"]),
         (&["anno", "nuovo"], &["l", "dopo", "dall", "nell", "col"]),
         (&["capodanno"], &["dopo", "da", "a"]),
@@ -1132,6 +1144,58 @@ mod tests {
                 Some("2026-09-07"),
             ),
             ("not rn, try me feb", "2026-11-20", true, Some("2027-02-01")),
+            // The end of an absence gives way to another date, even one with no verb of
+            // getting in touch ("Mails" is a noun here).
+            (
+                "Ich lese nur selten Mails, weil ich bis Ende Februar in Elternzeit bin. Ab März gern.",
+                "2026-01-08",
+                false,
+                Some("2026-03-01"),
+            ),
+            // "je reviens le 6" is being back, "réécrivez-moi le 11" the day to write on.
+            (
+                "Je pars en congé le 18 décembre et je reviens le 6 janvier. Réécrivez-moi plutôt le 11 janvier.",
+                "2026-12-01",
+                false,
+                Some("2027-01-11"),
+            ),
+            (
+                "Le bureau est fermé du 24 décembre au 4 janvier. Reviens-moi à partir du 8 janvier.",
+                "2026-12-01",
+                false,
+                Some("2027-01-08"),
+            ),
+            (
+                "Our contract runs to 31 December 2026. Happy to hear from you in 6 months.",
+                "2026-01-20",
+                true,
+                Some("2026-07-20"),
+            ),
+            (
+                "Q1 ist bei uns tabu, und Q2 ist schon voll. Versuchen Sie es im 3. Quartal.",
+                "2026-11-02",
+                false,
+                Some("2027-07-01"),
+            ),
+            (
+                "Diciembre y enero son una locura y en febrero me tomo vacaciones. Hablemos en marzo.",
+                "2026-11-10",
+                false,
+                Some("2027-03-01"),
+            ),
+            // "t/m" ends an absence; "daarna" (after that) points to no date of its own.
+            (
+                "We gaan de bouwvak in (t/m 14 augustus) en daarna moeten we opstarten. Bel me op 14-09.",
+                "2026-07-09",
+                false,
+                Some("2026-09-14"),
+            ),
+            (
+                "Kun je me na de jaarwisseling nog eens mailen?",
+                "2026-11-02",
+                false,
+                Some("2027-01-01"),
+            ),
             (
                 "Melden Sie sich im März",
                 "2026-12-04",

@@ -259,6 +259,12 @@ const EN: &[Row] = &[
     (L, 2.0, Some(L), "after ~ ~ board|budget|planning|leadership|investor|annual ~ meeting|meetings|review|approval|vote", "After our board meeting, please."),
     // The short no of a text message.
     (N, 2.5, None, "no|nah|nope ~ we are|am good|fine|set|covered|ok / are|am good|fine|set ~ thx|ty|thnx|tks|cheers", "nah we're good thx"),
+    // A contract just renewed or signed elsewhere is a no, however kindly the offer is praised.
+    (N, 3.0, None, "just|recently|already renewed|extended|signed / renewed ~ with|for|our|the|another|contract|agreement", "Unfortunately we renewed with Callwise for another three years."),
+    (W, 3.0, None, "left ~ trust|council|charity|district|authority|institute|foundation|ministry|board|club", "Martin left the Trust in January."),
+    // Someone else said the sender was interested: the words are not the replier's own yes.
+    (O, 0.0, None, "you|they ~ might|may|would|were ~ be interested", "My colleague thought you might be interested in speaking at our event."),
+    (O, 0.0, None, "we|i can|could ~ speak|talk to|with", "Do you have a client we can speak to? Send the deck."),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -351,7 +357,7 @@ const DE: &[Row] = &[
     (I, 2.5, None, "@ ~ passt|geht|klappt|gut|prima|perfekt|ok|okay|super|ginge|kann / @ ~ ware|waere|ist|waer ~ gut|ok|prima|perfekt|super|moglich|machbar / um|ab|gegen % uhr ~ passt|geht|klappt|ware|ginge|gut|ok|prima / um % ~ passt|geht|klappt|ware|ginge / um % ~ ware|ist ~ gut|ok|prima|super|perfekt", "Donnerstag passt."),
     (I, 2.0, None, "wie ware|wars|waere ~ es ~ mit|am ~ @|% / @ um % / hatten|haben sie ~ @ ~ zeit", "Wie wäre es mit Montag, 16 Uhr?"),
     (I, 1.5, None, "um|ab|gegen % uhr|h", "Ab 15 Uhr bin ich erreichbar."),
-    (I, 3.0, None, "rufen sie mich ~ @|% / ruf mich|mi ~ @|% / rufen sie mich ~ ab|um|gegen|nach % / ruf mich|mi ~ ab|um|gegen|nach %", "Rufen Sie mich morgen ab 10 Uhr an."),
+    (I, 3.0, None, "rufen sie mich ~ @|% / ruf mich|mi ~ @|% / rufen sie mich ~ ab|um|gegen|nach % / ruf mich|mi ~ ab|um|gegen|nach % / ruf mich|mi @ ab|um|gegen|nach # / rufen sie mich @ ab|um|gegen|nach #", "Rufen Sie mich morgen ab 10 Uhr an."),
     (L, 2.5, Some(L), "rufen sie mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / ruf mich ~ im|ab|nach|in|anfang|ende|nachste*|kommende*|erst|wieder|nochmal / wieder|nochmal|erneut an / wieder anrufen|anzurufen / gerne|gern nochmal|erneut", "Rufen Sie mich bitte im März wieder an."),
     (N, 2.5, None, "dagegen ~ entschieden|entscheiden / entschieden ~ dagegen / nicht unser|unsere ~ thema|ding|baustelle / bleiben ~ bei unser*", "Wir haben uns dagegen entschieden."),
     (U, 3.0, None, "horen sie ~ auf / hort ~ auf / aufhoren|aufzuhoren / lassen|lass|lasst ~ mich|uns ~ in ruhe / liste|verteiler|mailingliste runter / in ruhe lassen", "Hören Sie bitte auf, mir zu schreiben."),
@@ -411,6 +417,13 @@ const DE: &[Row] = &[
     (O, 0.0, None, "auskunft ~ ~ dsgvo / 15 dsgvo|gdpr|rgpd|avg", "Woher haben Sie meine Adresse? Ich bitte um Auskunft nach Art. 15 DSGVO."),
     (U, 3.0, None, "entfernen|loschen|streichen sie ~ ~ mich|adresse|daten|nummer|kontaktdaten|mailadresse", "Löschen Sie sofort meine Adresse."),
     (U, 3.0, Some(U), "^ich|wir will|mochte|wollen|mochten ~ mails|e-mails|emails|nachrichten|werbung|anrufe|newsletter nicht|mehr", "Ich will diese Mails nicht!"),
+    (N, 3.0, None, "verlangert|verlaengert", "Wir haben für drei Jahre verlängert."),
+    (N, 2.5, None, "nichts zu machen", "Da ist also nichts zu machen."),
+    (W, 3.0, None, "in pension|rente|ruhestand", "Herr Pichler ist mit Ende Jänner in Pension gegangen."),
+    (O, 0.0, None, "sie|ihr waren|waeren|seien|sind ~ ~ interessiert", "Er meinte, Sie wären an einer Kooperation interessiert?"),
+    (O, 0.0, None, "ab # im|pro|je monat|jahr|nutzer|user|platz / ab # euro|eur|chf", "In Ihrer Mail steht ab 49 € im Monat, wir zahlen 79 €."),
+    (L, 2.5, Some(L), "wieder auf den tisch / auf den tisch ~ nachstes|kommendes|im", "Das Thema kommt nächstes Jahr wieder auf den Tisch."),
+    (O, 0.0, None, "wie passt das", "Wie passt das zusammen?"),
 ];
 
 const FR: &[Row] = &[
@@ -545,6 +558,8 @@ const FR: &[Row] = &[
     (N, 2.5, None, "on|nous a|avons deja ~ ca|un|une|fournisseur|outil|solution|prestataire|partenaire|logiciel", "On a déjà ça."),
     // "Non, c'est bon" declines.
     (N, 2.5, None, "non|nan c est bon|ok|gentil / ca ira merci", "Non c'est bon merci."),
+    (N, 3.0, None, "venons|vient|viens de|d renouveler|signer / renouvele|renouvelle ~ avec|pour|notre|le|contrat", "Nous venons de renouveler avec notre prestataire."),
+    (O, 0.0, None, "vous etiez|seriez ~ interesse|interesses|interessee|interessees", "Il paraît que vous étiez intéressés par notre salle ?"),
 ];
 
 const ES: &[Row] = &[
@@ -678,6 +693,11 @@ const ES: &[Row] = &[
     (O, 0.0, None, "no no hace falta ~ llamada|reunion|demo|presentacion|videollamada / no hace falta ~ llamada|reunion|demo|presentacion|videollamada / no no necesito|necesitamos ~ llamada|reunion|demo|presentacion|videollamada", "No, no hace falta una llamada, mándame los precios."),
     // A stop request with an adverb between ("borre inmediatamente mi dirección").
     (U, 3.0, None, "borre|borren|borra|elimine|eliminen|elimina|quite|quiten|quita|saque|saquen ~ mi|mis|nuestro|nuestros direccion|correo|email|datos|numero|contacto", "Borre inmediatamente mi dirección de su lista."),
+    (N, 3.0, None, "acabamos|acabo de ~ firmar|renovar|contratar / renovamos|firmamos ~ con|por|el|contrato", "Acabamos de firmar con otro proveedor por dos años."),
+    (W, 3.0, None, "se retiro|jubilo / me|se fui|fue ~ empresa|compania|clinica|firma|agencia|tienda|escuela|hospital|puesto|cargo|area / no es conmigo / conmigo no es", "Me fui de la empresa en agosto."),
+    (O, 0.0, None, "estaban|estarian|estan|estais ~ interesados|interesadas|interesado|interesada", "Mi socio dice que ustedes estaban interesados en comprar el local."),
+    (I, 1.5, None, "?a las %", "¿Nos vemos el 22 a las 9?"),
+    (I, 3.0, None, "podemos|podriamos|podria|puede reunirnos|vernos|hablar|conversar|quedar el|este #", "¿Podemos reunirnos el 22 de octubre?"),
 ];
 
 const PT: &[Row] = &[
@@ -822,6 +842,10 @@ const PT: &[Row] = &[
     // The short "não, obg", having a supplier already.
     (N, 2.5, None, "nao|n ~ obg|obgd|obgda|brigado|brigada|vlw|valeu", "Não obg."),
     (N, 2.0, None, "ja temos|tenho|usamos ~ fornecedor|ferramenta|solucao|sistema|parceiro|plataforma|software|agencia", "Já temos fornecedor."),
+    (N, 3.0, None, "acabamos|acabei de ~ renovar|assinar|fechar|contratar / renovamos ~ com|por|o|contrato", "Acabamos de renovar o contrato por mais dois anos."),
+    (L, 3.0, Some(L), "para ja nao / por agora nao / ^para ja", "Para já não, obrigado. Talvez mais para o fim do ano."),
+    (L, 2.5, Some(L), "me procura|procure|procurem ~ em|no|na|depois|partir|daqui", "Me procura em março."),
+    (O, 0.0, None, "voces|vcs estariam|estavam|estao ~ interessados|interessadas", "O meu colega disse que vocês estariam interessados em patrocinar o torneio."),
 ];
 
 const NL: &[Row] = &[
@@ -885,7 +909,7 @@ const NL: &[Row] = &[
     (N, 3.0, None, "niet mee gediend / nut ~ niet|niet van in", "Daar zijn we niet mee gediend."),
     (W, 2.5, None, "valt onder / enkel|niet bevoegd / verkeerd|verkeerde ~ nummer", "Dat valt onder HR."),
     (U, 3.0, None, "^verwijderen|afmelden|uitschrijven|stop|stoppen / nergens meer / gegevens ~ uit|weg / hou|houd ~ op met / uit ~ mailinglijst|lijst|bestand|database", "Verwijderen."),
-    (O, 0.0, None, "bedankt|dank ~ voor ~ uw|je|de ~ interesse|info|informatie|voorstel|uitnodiging|bericht|mail|e", "Bedankt voor de info."),
+    (O, 0.0, None, "bedankt|dank|merci ~ voor ~ uw|je|de ~ interesse|info|informatie|voorstel|uitnodiging|bericht|mail|e", "Bedankt voor de info."),
     (O, 0.0, None, "waar ~ heeft|hebben|heb ~ u|jullie|je ~ mijn|ons ~ adres|gegevens|nummer|e|mailadres ~ vandaan", "Waar heeft u mijn adres vandaan?"),
     (L, 2.5, Some(L), "^januari|februari|maart|april|mei|juni|juli|augustus|september|oktober|november|december / vanaf #", "Oktober."),
     (I, 2.0, None, "hoe verloopt|werkt ~ implementatie|invoering|koppeling|installatie", "Hoe verloopt de implementatie?"),
@@ -968,6 +992,11 @@ const NL: &[Row] = &[
     (W, 3.0, None, "werk|werkt|werken|werkte hier|daar|bij|al|sinds ~ ~ niet meer", "Kees werkt hier sinds de zomer niet meer."),
     // A stop request with an adverb between ("verwijder per direct mijn adres").
     (U, 3.0, None, "verwijder|verwijdert|wis ~ mijn|ons adres|e-mailadres|emailadres|mailadres|gegevens|nummer", "Verwijder per direct mijn adres."),
+    (N, 3.0, None, "verlengd", "We hebben net ons contract verlengd tot eind 2028."),
+    (W, 3.0, None, "overgestapt|overgeplaatst naar / andere functie|afdeling|baan|werkgever / wie dit ~ ~ beslist|regelt|oppakt|doet", "Ik ben overgestapt naar een andere functie."),
+    (L, 2.5, Some(L), "dit jaar ~ niets|niks|geen ~ nieuws|meer", "Dit jaar gaan we niets nieuws meer invoeren."),
+    (O, 0.0, None, "jullie|u ~ interesse hadden|had|hebben", "Mijn collega zei dat jullie interesse hadden in een samenwerking."),
+    (I, 1.5, None, "?om %", "Kunnen we dinsdag om 10 bellen?"),
 ];
 
 const IT: &[Row] = &[
@@ -1098,6 +1127,11 @@ const IT: &[Row] = &[
     (O, 0.0, None, "no non serve|servono ~ call|chiamata|riunione|incontro|demo|presentazione / non serve|servono ~ call|chiamata|riunione|incontro|demo|presentazione", "No, non serve una call, mandami solo i prezzi."),
     // A stop request with an adverb between ("cancelli subito il mio indirizzo").
     (U, 3.0, None, "cancell*|rimuov*|elimin*|tolga|togli* ~ ~ mio|miei|nostro|nostri indirizzo|dati|numero|contatto|email|recapito", "Cancelli subito il mio indirizzo."),
+    (N, 3.0, None, "rinnovato|rinnovare|firmato ~ con|per|il|contratto", "Abbiamo appena rinnovato per tre anni con il nostro fornitore."),
+    (W, 3.0, None, "lasciato ~ ufficio|reparto|posto|lavoro|studio|negozio|scuola|clinica|ospedale|gruppo|team|comune|ente", "Ho lasciato l'ufficio acquisti a febbraio."),
+    (O, 0.0, None, "siete|foste|sareste|eravate interessati|interessate|interessato", "Scrive che siete interessati al bando regionale?"),
+    (U, 3.0, None, "non mi|ci scriva|scrivete|scrivere|contatti|contattate piu", "No grazie, e non mi scriva più."),
+    (L, 2.5, Some(L), "puo|puoi|potete|potra ~ riprovare|ricontattarmi|riscrivermi|risentirci / riprovi|riprovate|riprova ~ piu|tra|fra|dopo|a|in|verso", "Più avanti nell'anno può riprovare."),
 ];
 
 /// A table with its language.
@@ -1872,6 +1906,7 @@ pub fn find(text: &str, detected: Option<Language>) -> Vec<Found> {
 fn find_all(text: &str, detected: Option<Language>) -> (Vec<Found>, Vec<Token>) {
     let tokens = tokenize(text);
     let footers = footer_lines(text);
+    let legal = legal_lines(text);
     let index = index();
     let mut found = Vec::new();
     let try_phrase = |i: usize, p: usize, found: &mut Vec<Found>| {
@@ -1934,7 +1969,8 @@ fn find_all(text: &str, detected: Option<Language>) -> (Vec<Found>, Vec<Token>) 
             intent
         };
         let (from, to) = (tokens[i].start, tokens[end - 1].end);
-        if intent == Intent::Unsubscribe && footers.iter().any(|(s, e)| from >= *s && to <= *e) {
+        let within = |lines: &[(usize, usize)]| lines.iter().any(|(s, e)| from >= *s && to <= *e);
+        if (intent == Intent::Unsubscribe && within(&footers)) || within(&legal) {
             return;
         }
         let weight = if intent == Intent::Other {
@@ -2071,10 +2107,17 @@ fn concede(kept: &mut [Found], tokens: &[Token], detected: Option<Language>) {
             if f.intent == Intent::Unsubscribe || f.weight == 0.0 || f.tokens.1 > tokens.len() {
                 return false;
             }
-            let end = sentence_end(f.tokens.1.saturating_sub(1));
-            let Some(but) = (f.tokens.1..end).find(|&k| contrasts(&tokens[k].word, detected))
-            else {
-                return false;
+            let mut end = sentence_end(f.tokens.1.saturating_sub(1));
+            let but = match (f.tokens.1..end).find(|&k| contrasts(&tokens[k].word, detected)) {
+                Some(but) => but,
+                // "Very interesting. Unfortunately we just renewed…": the next sentence opens
+                // with the contrast.
+                None if end < tokens.len() && contrasts(&tokens[end].word, detected) => {
+                    let but = end;
+                    end = sentence_end(but);
+                    but
+                }
+                None => return false,
             };
             kept.iter().any(|g| {
                 g.intent != f.intent
@@ -2093,6 +2136,30 @@ fn concede(kept: &mut [Found], tokens: &[Token], detected: Option<Language>) {
 /// Whether `word` is "but" in `language` (`mas`, `mais` and `ma` only where they are: they are
 /// "more" or a syllable elsewhere).
 fn contrasts(word: &str, language: Option<Language>) -> bool {
+    // Words of regret or contrast no other language spells alike ("però" folds as "pero").
+    const REGRETS: &[&str] = &[
+        "unfortunately",
+        "however",
+        "leider",
+        "jedoch",
+        "allerdings",
+        "malheureusement",
+        "toutefois",
+        "cependant",
+        "lamentablemente",
+        "desafortunadamente",
+        "infelizmente",
+        "contudo",
+        "porem",
+        "helaas",
+        "echter",
+        "purtroppo",
+        "tuttavia",
+        "pero",
+    ];
+    if REGRETS.contains(&word) {
+        return true;
+    }
     match language {
         Some(Language::En) => word == "but",
         Some(Language::De) => word == "aber",
@@ -2371,6 +2438,51 @@ pub(crate) fn without_footers(text: &str) -> String {
     out
 }
 
+/// The byte ranges of the lines of a legal notice: a line that says its message is confidential
+/// and speaks of whom it was meant for or of receiving it in error ("If you are not the intended
+/// recipient…", "Se você … a recebeu por engano…"). None of their words are the person's: not
+/// the "engano" of a wrong person, not the "ne plus recevoir" of an opt-out.
+fn legal_lines(text: &str) -> Vec<(usize, usize)> {
+    const SECRET: &[&str] = &[
+        "confidential",
+        "privileged",
+        "vertraulich",
+        "confidentiel",
+        "confidencial",
+        "vertrouwelijk",
+        "riservat",
+        "confidenzial",
+    ];
+    const MEANT_FOR: &[&str] = &[
+        "recipient",
+        "addressee",
+        "in error",
+        "adressat",
+        "empfanger",
+        "irrtumlich",
+        "destinataire",
+        "par erreur",
+        "destinatario",
+        "por error",
+        "por engano",
+        "geadresseerde",
+        "abusievelijk",
+        "per errore",
+        "mittente",
+    ];
+    let mut out = Vec::new();
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let folded = super::fold(line);
+        if SECRET.iter().any(|c| folded.contains(c)) && MEANT_FOR.iter().any(|c| folded.contains(c))
+        {
+            out.push((start, start + line.len()));
+        }
+        start += line.len();
+    }
+    out
+}
+
 /// The byte ranges of lines that are a footer's: a link, "click", a newsletter's or a legal
 /// notice's words. Their unsubscribe words are the sender's boilerplate, not the person's.
 fn footer_lines(text: &str) -> Vec<(usize, usize)> {
@@ -2451,6 +2563,11 @@ fn footer_lines(text: &str) -> Vec<(usize, usize)> {
             out.push((start, start + line.len()));
         }
         start += line.len();
+    }
+    for line in legal_lines(text) {
+        if !out.contains(&line) {
+            out.push(line);
+        }
     }
     out
 }
@@ -2657,6 +2774,67 @@ mod tests {
                 "Please stop emailing me, but good luck with the product.",
                 Intent::Unsubscribe,
             ),
+            // The contrast may open the next sentence.
+            (
+                "Looks genuinely interesting. Unfortunately we renewed with Callwise for another three years.",
+                Intent::NotInterested,
+            ),
+            (
+                "Molto interessante, e la demo è fatta bene. Però abbiamo appena rinnovato per tre anni.",
+                Intent::NotInterested,
+            ),
+            (
+                "Klingt spannend, und die Demo sieht gut aus. Leider haben wir für drei Jahre verlängert.",
+                Intent::NotInterested,
+            ),
+        ];
+        assert_reads(cases);
+    }
+
+    /// A legal notice under a reply (confidential, meant for its addressee) holds words of
+    /// every intent: none of them are the person's.
+    #[test]
+    fn a_legal_notice_says_nothing_of_the_person() {
+        let cases: &[(&str, Intent)] = &[
+            (
+                "Podemos conversar na terça às 15h?\n\nFernando Dias\n\nEsta mensagem pode conter informação confidencial. Se você não for o destinatário ou a recebeu por engano, avise o remetente. Para não receber mais nossos comunicados, clique em descadastrar.",
+                Intent::Interested,
+            ),
+            (
+                "Non, pas pour le moment. On en reparlera quand la nouvelle direction sera en place.\n\nOlivier Mercier\n\nLe présent message est confidentiel. Si vous n'en êtes pas le destinataire, veuillez le détruire. Pour ne plus recevoir nos informations, écrivez à desinscription@mercier.example.",
+                Intent::NotNow,
+            ),
+            (
+                "Please send the pricing.\n\nThis email is confidential. If you are not the intended recipient, please delete it. You are not the right person to read it.",
+                Intent::Interested,
+            ),
+            // A person who writes "confidential" about their own request is still read.
+            (
+                "Please keep this confidential, and remove me from your list.",
+                Intent::Unsubscribe,
+            ),
+        ];
+        assert_reads(cases);
+    }
+
+    /// Praise of the sender's interest in someone else's words is not the replier's own yes.
+    #[test]
+    fn someone_elses_interest_is_not_a_yes() {
+        let cases: &[(&str, Intent)] = &[
+            (
+                "Mein Chef fragt, ob Sie ihn angerufen haben. Er meinte, Sie wären an einer Kooperation interessiert?",
+                Intent::Other,
+            ),
+            (
+                "Scusi, ma nella sua mail scrive che siete interessati al bando regionale. Quale bando?",
+                Intent::Other,
+            ),
+            (
+                "Oiga, mi socio dice que ustedes estaban interesados en comprar nuestro local. ¿Es así?",
+                Intent::Other,
+            ),
+            // The replier's own interest still counts.
+            ("Wir wären an einer Kooperation interessiert.", Intent::Interested),
         ];
         assert_reads(cases);
     }
