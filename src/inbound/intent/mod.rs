@@ -459,7 +459,7 @@ fn classify_with(reply: &Reply, second_opinion: bool) -> ReplyIntent {
 }
 
 /// What an out-of-office notice says besides being away: where to turn meanwhile, or that mail
-/// is not read (folded).
+/// is not read (matched without regard to ASCII case; accented forms listed as written).
 const NOTICE_WORDS: &[&str] = &[
     "urgent",
     "urgenc",
@@ -468,9 +468,12 @@ const NOTICE_WORDS: &[&str] = &[
     "limited access",
     "no access to",
     "without access to",
+    "eingeschränkt",
     "eingeschrankt",
     "keinen zugriff",
+    "sans accès",
     "sans acces",
+    "accès limité",
     "acces limite",
     "sin acceso",
     "acceso limitado",
@@ -489,42 +492,36 @@ const NOTICE_WORDS: &[&str] = &[
 /// not the person's answer: `other`, with no date to resume on. A person who writes that they
 /// are away and when to write again, without the notice's second half, is a `not_now`.
 fn out_of_office_notice(body: &str) -> Option<Vec<String>> {
-    static AWAY: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let away = AWAY.get_or_init(|| {
-        crate::inbound::classify::OOO_PHRASES
-            .iter()
-            .map(|p| fold(p))
-            .collect()
+    use aho_corasick::AhoCorasick;
+    static PHRASES: std::sync::OnceLock<AhoCorasick> = std::sync::OnceLock::new();
+    let away = crate::inbound::classify::OOO_PHRASES;
+    let phrases = PHRASES.get_or_init(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(away.iter().chain(NOTICE_WORDS))
+            .expect("fixed phrases build")
     });
-    let folded = fold(body);
-    // The first of each in the text.
-    let first = |words: &mut dyn Iterator<Item = &str>| {
-        words
-            .filter_map(|w| folded.find(w).map(|at| (at, w.len())))
-            .min()
-    };
-    let away = first(&mut away.iter().map(String::as_str))?;
-    let meanwhile = first(&mut NOTICE_WORDS.iter().copied())?;
-    Some(vec![as_written(body, away), as_written(body, meanwhile)])
-}
-
-/// The words of `text` that fold to the `len` bytes at `at` of its folded form, to the end of
-/// the last word they begin ("urgenz" of "urgenze").
-fn as_written(text: &str, (at, len): (usize, usize)) -> String {
-    let mut folded_at = 0;
-    let mut start = None;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        if folded_at >= at && start.is_none() {
-            start = Some(i);
+    // One pass: the first absence phrase and the first notice word, each to its word's end.
+    let (mut absence, mut meanwhile) = (None, None);
+    for m in phrases.find_iter(body) {
+        let slot = if m.pattern().as_usize() < away.len() {
+            &mut absence
+        } else {
+            &mut meanwhile
+        };
+        if slot.is_none() {
+            let rest = &body[m.end()..];
+            let end = m.end()
+                + rest
+                    .find(|c: char| !c.is_alphanumeric())
+                    .unwrap_or(rest.len());
+            *slot = Some(body[m.start()..end].to_string());
         }
-        folded_at += fold(c.encode_utf8(&mut [0; 4])).len();
-        let word_goes_on = chars.peek().is_some_and(|(_, n)| n.is_alphanumeric());
-        if let Some(s) = start.filter(|_| folded_at >= at + len && !word_goes_on) {
-            return text[s..i + c.len_utf8()].to_string();
+        if absence.is_some() && meanwhile.is_some() {
+            break;
         }
     }
-    text[start.unwrap_or(text.len())..].to_string()
+    Some(vec![absence?, meanwhile?])
 }
 
 /// 0.5 for a lone weak phrase, towards 1 as the winner's score grows and outweighs the rest.

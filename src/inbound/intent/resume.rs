@@ -419,8 +419,9 @@ pub fn resume_on(text: &str, arrival: NaiveDate, english: bool) -> Option<NaiveD
     // A "then" that points back ("off until the 5th, but budgets are set in Q2 — write me
     // then") names the last date before it; else one that is not the end of an absence
     // ("until the end of February … from March"), then the date the person asks to be
-    // contacted on ("off on the 18th; mail me on the 19th"), then a named day over a month or
-    // a quarter, then the first written.
+    // contacted on ("off on the 18th; mail me on the 19th"), then one that starts their time
+    // ("closed in August … from September on"), then a named day over a month or a quarter,
+    // then the first written.
     let then = then_at(&tokens, &found);
     let pointed = then.and_then(|t| {
         found
@@ -437,6 +438,7 @@ pub fn resume_on(text: &str, arrival: NaiveDate, english: bool) -> Option<NaiveD
                 pointed != Some(*at),
                 until_cue(&tokens, i),
                 !contact_cue(&tokens, i),
+                !from_cue(&tokens, i),
                 !day,
                 *at,
             )
@@ -650,6 +652,18 @@ fn contact_cue(tokens: &[Token], i: usize) -> bool {
         }
     }
     false
+}
+
+/// "from", "ab", "vanaf", "à partir de", "desde", "da … in poi" right before `i` (two words
+/// back at most): the date starts the person's time ("Ad agosto siamo chiusi … Da settembre in
+/// poi sono tutto suo").
+fn from_cue(tokens: &[Token], i: usize) -> bool {
+    const FROM: &[&str] = &[
+        "from", "starting", "ab", "vanaf", "partir", "des", "desde", "da", "dal", "dalla",
+    ];
+    tokens[i.saturating_sub(2)..i]
+        .iter()
+        .any(|t| FROM.contains(&t.word.as_str()))
 }
 
 /// "until", "bis", "tot en met", "jusqu'au", "hasta", "até", "fino al" within the four words
@@ -1144,6 +1158,12 @@ mod tests {
                 Some("2026-09-07"),
             ),
             ("not rn, try me feb", "2026-11-20", true, Some("2027-02-01")),
+            (
+                "Ad agosto siamo chiusi e a luglio c'è il caos. Da settembre in poi sono tutto suo.",
+                "2026-05-04",
+                false,
+                Some("2026-09-01"),
+            ),
             // The end of an absence gives way to another date, even one with no verb of
             // getting in touch ("Mails" is a noun here).
             (

@@ -2443,6 +2443,8 @@ pub(crate) fn without_footers(text: &str) -> String {
 /// recipient…", "Se você … a recebeu por engano…"). None of their words are the person's: not
 /// the "engano" of a wrong person, not the "ne plus recevoir" of an opt-out.
 fn legal_lines(text: &str) -> Vec<(usize, usize)> {
+    use aho_corasick::AhoCorasick;
+    // Matched without regard to ASCII case; accented forms listed as written.
     const SECRET: &[&str] = &[
         "confidential",
         "privileged",
@@ -2458,11 +2460,14 @@ fn legal_lines(text: &str) -> Vec<(usize, usize)> {
         "addressee",
         "in error",
         "adressat",
+        "empfänger",
         "empfanger",
+        "irrtümlich",
         "irrtumlich",
         "destinataire",
         "par erreur",
         "destinatario",
+        "destinatário",
         "por error",
         "por engano",
         "geadresseerde",
@@ -2470,17 +2475,34 @@ fn legal_lines(text: &str) -> Vec<(usize, usize)> {
         "per errore",
         "mittente",
     ];
-    let mut out = Vec::new();
-    let mut start = 0;
-    for line in text.split_inclusive('\n') {
-        let folded = super::fold(line);
-        if SECRET.iter().any(|c| folded.contains(c)) && MEANT_FOR.iter().any(|c| folded.contains(c))
-        {
-            out.push((start, start + line.len()));
+    static WORDS: OnceLock<AhoCorasick> = OnceLock::new();
+    let words = WORDS.get_or_init(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(SECRET.iter().chain(MEANT_FOR))
+            .expect("fixed words build")
+    });
+    // Each line with both kinds of word, found in one pass over the text.
+    let line_of = |at: usize| {
+        let start = text[..at].rfind('\n').map_or(0, |k| k + 1);
+        let end = text[at..].find('\n').map_or(text.len(), |k| at + k + 1);
+        (start, end)
+    };
+    let mut secret: Vec<(usize, usize)> = Vec::new();
+    let mut meant: Vec<(usize, usize)> = Vec::new();
+    for m in words.find_iter(text) {
+        let line = line_of(m.start());
+        let kind = if m.pattern().as_usize() < SECRET.len() {
+            &mut secret
+        } else {
+            &mut meant
+        };
+        if !kind.contains(&line) {
+            kind.push(line);
         }
-        start += line.len();
     }
-    out
+    secret.retain(|line| meant.contains(line));
+    secret
 }
 
 /// The byte ranges of lines that are a footer's: a link, "click", a newsletter's or a legal
