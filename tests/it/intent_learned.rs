@@ -99,7 +99,7 @@ fn at_level(v: &Validation, m: &[[usize; 6]; 6]) -> AtLevel {
 
 #[test]
 fn the_second_opinion_left_one_writer_out() {
-    let levels = [0.8, SURE, 0.9, 0.93, UNSUBSCRIBE_SURE, 0.97];
+    let levels = [0.8, 0.85, SURE, 0.93, 0.95, UNSUBSCRIBE_SURE];
     let v = leave_one_writer_out(&levels);
     println!(
         "Leaving one writer out ({} replies, {} writers): accuracy {:.3}\n\
@@ -138,23 +138,23 @@ fn the_second_opinion_left_one_writer_out() {
     };
     let f = at_level(&v, &at(SURE));
     // The unsubscribes it may answer where the tables found too little: as measured at
-    // 0.95 (fifteen writers), 593 of 680 named (0.872) and 6 wrong (0.990 right; 3 of the 6
+    // 0.97 (seventeen writers), 649 of 778 named (0.834) and 3 wrong (0.995 right; 2 of the 3
     // are `other` replies).
     let m = at(UNSUBSCRIBE_SURE);
     let called: usize = (0..6).map(|r| m[r][u]).sum();
     let precision = m[u][u] as f64 / called as f64;
     let recall = m[u][u] as f64 / v.labelled[u] as f64;
-    assert!(precision >= 0.989, "unsubscribe precision {precision:.3}");
-    assert!(recall >= 0.872, "unsubscribe recall {recall:.3}");
-    // As measured (3,920 replies, fifteen writers): accuracy 0.920; at 0.85 named right 0.879,
-    // wrong 0.017, `other` moved 0.061, a no called a yes 0.0061. The level is the lowest that
+    assert!(precision >= 0.995, "unsubscribe precision {precision:.3}");
+    assert!(recall >= 0.834, "unsubscribe recall {recall:.3}");
+    // As measured (4,480 replies, seventeen writers): accuracy 0.921; at 0.9 named right 0.868,
+    // wrong 0.016, `other` moved 0.047, a no called a yes 0.0073. The level is the lowest that
     // keeps the share named wrong at most where nine writers put it at 0.9 (0.017).
     assert!(v.accuracy >= 0.920, "accuracy {:.3}", v.accuracy);
-    assert!(f.named_right >= 0.878, "named right {:.3}", f.named_right);
-    assert!(f.named_wrong <= 0.0175, "named wrong {:.4}", f.named_wrong);
-    assert!(f.other_moved <= 0.062, "other moved {:.3}", f.other_moved);
+    assert!(f.named_right >= 0.867, "named right {:.3}", f.named_right);
+    assert!(f.named_wrong <= 0.017, "named wrong {:.4}", f.named_wrong);
+    assert!(f.other_moved <= 0.048, "other moved {:.3}", f.other_moved);
     assert!(
-        f.no_as_yes <= 0.0062,
+        f.no_as_yes <= 0.0074,
         "a no called a yes {:.4}",
         f.no_as_yes
     );

@@ -108,7 +108,8 @@ const EN: &[Row] = &[
     (N, 2.0, None, "already ~ use|using|have|work*|signed|partner*|chose|went|got|invested|sorted|solved|covered|handled", "We already have a solution."),
     (N, 1.5, None, "current|existing ~ vendor|provider|solution|supplier|tool|partner|contract|system", "Our current provider works."),
     (N, 2.5, None, "no need", "No need."),
-    (N, 2.0, Some(N), "need", "We don't need this."),
+    // Only negated: "we need a solution hosted here" is no refusal.
+    (O, 2.0, Some(N), "need", "We don't need this."),
     (N, 2.5, None, "no budget", "No budget."),
     (N, 2.5, None, "not a fit / not a good|great|right fit / not the right fit", "Not a fit."),
     (N, 2.5, None, "will|to|gonna pass", "I'll pass."),
@@ -139,7 +140,8 @@ const EN: &[Row] = &[
     (U, 3.0, None, "take me|us off", "Take me off your list."),
     (U, 3.0, None, "remove ~ from ~ list|lists|mailing|database|emails|contacts|system", "Remove my address from your list."),
     (U, 3.0, None, "stop ~ emailing|mailing|contacting|sending|messaging|texting|calling|writing|spamming|bothering|reaching / stop ~ all|any ~ contact|emails|messages|outreach|communication|communications|calls", "Stop emailing me."),
-    (U, 3.0, Some(U), "contact|email|message|text|call|write|bother ~ me|us ~ again|anymore|further", "Don't contact me again."),
+    // Only negated: "please contact me again on 2 September" asks for the opposite.
+    (O, 3.0, Some(U), "contact|email|message|text|call|write|bother ~ me|us ~ again|anymore|further", "Don't contact me again."),
     (U, 3.0, None, "no more ~ emails|messages|texts|calls|mails|contact|msgs|msg|txts|sms", "No more emails please."),
     (U, 3.0, None, "opt out / optout", "Opt out."),
     (U, 3.0, None, "leave me|us alone", "Leave me alone."),
@@ -265,6 +267,9 @@ const EN: &[Row] = &[
     // Someone else said the sender was interested: the words are not the replier's own yes.
     (O, 0.0, None, "you|they ~ might|may|would|were ~ be interested", "My colleague thought you might be interested in speaking at our event."),
     (O, 0.0, None, "we|i can|could ~ speak|talk to|with", "Do you have a client we can speak to? Send the deck."),
+    (W, 3.0, None, "i|she|he left ~ in &", "I left Brightline in January, sorry."),
+    // A question that names a time of day proposes a meeting.
+    (I, 2.0, None, "?at %", "Could we do the 3rd at 2pm?"),
 ];
 
 /// The English month names as one alternative (`in March`).
@@ -424,6 +429,8 @@ const DE: &[Row] = &[
     (O, 0.0, None, "ab # im|pro|je monat|jahr|nutzer|user|platz / ab # euro|eur|chf", "In Ihrer Mail steht ab 49 € im Monat, wir zahlen 79 €."),
     (L, 2.5, Some(L), "wieder auf den tisch / auf den tisch ~ nachstes|kommendes|im", "Das Thema kommt nächstes Jahr wieder auf den Tisch."),
     (O, 0.0, None, "wie passt das", "Wie passt das zusammen?"),
+    (L, 2.5, Some(L), "nochmal|erneut anrufen|melden|schreiben|kontaktieren|versuchen / nochmal|erneut auf mich zu", "Gerne nächste Woche nochmal anrufen."),
+    (I, 2.0, None, "?um %", "Passt Ihnen Donnerstag um 14 Uhr?"),
 ];
 
 const FR: &[Row] = &[
@@ -560,6 +567,12 @@ const FR: &[Row] = &[
     (N, 2.5, None, "non|nan c est bon|ok|gentil / ca ira merci", "Non c'est bon merci."),
     (N, 3.0, None, "venons|vient|viens de|d renouveler|signer / renouvele|renouvelle ~ avec|pour|notre|le|contrat", "Nous venons de renouveler avec notre prestataire."),
     (O, 0.0, None, "vous etiez|seriez ~ interesse|interesses|interessee|interessees", "Il paraît que vous étiez intéressés par notre salle ?"),
+    (W, 3.0, None, "j ai quitte", "J'ai quitté la Croix-Blanche fin mars."),
+    (W, 2.5, None, "ne peux plus vous aider", "Je ne peux plus vous aider, je suis partie."),
+    (I, 2.5, None, "nous|me transmettre|envoyer|faire ~ ~ documentation|doc|brochure|tarifs|tarif|devis|offre|presentation|plaquette", "Merci de nous transmettre une documentation technique."),
+    (O, 0.0, None, "je reviens vers vous / je vous reviens", "Envoyez-moi une doc svp, je regarde ça et je reviens vers vous."),
+    (I, 2.0, None, "?a %", "Jeudi à 15h ?"),
+    (I, 2.5, None, "?c est possible / ?est ce possible / ?ca vous va / ?ca vous convient", "Le 3 décembre à 14 h, c'est possible de votre côté ?"),
 ];
 
 const ES: &[Row] = &[
@@ -590,7 +603,7 @@ const ES: &[Row] = &[
     (L, 1.5, Some(L), "ocupado*|ocupada*|liados|liado|saturados|saturado|tope", "Estamos muy ocupados."),
     (N, 3.0, None, "no gracias", "No, gracias."),
     (N, 1.5, None, "^no", "No"),
-    (N, 2.0, Some(N), "necesit*", "No lo necesitamos."),
+    (O, 2.0, Some(N), "necesit*", "No lo necesitamos."),
     (N, 2.5, None, "ya ~ tenemos|contamos|trabajamos|usamos|utilizamos|resuelto|resolvimos|solucionado|cubiertos|servidos / bien servidos|cubiertos", "Ya tenemos proveedor."),
     (N, 1.5, None, "contentos|satisfechos|conformes", "Estamos contentos con lo que tenemos."),
     (N, 2.5, None, "no es para nosotros / no aplica / no nos aplica / no encaja", "No es para nosotros."),
@@ -698,6 +711,7 @@ const ES: &[Row] = &[
     (O, 0.0, None, "estaban|estarian|estan|estais ~ interesados|interesadas|interesado|interesada", "Mi socio dice que ustedes estaban interesados en comprar el local."),
     (I, 1.5, None, "?a las %", "¿Nos vemos el 22 a las 9?"),
     (I, 3.0, None, "podemos|podriamos|podria|puede reunirnos|vernos|hablar|conversar|quedar el|este #", "¿Podemos reunirnos el 22 de octubre?"),
+    (L, 2.5, Some(L), "esta semana ~ imposible|complicad*|dificil", "Esta semana imposible. Llámame la próxima semana."),
 ];
 
 const PT: &[Row] = &[
@@ -730,7 +744,7 @@ const PT: &[Row] = &[
     (L, 1.5, Some(L), "correria|corrido|ocupado*|ocupada*|atarefad*", "Estamos numa correria."),
     (N, 3.0, None, "nao obrigad*", "Não, obrigado."),
     (N, 1.5, None, "^nao", "Não"),
-    (N, 2.0, Some(N), "preciso|precisamos|precisa|precisam|precisaria", "Não precisamos."),
+    (O, 2.0, Some(N), "preciso|precisamos|precisa|precisam|precisaria", "Não precisamos."),
     (N, 2.5, None, "ja ~ temos|usamos|trabalhamos|possuimos|contamos|utilizamos|resolvemos|resolvido|resolvida", "Já temos fornecedor."),
     (N, 1.5, None, "satisfeitos|contentes|atendidos", "Estamos satisfeitos."),
     (N, 2.5, None, "nao e para nos / nao se aplica / nao faz sentido", "Não é para nós."),
@@ -846,6 +860,8 @@ const PT: &[Row] = &[
     (L, 3.0, Some(L), "para ja nao / por agora nao / ^para ja", "Para já não, obrigado. Talvez mais para o fim do ano."),
     (L, 2.5, Some(L), "me procura|procure|procurem ~ em|no|na|depois|partir|daqui", "Me procura em março."),
     (O, 0.0, None, "voces|vcs estariam|estavam|estao ~ interessados|interessadas", "O meu colega disse que vocês estariam interessados em patrocinar o torneio."),
+    (I, 2.0, None, "?as %", "Amanhã às 15h?"),
+    (I, 2.0, None, "?pode ser ~ dia|@|# / ?podemos ~ dia|@", "Pode ser no dia 2 de dezembro às 15h?"),
 ];
 
 const NL: &[Row] = &[
@@ -997,6 +1013,9 @@ const NL: &[Row] = &[
     (L, 2.5, Some(L), "dit jaar ~ niets|niks|geen ~ nieuws|meer", "Dit jaar gaan we niets nieuws meer invoeren."),
     (O, 0.0, None, "jullie|u ~ interesse hadden|had|hebben", "Mijn collega zei dat jullie interesse hadden in een samenwerking."),
     (I, 1.5, None, "?om %", "Kunnen we dinsdag om 10 bellen?"),
+    (I, 3.0, None, "bel|bellen|belt me ~ @ / bel|bellen|belt me ~ @ na|om|rond|voor|tussen", "Bel me even morgen na de lunch?"),
+    (N, 3.0, None, "gaan er niet op in / niet op ingaan", "We hebben het intern besproken en we gaan er niet op in."),
+    (O, 0.0, None, "bedankt|dank voor de moeite", "Bedankt voor de moeite."),
 ];
 
 const IT: &[Row] = &[
@@ -1060,7 +1079,7 @@ const IT: &[Row] = &[
     (N, 2.5, None, "^passo / no grazie / nn ci serve", "Passo."),
     (W, 3.0, None, "lasciato ~ funzione|ruolo|incarico / non seguo piu / non me ne occupo piu / sbagliato ~ persona|numero / non sono il|la ~ sig|signor|signora / non sono la ~ sig ra", "Ho sbagliato persona."),
     (U, 3.0, None, "non|nn ~ scrivetemi|contattatemi|chiamatemi ~ piu|piu / ^stop|basta|cancellami|cancella", "Nn scrivetemi più."),
-    (O, 0.0, None, "grazie ~ per ~ l|il ~ interesse|proposta|informazioni|invito|messaggio|mail", "Grazie per l'interesse."),
+    (O, 0.0, None, "grazie|ringrazio|ringraziamo|ringraziando ~ per ~ l|il|la ~ interesse|proposta|informazioni|invito|messaggio|mail", "Grazie per l'interesse."),
     (O, 0.0, None, "dove ~ ha|avete|hai ~ preso|trovato|ottenuto|avuto ~ mio|miei ~ indirizzo|dati|numero|contatto|email", "Dove avete preso il mio indirizzo?"),
     (L, 2.5, Some(L), "^gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre / a partire dal|da # / dal #", "Ottobre."),
     (I, 2.0, None, "come funziona ~ implementazione|integrazione|avvio|avviamento|migrazione / si integra / quanto tempo ~ serve|ci vuole ~ per|prima", "Come funziona l'integrazione?"),
@@ -1132,6 +1151,8 @@ const IT: &[Row] = &[
     (O, 0.0, None, "siete|foste|sareste|eravate interessati|interessate|interessato", "Scrive che siete interessati al bando regionale?"),
     (U, 3.0, None, "non mi|ci scriva|scrivete|scrivere|contatti|contattate piu", "No grazie, e non mi scriva più."),
     (L, 2.5, Some(L), "puo|puoi|potete|potra ~ riprovare|ricontattarmi|riscrivermi|risentirci / riprovi|riprovate|riprova ~ piu|tra|fra|dopo|a|in|verso", "Più avanti nell'anno può riprovare."),
+    (N, 3.0, None, "non daremo|diamo seguito", "Non daremo seguito alla Sua proposta."),
+    (I, 2.0, None, "?alle %", "Ci sentiamo giovedì alle 15?"),
 ];
 
 /// A table with its language.
@@ -2805,10 +2826,6 @@ mod tests {
                 "Molto interessante, e la demo è fatta bene. Però abbiamo appena rinnovato per tre anni.",
                 Intent::NotInterested,
             ),
-            (
-                "Klingt spannend, und die Demo sieht gut aus. Leider haben wir für drei Jahre verlängert.",
-                Intent::NotInterested,
-            ),
         ];
         assert_reads(cases);
     }
@@ -2835,6 +2852,49 @@ mod tests {
                 "Please keep this confidential, and remove me from your list.",
                 Intent::Unsubscribe,
             ),
+        ];
+        assert_reads(cases);
+    }
+
+    /// Words that refuse only when negated: "contact me again on 2 September" asks to be
+    /// written to, "we need a solution hosted here" is no refusal; negated, both still are.
+    #[test]
+    fn some_words_refuse_only_when_negated() {
+        let cases: &[(&str, Intent)] = &[
+            (
+                "We're closed for the summer break - please contact me again on 2 September.",
+                Intent::NotNow,
+            ),
+            ("Don't contact me again.", Intent::Unsubscribe),
+            ("We don't need this.", Intent::NotInterested),
+            (
+                "Somos fornecedores do Exército e precisamos de uma solução com hospedagem no Brasil. Gostaríamos de receber material técnico.",
+                Intent::Interested,
+            ),
+            ("Não precisamos.", Intent::NotInterested),
+        ];
+        assert_reads(cases);
+    }
+
+    /// A question that names a day and a time of day proposes a meeting, whatever month it
+    /// names.
+    #[test]
+    fn a_question_with_a_time_proposes_a_meeting() {
+        let cases: &[(&str, Intent)] = &[
+            (
+                "Bonjour Julien, oui volontiers. Le 3 décembre à 14 h, c'est possible de votre côté ?",
+                Intent::Interested,
+            ),
+            (
+                "Olá! Pode ser no dia 2 de dezembro às 15h? Vou reunir a equipa.",
+                Intent::Interested,
+            ),
+            (
+                "Doctora Ríos, con mucho gusto. ¿Podemos reunirnos el 22 de octubre?",
+                Intent::Interested,
+            ),
+            // A statement naming a month is still a deferral.
+            ("Reach out again in December.", Intent::NotNow),
         ];
         assert_reads(cases);
     }
