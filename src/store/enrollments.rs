@@ -180,6 +180,9 @@ pub struct Writes {
     /// A variant's messages acknowledged as sent: inserted unless the enrollment was exposed to
     /// that experiment before, each one inserted counting `exposed`.
     pub exposures: Vec<super::flow_stats::ExposureRow>,
+    /// The instants the journey entries of these writes spelled last (their steps mostly share
+    /// a `now`): spelled once, not once a step.
+    pub instants: super::journey::detail::Instants,
 }
 
 /// What a stored [`Writes`] means to this process once committed: the earliest wake to
@@ -325,7 +328,7 @@ impl Writes {
         for (step_id, metric) in crate::engine::funnel::of_effects(before.step(), effects) {
             self.count(&row, step_id, metric, "", now_ms);
         }
-        step.push_effects(effects);
+        step.push_effects_with(effects, &mut self.instants);
         row.journey_seq += effects.len() as i64;
         for effect in effects {
             if let Effect::RunOpened(r) = effect {

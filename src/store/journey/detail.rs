@@ -30,28 +30,35 @@ pub fn push_detail(out: &mut String, effect: &Effect, instants: &mut Instants) {
     }
 }
 
-/// The last instant spelled and its text: most instants of a step's entries are the step's
-/// `now` (a run closed, the next one entered and scheduled), spelled once, and its text checked
-/// as UTF-8 once (checking it at each use was most of what an instant cost).
-#[derive(Default)]
+/// The last two instants spelled and their texts, kept for the entries of a whole batch: most
+/// instants of a step's entries are the batch's `now` (a run closed, the next one entered and
+/// scheduled) or one timer after it (the next wait's `until`), so each is spelled once a batch
+/// and its text checked as UTF-8 once (checking it at each use was most of what an instant
+/// cost; with one slot, `now` and the timer pushed each other out at every step).
+#[derive(Debug, Clone, Default)]
 pub struct Instants {
-    last: Option<(DateTime<Utc>, String)>,
+    slots: [Option<(DateTime<Utc>, String)>; 2],
+    /// The slot the next new instant takes.
+    next: usize,
 }
 
 impl Instants {
     fn push(&mut self, out: &mut String, t: &DateTime<Utc>) {
-        match &mut self.last {
-            Some((at, text)) if at == t => out.push_str(text),
-            last => match crate::engine::instant::spelled(t) {
-                Some((buf, len)) => {
-                    let (at, text) = last.get_or_insert_with(|| (*t, String::with_capacity(32)));
-                    *at = *t;
-                    text.clear();
-                    text.push_str(std::str::from_utf8(&buf[..len]).expect("ASCII"));
-                    out.push_str(text);
-                }
-                None => crate::engine::instant::push_stored(out, t),
-            },
+        if let Some((_, text)) = self.slots.iter().flatten().find(|(at, _)| at == t) {
+            out.push_str(text);
+            return;
+        }
+        match crate::engine::instant::spelled(t) {
+            Some((buf, len)) => {
+                let slot = &mut self.slots[self.next];
+                self.next = 1 - self.next;
+                let (at, text) = slot.get_or_insert_with(|| (*t, String::with_capacity(32)));
+                *at = *t;
+                text.clear();
+                text.push_str(std::str::from_utf8(&buf[..len]).expect("ASCII"));
+                out.push_str(text);
+            }
+            None => crate::engine::instant::push_stored(out, t),
         }
     }
 }

@@ -88,10 +88,15 @@ impl JourneyStep {
     /// [`JourneyStep::push_effect`] for each of `effects`, in order (their instants, mostly
     /// the same one, spelled once).
     pub fn push_effects(&mut self, effects: &[Effect]) {
-        let mut instants = detail::Instants::default();
+        self.push_effects_with(effects, &mut detail::Instants::default());
+    }
+
+    /// [`JourneyStep::push_effects`] with the instants spelled so far in this batch (a planner
+    /// batch's steps share their `now`).
+    pub fn push_effects_with(&mut self, effects: &[Effect], instants: &mut detail::Instants) {
         for effect in effects {
             self.open_entry(JourneyKind::of(effect).as_str());
-            detail::push_detail(&mut self.entries, effect, &mut instants);
+            detail::push_detail(&mut self.entries, effect, instants);
             self.entries.push_str("]]");
         }
     }
