@@ -7,6 +7,10 @@ use clap::Parser;
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+/// `--features jemalloc`: jemalloc, measured the same way.
+#[cfg(all(feature = "jemalloc", not(feature = "mimalloc")))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 use nudge::cli::Cli;
 use nudge::config::LogFormat;
 use std::process::ExitCode;

@@ -45,6 +45,10 @@ use chrono::{DateTime, Duration, Utc};
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+/// `--features jemalloc`: jemalloc, measured the same way.
+#[cfg(all(feature = "jemalloc", not(feature = "mimalloc")))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures_util::{StreamExt, TryStreamExt};
