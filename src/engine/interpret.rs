@@ -784,7 +784,7 @@ impl<'a> Machine<'a> {
             return;
         };
         run.scheduled = None;
-        let Some(call) = run.fetch.clone() else {
+        let Some(call) = run.fetch.as_deref().cloned() else {
             return;
         };
         let run_id = run.id;
@@ -802,7 +802,7 @@ impl<'a> Machine<'a> {
     fn fetch_answer(&mut self, run_id: u64, attempt: u32, answer: FetchAnswer) {
         let current = self.st.run.as_ref().and_then(|r| {
             (r.id == run_id && r.scheduled.is_none())
-                .then_some(r.fetch.as_ref())
+                .then_some(r.fetch.as_deref())
                 .flatten()
                 .filter(|c| c.attempt == attempt)
                 .cloned()
@@ -1107,7 +1107,7 @@ impl<'a> Machine<'a> {
             }
             Action::Fetch(p) => match self.resolve_fetch(p) {
                 Ok(call) => {
-                    run.fetch = Some(call);
+                    run.fetch = Some(Box::new(call));
                     self.open(run);
                     self.request_attempt();
                 }
@@ -1677,14 +1677,14 @@ impl<'a> Machine<'a> {
     /// With it go the facts `signal.*` reads.
     fn woken(&mut self, signal: &str, branch: &str, payload: RecordedPayload, facts: SignalFacts) {
         if let Some(run) = &self.st.run {
-            self.st.woken = Some(Woken {
+            self.st.woken = Some(Box::new(Woken {
                 run: run.id,
                 step: run.step.clone(),
                 signal: signal.to_string(),
                 branch: branch.to_string(),
                 payload,
                 facts,
-            });
+            }));
         }
     }
 

@@ -848,7 +848,7 @@ mod tests {
             ..run("approve", StepKind::Approval)
         };
         let fetch = Run {
-            fetch: Some(fetch_call(1)),
+            fetch: Some(Box::new(fetch_call(1))),
             ..run("lookup", StepKind::Fetch)
         };
         let closed = |branch: Option<&str>, woken_by: Option<&str>| Effect::RunClosed {

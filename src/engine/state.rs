@@ -167,7 +167,8 @@ pub struct Run {
     /// A `fetch` run: the request, fixed at entry, and the attempt in flight or next. While
     /// a retry waits, `scheduled` is when it goes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fetch: Option<crate::engine::outside::FetchCall>,
+    /// Boxed: a run is moved several times a step, and most runs fetch nothing.
+    pub fetch: Option<Box<crate::engine::outside::FetchCall>>,
     /// An `approval` run: when its link stops working (never after `until`).
     #[serde(
         default,
@@ -235,7 +236,8 @@ pub struct EnrollmentState {
     /// The signal that ended the last `wait_for` run, with its payload (capped): what the wait
     /// completed with (docs/signals.md, "Custom events").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub woken: Option<crate::engine::effect::Woken>,
+    /// Boxed: the state is moved several times a step, and this is its largest field.
+    pub woken: Option<Box<crate::engine::effect::Woken>>,
     /// Set while `paused` by an out-of-office notice (docs/signals.md, "Inbox signals"): it resumes by itself at
     /// `until` (the planner's `next_run_at`, a row, not a process timer) and still listens.
     #[serde(default, skip_serializing_if = "Option::is_none")]

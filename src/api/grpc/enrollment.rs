@@ -34,7 +34,7 @@ impl From<Enrollment> for pb::Enrollment {
             client_key: e.client_key.unwrap_or_default(),
             created_at: Some(timestamp(e.created_at)),
             updated_at: Some(timestamp(e.updated_at)),
-            woken: e.state.woken.map(|w| pb::Woken {
+            woken: e.state.woken.map(|w| *w).map(|w| pb::Woken {
                 run: w.run as i64,
                 step: w.step,
                 signal_id: w.signal,
