@@ -76,8 +76,14 @@ async fn main() -> anyhow::Result<()> {
 
     let name = format!("nudge_bench_{}", std::process::id());
     admin(&admin_url, &format!("CREATE DATABASE {name}")).await;
-    let url = match admin_url.rsplit_once('/') {
-        Some((base, _)) => format!("{base}/{name}"),
+    // The admin URL's parameters (`?options=-c%20log_min_duration_statement%3D0` to see
+    // every statement in the server's log) apply to the bench's database too.
+    let (path, query) = match admin_url.split_once('?') {
+        Some((path, query)) => (path, format!("?{query}")),
+        None => (admin_url.as_str(), String::new()),
+    };
+    let url = match path.rsplit_once('/') {
+        Some((base, _)) => format!("{base}/{name}{query}"),
         None => anyhow::bail!("the URL names no database"),
     };
     let result = run(&url, enrollments, signals, concurrency).await;

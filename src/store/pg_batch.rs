@@ -15,7 +15,7 @@
 
 use super::enrollments::{all_updated, DispatchRow, EnrollmentRow, Writes};
 use super::pg_array::Arr;
-use super::signals::{DeliveryRow, SignalRow};
+use super::signals::{DeliveryRow, PhoneContact, SignalRow};
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, BoxedSqlQuery, Query, QueryFragment, QueryId, SqlQuery};
 use diesel::sql_types::{Array, BigInt, Binary, Bool, Integer, Nullable, Text};
@@ -610,12 +610,12 @@ pub async fn contacts_by_id(
     .await
 }
 
-/// The (account, phone, id) of every contact with one of the (account, E.164 phone) `pairs`,
-/// oldest first. A join on the pairs, for the reason given at [`reached_enrollments`].
+/// Every contact with one of the (account, E.164 phone) `pairs`, oldest first. A join on the
+/// pairs, for the reason given at [`reached_enrollments`].
 pub async fn contacts_by_phone(
     c: &mut AsyncPgConnection,
     pairs: &[(String, String)],
-) -> QueryResult<Vec<(String, Option<String>, String)>> {
+) -> QueryResult<Vec<PhoneContact>> {
     #[derive(diesel::QueryableByName)]
     struct Found {
         #[diesel(sql_type = Text)]
@@ -624,10 +624,14 @@ pub async fn contacts_by_phone(
         phone: Option<String>,
         #[diesel(sql_type = Text)]
         id: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        tz: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        email: Option<String>,
     }
     let found: Vec<Found> = Cached(
         diesel::sql_query(
-            "SELECT DISTINCT ct.account_id, ct.phone, ct.id, ct.created_at \
+            "SELECT DISTINCT ct.account_id, ct.phone, ct.id, ct.created_at, ct.tz, ct.email \
          FROM unnest($1::text[], $2::text[]) AS k(account_id, phone) \
          JOIN contacts ct ON ct.account_id = k.account_id AND ct.phone = k.phone \
          ORDER BY ct.created_at, ct.id",
@@ -639,7 +643,13 @@ pub async fn contacts_by_phone(
     .await?;
     Ok(found
         .into_iter()
-        .map(|f| (f.account_id, f.phone, f.id))
+        .map(|f| PhoneContact {
+            account_id: f.account_id,
+            phone: f.phone,
+            id: f.id,
+            tz: f.tz,
+            email: f.email,
+        })
         .collect())
 }
 

@@ -65,6 +65,17 @@ pub struct DeliveryRow {
     pub at: i64,
 }
 
+/// A contact found by its phone number, with what a reply's words are read against (its zone
+/// and its own address).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhoneContact {
+    pub account_id: String,
+    pub phone: Option<String>,
+    pub id: String,
+    pub tz: Option<String>,
+    pub email: Option<String>,
+}
+
 /// What inserting a signal found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Inserted {
@@ -286,13 +297,13 @@ impl Tx {
         Ok(())
     }
 
-    /// The (account, phone, contact id) of every contact with one of the (account, E.164
-    /// phone) `pairs`, oldest contact first (SQLite answers the cross product of accounts and
-    /// phones; the caller keeps each signal's own pair).
+    /// Every contact with one of the (account, E.164 phone) `pairs`, oldest contact first
+    /// (SQLite answers the cross product of accounts and phones; the caller keeps each
+    /// signal's own pair).
     pub async fn contacts_by_phone(
         &mut self,
         pairs: &[(String, String)],
-    ) -> Result<Vec<(String, Option<String>, String)>, StoreError> {
+    ) -> Result<Vec<PhoneContact>, StoreError> {
         match &mut self.conn {
             Conn::Postgres(c) => Ok(pg_batch::contacts_by_phone(c, pairs).await?),
             Conn::Sqlite(c) => {
@@ -302,9 +313,30 @@ impl Tx {
                     .filter(contacts::account_id.eq_any(accounts))
                     .filter(contacts::phone.eq_any(phones))
                     .order((contacts::created_at.asc(), contacts::id.asc()))
-                    .select((contacts::account_id, contacts::phone, contacts::id))
-                    .load::<(String, Option<String>, String)>(&mut **c)
-                    .await?)
+                    .select((
+                        contacts::account_id,
+                        contacts::phone,
+                        contacts::id,
+                        contacts::tz,
+                        contacts::email,
+                    ))
+                    .load::<(
+                        String,
+                        Option<String>,
+                        String,
+                        Option<String>,
+                        Option<String>,
+                    )>(&mut **c)
+                    .await?
+                    .into_iter()
+                    .map(|(account_id, phone, id, tz, email)| PhoneContact {
+                        account_id,
+                        phone,
+                        id,
+                        tz,
+                        email,
+                    })
+                    .collect())
             }
         }
     }

@@ -900,6 +900,7 @@ fn replies(app: &TestApp, prefix: &str, n: usize) -> Vec<nudge::service::signals
                 intent: None,
             },
             phone: None,
+            words: None,
             now: app.clock.now(),
         })
         .collect()

@@ -11,14 +11,19 @@
 //!   fails only its own caller;
 //! - for opt-outs, which update the contact first (rare, and outside this transaction);
 //! - for a repeated provider id whose stored signal is an opt-out cut short by a crash.
+//!
+//! A reply by SMS has its words read in the group too, against the first contact found by its
+//! number; one whose reading needs more (the account's default sender's zone, or its policy for
+//! an unsubscribe) goes back to its caller, which reads it and sends it on with its contacts.
 
 use super::alone::FANOUT_CHUNK;
 use super::plan::{plan_group, Plan, Stored};
 use super::{delivery_from_row, Arrival, Delivery, Pending, Receipt, Received};
 use crate::clock::to_millis;
+use crate::inbound::intent::ReplyIntent;
 use crate::runtime::{Core, FlowCache, StepContext};
 use crate::service::ServiceError;
-use crate::store::signals::{SignalRow, REPLAY_MEMORY_MS};
+use crate::store::signals::{PhoneContact, SignalRow, REPLAY_MEMORY_MS};
 use crate::store::{self, StoreError, Tx};
 use chrono::{DateTime, Utc};
 use std::collections::{HashMap, HashSet};
@@ -30,16 +35,62 @@ enum Outcome {
     Unknown(String),
     /// Route it alone; its replay key is already stored by this arrival, so without it.
     Alone,
+    /// Its words need more than its contact's row to read: nothing stored, the caller reads
+    /// them and sends it again.
+    Back,
 }
 
-/// Routes `signals` as one group (what each router task does with what is queued; tests call
-/// it directly) and answers each as [`super::receive`] would, in order.
+/// Routes `signals` as one group (tests call it directly) and answers each as
+/// [`super::receive`] would, in order. A signal whose words the group could not read alone is
+/// read and routed alone here.
 pub async fn receive_group(
     core: &Core,
     signals: Vec<Pending>,
 ) -> Vec<Result<Received, ServiceError>> {
+    let mut answers = Vec::new();
+    for answer in receive_jobs(core, signals).await {
+        answers.push(match answer {
+            Ok(received) => received,
+            Err(signal) => read_alone(core, *signal).await,
+        });
+    }
+    answers
+}
+
+/// The one-signal path of a signal with words to read: its contacts found, its words read and
+/// settled, then routed alone.
+async fn read_alone(core: &Core, signal: Pending) -> Result<Received, ServiceError> {
+    let mut arrival = signal.arrival;
+    if let Some(phone) = &signal.phone {
+        let reference = super::ContactRef::Phone(phone.clone());
+        arrival.contacts = super::find_contacts(core, &signal.account_id, &reference).await?;
+    }
+    if let (Some(words), Some(first)) = (&signal.words, arrival.contacts.first()) {
+        let (kind, intent) = super::words::read_and_settle(
+            core,
+            &signal.account_id,
+            first,
+            arrival.kind,
+            words,
+            signal.now,
+        )
+        .await?;
+        arrival.kind = kind;
+        arrival.intent = intent;
+    }
+    super::alone::receive_alone(core, &signal.account_id, arrival, signal.now).await
+}
+
+/// Routes `signals` as one group (what each router task does with what is queued) and answers
+/// each as [`super::receive`] would, in order; `Err` gives back a signal whose words need more
+/// than its contact's row to read (nothing of it stored).
+pub(super) async fn receive_jobs(
+    core: &Core,
+    signals: Vec<Pending>,
+) -> Vec<Result<Result<Received, ServiceError>, Box<Pending>>> {
     let mut answers: Vec<Option<Result<Received, ServiceError>>> =
         signals.iter().map(|_| None).collect();
+    let mut back: Vec<bool> = signals.iter().map(|_| false).collect();
     // Opt-outs update the contact first: the one-signal path does that.
     let (alone, together): (Vec<usize>, Vec<usize>) = (0..signals.len()).partition(|&i| {
         let s = &signals[i];
@@ -68,6 +119,7 @@ pub async fn receive_group(
                         }))
                     }
                     Outcome::Alone => retry.push((i, false)),
+                    Outcome::Back => back[i] = true,
                 }
             }
         }
@@ -81,16 +133,31 @@ pub async fn receive_group(
     retry.sort();
     for (i, keep_replay_key) in retry {
         let signal = &signals[i];
+        if signal.words.is_some() && keep_replay_key {
+            // Nothing of it stored: its caller reads its words and routes it alone, and
+            // counts it as what they made it.
+            back[i] = true;
+            continue;
+        }
         let mut arrival = signal.arrival.clone();
         if !keep_replay_key {
-            // This arrival stored its replay key in the group.
+            // This arrival stored its replay key in the group (and its signal is stored:
+            // the first result answers, whatever its words say).
             arrival.replay = None;
         }
         answers[i] = Some(alone_addressed(core, signal, arrival).await);
     }
-    answers
+    signals
         .into_iter()
-        .map(|a| a.expect("every signal is answered"))
+        .zip(answers)
+        .zip(back)
+        .map(|((signal, answer), back)| {
+            if back {
+                Err(Box::new(signal))
+            } else {
+                Ok(answer.expect("every signal is answered"))
+            }
+        })
         .collect()
 }
 
@@ -112,6 +179,8 @@ enum Slot {
     Replayed,
     /// No contact has its phone number.
     Unknown,
+    /// Its words need more than its contact's row to read.
+    Back,
     /// The index of its signal in the group's distinct signals; `duplicate` when its provider
     /// id was stored before it (by an earlier call or an earlier job of the group).
     Signal {
@@ -145,9 +214,11 @@ async fn route_in(
     quiet_hours: &crate::timing::QuietHours,
     jobs: &[&Pending],
 ) -> Result<Option<(Vec<Outcome>, crate::store::Committed)>, StoreError> {
-    // 1. The contacts of signals addressed by phone; none: refused, nothing stored.
+    // 1. The contacts of signals addressed by phone; none: refused, nothing stored. A reply's
+    // words are read against the first (oldest) of them, as the one-signal path reads them.
     let mut slots: Vec<Option<Slot>> = jobs.iter().map(|_| None).collect();
-    let mut contacts_by_job: Vec<Option<Vec<String>>> = jobs.iter().map(|_| None).collect();
+    let mut found_by_job: Vec<Option<(Vec<String>, Option<ReplyIntent>)>> =
+        jobs.iter().map(|_| None).collect();
     let phones: Vec<&str> = jobs.iter().filter_map(|j| j.phone.as_deref()).collect();
     if !phones.is_empty() {
         let pairs: Vec<(String, String)> = jobs
@@ -155,29 +226,41 @@ async fn route_in(
             .filter_map(|j| Some((j.account_id.clone(), j.phone.clone()?)))
             .collect();
         let found = tx.contacts_by_phone(&pairs).await?;
-        for ((job, slot), contacts) in jobs
+        for ((job, slot), by_job) in jobs
             .iter()
             .zip(slots.iter_mut())
-            .zip(contacts_by_job.iter_mut())
+            .zip(found_by_job.iter_mut())
         {
             let Some(phone) = &job.phone else { continue };
-            let ids: Vec<String> = found
+            let mine: Vec<&PhoneContact> = found
                 .iter()
-                .filter(|(a, p, _)| *a == job.account_id && p.as_ref() == Some(phone))
-                .map(|(_, _, id)| id.clone())
+                .filter(|c| c.account_id == job.account_id && c.phone.as_ref() == Some(phone))
                 .collect();
-            if ids.is_empty() {
+            let Some(first) = mine.first() else {
                 *slot = Some(Slot::Unknown);
-            } else {
-                *contacts = Some(ids);
-            }
+                continue;
+            };
+            let reading = match &job.words {
+                None => None,
+                Some(words) => match super::words::read_known(first, words, job.now) {
+                    Some(reading) => Some(reading),
+                    None => {
+                        *slot = Some(Slot::Back);
+                        continue;
+                    }
+                },
+            };
+            *by_job = Some((mine.iter().map(|c| c.id.clone()).collect(), reading));
         }
     }
     let arrival_of = |i: usize| -> std::borrow::Cow<'_, Arrival> {
-        match &contacts_by_job[i] {
-            Some(contacts) => {
+        match &found_by_job[i] {
+            Some((contacts, reading)) => {
                 let mut arrival = jobs[i].arrival.clone();
                 arrival.contacts = contacts.clone();
+                if reading.is_some() {
+                    arrival.intent = reading.clone();
+                }
                 std::borrow::Cow::Owned(arrival)
             }
             None => std::borrow::Cow::Borrowed(&jobs[i].arrival),
@@ -401,6 +484,7 @@ async fn route_in(
         .map(|(slot, job)| match slot.expect("every job has a slot") {
             Slot::Replayed => Outcome::Answer(Received::Replayed),
             Slot::Unknown => Outcome::Unknown(job.phone.clone().unwrap_or_default()),
+            Slot::Back => Outcome::Back,
             Slot::Signal { index, duplicate } => {
                 let s = &stored[index];
                 if s.alone {

@@ -192,6 +192,9 @@ pub struct Pending {
     pub arrival: Arrival,
     /// The E.164 number it came from, when its contacts are still to be found.
     pub phone: Option<String>,
+    /// A reply's words, read in the group against the first contact found by `phone` (its
+    /// zone, its own address); `None` when there are none to read.
+    pub words: Option<Words>,
     /// When it arrived.
     pub now: DateTime<Utc>,
 }
@@ -293,6 +296,7 @@ pub async fn receive(
         account_id: account_id.to_string(),
         arrival,
         phone: None,
+        words: None,
         now,
     };
     let r = match router.submit(signal).await {
@@ -376,8 +380,10 @@ pub async fn count_bounce(
 
 /// [`receive`] for a signal from a phone number (E.164): its contacts are the contacts with that
 /// number, found in the signal's group (`NotFound` when there are none, and nothing is stored).
-/// A reply with `words` is read first, in the first such contact's zone, so its contacts are
-/// found before the group.
+/// A reply's `words` are read there too, in the first such contact's zone; when reading them
+/// needs more than that contact's row (no zone of its own, or an unsubscribe the account's
+/// policy settles) the group hands the signal back and its contacts are found and its words
+/// read here first.
 pub async fn receive_from_phone(
     router: &Router,
     account_id: &str,
@@ -386,9 +392,34 @@ pub async fn receive_from_phone(
     words: &words::Words,
     now: DateTime<Utc>,
 ) -> Result<Received, ServiceError> {
-    if matches!(arrival.kind, SignalKind::Reply { .. }) && !words.is_empty() {
-        let reference = ContactRef::Phone(phone.to_string());
-        arrival.contacts = find_contacts(router.core(), account_id, &reference).await?;
+    let reads = matches!(arrival.kind, SignalKind::Reply { .. }) && !words.is_empty();
+    if !arrival.kind.marks_contact() {
+        let channel = arrival.kind.channel().unwrap_or_default().to_string();
+        let signal = Pending {
+            account_id: account_id.to_string(),
+            arrival,
+            phone: Some(phone.to_string()),
+            words: reads.then(|| words.clone()),
+            now,
+        };
+        let kind = signal.arrival.kind.name();
+        match router.submit(signal).await {
+            Ok(received) => {
+                // Read in the group: a reply still, its reading the one stored.
+                let read = match &received {
+                    Ok(Received::Done(r)) if reads => {
+                        r.intent.as_ref().map(|i| (i.intent, channel))
+                    }
+                    _ => None,
+                };
+                return counted_reply(router.core(), read, counted(router.core(), kind, received));
+            }
+            Err(signal) => arrival = signal.arrival,
+        }
+    }
+    let reference = ContactRef::Phone(phone.to_string());
+    arrival.contacts = find_contacts(router.core(), account_id, &reference).await?;
+    if reads {
         let (kind, intent) = words::read_and_settle(
             router.core(),
             account_id,
@@ -400,23 +431,7 @@ pub async fn receive_from_phone(
         .await?;
         arrival.kind = kind;
         arrival.intent = intent;
-        return receive(router, account_id, arrival, now).await;
     }
-    if !arrival.kind.marks_contact() {
-        let signal = Pending {
-            account_id: account_id.to_string(),
-            arrival,
-            phone: Some(phone.to_string()),
-            now,
-        };
-        let kind = signal.arrival.kind.name();
-        match router.submit(signal).await {
-            Ok(received) => return counted(router.core(), kind, received),
-            Err(signal) => arrival = signal.arrival,
-        }
-    }
-    let reference = ContactRef::Phone(phone.to_string());
-    arrival.contacts = find_contacts(router.core(), account_id, &reference).await?;
     receive(router, account_id, arrival, now).await
 }
 

@@ -30,7 +30,8 @@ pub struct Router {
 
 struct Job {
     signal: Pending,
-    reply: oneshot::Sender<Result<Received, ServiceError>>,
+    /// `Err` gives the signal back: the group could not read its words alone.
+    reply: oneshot::Sender<Result<Result<Received, ServiceError>, Box<Pending>>>,
 }
 
 impl Router {
@@ -55,7 +56,8 @@ impl Router {
         &self.core
     }
 
-    /// Routes `signal` in the next group; `Err` gives it back when no queue runs.
+    /// Routes `signal` in the next group; `Err` gives it back when no queue runs, or when the
+    /// group could not read its words without more from the store.
     pub(super) async fn submit(
         &self,
         signal: Pending,
@@ -67,11 +69,12 @@ impl Router {
         if let Err(mpsc::error::SendError(job)) = tx.send(Job { signal, reply }).await {
             return Err(job.signal);
         }
-        Ok(answer.await.unwrap_or_else(|_| {
-            Err(ServiceError::Unavailable(
+        match answer.await {
+            Ok(answered) => answered.map_err(|signal| *signal),
+            Err(_) => Ok(Err(ServiceError::Unavailable(
                 "the signal router stopped while routing this signal; send it again".into(),
-            ))
-        }))
+            ))),
+        }
     }
 }
 
@@ -95,7 +98,7 @@ async fn work(core: Core, rx: Arc<Mutex<mpsc::Receiver<Job>>>) {
         let _ = tokio::spawn(async move {
             let (signals, replies): (Vec<Pending>, Vec<_>) =
                 jobs.into_iter().map(|j| (j.signal, j.reply)).unzip();
-            let answers = super::group::receive_group(&core, signals).await;
+            let answers = super::group::receive_jobs(&core, signals).await;
             for (reply, answer) in replies.into_iter().zip(answers) {
                 let _ = reply.send(answer);
             }

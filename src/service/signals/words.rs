@@ -60,15 +60,42 @@ pub async fn read(
         Some(tz) => Some(tz),
         None => sender_zone(core, account_id).await?,
     };
+    let email = contact.as_ref().and_then(|c| c.email.as_deref());
+    Ok(Some(classify(words, now, tz, email)))
+}
+
+/// What a reply says that needs nothing more than its contact's row to read and settle: the
+/// contact's zone is known (else the account's default sender's is read) and the words are no
+/// unsubscribe (whose kind the account's policy settles). `None` when they need the store:
+/// [`read_and_settle`] reads them then. The signal group reads its replies' words with this,
+/// where the contacts it finds by phone number come with these columns, so a reply by SMS
+/// costs no statement of its own.
+pub fn read_known(
+    contact: &store::signals::PhoneContact,
+    words: &Words,
+    now: DateTime<Utc>,
+) -> Option<ReplyIntent> {
+    let tz = intent::calendar_zone(contact.tz.as_deref(), contact.phone.as_deref())?;
+    let reading = classify(words, now, Some(tz), contact.email.as_deref());
+    // An unsubscribe settles by the account's policy; every other reading leaves a reply a reply.
+    (reading.intent != Intent::Unsubscribe).then_some(reading)
+}
+
+fn classify(
+    words: &Words,
+    now: DateTime<Utc>,
+    tz: Option<Tz>,
+    contact_email: Option<&str>,
+) -> ReplyIntent {
     let reply = Reply {
         text: &words.text,
         subject: words.subject.as_deref(),
         received_at: Some(now),
         tz,
         from: words.from.as_deref(),
-        contact_email: contact.as_ref().and_then(|c| c.email.as_deref()),
+        contact_email,
     };
-    Ok(Some(intent::classify(&reply)))
+    intent::classify(&reply)
 }
 
 /// An intent someone named (a rep, the CRM): it skips the classifier, so it carries no

@@ -183,6 +183,7 @@ fn pending(
             intent: None,
         },
         phone: None,
+        words: None,
         now: app.clock_now(),
     }
 }
