@@ -493,18 +493,36 @@ const NOTICE_WORDS: &[&str] = &[
 /// are away and when to write again, without the notice's second half, is a `not_now`.
 fn out_of_office_notice(body: &str) -> Option<Vec<String>> {
     use aho_corasick::AhoCorasick;
-    static PHRASES: std::sync::OnceLock<AhoCorasick> = std::sync::OnceLock::new();
-    let away = crate::inbound::classify::OOO_PHRASES;
-    let phrases = PHRASES.get_or_init(|| {
-        AhoCorasick::builder()
+    // The inbox's phrases that say only when someone is back ("back on", "zurück am") come up
+    // in what people write ("not urgent, back on this in Q2"): an absence must be named.
+    const ONLY_A_RETURN: &[&str] = &[
+        "back on",
+        "returning on",
+        "zurück am",
+        "de retour le",
+        "de vuelta el",
+        "rientro il",
+        "terug op",
+        "de volta em",
+        "wracam",
+    ];
+    static PHRASES: std::sync::OnceLock<(usize, AhoCorasick)> = std::sync::OnceLock::new();
+    let (away, phrases) = PHRASES.get_or_init(|| {
+        let away: Vec<&str> = crate::inbound::classify::OOO_PHRASES
+            .iter()
+            .copied()
+            .filter(|p| !ONLY_A_RETURN.contains(p))
+            .collect();
+        let phrases = AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .build(away.iter().chain(NOTICE_WORDS))
-            .expect("fixed phrases build")
+            .expect("fixed phrases build");
+        (away.len(), phrases)
     });
     // One pass: the first absence phrase and the first notice word, each to its word's end.
     let (mut absence, mut meanwhile) = (None, None);
     for m in phrases.find_iter(body) {
-        let slot = if m.pattern().as_usize() < away.len() {
+        let slot = if m.pattern().as_usize() < *away {
             &mut absence
         } else {
             &mut meanwhile
@@ -717,6 +735,13 @@ mod tests {
             "I'm out of the office until 14 September. Write me after that and we can talk.";
         let got = classify(&Reply {
             text: person,
+            received_at: Some("2026-09-01T09:00:00Z".parse().unwrap()),
+            ..Default::default()
+        });
+        assert_eq!(got.intent, Intent::NotNow, "{got:?}");
+        // "back on" says when, not that someone is away: no notice.
+        let got = classify(&Reply {
+            text: "Not urgent, so let's get back on this in Q2.",
             received_at: Some("2026-09-01T09:00:00Z".parse().unwrap()),
             ..Default::default()
         });
