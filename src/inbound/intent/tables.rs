@@ -1926,8 +1926,8 @@ pub fn find(text: &str, detected: Option<Language>) -> Vec<Found> {
 /// Every phrase of every table in `text`, before [`settle`].
 fn find_all(text: &str, detected: Option<Language>) -> (Vec<Found>, Vec<Token>) {
     let tokens = tokenize(text);
-    let footers = footer_lines(text);
     let legal = legal_lines(text);
+    let footers = footer_lines(text, &legal);
     let index = index();
     let mut found = Vec::new();
     let try_phrase = |i: usize, p: usize, found: &mut Vec<Found>| {
@@ -2446,7 +2446,7 @@ const FILLERS_AFTER: &[&str] = &[
 /// `text` without its footer lines ([`footer_lines`]): what the learned second opinion reads,
 /// so a newsletter's or a legal notice's words below a reply never move it.
 pub(crate) fn without_footers(text: &str) -> String {
-    let footers = footer_lines(text);
+    let footers = footer_lines(text, &legal_lines(text));
     let mut out = String::with_capacity(text.len());
     let mut start = 0;
     for line in text.split_inclusive('\n') {
@@ -2527,8 +2527,9 @@ fn legal_lines(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// The byte ranges of lines that are a footer's: a link, "click", a newsletter's or a legal
-/// notice's words. Their unsubscribe words are the sender's boilerplate, not the person's.
-fn footer_lines(text: &str) -> Vec<(usize, usize)> {
+/// notice's words (`legal`, the lines [`legal_lines`] found). Their unsubscribe words are the
+/// sender's boilerplate, not the person's.
+fn footer_lines(text: &str, legal: &[(usize, usize)]) -> Vec<(usize, usize)> {
     const CUES: &[&str] = &[
         "http",
         "www.",
@@ -2607,9 +2608,9 @@ fn footer_lines(text: &str) -> Vec<(usize, usize)> {
         }
         start += line.len();
     }
-    for line in legal_lines(text) {
-        if !out.contains(&line) {
-            out.push(line);
+    for line in legal {
+        if !out.contains(line) {
+            out.push(*line);
         }
     }
     out
