@@ -470,6 +470,50 @@ pub async fn insert_signals(c: &AsyncPgConnection, rows: &[SignalRow]) -> QueryR
     Ok(ids.into_iter().map(|i| i.id).collect())
 }
 
+/// Remembers the webhook signatures `keys` (account, signature, seen at) unless stored, and
+/// forgets those seen before `forget_before` (they can no longer pass the timestamp check), in
+/// one round trip; returns the (account, signature) pairs stored now. A pair twice in `keys` is
+/// stored once.
+pub async fn remember_replays(
+    c: &AsyncPgConnection,
+    keys: &[(&str, &str, i64)],
+    forget_before: i64,
+) -> QueryResult<Vec<(String, String)>> {
+    #[derive(diesel::QueryableByName)]
+    struct Key {
+        #[diesel(sql_type = Text)]
+        account_id: String,
+        #[diesel(sql_type = Text)]
+        signature: String,
+    }
+    // Sorted, so groups storing the same signatures meet them in the same order (one waits
+    // for the other instead of each holding what the other needs).
+    let mut keys = keys.to_vec();
+    keys.sort_unstable();
+    let keys = &keys[..];
+    let forget = Cached(
+        diesel::sql_query("DELETE FROM webhook_replays WHERE seen_at < $1")
+            .bind::<BigInt, _>(forget_before),
+    )
+    .execute(&mut &*c);
+    let remember = Cached(
+        diesel::sql_query(
+            "INSERT INTO webhook_replays (account_id, signature, seen_at) \
+             SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::int8[]) \
+             ON CONFLICT DO NOTHING RETURNING account_id, signature",
+        )
+        .bind::<Array<Text>, _>(col(keys, |k| k.0))
+        .bind::<Array<Text>, _>(col(keys, |k| k.1))
+        .bind::<Array<BigInt>, _>(col(keys, |k| k.2)),
+    )
+    .load::<Key>(&mut &*c);
+    let (_, stored) = futures_util::try_join!(forget, remember)?;
+    Ok(stored
+        .into_iter()
+        .map(|k| (k.account_id, k.signature))
+        .collect())
+}
+
 /// Inserts `signal_deliveries` rows (nothing to send when there are none); a future, so the
 /// caller can pipeline it with [`write_with`].
 pub fn insert_deliveries<'a>(

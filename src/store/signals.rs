@@ -111,6 +111,38 @@ impl Tx {
         Ok(fresh == 1)
     }
 
+    /// Remembers the webhook signatures `keys` (account, signature, seen at) and forgets those
+    /// seen before `forget_before`; answers, for each key in order, whether it is fresh (not
+    /// seen before, nor earlier in `keys`). PostgreSQL: one round trip for the group.
+    pub async fn remember_replays(
+        &mut self,
+        keys: &[(&str, &str, i64)],
+        forget_before: i64,
+    ) -> Result<Vec<bool>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        match &mut self.conn {
+            Conn::Postgres(c) => {
+                let stored = pg_batch::remember_replays(c, keys, forget_before).await?;
+                let mut stored: HashSet<(String, String)> = stored.into_iter().collect();
+                // The first of a pair takes it; a later one is its replay.
+                Ok(keys
+                    .iter()
+                    .map(|(account, key, _)| stored.remove(&(account.to_string(), key.to_string())))
+                    .collect())
+            }
+            Conn::Sqlite(_) => {
+                let mut fresh = Vec::with_capacity(keys.len());
+                for (account, key, at) in keys {
+                    fresh.push(self.remember_replay(account, key, *at).await?);
+                }
+                self.forget_replays(forget_before).await?;
+                Ok(fresh)
+            }
+        }
+    }
+
     /// Forgets the webhook signatures seen before `before`.
     pub async fn forget_replays(&mut self, before: i64) -> Result<(), StoreError> {
         on_conn!(&mut self.conn, c => diesel::delete(

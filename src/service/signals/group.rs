@@ -267,36 +267,44 @@ async fn route_in(
         }
     };
 
-    // 2. Webhook signatures seen before: refused, nothing stored (but see below).
-    let mut forget_before: Option<i64> = None;
-    for (job, slot) in jobs.iter().zip(slots.iter_mut()) {
-        if slot.is_some() {
-            continue;
-        }
-        let Some(replay) = &job.arrival.replay else {
-            continue;
-        };
-        let at = to_millis(replay.seen_at);
-        if !tx.remember_replay(&job.account_id, &replay.key, at).await? {
+    // 2. Webhook signatures seen before: refused, nothing stored (but see below). One
+    // statement for the group; old signatures, which can no longer pass the timestamp check,
+    // are forgotten in the same round trip.
+    let signed: Vec<usize> = (0..jobs.len())
+        .filter(|&i| slots[i].is_none() && jobs[i].arrival.replay.is_some())
+        .collect();
+    let keys: Vec<(&str, &str, i64)> = signed
+        .iter()
+        .filter_map(|&i| {
+            let replay = jobs[i].arrival.replay.as_ref()?;
+            Some((
+                jobs[i].account_id.as_str(),
+                replay.key.as_str(),
+                to_millis(replay.seen_at),
+            ))
+        })
+        .collect();
+    if let Some(oldest) = keys.iter().map(|k| k.2).min() {
+        let fresh = tx
+            .remember_replays(&keys, oldest - REPLAY_MEMORY_MS)
+            .await?;
+        for (&i, fresh) in signed.iter().zip(fresh) {
+            if fresh {
+                continue;
+            }
             // Seen before: refused, unless what it stored is not delivered yet (its first
             // answer was a retryable failure after the signal was stored); then this is the
             // provider's retry, and step 3 finds the signal and finishes its delivery.
+            let job = jobs[i];
             let provider_id = job.arrival.provider_id.as_deref();
             if tx
                 .undelivered(&job.account_id, provider_id)
                 .await?
                 .is_none()
             {
-                *slot = Some(Slot::Replayed);
+                slots[i] = Some(Slot::Replayed);
             }
-        } else {
-            let before = at - REPLAY_MEMORY_MS;
-            forget_before = Some(forget_before.map_or(before, |b: i64| b.min(before)));
         }
-    }
-    if let Some(before) = forget_before {
-        // Old signatures can no longer pass the timestamp check: forget them.
-        tx.forget_replays(before).await?;
     }
 
     // 3. The signals, once per (account, provider id): a later job of the group with
