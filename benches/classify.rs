@@ -1,4 +1,4 @@
-//! The inbox classifier's time per message (SPEC §10): every sample of `fixtures/inbox/`
+//! The inbox classifier's time per message: every sample of `fixtures/inbox/`
 //! parsed from raw MIME with `mail-parser` and classified (auto-reply, out-of-office and its
 //! return date, bounce, reply), one at a time and the whole corpus per iteration.
 //!

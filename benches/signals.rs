@@ -1,5 +1,5 @@
 //! Inbound signals per second through the HTTP webhook (`POST /webhooks/sms/twilio`, signed),
-//! with many active enrollments waiting in a `wait_for` (SPEC §5.2–§5.3).
+//! with many active enrollments waiting in a `wait_for` (docs/signals.md, "Throughput").
 //!
 //! ```sh
 //! NUDGE_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test cargo bench --bench signals

@@ -27,7 +27,7 @@ fn durations(c: &mut Criterion) {
             d.add_to(black_box(friday), &prague, &holidays)
         })
     });
-    // SPEC §11: the same step with a country calendar (the shipped `holidays` data, decoded on
+    // The same step with a country calendar (the shipped `holidays` data, decoded on
     // first use and kept) instead of listed dates, and with the contact's calendar resolved.
     let us = Holidays::parse(&["US"]).expect("the US calendar");
     let new_york = Zone::parse("America/New_York").expect("zone");

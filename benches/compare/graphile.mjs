@@ -5,7 +5,7 @@
 //      them due, and completes them (jobs/s until the jobs table is empty, the figure next to
 //      nudge's due steps).
 //   With `--job-keys`, every job has a `jobKey` (`enrollment-<i>`): the uniqueness nudge keeps
-//   for an enrollment key, so this is the fair peer of BatchEnroll (issue 32, point 4).
+//   for an enrollment key, so this is the fair peer of BatchEnroll (docs/benchmarks.md).
 // Prints one `graphile:` line per figure and a last `RESULT` line the script reads.
 //
 // `--mode wake-latency --rate R --secs S --poll-interval P`: the worker runs while, every 10 ms,

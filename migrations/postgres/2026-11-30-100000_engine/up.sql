@@ -1,8 +1,8 @@
 -- The engine's tables: enrollments (the planner's key is next_run_at), their journey, the
--- dispatch outbox (SPEC §6), tasks, and stored signals. Same portable column types as the
+-- dispatch outbox, tasks, and stored signals. Same portable column types as the
 -- foundation (ids TEXT, instants BIGINT epoch ms UTC, JSON TEXT), so one diesel schema serves
 -- both backends. Runs are not a table: the current run lives in `state`, and every run's
--- opening and closing is a journey entry (SPEC §5.8 answers from the journey alone).
+-- opening and closing is a journey entry (so what a run did is answered from the journey alone).
 
 CREATE TABLE enrollments (
     id            TEXT PRIMARY KEY,

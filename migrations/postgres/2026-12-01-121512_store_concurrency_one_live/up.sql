@@ -1,4 +1,4 @@
--- "One active enrollment of a contact in a flow" as a unique index (SPEC §13), not only a check
+-- "One active enrollment of a contact in a flow" as a unique index, not only a check
 -- before the insert: two concurrent Enroll calls both passed the check and both inserted.
 -- `allow_duplicate` records that the caller asked for a second live enrollment; those rows stay
 -- outside the index, so allowed duplicates still enroll.

@@ -1,4 +1,4 @@
--- One row per step instead of one per entry (issue 18): a planner step writes about five
+-- One row per step instead of one per entry: a planner step writes about five
 -- journey entries, and as five rows (plus five Watch log rows) they were most of the step's
 -- writes and WAL. A row now holds the entries one step wrote to one enrollment, in order:
 -- `entries` is a JSON array of `[kind, detail]` pairs, entry `i` (from 0) has seq `seq + i`,

@@ -1,4 +1,4 @@
--- Issue 18: what an enrollment is found by moves out of its hot row.
+-- What an enrollment is found by moves out of its hot row.
 --
 -- A planner step rewrites its enrollment's row (the state, the next wake), and PostgreSQL writes
 -- a new entry into every index of a row it rewrites unless no indexed column changed (a HOT
@@ -30,7 +30,7 @@ INSERT INTO enrollment_keys (id, account_id, contact_id, flow_id, status, client
 SELECT id, account_id, contact_id, flow_id, status, client_key, allow_duplicate FROM enrollments;
 
 -- A contact's enrollments (signals reach them, BatchEnroll checks duplicates, listings filter by
--- contact), and "one live enrollment of a contact in a flow" (SPEC §13) in the same index: the
+-- contact), and "one live enrollment of a contact in a flow" in the same index: the
 -- last column is TRUE for a live enrollment that was not enrolled with allow_duplicate and NULL
 -- otherwise, and NULLs never collide, so only the live ones are unique per (contact, flow).
 CREATE UNIQUE INDEX enrollment_keys_contact ON enrollment_keys (account_id, contact_id, flow_id,
@@ -62,7 +62,7 @@ DROP INDEX enrollments_due;
 CREATE INDEX enrollments_due ON enrollments (next_run_at, id) WHERE next_run_at IS NOT NULL;
 
 -- The outbox keeps the indexes its writers and the delivery side need. A dispatch's key is
--- `enrollment:run` (SPEC §6), so the key's unique index also finds an enrollment's dispatches
+-- `enrollment:run`, so the key's unique index also finds an enrollment's dispatches
 -- (a range of keys: the column sorts bytewise) and the dispatch of a reply's Message-ID
 -- (`<enrollment.run@nudge>`, which names the same key); held and failed dispatches, the ones
 -- an operator lists by status, have a small index of their own.

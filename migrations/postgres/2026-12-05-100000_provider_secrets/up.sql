@@ -1,4 +1,4 @@
--- The secrets each provider's own webhook is checked with (issue 30): one row per account and
+-- The secrets each provider's own webhook is checked with: one row per account and
 -- provider (`mailgun`, `sendgrid`, `sendgrid-events`, `postmark`, `ses`, `calendly`, `calcom`,
 -- `twilio`). Set with `nudge provider-secret set` or AccountService.SetProviderSecret, never
 -- shown back. The Twilio auth token, so far a column of `accounts`, moves here: one place for

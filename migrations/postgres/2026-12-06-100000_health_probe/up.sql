@@ -1,4 +1,4 @@
--- One row gRPC health's probe updates every few seconds (issue 31): a commit that writes WAL,
+-- One row gRPC health's probe updates every few seconds: a commit that writes WAL,
 -- so the probe fails while commits cannot finish (a synchronous standby that is gone, a
 -- read-only or full database), not only while the server is unreachable.
 CREATE TABLE health_probe (

@@ -4,7 +4,7 @@
 CREATE TABLE accounts (
     id                TEXT PRIMARY KEY,
     name              TEXT NOT NULL,
-    -- Plan limit on the longest wait (SPEC §5.7), a duration such as `7d`; NULL means no limit.
+    -- Plan limit on the longest wait (`max_wait`), a duration such as `7d`; NULL means no limit.
     max_wait          TEXT,
     webhook_secret    TEXT NOT NULL,
     default_sender_id TEXT,
@@ -34,7 +34,7 @@ CREATE TABLE contacts (
     updated_at BIGINT NOT NULL,
     PRIMARY KEY (account_id, id)
 );
--- Signals address a contact by email or phone (SPEC §5.2).
+-- Signals address a contact by email or phone (docs/signals.md, "Routing, with examples").
 CREATE INDEX contacts_email ON contacts (account_id, email);
 CREATE INDEX contacts_phone ON contacts (account_id, phone);
 

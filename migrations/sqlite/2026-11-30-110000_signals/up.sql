@@ -1,4 +1,4 @@
--- Inbound signals (SPEC §5.2, §7). The `signals` table itself comes with the engine's tables;
+-- Inbound signals (docs/signals.md). The `signals` table itself comes with the engine's tables;
 -- this adds what routing and webhooks need. Same portable column types as before.
 
 -- What kind of signal it is, its channel, every contact it is addressed to, and when its

@@ -1,4 +1,4 @@
--- The fetch outbox (SPEC §5.9): one row per attempt, written in the transaction that records
+-- The fetch outbox (docs/flows.md): one row per attempt, written in the transaction that records
 -- the attempt; a worker leases it, makes the request outside any transaction, and applies the
 -- answer (and marks the row done) in another. A lease that runs out (a crash mid-request) is
 -- claimed again: the same attempt, the same Idempotency-Key (the id).

@@ -1,4 +1,4 @@
--- SPEC §9: a sender's caps per channel (the validated `caps` document as JSON; NULL: no caps),
+-- A sender's caps per channel (the validated `caps` document as JSON; NULL: no caps),
 -- and the capacity ledger: one row per reserved send or created task of a capped sender,
 -- written in the transaction that writes the dispatch or task (key = its idempotency key, so a
 -- re-processed step never counts twice). A dispatch acked as failed deletes its row.

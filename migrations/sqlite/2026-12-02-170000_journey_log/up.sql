@@ -1,4 +1,4 @@
--- Watch (SPEC §12): every journey entry's place in its account's one commit order. A writer
+-- Watch: every journey entry's place in its account's one commit order. A writer
 -- takes its account's head row (upsert, row-locked until commit) as its last statement, so
 -- positions are handed out in commit order and a reader never sees a later position before an
 -- earlier one: no gap is ever filled after it was read past.
