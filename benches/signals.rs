@@ -10,8 +10,9 @@
 //! flow that waits for a reply, serves nudge on a local port, and sends
 //! `NUDGE_BENCH_SIGNALS` (default 20,000) inbound SMS from `NUDGE_BENCH_CONCURRENCY` (default
 //! 32) keep-alive connections, each to a different contact, so every signal wakes one
-//! enrollment (one transaction with its journey entries). It prints signals per second and the
-//! latency percentiles of the webhook, and checks every request was answered 200.
+//! enrollment (one transaction with its journey entries). It prints signals per second, the
+//! latency percentiles of the webhook and the CPU a signal of the server and of the load
+//! generator (a thread of its own), and checks every request was answered 200.
 
 use nudge::api::AppState;
 use nudge::app::App;
@@ -133,35 +134,17 @@ async fn run(
         let _ = stop_rx.await;
     }));
 
+    // The load generator runs on a thread of its own (one runtime, every connection on it), so
+    // its CPU is counted apart from the server's: the process's CPU less the generator's.
     let numbers = Arc::new(numbers[..signals].to_vec());
-    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let process = cpu_time::ProcessTime::now();
     let started = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..concurrency {
-        let numbers = numbers.clone();
-        let next = next.clone();
-        workers.push(tokio::spawn(async move {
-            let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-            stream.set_nodelay(true).ok();
-            let mut stream = BufReader::new(stream);
-            let mut latencies = Vec::new();
-            loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= numbers.len() {
-                    return latencies;
-                }
-                let t = Instant::now();
-                let status = sms(&mut stream, &numbers[i], &format!("SMbench{i}")).await;
-                latencies.push(t.elapsed());
-                assert_eq!(status, 200, "signal {i}");
-            }
-        }));
-    }
-    let mut latencies: Vec<Duration> = Vec::with_capacity(signals);
-    for w in workers {
-        latencies.extend(w.await?);
-    }
+    let generator = std::thread::spawn(move || generate(addr, numbers, concurrency));
+    let (mut latencies, generator_cpu) = tokio::task::spawn_blocking(move || generator.join())
+        .await?
+        .map_err(|_| anyhow::anyhow!("the load generator panicked"))?;
     let elapsed = started.elapsed();
+    let process_cpu = process.elapsed();
     let _ = stop_tx.send(());
     server.await??;
 
@@ -182,7 +165,58 @@ async fn run(
         ms(pct(0.99)),
         ms(*latencies.last().unwrap())
     );
+    let per_signal = |d: Duration| d.as_secs_f64() * 1e6 / signals as f64;
+    println!(
+        "cpu: server {:.0} us/signal, load generator {:.0} us/signal (its own thread)",
+        per_signal(process_cpu.saturating_sub(generator_cpu)),
+        per_signal(generator_cpu)
+    );
     Ok(())
+}
+
+/// The load generator: `concurrency` keep-alive connections, each sending the next number's
+/// SMS until none is left, on a runtime of this thread alone. Returns every latency and the
+/// thread's CPU time.
+fn generate(
+    addr: std::net::SocketAddr,
+    numbers: Arc<Vec<String>>,
+    concurrency: usize,
+) -> (Vec<Duration>, Duration) {
+    let cpu = cpu_time::ThreadTime::now();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime for the load generator");
+    let latencies = runtime.block_on(async move {
+        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut workers = Vec::new();
+        for _ in 0..concurrency {
+            let numbers = numbers.clone();
+            let next = next.clone();
+            workers.push(tokio::spawn(async move {
+                let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+                stream.set_nodelay(true).ok();
+                let mut stream = BufReader::new(stream);
+                let mut latencies = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= numbers.len() {
+                        return latencies;
+                    }
+                    let t = Instant::now();
+                    let status = sms(&mut stream, &numbers[i], &format!("SMbench{i}")).await;
+                    latencies.push(t.elapsed());
+                    assert_eq!(status, 200, "signal {i}");
+                }
+            }));
+        }
+        let mut latencies = Vec::with_capacity(numbers.len());
+        for w in workers {
+            latencies.extend(w.await.expect("a connection's task"));
+        }
+        latencies
+    });
+    (latencies, cpu.elapsed())
 }
 
 fn ms(d: Duration) -> f64 {
