@@ -27,8 +27,10 @@ pub fn hour_of(ms: i64) -> i64 {
     ms.div_euclid(HOUR_MS) * HOUR_MS
 }
 
-/// What one count is of.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// What one count is of. Ordered by `KeyView::order`: the tally's map compares keys at
+/// every step, and a batch's keys differ in their metric and step, not in their account and
+/// flow, so those (strings equal to the end) are compared last.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CountKey {
     pub account_id: String,
     pub flow_id: String,
@@ -53,10 +55,25 @@ pub struct CountRef<'a> {
     pub hour: i64,
 }
 
-/// A count key's fields in [`CountKey`]'s order, whichever way it is held: the tally's map is
-/// searched by this (`CountKey` borrows as it), so a lookup needs no owned key.
+/// A count key's fields, whichever way it is held: the tally's map is searched by this
+/// (`CountKey` borrows as it), so a lookup needs no owned key.
 trait KeyView {
     fn view(&self) -> (&str, &str, i32, &str, Metric, &str, i64);
+
+    /// The fields in the order keys are sorted by: the cheap ones and those that tell a
+    /// batch's keys apart first.
+    fn order(&self) -> (i64, Metric, &str, i32, &str, &str, &str) {
+        let (account_id, flow_id, flow_version, step, metric, variant, hour) = self.view();
+        (
+            hour,
+            metric,
+            step,
+            flow_version,
+            variant,
+            flow_id,
+            account_id,
+        )
+    }
 }
 
 impl KeyView for CountKey {
@@ -95,8 +112,19 @@ impl<'a> std::borrow::Borrow<dyn KeyView + 'a> for CountKey {
     }
 }
 
-// The derived order of `CountKey` compares its fields in declaration order, as a tuple of
-// them does: the map's order and the lookup's agree.
+// `CountKey` and its borrowed view sort alike: the map's order and the lookup's agree.
+impl PartialOrd for CountKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for CountKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.order().cmp(&other.order())
+    }
+}
+
 impl PartialEq for dyn KeyView + '_ {
     fn eq(&self, other: &Self) -> bool {
         self.view() == other.view()
@@ -113,7 +141,7 @@ impl PartialOrd for dyn KeyView + '_ {
 
 impl Ord for dyn KeyView + '_ {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.view().cmp(&other.view())
+        self.order().cmp(&other.order())
     }
 }
 
