@@ -340,16 +340,21 @@ fn needs_escape(bytes: &[u8]) -> bool {
         let zero = |x: u64| x.wrapping_sub(ONES) & !x;
         (below_space | zero(quote) | zero(backslash)) & HIGH != 0
     };
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    if bytes.len() < 8 {
+        // Padded with spaces, which are never escaped.
+        let mut padded = [b' '; 8];
+        padded[..bytes.len()].copy_from_slice(bytes);
+        return any(u64::from_le_bytes(padded));
+    }
     let mut chunks = bytes.chunks_exact(8);
     for chunk in &mut chunks {
-        if any(u64::from_le_bytes(chunk.try_into().expect("8 bytes"))) {
+        if any(word(chunk)) {
             return true;
         }
     }
-    chunks
-        .remainder()
-        .iter()
-        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    // The last eight bytes, overlapping the last chunk: the remainder without a byte loop.
+    !chunks.remainder().is_empty() && any(word(&bytes[bytes.len() - 8..]))
 }
 
 /// Types that print the same written straight as through a `Value`: no struct whose keys a
