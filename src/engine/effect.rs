@@ -60,20 +60,10 @@ pub fn message_id(enrollment: &str, run: u64) -> String {
     id
 }
 
-/// Appends `n` in decimal, as `Display` writes it (without going through `fmt`).
+/// Appends `n` in decimal, as `Display` writes it (itoa: no `fmt`, and no UTF-8 check of the
+/// digits).
 pub fn push_decimal(out: &mut String, n: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.push_str(std::str::from_utf8(&buf[i..]).expect("ASCII digits"));
+    out.push_str(itoa::Buffer::new().format(n));
 }
 
 /// The enrollment and run of a `Message-ID` nudge assigned, or `None` for any other id. The run

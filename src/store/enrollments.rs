@@ -27,6 +27,9 @@ pub const LIVE: [&str; 2] = [Status::LIVE[0].as_str(), Status::LIVE[1].as_str()]
 /// bytes).
 const NEW_STATE_ROOM: usize = 512;
 
+/// The most rows a claim's vector has room for before any is read (a larger limit grows it).
+const MAX_CLAIM_ROOM: usize = 10_000;
+
 /// SQLite allows 32,766 bound values per statement and PostgreSQL 65,535: multi-row inserts
 /// written as `VALUES` lists are cut into chunks of at most this many values.
 pub const MAX_BINDS: usize = 30_000;
@@ -768,7 +771,22 @@ impl Tx {
             };
         }
         Ok(match &mut self.conn {
-            Conn::Postgres(c) => due!().for_update().skip_locked().load(&mut **c).await?,
+            Conn::Postgres(c) => {
+                use futures_util::TryStreamExt;
+                // Into a vector with room for the batch: collected from the stream, it grew a
+                // doubling at a time, each time copying every (large) row read so far.
+                let room = usize::try_from(limit).unwrap_or(0).min(MAX_CLAIM_ROOM);
+                due!()
+                    .for_update()
+                    .skip_locked()
+                    .load_stream::<EnrollmentRow>(&mut **c)
+                    .await?
+                    .try_fold(Vec::with_capacity(room), |mut rows, row| {
+                        rows.push(row);
+                        std::future::ready(Ok(rows))
+                    })
+                    .await?
+            }
             Conn::Sqlite(c) => due!().load(&mut **c).await?,
         })
     }

@@ -27,8 +27,10 @@ pub fn hour_of(ms: i64) -> i64 {
     ms.div_euclid(HOUR_MS) * HOUR_MS
 }
 
-/// What one count is of.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// What one count is of. Ordered by `KeyView::order`: the tally's map compares keys at
+/// every step, and a batch's keys differ in their metric and step, not in their account and
+/// flow, so those (strings equal to the end) are compared last.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CountKey {
     pub account_id: String,
     pub flow_id: String,
@@ -53,10 +55,25 @@ pub struct CountRef<'a> {
     pub hour: i64,
 }
 
-/// A count key's fields in [`CountKey`]'s order, whichever way it is held: the tally's map is
-/// searched by this (`CountKey` borrows as it), so a lookup needs no owned key.
+/// A count key's fields, whichever way it is held: the tally's map is searched by this
+/// (`CountKey` borrows as it), so a lookup needs no owned key.
 trait KeyView {
     fn view(&self) -> (&str, &str, i32, &str, Metric, &str, i64);
+
+    /// The fields in the order keys are sorted by: the cheap ones and those that tell a
+    /// batch's keys apart first.
+    fn order(&self) -> (i64, Metric, &str, i32, &str, &str, &str) {
+        let (account_id, flow_id, flow_version, step, metric, variant, hour) = self.view();
+        (
+            hour,
+            metric,
+            step,
+            flow_version,
+            variant,
+            flow_id,
+            account_id,
+        )
+    }
 }
 
 impl KeyView for CountKey {
@@ -95,8 +112,19 @@ impl<'a> std::borrow::Borrow<dyn KeyView + 'a> for CountKey {
     }
 }
 
-// The derived order of `CountKey` compares its fields in declaration order, as a tuple of
-// them does: the map's order and the lookup's agree.
+// `CountKey` and its borrowed view sort alike: the map's order and the lookup's agree.
+impl PartialOrd for CountKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for CountKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.order().cmp(&other.order())
+    }
+}
+
 impl PartialEq for dyn KeyView + '_ {
     fn eq(&self, other: &Self) -> bool {
         self.view() == other.view()
@@ -113,23 +141,64 @@ impl PartialOrd for dyn KeyView + '_ {
 
 impl Ord for dyn KeyView + '_ {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.view().cmp(&other.view())
+        self.order().cmp(&other.order())
     }
 }
 
 /// Counts to append, summed by key within one transaction.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Tally(pub BTreeMap<CountKey, i64>);
+///
+/// A planner batch adds a count a few times a step to a handful of keys (its flows' steps'
+/// metrics this hour): up to `FEW` keys are kept in a vector searched by equality, the
+/// cheapest and most distinguishing fields first (a map's ordered search compared whole keys
+/// several times an add); past that, in a map.
+#[derive(Debug, Clone, Default)]
+pub struct Tally {
+    few: Vec<(CountKey, i64)>,
+    /// Every key once there are more than `FEW` (then `few` is empty).
+    many: BTreeMap<CountKey, i64>,
+}
+
+/// How many keys a [`Tally`] searches one by one.
+const FEW: usize = 16;
+
+/// Whether `k` is the key `r` spells.
+fn same(k: &CountKey, r: &CountRef<'_>) -> bool {
+    k.hour == r.hour
+        && k.metric == r.metric
+        && k.flow_version == r.flow_version
+        && k.step == r.step
+        && k.variant == r.variant
+        && k.flow_id == r.flow_id
+        && k.account_id == r.account_id
+}
+
+impl CountKey {
+    fn as_ref(&self) -> CountRef<'_> {
+        CountRef {
+            account_id: &self.account_id,
+            flow_id: &self.flow_id,
+            flow_version: self.flow_version,
+            step: &self.step,
+            metric: self.metric,
+            variant: &self.variant,
+            hour: self.hour,
+        }
+    }
+}
 
 impl Tally {
     pub fn add(&mut self, key: CountKey, n: i64) {
-        *self.0.entry(key).or_insert(0) += n;
+        if let Some(count) = self.find(&key.as_ref()) {
+            *count += n;
+            return;
+        }
+        self.insert(key, n);
     }
 
     /// [`Tally::add`] for a key given by reference: a key the tally holds already (most of a
     /// batch's counts) is found without building one (four strings cloned, then dropped).
     pub fn add_ref(&mut self, key: CountRef<'_>, n: i64) {
-        if let Some(count) = self.0.get_mut(&key as &dyn KeyView) {
+        if let Some(count) = self.find(&key) {
             *count += n;
             return;
         }
@@ -142,18 +211,51 @@ impl Tally {
             variant: key.variant.to_string(),
             hour: key.hour,
         };
-        self.0.insert(owned, n);
+        self.insert(owned, n);
+    }
+
+    fn find(&mut self, key: &CountRef<'_>) -> Option<&mut i64> {
+        if self.many.is_empty() {
+            self.few
+                .iter_mut()
+                .find(|(k, _)| same(k, key))
+                .map(|(_, n)| n)
+        } else {
+            self.many.get_mut(key as &dyn KeyView)
+        }
+    }
+
+    /// Adds a key it does not hold.
+    fn insert(&mut self, key: CountKey, n: i64) {
+        if self.many.is_empty() && self.few.len() < FEW {
+            self.few.push((key, n));
+            return;
+        }
+        self.many.extend(self.few.drain(..));
+        self.many.insert(key, n);
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.few.is_empty() && self.many.is_empty()
     }
 
-    /// The rows to insert.
-    pub fn rows(&self) -> Vec<CountRow> {
-        self.0
+    /// Every key and its count, in key order.
+    fn entries(&self) -> Vec<(&CountKey, i64)> {
+        let mut entries: Vec<(&CountKey, i64)> = self
+            .few
             .iter()
-            .map(|(k, &n)| CountRow {
+            .map(|(k, n)| (k, *n))
+            .chain(self.many.iter().map(|(k, n)| (k, *n)))
+            .collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        entries
+    }
+
+    /// The rows to insert, in key order.
+    pub fn rows(&self) -> Vec<CountRow> {
+        self.entries()
+            .into_iter()
+            .map(|(k, n)| CountRow {
                 account_id: k.account_id.clone(),
                 flow_id: k.flow_id.clone(),
                 flow_version: k.flow_version,
@@ -166,6 +268,14 @@ impl Tally {
             .collect()
     }
 }
+
+impl PartialEq for Tally {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries() == other.entries()
+    }
+}
+
+impl Eq for Tally {}
 
 /// A `flow_counts` row.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
@@ -594,6 +704,51 @@ async fn insert_rows(conn: &mut Conn, rows: &[CountRow]) -> Result<(), StoreErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tally_sums_by_key_with_few_keys_and_with_many() {
+        for keys in [3usize, FEW + 5] {
+            let mut t = Tally::default();
+            for round in 0..2 {
+                for i in (0..keys).rev() {
+                    let step = format!("s{i:02}");
+                    let key = CountRef {
+                        account_id: "a",
+                        flow_id: "f",
+                        flow_version: 1,
+                        step: &step,
+                        metric: Metric::Entered,
+                        variant: "",
+                        hour: 0,
+                    };
+                    if round == 0 {
+                        t.add_ref(key, 1);
+                    } else {
+                        t.add(key_of(&key), 2);
+                    }
+                }
+            }
+            let rows = t.rows();
+            assert_eq!(rows.len(), keys);
+            assert!(rows.iter().all(|r| r.n == 3));
+            let steps: Vec<&str> = rows.iter().map(|r| r.step.as_str()).collect();
+            let mut sorted = steps.clone();
+            sorted.sort_unstable();
+            assert_eq!(steps, sorted);
+        }
+    }
+
+    fn key_of(k: &CountRef<'_>) -> CountKey {
+        CountKey {
+            account_id: k.account_id.into(),
+            flow_id: k.flow_id.into(),
+            flow_version: k.flow_version,
+            step: k.step.into(),
+            metric: k.metric,
+            variant: k.variant.into(),
+            hour: k.hour,
+        }
+    }
 
     fn row(flow: &str, step: &str, metric: &str, hour: i64, n: i64) -> CountRow {
         CountRow {

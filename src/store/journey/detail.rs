@@ -14,6 +14,14 @@ use crate::engine::{Dispatch, Effect, Run};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+/// `",\"key\":"`: a key as [`Object`] writes it, spelled at compile time (one copy a field, not
+/// four pushes).
+macro_rules! k {
+    ($key:literal) => {
+        concat!(",\"", $key, "\":")
+    };
+}
+
 /// The text stored for `effect`'s journey entry.
 pub fn detail(effect: &Effect) -> String {
     let mut out = String::new();
@@ -87,14 +95,14 @@ fn fast(out: &mut String, effect: &Effect, instants: &mut Instants) -> bool {
         } => {
             let mut o = Object::new(out, instants);
             if let Some(b) = branch {
-                o.str("branch", b);
+                o.str(k!("branch"), b);
             }
-            o.instant("closed", closed);
-            o.str("kind", "run_closed");
-            o.u64("run", *run);
-            o.str("step", step);
+            o.instant(k!("closed"), closed);
+            o.lit(",\"kind\":\"run_closed\"");
+            o.u64(k!("run"), *run);
+            o.str(k!("step"), step);
             if let Some(w) = woken_by {
-                o.str("woken_by", w);
+                o.str(k!("woken_by"), w);
             }
             o.finish();
             true
@@ -102,8 +110,8 @@ fn fast(out: &mut String, effect: &Effect, instants: &mut Instants) -> bool {
         Effect::Dispatch(d) => dispatch(out, d, instants),
         Effect::Journey(crate::engine::JourneyEntry::Enrolled { step }) => {
             let mut o = Object::new(out, instants);
-            o.str("event", "enrolled");
-            o.str("step", step);
+            o.lit(",\"event\":\"enrolled\"");
+            o.str(k!("step"), step);
             o.finish();
             true
         }
@@ -118,42 +126,42 @@ fn run_opened(out: &mut String, run: &Run, instants: &mut Instants) -> bool {
     }
     let mut o = Object::new(out, instants);
     if let Some(c) = &run.contact_holidays {
-        o.str("contact_holidays", c);
+        o.str(k!("contact_holidays"), c);
     }
     if let Some(t) = &run.deferred_to {
-        o.instant("deferred_to", t);
+        o.instant(k!("deferred_to"), t);
     }
-    o.instant("entered", &run.entered);
+    o.instant(k!("entered"), &run.entered);
     if !run.events.is_empty() {
-        o.field("events", &run.events);
+        o.field(k!("events"), &run.events);
     }
-    o.u64("id", run.id);
-    o.str("kind", "run_opened");
+    o.u64(k!("id"), run.id);
+    o.lit(",\"kind\":\"run_opened\"");
     if let Some(t) = &run.link_expires {
-        o.instant("link_expires", t);
+        o.instant(k!("link_expires"), t);
     }
     if run.moved {
-        o.raw("moved", "true");
+        o.raw(k!("moved"), "true");
     }
     if let Some(p) = &run.pending_outcome {
-        o.str("pending_outcome", p);
+        o.str(k!("pending_outcome"), p);
     }
     if let Some(r) = &run.rule {
-        o.str("rule", r);
+        o.str(k!("rule"), r);
     }
     if let Some(t) = &run.scheduled {
-        o.instant("scheduled", t);
+        o.instant(k!("scheduled"), t);
     }
-    o.str("step", &run.step);
+    o.str(k!("step"), &run.step);
     if let Some(t) = &run.task {
-        o.field("task", t);
+        o.field(k!("task"), t);
     }
-    o.str("type", run.step_type.as_str());
+    o.plain(k!("type"), run.step_type.as_str());
     if let Some(t) = &run.until {
-        o.instant("until", t);
+        o.instant(k!("until"), t);
     }
     if let Some(w) = &run.wait_reason {
-        o.field("wait_reason", w);
+        o.field(k!("wait_reason"), w);
     }
     o.finish();
     true
@@ -164,29 +172,29 @@ fn dispatch(out: &mut String, d: &Dispatch, instants: &mut Instants) -> bool {
         return false;
     }
     let mut o = Object::new(out, instants);
-    o.str("channel", d.channel.as_str());
+    o.plain(k!("channel"), d.channel.as_str());
     if let Some(p) = &d.channel_params {
-        o.field("channel_params", p);
+        o.field(k!("channel_params"), p);
     }
-    o.str("idempotency_key", &d.idempotency_key);
-    o.value("input", &d.input);
-    o.str("kind", "dispatch");
+    o.str(k!("idempotency_key"), &d.idempotency_key);
+    o.value(k!("input"), &d.input);
+    o.lit(",\"kind\":\"dispatch\"");
     if let Some(m) = &d.message_id {
-        o.str("message_id", m);
+        o.str(k!("message_id"), m);
     }
-    o.str("recipient", &d.recipient);
-    o.u64("run", d.run);
-    o.str("step", &d.step);
-    o.str("template", &d.template);
+    o.str(k!("recipient"), &d.recipient);
+    o.u64(k!("run"), d.run);
+    o.str(k!("step"), &d.step);
+    o.str(k!("template"), &d.template);
     if let Some(v) = &d.variant {
-        o.str("variant", v);
+        o.str(k!("variant"), v);
     }
     o.finish();
     true
 }
 
 /// A JSON object written field by field onto the end of a `String`; the caller gives the keys
-/// in sorted order.
+/// in sorted order, each as `k!` spells it.
 struct Object<'a> {
     text: &'a mut String,
     instants: &'a mut Instants,
@@ -229,6 +237,16 @@ impl<'a> Object<'a> {
         push_json_str(self.text, value);
     }
 
+    /// Appends `"key":"name"` for one of nudge's own names (a step type, a channel), which
+    /// never need escaping.
+    fn plain(&mut self, key: &str, name: &str) {
+        debug_assert!(!needs_escape(name.as_bytes()));
+        self.key(key);
+        self.text.push('"');
+        self.text.push_str(name);
+        self.text.push('"');
+    }
+
     fn u64(&mut self, key: &str, n: u64) {
         self.key(key);
         crate::engine::effect::push_decimal(self.text, n);
@@ -248,14 +266,21 @@ impl<'a> Object<'a> {
         self.text.push('"');
     }
 
-    /// Appends `,"key":` (no comma before the first).
+    /// Appends a whole field given as `,"key":value` (a constant one), its comma dropped when
+    /// it is the first.
+    fn lit(&mut self, field: &str) {
+        self.key(field);
+    }
+
+    /// Appends `,"key":` as `k!` spells it (no comma before the first).
     fn key(&mut self, key: &str) {
-        if !std::mem::take(&mut self.first) {
-            self.text.push(',');
-        }
-        self.text.push('"');
+        debug_assert!(key.starts_with(",\""));
+        let key = if std::mem::take(&mut self.first) {
+            &key[1..]
+        } else {
+            key
+        };
         self.text.push_str(key);
-        self.text.push_str("\":");
     }
 
     fn finish(self) {
@@ -315,16 +340,21 @@ fn needs_escape(bytes: &[u8]) -> bool {
         let zero = |x: u64| x.wrapping_sub(ONES) & !x;
         (below_space | zero(quote) | zero(backslash)) & HIGH != 0
     };
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    if bytes.len() < 8 {
+        // Padded with spaces, which are never escaped.
+        let mut padded = [b' '; 8];
+        padded[..bytes.len()].copy_from_slice(bytes);
+        return any(u64::from_le_bytes(padded));
+    }
     let mut chunks = bytes.chunks_exact(8);
     for chunk in &mut chunks {
-        if any(u64::from_le_bytes(chunk.try_into().expect("8 bytes"))) {
+        if any(word(chunk)) {
             return true;
         }
     }
-    chunks
-        .remainder()
-        .iter()
-        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    // The last eight bytes, overlapping the last chunk: the remainder without a byte loop.
+    !chunks.remainder().is_empty() && any(word(&bytes[bytes.len() - 8..]))
 }
 
 /// Types that print the same written straight as through a `Value`: no struct whose keys a
