@@ -43,8 +43,8 @@ use crate::flow::model::{
 use crate::flow::Flow;
 use crate::routing::{route, BufferedSignal, Dropped, Inbox, Route, Waiting};
 use crate::timing::{
-    explain_opening, is_open, phone_zones, resolve_zones_with, schedule, Channel, ContactCalendar,
-    Duration, Holidays, QuietHours, Recipient, ResolvedZones, TimingError, Zone,
+    explain_opening, is_open, phone_zones, resolve_zones_with, schedule_explained, Channel,
+    ContactCalendar, Duration, Holidays, QuietHours, Recipient, ResolvedZones, TimingError, Zone,
 };
 use chrono::{DateTime, Utc};
 use std::borrow::Cow;
@@ -1175,11 +1175,12 @@ impl<'a> Machine<'a> {
         let (holidays, _) = self.holidays();
         let window = self.flow.settings.send_window.as_ref();
         let planned = self.zones(channel).and_then(|zones| {
-            let at = schedule(self.now, window, &zones, channel, &holidays, jitter, seed)
-                .map_err(Failure::from)?;
-            // What held the step past its entry, for the journey (the jitter is not a reason).
-            let why = explain_opening(self.now, window, &zones, channel, &holidays).ok();
-            Ok((at, why))
+            // And what held the step past its entry, for the journey (the jitter is not a
+            // reason): one search of the next opening for both.
+            let (at, why) =
+                schedule_explained(self.now, window, &zones, channel, &holidays, jitter, seed)
+                    .map_err(Failure::from)?;
+            Ok((at, Some(why)))
         });
         match planned {
             Ok((t, why)) => {

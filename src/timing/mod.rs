@@ -39,7 +39,7 @@ pub use phone::{phone_zones, PhoneZones};
 pub use quiet::{PlaceRule, QuietHours, QuietHoursPolicy, QuietProblem, RuleRow};
 pub use until::Until;
 pub use window::{
-    explain_opening, is_open, next_opening, resolve_zones, resolve_zones_with, schedule, ClosedBy,
-    Opening, Recipient, ResolvedZones, SendWindow, WindowZone,
+    explain_opening, is_open, next_opening, resolve_zones, resolve_zones_with, schedule,
+    schedule_explained, ClosedBy, Opening, Recipient, ResolvedZones, SendWindow, WindowZone,
 };
 pub use zone::Zone;

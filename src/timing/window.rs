@@ -690,15 +690,51 @@ pub fn schedule(
     jitter: Option<&Duration>,
     seed: u64,
 ) -> Result<DateTime<Utc>, TimingError> {
-    if let Some(j) = jitter.filter(|j| !j.is_fixed()) {
-        return Err(TimingError::new(
+    check_jitter(jitter)?;
+    let t0 = next_opening(entry, window, zones, channel, h)?;
+    jittered(t0, window, zones, channel, h, jitter, seed)
+}
+
+/// [`schedule`] and [`explain_opening`] of the same entry, its next opening searched once (the
+/// engine plans every outreach step with both).
+pub fn schedule_explained(
+    entry: DateTime<Utc>,
+    window: Option<&SendWindow>,
+    zones: &ResolvedZones,
+    channel: Channel,
+    h: &Holidays,
+    jitter: Option<&Duration>,
+    seed: u64,
+) -> Result<(DateTime<Utc>, Opening), TimingError> {
+    check_jitter(jitter)?;
+    let opening = explain_opening(entry, window, zones, channel, h)?;
+    let at = jittered(opening.at, window, zones, channel, h, jitter, seed)?;
+    Ok((at, opening))
+}
+
+/// A calendar `jitter` refused, as [`schedule`] refuses it.
+fn check_jitter(jitter: Option<&Duration>) -> Result<(), TimingError> {
+    match jitter.filter(|j| !j.is_fixed()) {
+        Some(j) => Err(TimingError::new(
             Code::BadDuration,
             j.to_string(),
             None,
             "`jitter` takes fixed units only (ms, s, m, h), e.g. \"20m\"; a day or business day is not a fixed length",
-        ));
+        )),
+        None => Ok(()),
     }
-    let t0 = next_opening(entry, window, zones, channel, h)?;
+}
+
+/// [`schedule`] from its next opening `t0`: the jitter added, pushed to an opening.
+fn jittered(
+    t0: DateTime<Utc>,
+    window: Option<&SendWindow>,
+    zones: &ResolvedZones,
+    channel: Channel,
+    h: &Holidays,
+    jitter: Option<&Duration>,
+    seed: u64,
+) -> Result<DateTime<Utc>, TimingError> {
     let max_ms = jitter.map_or(0, |j| j.fixed_ms.min(i64::MAX as u64) as i64);
     if max_ms == 0 {
         return Ok(t0);
