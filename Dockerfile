@@ -2,7 +2,11 @@
 
 FROM rust:1-slim-bookworm AS builder
 WORKDIR /src
-# gcc comes with the image; the bundled SQLite is compiled from source by cargo.
+# gcc comes with the image; the bundled SQLite and jemalloc (the default allocator) are compiled
+# from source by cargo, and jemalloc's build runs `make`.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends make \
+    && rm -rf /var/lib/apt/lists/*
 
 # Dependencies first, in a layer of their own: it is built again only when what it copies
 # changes (the manifest, the lock file, and what build.rs reads: proto/ and migrations/), not on

@@ -8,7 +8,8 @@
 #   N instructions per step
 #
 # then the ten functions with the most instructions of their own (callgrind_annotate). Steps:
-# NUDGE_CG_STEPS (20000); NUDGE_CG_FEATURES (cargo features, e.g. `mimalloc`); NUDGE_CG_OUT (a
+# NUDGE_CG_STEPS (20000); NUDGE_CG_FEATURES (cargo features, e.g. `mimalloc`; the default build
+# has jemalloc, NUDGE_CG_FEATURES=glibc builds without it, on the system's malloc); NUDGE_CG_OUT (a
 # path to keep the callgrind output at, for `callgrind_annotate --inclusive=yes` or --tree).
 # Needs valgrind and PostgreSQL; drops its database at the end.
 set -euo pipefail
@@ -26,8 +27,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# NUDGE_CG_FEATURES=mimalloc measures the build with that allocator.
-cargo build --release --locked --bin nudge-bench ${NUDGE_CG_FEATURES:+--features "$NUDGE_CG_FEATURES"} >&2
+# NUDGE_CG_FEATURES=mimalloc measures the build with that allocator; `glibc`, with none.
+if [ "${NUDGE_CG_FEATURES:-}" = glibc ]; then
+    cargo build --release --locked --bin nudge-bench --no-default-features >&2
+else
+    cargo build --release --locked --bin nudge-bench ${NUDGE_CG_FEATURES:+--features "$NUDGE_CG_FEATURES"} >&2
+fi
 bench="$CARGO_TARGET_DIR/release/nudge-bench"
 psql "$server/postgres" -qc "CREATE DATABASE $db" >/dev/null
 

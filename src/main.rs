@@ -7,7 +7,8 @@ use clap::Parser;
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-/// `--features jemalloc`: jemalloc, measured the same way.
+/// jemalloc, the default (feature `jemalloc`): fewer instructions a step than the system's
+/// malloc, within the memory bound (docs/benchmarks.md); `--no-default-features` leaves it out.
 #[cfg(all(feature = "jemalloc", not(feature = "mimalloc")))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
