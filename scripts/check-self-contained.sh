@@ -3,8 +3,8 @@
 # examples, the README, the benches, the fixtures (their READMEs and authored data), the
 # migrations, the manifest (Cargo.toml), build.rs, the Dockerfile, the fuzz targets or the CI
 # script (.ci) may cite the product contract document (by its name and a section sign, or its
-# file name), the unpublished provider notes (WEBHOOKS.md, or any path under ../shared/) or the
-# issue tracker (the word issue and a number), which a reader who clones nudge does not have;
+# file name), the unpublished provider notes (by their file name, or a path into the folder
+# shared beside the repository) or the issue tracker (the word issue and a number), which a reader who clones nudge does not have;
 # the pattern below is the one place that spells them. Cite a page under docs/ (or the
 # provider's own page or SDK file) instead, or write the rule out. "issue" in other senses
 # ("issues a token") is fine.
@@ -27,8 +27,8 @@ hits="$(grep -rnE "$pattern" --exclude-dir=target --exclude-dir=node_modules "${
     | grep -v '^scripts/check-self-contained\.sh:' || true)"
 
 # fixtures/ without its message corpora (*.eml, *.jsonl): those hold the text of emails and
-# replies as people write them, where "issue 3" or "Issue 12" is a customer's words, not a
-# citation. Their READMEs, flows, scenarios and expected answers are checked.
+# replies as people write them, where the word issue followed by a number is a customer's
+# words, not a citation. Their READMEs, flows, scenarios and expected answers are checked.
 if [ -d fixtures ]; then
     fixture_hits="$(grep -rnE "$pattern" --exclude='*.eml' --exclude='*.jsonl' fixtures || true)"
     if [ -n "$fixture_hits" ]; then
