@@ -270,20 +270,16 @@ async fn route_in(
     // 2. Webhook signatures seen before: refused, nothing stored (but see below). One
     // statement for the group; old signatures, which can no longer pass the timestamp check,
     // are forgotten in the same round trip.
-    let signed: Vec<usize> = (0..jobs.len())
-        .filter(|&i| slots[i].is_none() && jobs[i].arrival.replay.is_some())
-        .collect();
-    let keys: Vec<(&str, &str, i64)> = signed
+    let (signed, keys): (Vec<usize>, Vec<(&str, &str, i64)>) = jobs
         .iter()
-        .filter_map(|&i| {
-            let replay = jobs[i].arrival.replay.as_ref()?;
-            Some((
-                jobs[i].account_id.as_str(),
-                replay.key.as_str(),
-                to_millis(replay.seen_at),
-            ))
+        .enumerate()
+        .filter(|(i, _)| slots[*i].is_none())
+        .filter_map(|(i, job)| {
+            let replay = job.arrival.replay.as_ref()?;
+            let at = to_millis(replay.seen_at);
+            Some((i, (job.account_id.as_str(), replay.key.as_str(), at)))
         })
-        .collect();
+        .unzip();
     if let Some(oldest) = keys.iter().map(|k| k.2).min() {
         let fresh = tx
             .remember_replays(&keys, oldest - REPLAY_MEMORY_MS)
