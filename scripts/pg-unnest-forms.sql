@@ -1,5 +1,5 @@
 -- The two ways to turn bound arrays into rows, timed on the outbox's real columns and indexes
--- (docs/benchmarks.md, "select-list unnest"). Run it on a database a `nudge-bench` run left
+-- (docs/benchmarks.md, "What bounds it": BatchEnroll). Run it on a database a `nudge-bench` run left
 -- (it needs 1,000 rows in `dispatches`):
 --
 --   psql -h 127.0.0.1 -U postgres -d BENCH_DB -f scripts/pg-unnest-forms.sql
