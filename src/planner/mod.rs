@@ -104,9 +104,7 @@ impl Planner {
         let (processed, committed, lateness) = tx.finish(woken).await?;
         if processed > 0 {
             let metrics = &self.core.metrics;
-            for late in lateness {
-                metrics.timer_lateness(late);
-            }
+            metrics.timer_lateness(&lateness);
             metrics.transitions(&committed.transitions);
             metrics.planner_batch(started.elapsed());
         }
