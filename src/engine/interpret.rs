@@ -240,6 +240,10 @@ struct Machine<'a> {
     moved: bool,
     /// A capped step was handed to the planner: it is due now, but not in this call.
     handed_off: bool,
+    /// The zones of the channel last resolved ([`Machine::zones`]): a step asks for them
+    /// several times (its wait's zone, its send's plan and gate) with the same contact.
+    /// Cleared when the contact changes; the sender's zone, the flow and the context do not.
+    zones_memo: std::cell::RefCell<Option<(Channel, ResolvedZones)>>,
 }
 
 impl<'a> Machine<'a> {
@@ -263,7 +267,14 @@ impl<'a> Machine<'a> {
             cap,
             moved: false,
             handed_off: false,
+            zones_memo: std::cell::RefCell::new(None),
         }
+    }
+
+    /// The contact as it is from now on (the resolved zones go with the old one).
+    fn set_contact(&mut self, contact: crate::engine::state::ContactView) {
+        self.st.contact = contact;
+        *self.zones_memo.get_mut() = None;
     }
 
     fn journey(&mut self, entry: JourneyEntry) {
@@ -298,7 +309,7 @@ impl<'a> Machine<'a> {
             match input {
                 // A finished enrollment is not reached by signals; a late wake is harmless.
                 Input::Wake | Input::Signal(_) | Input::SlotFreed { .. } => {}
-                Input::ContactChanged(c) => self.st.contact = c,
+                Input::ContactChanged(c) => self.set_contact(c),
                 other => {
                     let name = input_name(&other);
                     let status = self.st.status.as_str();
@@ -413,7 +424,7 @@ impl<'a> Machine<'a> {
                 // Only the zone and the number decide a hold (docs/timing.md, "Send windows"): another change (an
                 // email, an attribute) leaves a held step as it is, without a second `held`.
                 let zone_changed = c.tz != self.st.contact.tz || c.phone != self.st.contact.phone;
-                self.st.contact = c;
+                self.set_contact(c);
                 let held = self.st.run.as_ref().is_some_and(|r| r.hold.is_some());
                 if held && zone_changed {
                     self.replan_held();
@@ -1461,6 +1472,10 @@ impl<'a> Machine<'a> {
     where
         'a: 's,
     {
+        // Most steps have no variants: nothing to look up.
+        if step.variants.is_empty() {
+            return (None, Some(&step.action));
+        }
         let stopped = self.ctx.stopped.get(&self.st.flow.id);
         match super::variant::of(self.flow, step_id, &self.st, stopped) {
             Some(v) => (Some(v.name.clone()), Some(&v.action)),
@@ -1555,7 +1570,11 @@ impl<'a> Machine<'a> {
     /// Remembers the variant given at `step_id`, so the enrollment keeps it at every later step
     /// of the same experiment.
     fn keep_variant(&mut self, step_id: &str, variant: Option<&str>) {
-        if let (Some(name), Some((key, _, _))) = (variant, self.flow.experiment_of(step_id)) {
+        // The experiment is looked up only for a step that gave a variant.
+        let Some(name) = variant else {
+            return;
+        };
+        if let Some((key, _, _)) = self.flow.experiment_of(step_id) {
             self.st.variants.insert(key, name.to_string());
         }
     }
@@ -1720,15 +1739,22 @@ impl<'a> Machine<'a> {
     /// docs/timing.md, "Zones", "Send windows" and "Holiday calendars and quiet hours": the zones a step of `channel` uses, and the account's quiet-hours
     /// place rule for SMS and calls.
     fn zones(&self, channel: Channel) -> Result<ResolvedZones, Failure> {
+        if let Some((memo_channel, zones)) = &*self.zones_memo.borrow() {
+            if *memo_channel == channel {
+                return Ok(zones.clone());
+            }
+        }
         let sender = self.sender_zone()?;
-        resolve_zones_with(
+        let zones = resolve_zones_with(
             self.flow.settings.send_window.as_ref(),
             &self.recipient(),
             &sender,
             channel,
             &self.ctx.quiet_hours,
         )
-        .map_err(Failure::from)
+        .map_err(Failure::from)?;
+        *self.zones_memo.borrow_mut() = Some((channel, zones.clone()));
+        Ok(zones)
     }
 
     /// docs/timing.md, "Holiday calendars and quiet hours": the flow's holidays for this contact, `contact` resolved to the contact's
