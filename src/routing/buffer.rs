@@ -84,6 +84,10 @@ impl SignalBuffer {
     /// Drops every signal that is 7 days old or older at `now`, and returns them (oldest first)
     /// so the journey can record `expired`.
     pub fn expire(&mut self, now: DateTime<Utc>) -> Vec<BufferedSignal> {
+        // Every step asks, and most buffers are empty or keep everything: nothing to move.
+        if !self.items.iter().any(|s| s.expires_at() <= now) {
+            return Vec::new();
+        }
         let (gone, kept): (Vec<_>, Vec<_>) =
             self.items.drain(..).partition(|s| s.expires_at() <= now);
         self.items = kept.into();
