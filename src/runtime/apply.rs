@@ -60,6 +60,9 @@ pub fn ctx_for(
 #[derive(Debug, Default)]
 pub struct StepContext {
     definitions: HashMap<FlowKey, String>,
+    /// The parsed flow of each version the rows run, found once per batch: a step finds its
+    /// own among these few by comparison, not through the shared cache's lock and hash.
+    versions: Vec<(FlowKey, std::sync::Arc<crate::flow::Flow>)>,
     ctx: crate::store::FastMap<String, Ctx>,
     /// The caps of the rows' senders that have any (docs/capacity.md).
     caps: HashMap<SenderKey, Caps>,
@@ -99,11 +102,17 @@ impl StepContext {
         // have experiments (none, in most batches), beside the senders' caps (no round trip
         // of its own).
         let mut experimental: Vec<&str> = Vec::new();
+        let mut versions: Vec<(FlowKey, std::sync::Arc<crate::flow::Flow>)> = Vec::new();
         // Once per run of rows of one flow version (a batch is mostly one or a few).
         for r in first_of_each_version_run(rows) {
-            let has = flow_of(flows, &definitions, r).is_ok_and(|f| f.has_experiments());
-            if has && !experimental.contains(&r.flow_id.as_str()) {
+            let Ok(flow) = flow_of(flows, &definitions, r) else {
+                continue;
+            };
+            if flow.has_experiments() && !experimental.contains(&r.flow_id.as_str()) {
                 experimental.push(r.flow_id.as_str());
+            }
+            if find_version(&versions, r).is_none() {
+                versions.push(((r.flow_id.clone(), r.flow_version), flow));
             }
         }
         let (caps, stopped) = tx.caps_and_stopped(&keys, &experimental).await?;
@@ -115,6 +124,7 @@ impl StepContext {
         }
         Ok(StepContext {
             definitions,
+            versions,
             ctx,
             caps: caps.into_iter().map(|(k, (caps, _))| (k, caps)).collect(),
             books: None,
@@ -226,6 +236,17 @@ impl StepContext {
     }
 }
 
+/// The parsed flow of `row`'s version among `versions`, if it is there.
+fn find_version(
+    versions: &[(FlowKey, std::sync::Arc<crate::flow::Flow>)],
+    row: &EnrollmentRow,
+) -> Option<std::sync::Arc<crate::flow::Flow>> {
+    versions
+        .iter()
+        .find(|((id, version), _)| *version == row.flow_version && *id == row.flow_id)
+        .map(|(_, flow)| flow.clone())
+}
+
 /// The parsed flow of `row`'s version: from the cache (looked up by the row's own id), else
 /// parsed from `definitions`.
 fn flow_of(
@@ -324,7 +345,10 @@ fn step_row(
         Input::TaskOutcome { outcome, .. } => Some(outcome.clone()),
         _ => None,
     };
-    let flow = flow_of(flows, &context.definitions, &row);
+    let flow = match find_version(&context.versions, &row) {
+        Some(flow) => Ok(flow),
+        None => flow_of(flows, &context.definitions, &row),
+    };
     let ctx = context.ctx(&row.account_id);
     // What a signal adds to the funnel and may convert, whatever the step does with it.
     let (signal_counts, goals) = match &input {
