@@ -111,7 +111,7 @@ impl Dispatch {
             run: d.run,
             step: d.step,
             idempotency_key: d.idempotency_key,
-            channel: d.channel,
+            channel: d.channel.into_owned(),
             recipient: d.recipient,
             template: d.template,
             input: d.input,

@@ -19,6 +19,7 @@ use crate::engine::{Effect, EnrollmentState, Status};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use std::borrow::Cow;
 
 /// The statuses of an enrollment a signal still reaches and a duplicate check still counts.
 pub const LIVE: [&str; 2] = [Status::LIVE[0].as_str(), Status::LIVE[1].as_str()];
@@ -76,7 +77,8 @@ pub struct DispatchRow {
     pub run: i64,
     pub step: String,
     pub idempotency_key: String,
-    pub channel: String,
+    /// A closed set (`email`, `sms`, …): a dispatch the engine makes names it without a copy.
+    pub channel: Cow<'static, str>,
     pub recipient: String,
     pub template: String,
     pub input: String,
@@ -84,7 +86,7 @@ pub struct DispatchRow {
     pub channel_params: Option<String>,
     pub message_id: Option<String>,
     /// `pending`, `sent`, `failed`, or `held` (nothing will be sent; shown in the stream).
-    pub status: String,
+    pub status: Cow<'static, str>,
     pub lease_owner: Option<String>,
     pub lease_until: Option<i64>,
     pub attempts: i32,
@@ -371,7 +373,7 @@ impl Writes {
             run: d.run as i64,
             step: d.step,
             idempotency_key: d.idempotency_key,
-            channel: d.channel.as_str().to_string(),
+            channel: Cow::Borrowed(d.channel.as_str()),
             recipient: d.recipient,
             template: d.template,
             input: json_text(&d.input),
@@ -379,7 +381,7 @@ impl Writes {
                 .channel_params
                 .map(|p| serde_json::Value::Object(p).to_string()),
             message_id: d.message_id,
-            status: DispatchStatus::Pending.as_str().into(),
+            status: Cow::Borrowed(DispatchStatus::Pending.as_str()),
             lease_owner: None,
             lease_until: None,
             attempts: 0,
@@ -429,13 +431,13 @@ impl Writes {
                     .to_string(),
                 // A held step may be planned again and sent later under the real key.
                 idempotency_key: format!("{idempotency_key}:held"),
-                channel: channel.to_string(),
+                channel: Cow::Borrowed(channel.as_str()),
                 recipient: String::new(),
                 template: String::new(),
                 input: "{}".into(),
                 channel_params: None,
                 message_id: None,
-                status: DispatchStatus::Held.as_str().into(),
+                status: Cow::Borrowed(DispatchStatus::Held.as_str()),
                 lease_owner: None,
                 lease_until: None,
                 attempts: 0,

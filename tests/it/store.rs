@@ -714,7 +714,7 @@ async fn a_dispatch_key_is_written_once(backend: Backend) {
         input: "{}".into(),
         channel_params: None,
         message_id: None,
-        status: status.into(),
+        status: status.to_string().into(),
         lease_owner: None,
         lease_until: None,
         attempts: 0,
