@@ -738,6 +738,33 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any order of adds over any number of keys (searched one by one, and in the map past
+        /// `FEW`) sums what a plain map of the same adds sums.
+        #[test]
+        fn a_tally_sums_what_a_map_sums(adds in proptest::collection::vec((0usize..24, 1i64..5), 0..200)) {
+            let mut t = Tally::default();
+            let mut model: BTreeMap<String, i64> = BTreeMap::new();
+            for (i, n) in adds {
+                let step = format!("s{i:02}");
+                let key = CountRef {
+                    account_id: "a",
+                    flow_id: "f",
+                    flow_version: 1,
+                    step: &step,
+                    metric: Metric::Entered,
+                    variant: "",
+                    hour: 0,
+                };
+                t.add_ref(key, n);
+                *model.entry(step).or_insert(0) += n;
+            }
+            let rows: Vec<(String, i64)> = t.rows().into_iter().map(|r| (r.step, r.n)).collect();
+            let expected: Vec<(String, i64)> = model.into_iter().collect();
+            proptest::prop_assert_eq!(rows, expected);
+        }
+    }
+
     fn key_of(k: &CountRef<'_>) -> CountKey {
         CountKey {
             account_id: k.account_id.into(),
