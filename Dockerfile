@@ -14,6 +14,8 @@ RUN apt-get update \
 # `main`. The manifest names two benches without a path, which cargo must find to read it at
 # all; the binaries in src/bin are found by looking, so leaving them out is fine.
 COPY Cargo.toml Cargo.lock build.rs ./
+# The build's environment (jemalloc's compiled-in settings).
+COPY .cargo .cargo
 COPY proto proto
 COPY migrations migrations
 RUN mkdir -p src benches \
