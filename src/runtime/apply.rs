@@ -60,8 +60,9 @@ pub fn ctx_for(
 #[derive(Debug, Default)]
 pub struct StepContext {
     definitions: HashMap<FlowKey, String>,
-    /// The parsed flow of each version the rows run, found once per batch: a step finds its
-    /// own among these few by comparison, not through the shared cache's lock and hash.
+    /// The parsed flow of the first [`FEW_VERSIONS`] versions the rows run, found once per
+    /// batch: a step finds its own among these few by comparison, not through the shared
+    /// cache's lock and hash (the rows of other versions still go to the cache).
     versions: Vec<(FlowKey, std::sync::Arc<crate::flow::Flow>)>,
     ctx: crate::store::FastMap<String, Ctx>,
     /// The caps of the rows' senders that have any (docs/capacity.md).
@@ -111,7 +112,7 @@ impl StepContext {
             if flow.has_experiments() && !experimental.contains(&r.flow_id.as_str()) {
                 experimental.push(r.flow_id.as_str());
             }
-            if find_version(&versions, r).is_none() {
+            if versions.len() < FEW_VERSIONS && find_version(&versions, r).is_none() {
                 versions.push(((r.flow_id.clone(), r.flow_version), flow));
             }
         }
@@ -235,6 +236,10 @@ impl StepContext {
         }
     }
 }
+
+/// How many flow versions a [`StepContext`] keeps at hand: a batch mostly runs one or a few,
+/// and a longer list would cost more to search than the cache.
+const FEW_VERSIONS: usize = 8;
 
 /// The parsed flow of `row`'s version among `versions`, if it is there.
 fn find_version(
