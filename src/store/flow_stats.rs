@@ -712,15 +712,7 @@ mod tests {
             for round in 0..2 {
                 for i in (0..keys).rev() {
                     let step = format!("s{i:02}");
-                    let key = CountRef {
-                        account_id: "a",
-                        flow_id: "f",
-                        flow_version: 1,
-                        step: &step,
-                        metric: Metric::Entered,
-                        variant: "",
-                        hour: 0,
-                    };
+                    let key = entered_at(&step);
                     if round == 0 {
                         t.add_ref(key, 1);
                     } else {
@@ -747,21 +739,25 @@ mod tests {
             let mut model: BTreeMap<String, i64> = BTreeMap::new();
             for (i, n) in adds {
                 let step = format!("s{i:02}");
-                let key = CountRef {
-                    account_id: "a",
-                    flow_id: "f",
-                    flow_version: 1,
-                    step: &step,
-                    metric: Metric::Entered,
-                    variant: "",
-                    hour: 0,
-                };
-                t.add_ref(key, n);
+                t.add_ref(entered_at(&step), n);
                 *model.entry(step).or_insert(0) += n;
             }
             let rows: Vec<(String, i64)> = t.rows().into_iter().map(|r| (r.step, r.n)).collect();
             let expected: Vec<(String, i64)> = model.into_iter().collect();
             proptest::prop_assert_eq!(rows, expected);
+        }
+    }
+
+    /// The key of the runs entered at `step`, in one flow and hour.
+    fn entered_at(step: &str) -> CountRef<'_> {
+        CountRef {
+            account_id: "a",
+            flow_id: "f",
+            flow_version: 1,
+            step,
+            metric: Metric::Entered,
+            variant: "",
+            hour: 0,
         }
     }
 
