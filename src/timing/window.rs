@@ -690,13 +690,11 @@ pub fn schedule(
     jitter: Option<&Duration>,
     seed: u64,
 ) -> Result<DateTime<Utc>, TimingError> {
-    check_jitter(jitter)?;
-    let t0 = next_opening(entry, window, zones, channel, h)?;
-    jittered(t0, window, zones, channel, h, jitter, seed)
+    schedule_explained(entry, window, zones, channel, h, jitter, seed).map(|(at, _)| at)
 }
 
-/// [`schedule`] and [`explain_opening`] of the same entry, its next opening searched once (the
-/// engine plans every outreach step with both).
+/// [`schedule`] with [`explain_opening`] of the same entry, its next opening searched once:
+/// what the engine plans every outreach step with ([`schedule`] is this without the why).
 pub fn schedule_explained(
     entry: DateTime<Utc>,
     window: Option<&SendWindow>,
