@@ -125,11 +125,14 @@ impl Tx {
         match &mut self.conn {
             Conn::Postgres(c) => {
                 let stored = pg_batch::remember_replays(c, keys, forget_before).await?;
-                let mut stored: HashSet<(String, String)> = stored.into_iter().collect();
+                let mut stored: HashSet<(&str, &str)> = stored
+                    .iter()
+                    .map(|(account, key)| (account.as_str(), key.as_str()))
+                    .collect();
                 // The first of a pair takes it; a later one is its replay.
                 Ok(keys
                     .iter()
-                    .map(|(account, key, _)| stored.remove(&(account.to_string(), key.to_string())))
+                    .map(|(account, key, _)| stored.remove(&(*account, *key)))
                     .collect())
             }
             Conn::Sqlite(_) => {
