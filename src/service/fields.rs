@@ -170,13 +170,27 @@ pub fn parse_phone(field: &str, text: &str) -> Result<String, Violation> {
             "write it with `+` and the country code, e.g. `+12125551234` or `+420 601 123 456`",
         );
     }
-    match phonenumber::parse(None, trimmed) {
-        Ok(number) if phonenumber::is_valid(&number) => {
-            Ok(number.format().mode(phonenumber::Mode::E164).to_string())
-        }
-        Ok(_) => refuse("no numbering plan assigns this number; check the digits"),
-        Err(e) => refuse(&format!("{e}; write it as `+` country code and number")),
+    // The timing core's reading, which matches libphonenumber's (the phonenumber crate's own
+    // check accepts a number with a digit too many and refuses Russia's `+7 800 …`), so a
+    // contact's stored number is the one its send windows were worked out for.
+    match crate::timing::phone_zones(trimmed) {
+        Ok(number) => Ok(number.e164),
+        Err(e) => refuse(&e.hint),
     }
+}
+
+/// Whether `text` is spelled as [`parse_phone`] writes a number: `+`, a country code that does
+/// not start with 0, and at most 20 digits in all (libphonenumber's longest: a 3-digit code
+/// and 17 digits; Germany has valid numbers past E.164's 15), nothing else. Such a text may still be a
+/// number no plan allows, or one whose normal form differs (a national prefix kept after the
+/// country code); only [`parse_phone`] tells.
+pub fn is_e164(text: &str) -> bool {
+    let Some(digits) = text.strip_prefix('+') else {
+        return false;
+    };
+    (2..=20).contains(&digits.len())
+        && !digits.starts_with('0')
+        && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Checks a `tz` (docs/timing.md, "Zones") and returns its canonical spelling; `BAD_TZ` with the timing

@@ -60,3 +60,56 @@ fn phone_numbers_match_python_phonenumbers() {
         failures.join("\n")
     );
 }
+
+/// A contact's number is stored as the service's `parse_phone` writes it: the oracle's E.164
+/// for a valid number, `BAD_PHONE` for any other. And the Twilio webhook looks a number spelled
+/// in E.164 up as it came, parsing it only when no contact has it: that holds only if every
+/// normal form is spelled so and parses back to itself.
+#[test]
+fn contact_numbers_match_python_phonenumbers_and_normal_forms_are_fixed() {
+    use nudge::service::fields::{is_e164, parse_phone};
+    let text = include_str!("../../fixtures/timing/phone_cases.jsonl");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let case: serde_json::Value = serde_json::from_str(line).expect("fixture line is JSON");
+        let input = case["input"].as_str().expect("input");
+        let got = parse_phone("contact.phone", input);
+        checked += 1;
+        if !case["valid"].as_bool().expect("valid") {
+            if !matches!(&got, Err(v) if v.code == Code::BadPhone) {
+                failures.push(format!("{input}: got {got:?}, want BAD_PHONE"));
+            }
+            continue;
+        }
+        let normal = case["e164"].as_str().expect("e164");
+        if got.as_deref().ok() != Some(normal) {
+            failures.push(format!("{input}: got {got:?}, want {normal}"));
+        }
+        if !is_e164(normal) || parse_phone("p", normal).as_deref().ok() != Some(normal) {
+            failures.push(format!("{normal}: a normal form that is not fixed"));
+        }
+    }
+    assert!(checked >= 300, "only {checked} cases");
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} cases disagree:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // Spelled as E.164 is not the same as valid or normal.
+    for (text, spelled) in [
+        ("+12125550100", true),
+        ("+15555555555", true),
+        ("+4402071234567", true),
+        ("+1 212 555 0100", false),
+        ("12125550100", false),
+        ("+012125550100", false),
+        ("+1", false),
+        ("+4980012345678902", true),
+        ("+123456789012345678901", false),
+        ("+1212555010a", false),
+    ] {
+        assert_eq!(is_e164(text), spelled, "{text}");
+    }
+}

@@ -29,9 +29,10 @@ use crate::inbound::mail::{self, Mail};
 use crate::inbound::providers::{Notice, Reading};
 use crate::inbound::signing::{self, SignatureError};
 use crate::inbound::{sms, SignalKind};
-use crate::service::fields::parse_phone;
+use crate::service::fields::{is_e164, parse_phone};
 use crate::service::signals::{self, Arrival, Receipt, Received, Replay};
 use crate::service::signals::{lookup, Source};
+use crate::service::ServiceError;
 use crate::store::accounts::DEFAULT_ACCOUNT_ID;
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
@@ -349,32 +350,66 @@ pub async fn twilio(
     let from = param("From").ok_or_else(|| {
         HttpError::unprocessable("the form has no `From` (the sender's number, as Twilio sends it)")
     })?;
-    let from = parse_phone("From", from).map_err(|v| HttpError::unprocessable(v.message))?;
     let text = param("Body").unwrap_or("");
-    let channel = "sms".to_string();
-    let kind = match sms::keyword(text) {
-        Some(sms::Keyword::OptOut) => SignalKind::OptOut { channel },
-        Some(sms::Keyword::OptIn) => SignalKind::OptIn { channel },
-        Some(sms::Keyword::Help) => SignalKind::Help { channel },
-        None => SignalKind::Reply { channel },
-    };
     let sid = param("MessageSid").or_else(|| param("SmsSid"));
-    let arrival = Arrival {
-        // Found with the signal's group: the contacts with this number.
-        contacts: Vec::new(),
-        kind,
-        source: Source::Sms,
-        provider_id: sid.map(|s| format!("twilio:{s}")),
-        payload: json!({"from": from, "to": param("To"), "message_sid": sid}),
-        // Twilio's signature has no timestamp: a replay is the same MessageSid, a duplicate.
-        replay: None,
-        intent: None,
+    let arrival = |from: &str| {
+        let channel = "sms".to_string();
+        let kind = match sms::keyword(text) {
+            Some(sms::Keyword::OptOut) => SignalKind::OptOut { channel },
+            Some(sms::Keyword::OptIn) => SignalKind::OptIn { channel },
+            Some(sms::Keyword::Help) => SignalKind::Help { channel },
+            None => SignalKind::Reply { channel },
+        };
+        Arrival {
+            // Found with the signal's group: the contacts with this number.
+            contacts: Vec::new(),
+            kind,
+            source: Source::Sms,
+            provider_id: sid.map(|s| format!("twilio:{s}")),
+            payload: json!({"from": from, "to": param("To"), "message_sid": sid}),
+            // Twilio's signature has no timestamp: a replay is the same MessageSid, a duplicate.
+            replay: None,
+            intent: None,
+        }
     };
     let now = state.core.clock.now();
     let words = signals::words::Words::text(text);
-    answer(
-        signals::receive_from_phone(&state.signals, account, &from, arrival, &words, now).await?,
-    )?;
+    let receive = |from: String| {
+        let arrival = arrival(&from);
+        let words = &words;
+        let state = &state;
+        async move {
+            signals::receive_from_phone(&state.signals, account, &from, arrival, words, now).await
+        }
+    };
+    let unprocessable = |v: crate::service::Violation| HttpError::unprocessable(v.message);
+    // Twilio sends numbers in E.164 already, and every contact's number was normalized when it
+    // was stored, so such a number is looked up as it came: the numbering plan's check (which
+    // is most of a signal's parsing) runs only when no contact has it. Then a number no plan
+    // allows is refused (422) as before, and one whose normal form is spelled differently
+    // (`+4402071234567` is `+442071234567`) is looked up again in that form.
+    let received = if is_e164(from) {
+        match receive(from.to_string()).await {
+            Err(ServiceError::NotFound {
+                what: "contact",
+                id,
+            }) => {
+                let normal = parse_phone("From", from).map_err(unprocessable)?;
+                if normal == from {
+                    Err(ServiceError::NotFound {
+                        what: "contact",
+                        id,
+                    })
+                } else {
+                    receive(normal).await
+                }
+            }
+            received => received,
+        }
+    } else {
+        receive(parse_phone("From", from).map_err(unprocessable)?).await
+    };
+    answer(received?)?;
     Ok((
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/xml")],
