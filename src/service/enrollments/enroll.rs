@@ -59,22 +59,6 @@ struct Lookups {
     senders: FastMap<String, crate::store::senders::SenderRow>,
 }
 
-impl Lookups {
-    /// Loads the contacts `ids` names into the lookup.
-    async fn preload_contacts(
-        &mut self,
-        core: &Core,
-        account_id: &str,
-        ids: &[String],
-    ) -> Result<(), ServiceError> {
-        let rows = store::contacts::get_many(&core.db, account_id, ids).await?;
-        self.contacts.reserve(rows.len());
-        self.contacts
-            .extend(rows.into_iter().map(|r| (r.id.clone(), r)));
-        Ok(())
-    }
-}
-
 async fn lookups(core: &Core, account_id: &str) -> Result<Lookups, ServiceError> {
     let account = store::accounts::find(&core.db, account_id)
         .await?
@@ -536,18 +520,44 @@ pub async fn batch_enroll(
     // call of 10,000 holds the engine's output for 1,000, not for all of them.
     while items.peek().is_some() {
         let chunk: Vec<EnrollInput> = items.by_ref().take(BATCH_CHUNK).collect();
-        let contact_ids: Vec<String> = chunk.iter().map(|i| i.contact_id.clone()).collect();
-        if let Err(e) = look.preload_contacts(core, account_id, &contact_ids).await {
-            // Nothing of this chunk or the rest was tried; what committed before stands.
-            let untried = chunk.len() + items.len();
-            results.extend((0..untried).map(|_| Err(untried_item(&e))));
-            break;
-        }
         let mut answers: Vec<Option<BatchResult>> = chunk.iter().map(|_| None).collect();
         let mut writing = tokio::task::JoinSet::new();
         let parts = parts(&chunk, PARTS / calls);
+        // Every part's contacts are read at once, each on a connection of its own: the first
+        // part is prepared as soon as its contacts arrive, while the others are still read
+        // (one read of the whole chunk kept a lone caller's engine waiting for all of them).
+        let mut reads: std::collections::VecDeque<_> = parts
+            .iter()
+            .map(|part| {
+                let ids: Vec<String> = part.iter().map(|&i| chunk[i].contact_id.clone()).collect();
+                let (core, account_id) = (core.clone(), account_id.to_string());
+                tokio::spawn(
+                    async move { store::contacts::get_many(&core.db, &account_id, &ids).await },
+                )
+            })
+            .collect();
         let mut chunk: Vec<Option<EnrollInput>> = chunk.into_iter().map(Some).collect();
+        let mut unread = None;
         for part in parts {
+            let read = reads.pop_front().expect("one read a part");
+            let read = match read.await {
+                Ok(read) => read.map_err(ServiceError::from),
+                Err(e) => Err(ServiceError::Internal(format!(
+                    "reading a BatchEnroll part's contacts stopped: {e}"
+                ))),
+            };
+            let rows = match read {
+                Ok(rows) => rows,
+                Err(e) => {
+                    // Nothing of this part or the next was tried; the parts before it are
+                    // written and answer as usual.
+                    unread = Some(e);
+                    break;
+                }
+            };
+            look.contacts.reserve(rows.len());
+            look.contacts
+                .extend(rows.into_iter().map(|r| (r.id.clone(), r)));
             let mut positions = Vec::with_capacity(part.len());
             let mut ready = Vec::with_capacity(part.len());
             for i in part {
@@ -571,6 +581,7 @@ pub async fn batch_enroll(
                 (positions, answers)
             });
         }
+        reads.iter().for_each(|r| r.abort());
         look.contacts.clear();
         // A part that failed answers its own items with the failure (its transaction rolled
         // back: nothing of them is stored, or, for a connection lost as it committed, the
@@ -592,6 +603,17 @@ pub async fn batch_enroll(
             for (pos, answer) in positions.into_iter().zip(written) {
                 answers[pos] = Some(answer);
             }
+        }
+        if let Some(e) = unread {
+            // The parts not read, and the items after this chunk, were not tried.
+            for (answer, item) in answers.iter_mut().zip(&chunk) {
+                if item.is_some() {
+                    *answer = Some(Err(untried_item(&e)));
+                }
+            }
+            results.extend(answers.into_iter().map(|a| a.expect("every item answered")));
+            results.extend(items.by_ref().map(|_| Err(untried_item(&e))));
+            break;
         }
         results.extend(answers.into_iter().map(|a| a.expect("every item answered")));
         if let Some(e) = failure {
