@@ -106,39 +106,21 @@ impl<T: Element> Element for Option<T> {
 }
 
 impl<T: Element> Arr<T> {
-    /// The whole parameter: header, then every element (what [`Arr::write_to`] writes).
-    pub fn encode(&self) -> Result<Vec<u8>, std::num::TryFromIntError> {
-        // Each element's bytes are asked for twice, to size the buffer and to write them:
-        // cheaper than a vector keeping them between the two (an allocation and a pass).
-        let size = 20
-            + self
-                .0
-                .iter()
-                .map(|e| 4 + e.bytes().map_or(0, |b| b.as_slice().len()))
-                .sum::<usize>();
-        let mut out = Vec::with_capacity(size);
-        out.extend_from_slice(&1i32.to_be_bytes()); // dimensions
-        out.extend_from_slice(&0i32.to_be_bytes()); // flags
-        out.extend_from_slice(&T::OID.to_be_bytes());
-        out.extend_from_slice(&i32::try_from(self.0.len())?.to_be_bytes());
-        out.extend_from_slice(&1i32.to_be_bytes()); // lower bound
-        for element in &self.0 {
-            match element.bytes() {
-                Some(b) => {
-                    let b = b.as_slice();
-                    out.extend_from_slice(&i32::try_from(b.len())?.to_be_bytes());
-                    out.extend_from_slice(b);
-                }
-                None => out.extend_from_slice(&(-1i32).to_be_bytes()),
-            }
-        }
-        Ok(out)
-    }
-
     /// Writes the parameter straight into diesel's buffer: encoding it into a vector of its
     /// own first copied every bound byte once more (a copy an instruction a byte, glibc's
-    /// `rep movsb`). A small element goes out with its length in one write.
+    /// `rep movsb`).
     fn write_to(&self, out: &mut Output<'_, '_, Pg>) -> serialize::Result {
+        self.write_into(out)?;
+        Ok(IsNull::No)
+    }
+
+    /// The whole parameter, header then every element, into `out` (diesel's buffer, or a
+    /// vector in the tests: one writer for both). A small element goes out with its length in
+    /// one write.
+    fn write_into(
+        &self,
+        out: &mut impl Write,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         let mut head = [0u8; 20];
         head[0..4].copy_from_slice(&1i32.to_be_bytes()); // dimensions
         head[4..8].copy_from_slice(&0i32.to_be_bytes()); // flags
@@ -164,7 +146,7 @@ impl<T: Element> Arr<T> {
                 None => out.write_all(&(-1i32).to_be_bytes())?,
             }
         }
-        Ok(IsNull::No)
+        Ok(())
     }
 }
 
@@ -190,12 +172,20 @@ array_of!(Bool => bool);
 mod tests {
     use super::*;
 
-    /// PostgreSQL's binary array layout, spelled out for a small case. (That the server reads
-    /// every element type back unchanged is checked against a real server by the integration
-    /// test `store::pg::postgres::bound_arrays_round_trip`.)
+    /// What the parameter writer writes.
+    fn encode<T: Element>(array: &Arr<T>) -> Vec<u8> {
+        let mut out = Vec::new();
+        array.write_into(&mut out).unwrap();
+        out
+    }
+
+    /// PostgreSQL's binary array layout, spelled out for a small case, with an element past
+    /// the small-element buffer. (That the server reads every element type back unchanged is
+    /// checked against a real server by the integration test
+    /// `store::pg::postgres::bound_arrays_round_trip`.)
     #[test]
     fn the_layout_is_array_recv_s() {
-        let bytes = Arr(vec![Some("é"), None]).encode().unwrap();
+        let bytes = encode(&Arr(vec![Some("é"), None]));
         let mut expected = Vec::new();
         for word in [1i32, 0] {
             expected.extend_from_slice(&word.to_be_bytes());
@@ -207,8 +197,15 @@ mod tests {
         expected.extend_from_slice("é".as_bytes());
         expected.extend_from_slice(&(-1i32).to_be_bytes());
         assert_eq!(bytes, expected);
-        let ints = Arr(vec![1i64]).encode().unwrap();
+        let ints = encode(&Arr(vec![1i64]));
         assert_eq!(&ints[8..12], &20u32.to_be_bytes());
         assert_eq!(&ints[20..], &[0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 1]);
+        let long = "x".repeat(SMALL + 1);
+        let bytes = encode(&Arr(vec![long.as_str(), "y"]));
+        let n = SMALL + 1;
+        assert_eq!(&bytes[12..16], &2i32.to_be_bytes());
+        assert_eq!(&bytes[20..24], &(n as i32).to_be_bytes());
+        assert_eq!(&bytes[24..24 + n], long.as_bytes());
+        assert_eq!(&bytes[24 + n..], &[0, 0, 0, 1, b'y']);
     }
 }
