@@ -181,9 +181,9 @@ pub fn parse_phone(field: &str, text: &str) -> Result<String, Violation> {
 
 /// Whether `text` is spelled as [`parse_phone`] writes a number: `+`, a country code that does
 /// not start with 0, and at most 20 digits in all (libphonenumber's longest: a 3-digit code
-/// and 17 digits; Germany has valid numbers past E.164's 15), nothing else. Such a text may still be a
-/// number no plan allows, or one whose normal form differs (a national prefix kept after the
-/// country code); only [`parse_phone`] tells.
+/// and 17 digits; Germany has valid numbers past E.164's 15), nothing else. Such a text may
+/// still be a number no plan allows, or one whose normal form differs (a national prefix kept
+/// after the country code); only [`parse_phone`] tells.
 pub fn is_e164(text: &str) -> bool {
     let Some(digits) = text.strip_prefix('+') else {
         return false;
