@@ -76,9 +76,27 @@ impl Server {
         run("pg_ctl", &all)
     }
 
+    /// Starts the server; on a port another process took since [`free_port`] released it (a
+    /// client's outgoing connection may be given it: it is in the ephemeral range), again on a
+    /// new one, a few times.
     pub fn start(&mut self) {
-        check("pg_ctl start", self.pg_ctl(&["-w", "-t", "60", "start"]));
-        self.running = true;
+        for _ in 0..5 {
+            let out = self.pg_ctl(&["-w", "-t", "60", "start"]);
+            if out.status.success() {
+                self.running = true;
+                return;
+            }
+            let log = self.log();
+            if !log.contains("could not bind") {
+                check(&format!("pg_ctl start (server log:\n{log})"), out);
+            }
+            self.port = free_port();
+            append(
+                &self.data.join("postgresql.conf"),
+                &format!("\nport = {}\n", self.port),
+            );
+        }
+        panic!("pg_ctl start: no free port in five tries:\n{}", self.log());
     }
 
     /// `pg_ctl stop -m immediate`: the server's processes are killed, as in a crash.
@@ -192,7 +210,7 @@ impl Pair {
                     "-h",
                     "127.0.0.1",
                     "-p",
-                    &p1.to_string(),
+                    &primary.port.to_string(),
                     "-U",
                     "postgres",
                     "-D",
