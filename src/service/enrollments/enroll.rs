@@ -604,18 +604,19 @@ pub async fn batch_enroll(
                 answers[pos] = Some(answer);
             }
         }
-        if let Some(e) = unread {
+        if let Some(e) = &unread {
             // The parts not read, and the items after this chunk, were not tried.
             for (answer, item) in answers.iter_mut().zip(&chunk) {
                 if item.is_some() {
-                    *answer = Some(Err(untried_item(&e)));
+                    *answer = Some(Err(untried_item(e)));
                 }
             }
-            results.extend(answers.into_iter().map(|a| a.expect("every item answered")));
+        }
+        results.extend(answers.into_iter().map(|a| a.expect("every item answered")));
+        if let Some(e) = unread {
             results.extend(items.by_ref().map(|_| Err(untried_item(&e))));
             break;
         }
-        results.extend(answers.into_iter().map(|a| a.expect("every item answered")));
         if let Some(e) = failure {
             // The database failed this chunk: the rest are not tried, and answer the same.
             results.extend(items.by_ref().map(|_| Err(item_failure(&e))));

@@ -390,16 +390,12 @@ pub async fn twilio(
     // (`+4402071234567` is `+442071234567`) is looked up again in that form.
     let received = if is_e164(from) {
         match receive(from.to_string()).await {
-            Err(ServiceError::NotFound {
-                what: "contact",
-                id,
+            unknown @ Err(ServiceError::NotFound {
+                what: "contact", ..
             }) => {
                 let normal = parse_phone("From", from).map_err(unprocessable)?;
                 if normal == from {
-                    Err(ServiceError::NotFound {
-                        what: "contact",
-                        id,
-                    })
+                    unknown
                 } else {
                     receive(normal).await
                 }
