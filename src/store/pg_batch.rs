@@ -56,6 +56,65 @@ impl<Q: Query> Query for Cached<Q> {
 // Runs with diesel-async's `execute` and `load`, like the query it wraps.
 impl<Q> diesel::query_dsl::RunQueryDslSupport for Cached<Q> {}
 
+/// Every result of statements pipelined on one connection, or the error that failed them.
+///
+/// Once a statement of a transaction fails, PostgreSQL refuses every later one with "current
+/// transaction is aborted" (SQLSTATE 25P02). Taking the first error a `try_join` meets is not
+/// enough: under load it met the refusal of a later statement before the unique violation
+/// that caused it (the server's log had them in the right order), and a unique violation
+/// that the caller answers (`ALREADY_EXISTS`, the existing record) or a deadlock it retries
+/// read as a fault (`INTERNAL`). So every statement is awaited, and a refusal is the answer
+/// only when nothing else failed.
+pub async fn pipelined<F, T>(sent: impl IntoIterator<Item = F>) -> QueryResult<Vec<T>>
+where
+    F: std::future::Future<Output = QueryResult<T>>,
+{
+    let mut out = Vec::new();
+    let mut failed: Option<diesel::result::Error> = None;
+    for result in futures_util::future::join_all(sent).await {
+        match (result, failed.take()) {
+            (Ok(v), failed_before) => {
+                out.push(v);
+                failed = failed_before;
+            }
+            (Err(e), None) => failed = Some(e),
+            (Err(e), Some(before)) => failed = Some(cause(before, e)),
+        }
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// Both results of two statements pipelined on one connection, or the error that failed them
+/// ([`pipelined`]).
+pub fn both<A, B>(a: QueryResult<A>, b: QueryResult<B>) -> QueryResult<(A, B)> {
+    match (a, b) {
+        (Ok(a), Ok(b)) => Ok((a, b)),
+        (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
+        (Err(a), Err(b)) => Err(cause(a, b)),
+    }
+}
+
+/// Of two errors of one transaction, the one that failed it: `first` unless it is only the
+/// refusal of a statement after the failure (25P02) and `second` is not.
+fn cause(first: diesel::result::Error, second: diesel::result::Error) -> diesel::result::Error {
+    let refused = |e: &diesel::result::Error| {
+        matches!(e, diesel::result::Error::DatabaseError(_, info)
+            if info.sqlstate().is_some_and(|s| s.as_str() == IN_FAILED_TRANSACTION))
+    };
+    if refused(&first) && !refused(&second) {
+        second
+    } else {
+        first
+    }
+}
+
+/// PostgreSQL's "current transaction is aborted, commands ignored until end of transaction
+/// block".
+const IN_FAILED_TRANSACTION: &str = "25P02";
+
 /// Writes `w` with `c`, which the caller has inside a transaction.
 pub async fn write(c: &mut AsyncPgConnection, w: &Writes) -> QueryResult<()> {
     write_with(c, w, Vec::new()).await
@@ -63,7 +122,7 @@ pub async fn write(c: &mut AsyncPgConnection, w: &Writes) -> QueryResult<()> {
 
 /// [`write()`], and `more` statements after it, sent together: the statements of one write
 /// are independent, so they go out pipelined (one round trip, not one per table;
-/// PostgreSQL still runs them one after the other, in this order).
+/// PostgreSQL still runs them one after the other, in the order they are sent).
 pub async fn write_with<'a>(
     c: &'a AsyncPgConnection,
     w: &'a Writes,
@@ -269,7 +328,7 @@ pub async fn write_with<'a>(
         // for sending as it is made, so the batch goes out in one round trip.
         sent.push(journey_statement(&w.journey, &after).execute(&mut &*c));
     }
-    futures_util::future::try_join_all(sent).await?;
+    pipelined(sent).await?;
     Ok(())
 }
 
@@ -507,7 +566,8 @@ pub async fn remember_replays(
         .bind::<Array<BigInt>, _>(col(keys, |k| k.2)),
     )
     .load::<Key>(&mut &*c);
-    let (_, stored) = futures_util::try_join!(forget, remember)?;
+    let (forgot, stored) = futures_util::join!(forget, remember);
+    let (_, stored) = both(forgot, stored)?;
     Ok(stored
         .into_iter()
         .map(|k| (k.account_id, k.signature))
@@ -700,4 +760,101 @@ pub async fn contacts_by_phone(
 /// One column of `rows`, as the array bound to its parameter.
 fn col<'a, R, T>(rows: &'a [R], f: impl Fn(&'a R) -> T) -> Arr<T> {
     Arr(rows.iter().map(f).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use diesel::result::{DatabaseErrorInformation, DatabaseErrorKind, Error, SqlState};
+
+    /// An error as PostgreSQL reports it: a kind and a SQLSTATE.
+    #[derive(Debug)]
+    struct Reported(&'static str);
+
+    impl DatabaseErrorInformation for Reported {
+        fn message(&self) -> &str {
+            self.0
+        }
+        fn details(&self) -> Option<&str> {
+            None
+        }
+        fn hint(&self) -> Option<&str> {
+            None
+        }
+        fn table_name(&self) -> Option<&str> {
+            None
+        }
+        fn column_name(&self) -> Option<&str> {
+            None
+        }
+        fn constraint_name(&self) -> Option<&str> {
+            None
+        }
+        fn statement_position(&self) -> Option<i32> {
+            None
+        }
+        fn sqlstate(&self) -> Option<SqlState> {
+            self.0.parse().ok()
+        }
+    }
+
+    fn error(kind: DatabaseErrorKind, code: &'static str) -> Error {
+        Error::DatabaseError(kind, Box::new(Reported(code)))
+    }
+
+    fn refused() -> QueryResult<usize> {
+        Err(error(DatabaseErrorKind::Unknown, IN_FAILED_TRANSACTION))
+    }
+
+    fn duplicate() -> QueryResult<usize> {
+        Err(error(DatabaseErrorKind::UniqueViolation, "23505"))
+    }
+
+    fn code(e: &Error) -> String {
+        match e {
+            Error::DatabaseError(_, info) => info.sqlstate().unwrap().as_str().to_string(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Each case: the statements' results in the order they were made, and the SQLSTATE of
+    /// the answer. A refusal made before the statement that failed the transaction (the order
+    /// the server answered them in) is not the answer; BatchEnroll answered such a unique
+    /// violation `INTERNAL` under load.
+    #[tokio::test]
+    async fn the_answer_is_the_error_that_failed_the_transaction() {
+        let cases: Vec<(Vec<QueryResult<usize>>, Option<&str>)> = vec![
+            (vec![Ok(1), Ok(2)], None),
+            (vec![Ok(1), duplicate(), refused()], Some("23505")),
+            (vec![refused(), duplicate(), Ok(3)], Some("23505")),
+            (
+                vec![refused(), Ok(1), refused(), duplicate()],
+                Some("23505"),
+            ),
+            (
+                vec![Ok(1), refused(), refused()],
+                Some(IN_FAILED_TRANSACTION),
+            ),
+            (
+                vec![Err(error(DatabaseErrorKind::Unknown, "40P01")), duplicate()],
+                Some("40P01"),
+            ),
+        ];
+        for (results, want) in cases {
+            let shown = format!("{results:?}");
+            let got = pipelined(results.into_iter().map(std::future::ready)).await;
+            match (want, got) {
+                (None, Ok(all)) => assert_eq!(all, vec![1, 2]),
+                (Some(want), Err(e)) => assert_eq!(code(&e), want, "{shown}"),
+                (want, got) => panic!("{shown}: want {want:?}, got {got:?}"),
+            }
+        }
+        let pair = both(
+            refused(),
+            Err::<(), _>(error(DatabaseErrorKind::UniqueViolation, "23505")),
+        );
+        assert_eq!(code(&pair.unwrap_err()), "23505");
+        let pair = both(duplicate(), refused());
+        assert_eq!(code(&pair.unwrap_err()), "23505");
+    }
 }

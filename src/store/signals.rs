@@ -412,14 +412,17 @@ impl Tx {
         match &mut self.conn {
             Conn::Postgres(c) => {
                 let c: &diesel_async::AsyncPgConnection = c;
-                Ok(futures_util::try_join!(
+                let (inserted, reached, settings) = futures_util::join!(
                     pg_batch::insert_signals(c, candidates),
                     pg_batch::reached_enrollments(c, wanted),
                     accounts::table
                         .filter(accounts::id.eq_any(accounts))
                         .select((accounts::id, accounts::max_wait, accounts::quiet_hours))
                         .load::<super::accounts::AccountSettings>(&mut &*c),
-                )?)
+                );
+                let ((inserted, reached), settings) =
+                    pg_batch::both(pg_batch::both(inserted, reached), settings)?;
+                Ok((inserted, reached, settings))
             }
             Conn::Sqlite(_) => {
                 let inserted = self.insert_signals(candidates).await?;

@@ -123,7 +123,8 @@ impl Tx {
                     }
                     stopped_rows(flow_ids).load(&mut &*c).await
                 };
-                let (caps, stopped) = futures_util::try_join!(caps, stopped)?;
+                let (caps, stopped) = futures_util::join!(caps, stopped);
+                let (caps, stopped) = super::pg_batch::both(caps, stopped)?;
                 Ok((
                     super::capacity::caps_of(senders, caps),
                     stopped_by_flow(stopped),
