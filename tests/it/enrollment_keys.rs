@@ -11,7 +11,10 @@ use nudge::proto::v1::enrollment_service_client::EnrollmentServiceClient;
 use nudge::proto::v1::*;
 use nudge::store::Db;
 
-backend_tests!(a_store_written_before_the_keys_lost_their_primary_key_reads_back_the_same);
+backend_tests!(
+    a_store_written_before_the_keys_lost_their_primary_key_reads_back_the_same,
+    a_store_written_before_ids_compared_bytewise_reads_back_the_same,
+);
 
 /// A wait, then the end: an hour after enrolling, an enrollment completes.
 const FLOW: &str = r#"{
@@ -23,8 +26,18 @@ const FLOW: &str = r#"{
   }
 }"#;
 
-/// The migration, as diesel records it.
-const VERSION: &str = "20261215100000";
+/// The migration that took the keys' primary key, as diesel records it, and its undoing.
+const KEYS_BY_FLOW: (&str, &str) = (
+    "20261215100000",
+    include_str!("../../migrations/postgres/2026-12-15-100000_enrollment_keys_by_flow/down.sql"),
+);
+
+/// The migration that made identifiers compare bytewise (PostgreSQL only; SQLite compares
+/// text bytewise already), and its undoing.
+const IDS_COLLATE_C: (&str, &str) = (
+    "20261217100000",
+    include_str!("../../migrations/postgres/2026-12-17-100000_ids_collate_c/down.sql"),
+);
 
 /// Enrolls contact `c` with `key`; the enrollment, or the refusal's code.
 async fn enroll(
@@ -74,16 +87,14 @@ async fn listed(app: &TestApp) -> Vec<Vec<String>> {
     out
 }
 
-/// Puts the store back as it was before the migration (PostgreSQL: its own `down.sql`; SQLite
+/// Puts the store back as it was before `migration` (PostgreSQL: its own `down.sql`; SQLite
 /// has nothing to undo), the migration not applied.
-async fn write_as_before(db: &Db) {
-    let forget = format!("DELETE FROM __diesel_schema_migrations WHERE version = '{VERSION}'");
+async fn write_as_before(db: &Db, migration: (&str, &str)) {
+    let (version, down) = migration;
+    let forget = format!("DELETE FROM __diesel_schema_migrations WHERE version = '{version}'");
     match db {
         Db::Postgres(pool) => {
             let c = &mut *pool.get().await.unwrap();
-            let down = include_str!(
-                "../../migrations/postgres/2026-12-15-100000_enrollment_keys_by_flow/down.sql"
-            );
             diesel_async::SimpleAsyncConnection::batch_execute(c, down)
                 .await
                 .unwrap();
@@ -112,7 +123,7 @@ async fn a_store_written_before_the_keys_lost_their_primary_key_reads_back_the_s
     active.sort();
     assert_eq!(before[2], active, "live, in the keys");
 
-    write_as_before(&app.state.core.db).await;
+    write_as_before(&app.state.core.db, KEYS_BY_FLOW).await;
     assert_eq!(Db::migrate(&app.database_url).await.unwrap(), 1);
     assert_eq!(listed(&app).await, before, "read back the same");
 
@@ -140,4 +151,59 @@ async fn a_store_written_before_the_keys_lost_their_primary_key_reads_back_the_s
     );
     assert_eq!(enroll(&app, "k4", false).await, Ok((again, false)));
     app.stop().await;
+}
+
+/// Identifiers became bytewise ("C") on PostgreSQL: a store written before reads back the same
+/// (listings by flow, contact and status, the journey), and afterwards the keys keep their
+/// meaning: a client key returns its enrollment, a second live one is refused, a status change
+/// reaches the keys. SQLite has nothing to migrate.
+async fn a_store_written_before_ids_compared_bytewise_reads_back_the_same(backend: Backend) {
+    let app = spawn_app(backend).await;
+    crate::common::process::create_flow_and_contact(&app.channel().await, &app.token, FLOW).await;
+    let (done, _) = enroll(&app, "k1", false).await.unwrap();
+    advance(&app, 3_600_000 + 1_000).await;
+    let (live, _) = enroll(&app, "k2", false).await.unwrap();
+    let (beside, _) = enroll(&app, "k3", true).await.unwrap();
+    let before = listed(&app).await;
+    let ids = [done.clone(), live.clone(), beside.clone()];
+    let journeys_before = journeys(&app, &ids).await;
+
+    write_as_before(&app.state.core.db, IDS_COLLATE_C).await;
+    let applied = Db::migrate(&app.database_url).await.unwrap();
+    assert_eq!(applied, usize::from(backend == Backend::Postgres));
+    assert_eq!(listed(&app).await, before, "read back the same");
+    assert_eq!(journeys(&app, &ids).await, journeys_before);
+
+    assert_eq!(enroll(&app, "k2", false).await, Ok((live.clone(), false)));
+    assert_eq!(
+        enroll(&app, "k4", false).await,
+        Err(tonic::Code::AlreadyExists),
+        "one live per contact and flow"
+    );
+    advance(&app, 3_600_000 + 1_000).await;
+    let after = listed(&app).await;
+    assert_eq!(after[2], Vec::<String>::new(), "none active");
+    let mut completed = vec![done, live, beside];
+    completed.sort();
+    assert_eq!(after[3], completed);
+    app.stop().await;
+}
+
+/// Each enrollment's journey entries, as `GetJourney` gives them.
+async fn journeys(app: &TestApp, ids: &[String]) -> Vec<String> {
+    let mut client = EnrollmentServiceClient::new(app.channel().await);
+    let mut out = Vec::new();
+    for id in ids {
+        let journey = client
+            .get_journey(app.authed(GetJourneyRequest {
+                enrollment_id: id.clone(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(!journey.entries.is_empty(), "{id} has a journey");
+        out.push(format!("{:?}", journey.entries));
+    }
+    out
 }

@@ -333,8 +333,77 @@ async fn a_status_change_finds_its_keys_row_by_id() {
     assert_eq!(done.n, ids.len() as i64, "only the named rows changed");
 }
 
+/// Every column that holds an identifier (an `id`, a `…_id`, a key, a status) compares its
+/// bytes (collation "C"): a join of two id columns in different collations cannot use the
+/// index of either, and an index in the database's locale pays strcoll for every comparison.
+/// Text people read (names, emails, zones, bodies) keeps the database's collation.
+async fn identifiers_compare_bytewise() {
+    #[derive(QueryableByName, Debug)]
+    struct Column {
+        #[diesel(sql_type = Text)]
+        table_name: String,
+        #[diesel(sql_type = Text)]
+        column_name: String,
+        #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
+        collation_name: Option<String>,
+    }
+    let pg = ScratchPg::new().await;
+    let mut pooled = pg.connection().await;
+    let columns: Vec<Column> = diesel::sql_query(
+        "SELECT c.table_name::text AS table_name, c.column_name::text AS column_name, \
+         c.collation_name::text AS collation_name \
+         FROM information_schema.columns c \
+         JOIN information_schema.tables t USING (table_schema, table_name) \
+         WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE' \
+         AND c.data_type = 'text' ORDER BY 1, 2",
+    )
+    .load(&mut *pooled)
+    .await
+    .unwrap();
+    let identifier = |name: &str| {
+        name == "id"
+            || name.ends_with("_id")
+            || [
+                "status",
+                "client_key",
+                "key",
+                "idempotency_key",
+                "signature",
+            ]
+            .contains(&name)
+    };
+    let checked: Vec<&Column> = columns
+        .iter()
+        .filter(|c| identifier(&c.column_name) && !c.table_name.starts_with("__"))
+        .collect();
+    assert!(checked.len() > 50, "{checked:?}");
+    let locale: Vec<String> = checked
+        .iter()
+        .filter(|c| c.collation_name.as_deref() != Some("C"))
+        .map(|c| format!("{}.{}", c.table_name, c.column_name))
+        .collect();
+    assert!(
+        locale.is_empty(),
+        "identifiers in the database's collation: {locale:?}"
+    );
+    let email = columns
+        .iter()
+        .find(|c| c.table_name == "contacts" && c.column_name == "email")
+        .expect("contacts.email");
+    assert_eq!(
+        email.collation_name, None,
+        "an email keeps the database's collation"
+    );
+}
+
 mod pg {
     mod postgres {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+        async fn identifiers_compare_bytewise() {
+            super::super::identifiers_compare_bytewise().await
+        }
+
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
         async fn a_status_change_finds_its_keys_row_by_id() {
