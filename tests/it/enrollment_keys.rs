@@ -107,16 +107,22 @@ async fn write_as_before(db: &Db, migration: (&str, &str)) {
     }
 }
 
+/// The flow, its contact and three enrollments of it (keys `k1`–`k3`): one completed, one
+/// live, one live beside it (allow_duplicate).
+async fn three_enrollments(app: &TestApp) -> [String; 3] {
+    crate::common::process::create_flow_and_contact(&app.channel().await, &app.token, FLOW).await;
+    let (done, _) = enroll(app, "k1", false).await.unwrap();
+    advance(app, 3_600_000 + 1_000).await;
+    let (live, _) = enroll(app, "k2", false).await.unwrap();
+    let (beside, _) = enroll(app, "k3", true).await.unwrap();
+    [done, live, beside]
+}
+
 async fn a_store_written_before_the_keys_lost_their_primary_key_reads_back_the_same(
     backend: Backend,
 ) {
     let app = spawn_app(backend).await;
-    crate::common::process::create_flow_and_contact(&app.channel().await, &app.token, FLOW).await;
-    // One completed, one live, one live beside it (allow_duplicate).
-    let (done, _) = enroll(&app, "k1", false).await.unwrap();
-    advance(&app, 3_600_000 + 1_000).await;
-    let (live, _) = enroll(&app, "k2", false).await.unwrap();
-    let (beside, _) = enroll(&app, "k3", true).await.unwrap();
+    let [done, live, beside] = three_enrollments(&app).await;
     let before = listed(&app).await;
     assert_eq!(before[3], vec![done.clone()], "completed, in the keys");
     let mut active = vec![live.clone(), beside.clone()];
@@ -159,11 +165,7 @@ async fn a_store_written_before_the_keys_lost_their_primary_key_reads_back_the_s
 /// reaches the keys. SQLite's migration of the same name changes nothing.
 async fn a_store_written_before_ids_compared_bytewise_reads_back_the_same(backend: Backend) {
     let app = spawn_app(backend).await;
-    crate::common::process::create_flow_and_contact(&app.channel().await, &app.token, FLOW).await;
-    let (done, _) = enroll(&app, "k1", false).await.unwrap();
-    advance(&app, 3_600_000 + 1_000).await;
-    let (live, _) = enroll(&app, "k2", false).await.unwrap();
-    let (beside, _) = enroll(&app, "k3", true).await.unwrap();
+    let [done, live, beside] = three_enrollments(&app).await;
     let before = listed(&app).await;
     let ids = [done.clone(), live.clone(), beside.clone()];
     let journeys_before = journeys(&app, &ids).await;
