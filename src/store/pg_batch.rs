@@ -14,6 +14,7 @@
 //! plans are driven from the function scan, and they read a few rows per signal or contact.
 
 use super::enrollments::{all_updated, DispatchRow, EnrollmentRow, Writes};
+use super::journey::JourneyStep;
 use super::pg_array::Arr;
 use super::signals::{DeliveryRow, PhoneContact, SignalRow};
 use diesel::pg::Pg;
@@ -22,6 +23,7 @@ use diesel::sql_types::{Array, BigInt, Binary, Bool, Integer, Nullable, Text};
 use diesel::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
+use std::borrow::Borrow;
 
 /// A raw statement diesel-async may keep prepared on its connection.
 ///
@@ -139,15 +141,30 @@ pub async fn write_with<'a>(
         .copied()
         .filter(|r| w.status_changed(r))
         .collect();
+    // A new enrollment's first journey step goes on its keys row (migration
+    // `first_journey_step`): two rows an enrollment, not three. Every other step is a
+    // `journey_steps` row.
+    let (firsts, later) = split_first_steps(w);
     if !created.is_empty() {
         sent.push(insert_enrollments(c, created.clone()));
         let e = &created;
+        let first: Vec<Option<&JourneyStep>> = e
+            .iter()
+            .map(|r| firsts.get(r.id.as_str()).copied())
+            .collect();
         let q = Cached(
             diesel::sql_query(
                 "INSERT INTO enrollment_keys (id, account_id, contact_id, flow_id, status, \
-                 client_key, allow_duplicate) \
-                 SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), \
-                 unnest($4::text[]), unnest($5::text[]), unnest($6::text[]), unnest($7::bool[])",
+                 client_key, allow_duplicate, first_xid, first_n, first_at, first_entries) \
+                 SELECT t.id, t.account_id, t.contact_id, t.flow_id, t.status, t.client_key, \
+                 t.allow_duplicate, CASE WHEN t.n IS NOT NULL THEN x.xid END, t.n, t.at, \
+                 t.entries \
+                 FROM (SELECT unnest($1::text[]) AS id, unnest($2::text[]) AS account_id, \
+                 unnest($3::text[]) AS contact_id, unnest($4::text[]) AS flow_id, \
+                 unnest($5::text[]) AS status, unnest($6::text[]) AS client_key, \
+                 unnest($7::bool[]) AS allow_duplicate, unnest($8::int8[]) AS n, \
+                 unnest($9::int8[]) AS at, unnest($10::text[]) AS entries) AS t, \
+                 (SELECT pg_current_xact_id()::text::int8 AS xid) AS x",
             )
             .bind::<Array<Text>, _>(col(e, |r| r.id.as_str()))
             .bind::<Array<Text>, _>(col(e, |r| r.account_id.as_str()))
@@ -155,7 +172,10 @@ pub async fn write_with<'a>(
             .bind::<Array<Text>, _>(col(e, |r| r.flow_id.as_str()))
             .bind::<Array<Text>, _>(col(e, |r| r.status.as_str()))
             .bind::<Array<Nullable<Text>>, _>(col(e, |r| r.client_key.as_deref()))
-            .bind::<Array<Bool>, _>(col(e, |r| r.allow_duplicate)),
+            .bind::<Array<Bool>, _>(col(e, |r| r.allow_duplicate))
+            .bind::<Array<Nullable<BigInt>>, _>(col(&first, |s| s.map(|s| s.n)))
+            .bind::<Array<Nullable<BigInt>>, _>(col(&first, |s| s.map(|s| s.at)))
+            .bind::<Array<Nullable<Text>>, _>(col(&first, |s| s.map(|s| s.encoded()))),
         )
         .execute(&mut &*c);
         sent.push(q);
@@ -313,23 +333,37 @@ pub async fn write_with<'a>(
     sent.extend(more);
     // The journey, keyed for Watch (`super::watch`), after the enrollments' previous keys as
     // this transaction holds them.
-    if !w.journey.is_empty() {
+    if !later.is_empty() {
         let previous: super::FastMap<&str, i64> = w
             .enrollments
             .iter()
             .map(|e| (e.id.as_str(), e.journey_xid))
             .collect();
-        let after: Vec<Option<i64>> = w
-            .journey
+        let after: Vec<Option<i64>> = later
             .iter()
             .map(|s| previous.get(s.enrollment_id.as_str()).copied())
             .collect();
         // Made here, not when first polled, like the statements before it: each is queued
         // for sending as it is made, so the batch goes out in one round trip.
-        sent.push(journey_statement(&w.journey, &after).execute(&mut &*c));
+        sent.push(journey_statement(&later, &after).execute(&mut &*c));
     }
     pipelined(sent).await?;
     Ok(())
+}
+
+/// The journey steps of `w` split into new enrollments' first steps (seq 1, by enrollment),
+/// which go on their keys rows, and the rest, which go to `journey_steps`.
+fn split_first_steps(w: &Writes) -> (super::FastMap<&str, &JourneyStep>, Vec<&JourneyStep>) {
+    let mut firsts = super::FastMap::default();
+    let mut later = Vec::with_capacity(w.journey.len());
+    for step in &w.journey {
+        if step.seq == 1 && w.created.contains(&step.enrollment_id) {
+            firsts.insert(step.enrollment_id.as_str(), step);
+        } else {
+            later.push(step);
+        }
+    }
+    (firsts, later)
 }
 
 /// `q` with the eight arrays of count rows `r` bound next ([`super::flow_stats::PG_APPEND`]'s
@@ -464,9 +498,10 @@ fn insert_enrollments<'a>(
 /// before it waits for the enrollment's lock, behind a writer with a higher one). `after[i]` is
 /// that previous key as the writer read it from the enrollment row it holds locked
 /// (`journey_xid`); `None` looks the enrollment's previous row up instead, one index probe a
-/// row. A first entry (seq 1: a new enrollment) has none. See [`super::watch`].
-pub fn journey_statement<'a>(
-    steps: &'a [super::journey::JourneyStep],
+/// row, or when its only earlier step is the first (on its keys row) the enrollment's
+/// `journey_xid`. A first entry (seq 1: a new enrollment) has none. See [`super::watch`].
+pub fn journey_statement<'a, S: Borrow<JourneyStep>>(
+    steps: &'a [S],
     after: &[Option<i64>],
 ) -> Cached<BoxedSqlQuery<'a, Pg, SqlQuery>> {
     debug_assert_eq!(steps.len(), after.len());
@@ -476,19 +511,21 @@ pub fn journey_statement<'a>(
              SELECT t.enrollment_id, t.seq, t.n, t.at, t.account_id, \
              CASE WHEN t.seq <= 1 THEN x.xid ELSE GREATEST(x.xid, COALESCE(t.after, \
              (SELECT p.xid FROM journey_steps p WHERE p.enrollment_id = t.enrollment_id \
-             AND p.seq < t.seq ORDER BY p.seq DESC LIMIT 1))) END, t.entries \
+             AND p.seq < t.seq ORDER BY p.seq DESC LIMIT 1), \
+             (SELECT e.journey_xid FROM enrollments e WHERE e.id = t.enrollment_id))) END, \
+             t.entries \
              FROM (SELECT unnest($1::text[]) AS enrollment_id, unnest($2::int8[]) AS seq, \
              unnest($3::int8[]) AS n, unnest($4::int8[]) AS at, unnest($5::text[]) AS account_id, \
              unnest($6::text[]) AS entries, unnest($7::int8[]) AS after) AS t, \
              (SELECT pg_current_xact_id()::text::int8 AS xid) AS x",
         )
         .into_boxed::<Pg>()
-        .bind::<Array<Text>, _>(col(steps, |s| s.enrollment_id.as_str()))
-        .bind::<Array<BigInt>, _>(col(steps, |s| s.seq))
-        .bind::<Array<BigInt>, _>(col(steps, |s| s.n))
-        .bind::<Array<BigInt>, _>(col(steps, |s| s.at))
-        .bind::<Array<Text>, _>(col(steps, |s| s.account_id.as_str()))
-        .bind::<Array<Text>, _>(col(steps, |s| s.encoded()))
+        .bind::<Array<Text>, _>(col(steps, |s| s.borrow().enrollment_id.as_str()))
+        .bind::<Array<BigInt>, _>(col(steps, |s| s.borrow().seq))
+        .bind::<Array<BigInt>, _>(col(steps, |s| s.borrow().n))
+        .bind::<Array<BigInt>, _>(col(steps, |s| s.borrow().at))
+        .bind::<Array<Text>, _>(col(steps, |s| s.borrow().account_id.as_str()))
+        .bind::<Array<Text>, _>(col(steps, |s| s.borrow().encoded()))
         .bind::<Array<Nullable<BigInt>>, _>(Arr(after.to_vec())),
     )
 }

@@ -121,7 +121,8 @@ diesel::table! {
     /// PostgreSQL a table the writer keeps beside `enrollments` (written when an enrollment is
     /// made and when its status changes, so a step's update writes fewer index entries), on
     /// SQLite a view of `enrollments`. Declared keyed by `id` for joins; the PostgreSQL table
-    /// has no primary key.
+    /// has no primary key. `first_*` hold the enrollment's first journey step on PostgreSQL
+    /// (`journey_steps`' columns of the same names; NULL in the view).
     enrollment_keys (id) {
         id -> Text,
         account_id -> Text,
@@ -130,6 +131,10 @@ diesel::table! {
         status -> Text,
         client_key -> Nullable<Text>,
         allow_duplicate -> Bool,
+        first_xid -> Nullable<BigInt>,
+        first_n -> Nullable<BigInt>,
+        first_at -> Nullable<BigInt>,
+        first_entries -> Nullable<Text>,
     }
 }
 

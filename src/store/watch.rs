@@ -25,7 +25,7 @@
 //! [`key_at_position`] finds its entry's key.
 
 use super::journey::StoredStep;
-use super::{Conn, Db, StoreError};
+use super::{Db, StoreError};
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
@@ -101,28 +101,45 @@ pub async fn page(
     limit: i64,
 ) -> Result<Vec<WatchRow>, StoreError> {
     // Rows at or after the cursor's (xid, enrollment) by the index, less the cursor's own
-    // row's entries up to the cursor; each holds at least one entry to return.
+    // row's entries up to the cursor; each holds at least one entry to return. The first
+    // steps kept on keys rows (PostgreSQL, migration `first_journey_step`) are read the same
+    // way by their own index, and the two merged.
     // The contact's and sender's zones come along by their primary keys, so a page's
     // sentences cost no further query.
-    const SELECT: &str = "SELECT j.enrollment_id, e.flow_id, e.flow_version, e.contact_id, \
+    let horizon = |xid: &str| match db {
+        // Only what every transaction below the horizon finished writing.
+        Db::Postgres(_) => {
+            format!(" AND {xid} < pg_snapshot_xmin(pg_current_snapshot())::text::int8")
+        }
+        Db::Sqlite(_) => String::new(),
+    };
+    let sql = format!(
+        "SELECT j.enrollment_id, e.flow_id, e.flow_version, e.contact_id, \
          c.tz AS contact_tz, c.phone AS contact_phone, s.tz AS sender_tz, \
          j.seq, j.n, j.at, j.xid, j.entries \
-         FROM journey_steps j \
+         FROM (SELECT * FROM (SELECT j.enrollment_id, j.seq, j.n, j.at, j.xid, j.entries \
+               FROM journey_steps j JOIN enrollments e ON e.id = j.enrollment_id \
+               WHERE j.account_id = $1 AND (j.xid, j.enrollment_id) >= ($2, $3) \
+               AND NOT (j.xid = $2 AND j.enrollment_id = $3 AND j.seq + j.n - 1 <= $4) \
+               AND ($5 IS NULL OR e.flow_id = $5) AND ($6 IS NULL OR e.contact_id = $6){} \
+               ORDER BY j.xid, j.enrollment_id, j.seq LIMIT $7) AS steps \
+               UNION ALL \
+               SELECT * FROM (SELECT k.id AS enrollment_id, CAST(1 AS BIGINT) AS seq, k.first_n AS n, \
+               k.first_at AS at, k.first_xid AS xid, k.first_entries AS entries \
+               FROM enrollment_keys k \
+               WHERE k.account_id = $1 AND k.first_xid IS NOT NULL \
+               AND (k.first_xid, k.id) >= ($2, $3) \
+               AND NOT (k.first_xid = $2 AND k.id = $3 AND k.first_n <= $4) \
+               AND ($5 IS NULL OR k.flow_id = $5) AND ($6 IS NULL OR k.contact_id = $6){} \
+               ORDER BY k.first_xid, k.id LIMIT $7) AS firsts) AS j \
          JOIN enrollments e ON e.id = j.enrollment_id \
          LEFT JOIN contacts c ON c.account_id = e.account_id AND c.id = e.contact_id \
          LEFT JOIN senders s ON s.account_id = e.account_id AND s.id = e.sender_id \
-         WHERE j.account_id = $1 AND (j.xid, j.enrollment_id) >= ($2, $3) \
-         AND NOT (j.xid = $2 AND j.enrollment_id = $3 AND j.seq + j.n - 1 <= $4) \
-         AND ($5 IS NULL OR e.flow_id = $5) AND ($6 IS NULL OR e.contact_id = $6)";
-    const ORDER: &str = " ORDER BY j.xid, j.enrollment_id, j.seq LIMIT $7";
+         ORDER BY j.xid, j.enrollment_id, j.seq LIMIT $7",
+        horizon("j.xid"),
+        horizon("k.first_xid"),
+    );
     let mut conn = db.conn().await?;
-    let sql = match &conn {
-        // Only what every transaction below the horizon finished writing.
-        Conn::Postgres(_) => format!(
-            "{SELECT} AND j.xid < pg_snapshot_xmin(pg_current_snapshot())::text::int8{ORDER}"
-        ),
-        Conn::Sqlite(_) => format!("{SELECT}{ORDER}"),
-    };
     let query = diesel::sql_query(sql)
         .bind::<Text, _>(account_id)
         .bind::<BigInt, _>(after.xid)

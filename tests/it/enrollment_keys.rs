@@ -14,6 +14,7 @@ use nudge::store::Db;
 backend_tests!(
     a_store_written_before_the_keys_lost_their_primary_key_reads_back_the_same,
     a_store_written_before_ids_compared_bytewise_reads_back_the_same,
+    a_store_written_before_first_steps_moved_to_the_keys_reads_back_the_same,
 );
 
 /// A wait, then the end: an hour after enrolling, an enrollment completes.
@@ -187,6 +188,167 @@ async fn a_store_written_before_ids_compared_bytewise_reads_back_the_same(backen
     let mut completed = vec![done, live, beside];
     completed.sort();
     assert_eq!(after[3], completed);
+    app.stop().await;
+}
+
+/// The migration that keeps a new enrollment's first journey step on its keys row (on
+/// SQLite, where every step stays in `journey_steps`, it changes nothing), and its undoing.
+const FIRST_JOURNEY_STEP: (&str, &str) = (
+    "20261218100000",
+    include_str!("../../migrations/postgres/2026-12-18-100000_first_journey_step/down.sql"),
+);
+
+/// PostgreSQL: how many first journey steps are on keys rows, and how many in `journey_steps`.
+async fn first_steps(db: &Db) -> Option<(i64, i64)> {
+    #[derive(diesel::QueryableByName)]
+    struct N {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let Db::Postgres(pool) = db else { return None };
+    let c = &mut *pool.get().await.unwrap();
+    // Before the migration the columns are not there: none on keys rows.
+    let on_keys: N = diesel::sql_query(
+        "SELECT (xpath('/row/n/text()', query_to_xml(CASE WHEN EXISTS (SELECT 1 FROM \
+         information_schema.columns WHERE table_name = 'enrollment_keys' AND column_name = \
+         'first_xid') THEN 'SELECT COUNT(*) AS n FROM enrollment_keys WHERE first_xid IS NOT \
+         NULL' ELSE 'SELECT 0 AS n' END, false, true, '')))[1]::text::int8 AS n",
+    )
+    .get_result(c)
+    .await
+    .unwrap();
+    let own_rows: N = diesel::sql_query("SELECT COUNT(*) AS n FROM journey_steps WHERE seq = 1")
+        .get_result(c)
+        .await
+        .unwrap();
+    Some((on_keys.n, own_rows.n))
+}
+
+/// Everything the journey is read by: each enrollment's `GetJourney` (whole, and from after
+/// each entry), the contact's journey (whole and a page at a time) and Watch (whole, and
+/// resumed after each entry).
+async fn read_journeys(app: &TestApp, ids: &[String]) -> Vec<String> {
+    use nudge::store::enrollments::{contact_journey, journey, ContactJourneyKey};
+    use nudge::store::watch::{page, WatchKey};
+    let db = &app.state.core.db;
+    let account = nudge::store::accounts::DEFAULT_ACCOUNT_ID;
+    let mut out = journeys(app, ids).await;
+    for id in ids {
+        let whole = journey(db, id, 0, 1_000).await.unwrap();
+        for (i, row) in whole.iter().enumerate() {
+            let rest = journey(db, id, row.seq, 1_000).await.unwrap();
+            assert_eq!(rest, whole[i + 1..], "{id} after seq {}", row.seq);
+        }
+        assert_eq!(journey(db, id, 0, 1).await.unwrap(), whole[..1]);
+    }
+    let contact = contact_journey(db, account, "c", None, None, 1_000)
+        .await
+        .unwrap();
+    let mut paged = Vec::new();
+    let mut after: Option<ContactJourneyKey> = None;
+    loop {
+        let page = contact_journey(db, account, "c", None, after.as_ref(), 2)
+            .await
+            .unwrap();
+        let Some(last) = page.last() else { break };
+        after = Some(ContactJourneyKey {
+            at: last.at,
+            enrollment_id: last.enrollment_id.clone(),
+            seq: last.seq,
+        });
+        paged.extend(page);
+    }
+    assert_eq!(paged, contact, "the contact's journey a page at a time");
+    out.push(format!("{contact:?}"));
+    // Watch holds back what lies above the oldest transaction still running (the planner's
+    // may be): read until every entry of the account's one contact is there.
+    let mut watched = Vec::new();
+    for _ in 0..200 {
+        watched = page(db, account, &WatchKey::start(), None, None, 1_000)
+            .await
+            .unwrap();
+        if watched.len() >= contact.len() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(watched.len(), contact.len(), "Watch gives every entry");
+    let flow = watched[0].flow_id.clone();
+    for (i, row) in watched.iter().enumerate() {
+        let rest = page(db, account, &row.key, None, None, 1_000)
+            .await
+            .unwrap();
+        assert_eq!(rest, watched[i + 1..], "Watch after {:?}", row.key);
+        let of_flow = page(db, account, &row.key, Some(&flow), Some("c"), 1)
+            .await
+            .unwrap();
+        assert_eq!(of_flow, watched[i + 1..(i + 2).min(watched.len())]);
+    }
+    // A first step keeps its transaction id in either form: the keys are the same too.
+    let entries: Vec<_> = watched
+        .iter()
+        .map(|w| (&w.key, w.at, &w.kind, &w.detail))
+        .collect();
+    out.push(format!("{entries:?}"));
+    out
+}
+
+/// A new enrollment's first journey step is kept on its keys row (PostgreSQL): two rows an
+/// enrollment, not three. A store written before (every first step its own `journey_steps`
+/// row, as the migration's `down.sql` puts them back) reads back the same through GetJourney,
+/// a contact's journey and Watch, from every place each resumes; and after it, first steps on
+/// keys rows and in `journey_steps` read together, across a status change of the keys row.
+async fn a_store_written_before_first_steps_moved_to_the_keys_reads_back_the_same(
+    backend: Backend,
+) {
+    let app = spawn_app(backend).await;
+    let db = &app.state.core.db;
+    let [done, live, beside] = three_enrollments(&app).await;
+    if let Some(steps) = first_steps(db).await {
+        assert_eq!(steps, (3, 0), "on the keys rows, one completed since");
+    }
+    let ids = [done.clone(), live.clone(), beside.clone()];
+    let before = read_journeys(&app, &ids).await;
+
+    write_as_before(db, FIRST_JOURNEY_STEP).await;
+    if let Some(steps) = first_steps(db).await {
+        assert_eq!(steps, (0, 3), "each its own row, as before");
+    }
+    assert_eq!(Db::migrate(&app.database_url).await.unwrap(), 1);
+    assert_eq!(
+        read_journeys(&app, &ids).await,
+        before,
+        "read back the same"
+    );
+
+    // Both forms together: the live two complete (their keys rows change status), a new one
+    // starts with its first step on its keys row.
+    advance(&app, 3_600_000 + 1_000).await;
+    let (again, created) = enroll(&app, "k4", false).await.unwrap();
+    assert!(created);
+    if let Some(steps) = first_steps(db).await {
+        assert_eq!(steps, (1, 3));
+    }
+    let all = [done, live, beside, again];
+    read_journeys(&app, &all).await;
+    advance(&app, 3_600_000 + 1_000).await;
+    let kinds: Vec<String> = nudge::store::enrollments::journey(db, &all[3], 0, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.kind)
+        .collect();
+    assert_eq!(
+        kinds.first().map(String::as_str),
+        Some("enrolled"),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("completed"),
+        "{kinds:?}"
+    );
+    read_journeys(&app, &all).await;
     app.stop().await;
 }
 

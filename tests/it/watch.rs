@@ -772,6 +772,9 @@ async fn concurrent_writers_and_resuming_readers_see_every_entry_once() {
 /// The migration that keyed Watch by transaction id, as diesel records it.
 const KEYS_VERSION: &str = "20261210100000";
 
+/// The migration that moved new enrollments' first journey steps onto their keys rows.
+const FIRST_STEP_VERSION: &str = "20261218100000";
+
 /// A store written when Watch numbered entries by position: the migration's own `down.sql`
 /// numbers them (in the order Watch gives them now) and the migration is forgotten. Migrated
 /// again, every position a cursor of then could hold resumes after the very entry it named,
@@ -788,10 +791,20 @@ async fn a_cursor_handed_out_before_keys_resumes_where_it_was(backend: Backend) 
         .iter()
         .map(key)
         .collect();
-    let forget = format!("DELETE FROM __diesel_schema_migrations WHERE version = '{KEYS_VERSION}'");
+    // First steps kept on keys rows go back to `journey_steps` first, where the store of then
+    // had them (that later migration is undone too, and runs again below).
+    let forget = format!(
+        "DELETE FROM __diesel_schema_migrations WHERE version IN ('{KEYS_VERSION}', \
+         '{FIRST_STEP_VERSION}')"
+    );
     match &app.state.core.db {
         Db::Postgres(pool) => {
             let c = &mut *pool.get().await.unwrap();
+            c.batch_execute(include_str!(
+                "../../migrations/postgres/2026-12-18-100000_first_journey_step/down.sql"
+            ))
+            .await
+            .unwrap();
             c.batch_execute(include_str!(
                 "../../migrations/postgres/2026-12-10-100000_watch_horizon/down.sql"
             ))
@@ -802,6 +815,11 @@ async fn a_cursor_handed_out_before_keys_resumes_where_it_was(backend: Backend) 
         Db::Sqlite(pool) => {
             let c = &mut *pool.get().await.unwrap();
             c.batch_execute(include_str!(
+                "../../migrations/sqlite/2026-12-18-100000_first_journey_step/down.sql"
+            ))
+            .await
+            .unwrap();
+            c.batch_execute(include_str!(
                 "../../migrations/sqlite/2026-12-10-100000_watch_horizon/down.sql"
             ))
             .await
@@ -809,7 +827,7 @@ async fn a_cursor_handed_out_before_keys_resumes_where_it_was(backend: Backend) 
             c.batch_execute(&forget).await.unwrap();
         }
     }
-    assert_eq!(Db::migrate(&app.database_url).await.unwrap(), 1);
+    assert_eq!(Db::migrate(&app.database_url).await.unwrap(), 2);
     let old_cursor = |pos: usize| {
         use base64::Engine;
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!(
