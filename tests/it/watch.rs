@@ -515,6 +515,61 @@ async fn an_older_transaction_id_keeps_an_enrollments_order() {
     app.stop().await;
 }
 
+/// PostgreSQL: the same when the enrollment's only earlier step is its first, which is kept on
+/// its keys row, not in `journey_steps`: a writer that passes no previous key (as a dispatch's
+/// ack does) and got its transaction id before the enrollment was made still has its entry
+/// come after the enrollment's first ones. (Looking only in `journey_steps`, it found no
+/// earlier row and keyed the entry below them.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+async fn an_older_transaction_id_keeps_a_new_enrollments_order() {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+    use nudge::store::pg_batch::journey_statement;
+    use nudge::store::JourneyStep;
+    let app = spawn_app(Backend::Postgres).await;
+    let nudge::config::DatabaseUrl::Postgres(url) = app.database_url.clone() else {
+        unreachable!()
+    };
+    // `early` holds a transaction id older than every enrollment's.
+    let mut early = AsyncPgConnection::establish(&url).await.unwrap();
+    early
+        .batch_execute("BEGIN; SELECT pg_current_xact_id()")
+        .await
+        .unwrap();
+    setup(&app).await;
+    let mut expected = journeys(&app).await;
+    let (id, n) = expected
+        .iter()
+        .map(|(id, n)| (id.clone(), *n as i64))
+        .min()
+        .unwrap();
+    #[derive(diesel::QueryableByName)]
+    struct Rows {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let mut look = AsyncPgConnection::establish(&url).await.unwrap();
+    let own: Rows = diesel::sql_query(format!(
+        "SELECT COUNT(*) AS n FROM journey_steps WHERE enrollment_id = '{id}'"
+    ))
+    .get_result(&mut look)
+    .await
+    .unwrap();
+    assert_eq!(own.n, 0, "its one step so far is on its keys row");
+    let mut step = JourneyStep::new(&id, nudge::store::accounts::DEFAULT_ACCOUNT_ID, n + 1, 0);
+    step.push("paused", r#"{"by":"test"}"#);
+    journey_statement(&[step], &[None])
+        .execute(&mut early)
+        .await
+        .unwrap();
+    early.batch_execute("COMMIT").await.unwrap();
+    *expected.get_mut(&id).unwrap() += 1;
+    let total: usize = expected.values().sum();
+    let entries = read(&app, WatchRequest::default(), total).await;
+    assert_each_in_order(&entries, &expected);
+    app.stop().await;
+}
+
 /// PostgreSQL: an entry whose transaction commits after a later one's is not skipped. A reader
 /// that read the later transaction's entry while the earlier was still open would have its
 /// cursor past the earlier's key; Watch returns only what lies below the oldest running
