@@ -10,7 +10,7 @@
 //!
 //! Queries that must commit together are methods of [`Tx`]; one-shot reads take a [`Db`].
 
-use super::journey::{JourneyRow, JourneyStep, StoredStep};
+use super::journey::{first_step_columns, JourneyRow, JourneyStep, StoredStep};
 use super::schema::{dispatches, enrollment_keys, enrollments, tasks};
 use super::{Conn, Db, DispatchStatus, StoreError, TaskStatus, Tx};
 use crate::clock::to_millis;
@@ -1060,18 +1060,17 @@ pub async fn journey(
     // Each stored step holds at least one entry after `after_seq`, so `limit` steps hold enough.
     // The first step may be on the enrollment's keys row (PostgreSQL, migration
     // `first_journey_step`), found by every column of `enrollment_keys_flow`, one probe.
-    let query = diesel::sql_query(
+    let query = diesel::sql_query(concat!(
         "SELECT * FROM (SELECT * FROM (SELECT enrollment_id, seq, n, at, xid, entries \
          FROM journey_steps WHERE enrollment_id = $1 AND seq + n > $2 + 1 \
          ORDER BY seq LIMIT $3) AS steps \
-         UNION ALL \
-         SELECT k.id AS enrollment_id, CAST(1 AS BIGINT) AS seq, k.first_n AS n, \
-         k.first_at AS at, k.first_xid AS xid, k.first_entries AS entries \
-         FROM enrollments e JOIN enrollment_keys k ON k.account_id = e.account_id \
+         UNION ALL SELECT ",
+        first_step_columns!(),
+        " FROM enrollments e JOIN enrollment_keys k ON k.account_id = e.account_id \
          AND k.flow_id = e.flow_id AND k.status = e.status AND k.id = e.id \
          WHERE e.id = $1 AND k.first_xid IS NOT NULL AND k.first_n > $2) AS j \
          ORDER BY seq LIMIT $3",
-    )
+    ))
     .bind::<Text, _>(enrollment_id)
     .bind::<BigInt, _>(after_seq)
     .bind::<BigInt, _>(limit);
@@ -1128,22 +1127,22 @@ pub async fn contact_journey(
     // A stored step is kept when its last entry is after the key (so it holds at least one
     // entry to return), and its entries are cut to those after the key. A first step kept on
     // the keys row (PostgreSQL, migration `first_journey_step`) comes with the row.
-    let query = diesel::sql_query(
+    let query = diesel::sql_query(concat!(
         "SELECT j.enrollment_id, e.flow_id, e.flow_version, s.tz AS sender_tz, j.seq, j.n, \
          j.at, j.xid, j.entries \
          FROM (SELECT j.enrollment_id, j.seq, j.n, j.at, j.xid, j.entries \
                FROM enrollment_keys k JOIN journey_steps j ON j.enrollment_id = k.id \
                WHERE k.account_id = $1 AND k.contact_id = $2 \
-               UNION ALL \
-               SELECT k.id, CAST(1 AS BIGINT), k.first_n, k.first_at, k.first_xid, \
-               k.first_entries FROM enrollment_keys k \
+               UNION ALL SELECT ",
+        first_step_columns!(),
+        " FROM enrollment_keys k \
                WHERE k.account_id = $1 AND k.contact_id = $2 AND k.first_xid IS NOT NULL) AS j \
          JOIN enrollments e ON e.id = j.enrollment_id \
          LEFT JOIN senders s ON s.account_id = e.account_id AND s.id = e.sender_id \
          WHERE ($3 IS NULL OR e.id = $3) \
          AND ($4 IS NULL OR (j.at, j.enrollment_id, j.seq + j.n - 1) > ($4, $5, $6)) \
          ORDER BY j.at, j.enrollment_id, j.seq LIMIT $7",
-    )
+    ))
     .bind::<Text, _>(account_id)
     .bind::<Text, _>(contact_id)
     .bind::<Nullable<Text>, _>(only)

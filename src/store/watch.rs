@@ -24,7 +24,7 @@
 //! every key since, in their old order; a cursor handed out then names a position, and
 //! [`key_at_position`] finds its entry's key.
 
-use super::journey::StoredStep;
+use super::journey::{first_step_columns, StoredStep};
 use super::{Db, StoreError};
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel::QueryableByName;
@@ -103,7 +103,8 @@ pub async fn page(
     // Rows at or after the cursor's (xid, enrollment) by the index, less the cursor's own
     // row's entries up to the cursor; each holds at least one entry to return. The first
     // steps kept on keys rows (PostgreSQL, migration `first_journey_step`) are read the same
-    // way by their own index, and the two merged.
+    // way by their own index, and the two merged. A flow or contact filter asks the
+    // enrollment only when given (the page joins each enrollment once, for its columns).
     // The contact's and sender's zones come along by their primary keys, so a page's
     // sentences cost no further query.
     let horizon = |xid: &str| match db {
@@ -114,19 +115,21 @@ pub async fn page(
         Db::Sqlite(_) => String::new(),
     };
     let sql = format!(
-        "SELECT j.enrollment_id, e.flow_id, e.flow_version, e.contact_id, \
+        concat!(
+            "SELECT j.enrollment_id, e.flow_id, e.flow_version, e.contact_id, \
          c.tz AS contact_tz, c.phone AS contact_phone, s.tz AS sender_tz, \
          j.seq, j.n, j.at, j.xid, j.entries \
          FROM (SELECT * FROM (SELECT j.enrollment_id, j.seq, j.n, j.at, j.xid, j.entries \
-               FROM journey_steps j JOIN enrollments e ON e.id = j.enrollment_id \
+               FROM journey_steps j \
                WHERE j.account_id = $1 AND (j.xid, j.enrollment_id) >= ($2, $3) \
                AND NOT (j.xid = $2 AND j.enrollment_id = $3 AND j.seq + j.n - 1 <= $4) \
-               AND ($5 IS NULL OR e.flow_id = $5) AND ($6 IS NULL OR e.contact_id = $6){} \
+               AND ($5 IS NULL AND $6 IS NULL OR EXISTS (SELECT 1 FROM enrollments e \
+               WHERE e.id = j.enrollment_id AND ($5 IS NULL OR e.flow_id = $5) \
+               AND ($6 IS NULL OR e.contact_id = $6))){} \
                ORDER BY j.xid, j.enrollment_id, j.seq LIMIT $7) AS steps \
-               UNION ALL \
-               SELECT * FROM (SELECT k.id AS enrollment_id, CAST(1 AS BIGINT) AS seq, k.first_n AS n, \
-               k.first_at AS at, k.first_xid AS xid, k.first_entries AS entries \
-               FROM enrollment_keys k \
+               UNION ALL SELECT * FROM (SELECT ",
+            first_step_columns!(),
+            " FROM enrollment_keys k \
                WHERE k.account_id = $1 AND k.first_xid IS NOT NULL \
                AND (k.first_xid, k.id) >= ($2, $3) \
                AND NOT (k.first_xid = $2 AND k.id = $3 AND k.first_n <= $4) \
@@ -135,7 +138,8 @@ pub async fn page(
          JOIN enrollments e ON e.id = j.enrollment_id \
          LEFT JOIN contacts c ON c.account_id = e.account_id AND c.id = e.contact_id \
          LEFT JOIN senders s ON s.account_id = e.account_id AND s.id = e.sender_id \
-         ORDER BY j.xid, j.enrollment_id, j.seq LIMIT $7",
+         ORDER BY j.xid, j.enrollment_id, j.seq LIMIT $7"
+        ),
         horizon("j.xid"),
         horizon("k.first_xid"),
     );

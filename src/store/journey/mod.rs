@@ -9,8 +9,24 @@
 //!
 //! Each row also carries `xid`, its place in Watch's order: see [`super::watch`] for how it is
 //! chosen and why no writer waits for another to get it.
+//!
+//! On PostgreSQL a new enrollment's first step (seq 1) is kept on its `enrollment_keys` row
+//! instead (`first_xid`, `first_n`, `first_at`, `first_entries`; migration
+//! `first_journey_step`), and every reader takes it from there too, with
+//! [`first_step_columns!`].
 
 pub mod detail;
+
+/// The columns of a `journey_steps` row (`enrollment_id, seq, n, at, xid, entries`), read from
+/// the keys row `k` that holds an enrollment's first step, for a query to take beside
+/// `journey_steps` (`UNION ALL`). A literal, so `concat!` and `format!` take it.
+macro_rules! first_step_columns {
+    () => {
+        "k.id AS enrollment_id, CAST(1 AS BIGINT) AS seq, k.first_n AS n, \
+         k.first_at AS at, k.first_xid AS xid, k.first_entries AS entries"
+    };
+}
+pub(crate) use first_step_columns;
 
 use super::schema::journey_steps;
 use super::{Conn, StoreError, Tx};
