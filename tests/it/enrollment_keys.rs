@@ -261,17 +261,12 @@ async fn read_journeys(app: &TestApp, ids: &[String]) -> Vec<String> {
     assert_eq!(paged, contact, "the contact's journey a page at a time");
     out.push(format!("{contact:?}"));
     // Watch holds back what lies above the oldest transaction still running (the planner's
-    // may be): read until every entry of the account's one contact is there.
-    let mut watched = Vec::new();
-    for _ in 0..200 {
-        watched = page(db, account, &WatchKey::start(), None, None, 1_000)
-            .await
-            .unwrap();
-        if watched.len() >= contact.len() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    // may be): the Watch stream waits until every entry of the account's one contact is below
+    // that horizon, and the horizon only rises.
+    crate::watch::read(app, WatchRequest::default(), contact.len()).await;
+    let watched = page(db, account, &WatchKey::start(), None, None, 1_000)
+        .await
+        .unwrap();
     assert_eq!(watched.len(), contact.len(), "Watch gives every entry");
     let flow = watched[0].flow_id.clone();
     for (i, row) in watched.iter().enumerate() {

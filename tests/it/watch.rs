@@ -55,7 +55,7 @@ async fn enroll(
 }
 
 /// Opens a Watch and reads `n` entries (each within 20 s).
-async fn read(app: &TestApp, req: WatchRequest, n: usize) -> Vec<WatchResponse> {
+pub(crate) async fn read(app: &TestApp, req: WatchRequest, n: usize) -> Vec<WatchResponse> {
     let mut c = EnrollmentServiceClient::new(app.channel().await);
     let mut stream = c.watch(app.authed(req)).await.unwrap().into_inner();
     let mut out = Vec::new();
@@ -423,6 +423,43 @@ async fn two_replicas_serve_one_order() {
     a.stop().await;
 }
 
+/// PostgreSQL: the address of the app's database.
+fn pg_url(app: &TestApp) -> String {
+    let nudge::config::DatabaseUrl::Postgres(url) = app.database_url.clone() else {
+        unreachable!("a PostgreSQL test")
+    };
+    url
+}
+
+/// The enrollment with the lowest id, and how many journey entries it has.
+fn lowest(expected: &HashMap<String, usize>) -> (String, i64) {
+    expected
+        .iter()
+        .map(|(id, n)| (id.clone(), *n as i64))
+        .min()
+        .unwrap()
+}
+
+/// A journey step of one entry (a pause) for enrollment `id` at `seq`.
+fn paused(id: &str, seq: i64) -> nudge::store::JourneyStep {
+    let mut s =
+        nudge::store::JourneyStep::new(id, nudge::store::accounts::DEFAULT_ACCOUNT_ID, seq, 0);
+    s.push("paused", r#"{"by":"test"}"#);
+    s
+}
+
+/// A connection inside a transaction that has taken its transaction id already.
+async fn holding_a_transaction_id(url: &str) -> diesel_async::AsyncPgConnection {
+    use diesel_async::{AsyncConnection, SimpleAsyncConnection};
+    let mut c = diesel_async::AsyncPgConnection::establish(url)
+        .await
+        .unwrap();
+    c.batch_execute("BEGIN; SELECT pg_current_xact_id()")
+        .await
+        .unwrap();
+    c
+}
+
 /// PostgreSQL: a writer that got its transaction id before another writer of the same
 /// enrollment (as one does that waits for the enrollment's lock after its first write) still
 /// has its entry come after the other's in Watch: an enrollment's keys never go down along its
@@ -432,31 +469,16 @@ async fn two_replicas_serve_one_order() {
 async fn an_older_transaction_id_keeps_an_enrollments_order() {
     use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
     use nudge::store::pg_batch::journey_statement;
-    use nudge::store::JourneyStep;
     let app = spawn_app(Backend::Postgres).await;
     setup(&app).await;
     let mut expected = journeys(&app).await;
-    let (id, n) = expected
-        .iter()
-        .map(|(id, n)| (id.clone(), *n as i64))
-        .min()
-        .unwrap();
-    let nudge::config::DatabaseUrl::Postgres(url) = app.database_url.clone() else {
-        unreachable!()
-    };
-    let step = |seq: i64| {
-        let mut s = JourneyStep::new(&id, nudge::store::accounts::DEFAULT_ACCOUNT_ID, seq, 0);
-        s.push("paused", r#"{"by":"test"}"#);
-        s
-    };
-    let mut early = AsyncPgConnection::establish(&url).await.unwrap();
-    let mut late = AsyncPgConnection::establish(&url).await.unwrap();
+    let (id, n) = lowest(&expected);
+    let url = pg_url(&app);
+    let step = |seq: i64| paused(&id, seq);
     // `early` takes its transaction id first; `late` writes the next entry and commits; then
     // `early` writes the one after.
-    early
-        .batch_execute("BEGIN; SELECT pg_current_xact_id()")
-        .await
-        .unwrap();
+    let mut early = holding_a_transaction_id(&url).await;
+    let mut late = AsyncPgConnection::establish(&url).await.unwrap();
     late.batch_execute("BEGIN").await.unwrap();
     let next = [step(n + 1)];
     journey_statement(&next, &[None])
@@ -525,24 +547,13 @@ async fn an_older_transaction_id_keeps_an_enrollments_order() {
 async fn an_older_transaction_id_keeps_a_new_enrollments_order() {
     use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
     use nudge::store::pg_batch::journey_statement;
-    use nudge::store::JourneyStep;
     let app = spawn_app(Backend::Postgres).await;
-    let nudge::config::DatabaseUrl::Postgres(url) = app.database_url.clone() else {
-        unreachable!()
-    };
+    let url = pg_url(&app);
     // `early` holds a transaction id older than every enrollment's.
-    let mut early = AsyncPgConnection::establish(&url).await.unwrap();
-    early
-        .batch_execute("BEGIN; SELECT pg_current_xact_id()")
-        .await
-        .unwrap();
+    let mut early = holding_a_transaction_id(&url).await;
     setup(&app).await;
     let mut expected = journeys(&app).await;
-    let (id, n) = expected
-        .iter()
-        .map(|(id, n)| (id.clone(), *n as i64))
-        .min()
-        .unwrap();
+    let (id, n) = lowest(&expected);
     #[derive(diesel::QueryableByName)]
     struct Rows {
         #[diesel(sql_type = diesel::sql_types::BigInt)]
@@ -556,9 +567,7 @@ async fn an_older_transaction_id_keeps_a_new_enrollments_order() {
     .await
     .unwrap();
     assert_eq!(own.n, 0, "its one step so far is on its keys row");
-    let mut step = JourneyStep::new(&id, nudge::store::accounts::DEFAULT_ACCOUNT_ID, n + 1, 0);
-    step.push("paused", r#"{"by":"test"}"#);
-    journey_statement(&[step], &[None])
+    journey_statement(&[paused(&id, n + 1)], &[None])
         .execute(&mut early)
         .await
         .unwrap();
@@ -580,7 +589,6 @@ async fn an_older_transaction_id_keeps_a_new_enrollments_order() {
 async fn an_entry_committed_late_is_not_skipped() {
     use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
     use nudge::store::pg_batch::journey_statement;
-    use nudge::store::JourneyStep;
     let app = spawn_app(Backend::Postgres).await;
     setup(&app).await;
     let mut expected = journeys(&app).await;
@@ -590,14 +598,8 @@ async fn an_entry_committed_late_is_not_skipped() {
         .map(|(id, n)| (id.clone(), *n as i64))
         .collect();
     ids.sort();
-    let nudge::config::DatabaseUrl::Postgres(url) = app.database_url.clone() else {
-        unreachable!()
-    };
-    let step = |(id, n): &(String, i64)| {
-        let mut s = JourneyStep::new(id, nudge::store::accounts::DEFAULT_ACCOUNT_ID, n + 1, 0);
-        s.push("paused", r#"{"by":"test"}"#);
-        [s]
-    };
+    let url = pg_url(&app);
+    let step = |(id, n): &(String, i64)| [paused(id, n + 1)];
     let mut slow = AsyncPgConnection::establish(&url).await.unwrap();
     let mut quick = AsyncPgConnection::establish(&url).await.unwrap();
     slow.batch_execute("BEGIN").await.unwrap();
