@@ -21,6 +21,15 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use std::borrow::Cow;
 
+/// The predicate of the partial indexes of live enrollments made with `allow_duplicate`
+/// (migration `live_duplicates`), as a query must spell it for the index to serve it.
+macro_rules! live_duplicate_predicate {
+    () => {
+        "allow_duplicate AND status IN ('active', 'paused')"
+    };
+}
+pub(crate) use live_duplicate_predicate;
+
 /// The statuses of an enrollment a signal still reaches and a duplicate check still counts.
 pub const LIVE: [&str; 2] = [Status::LIVE[0].as_str(), Status::LIVE[1].as_str()];
 
@@ -831,6 +840,51 @@ impl Tx {
             .select(EnrollmentRow::as_select())
             .load(c)
             .await)?)
+    }
+
+    /// Which of `flow_ids` have a live enrollment made with `allow_duplicate` (usually none):
+    /// only in those can a new enrollment made without it be a duplicate that the unique index
+    /// of live enrollments does not refuse by itself (that index holds only the enrollments made
+    /// without `allow_duplicate`). One probe a flow of the partial index
+    /// `enrollment_keys_live_duplicates` (SQLite: `enrollments_live_duplicates`), whose
+    /// predicate the query repeats word for word (a database uses a partial index only for a
+    /// query that implies its predicate).
+    pub async fn flows_with_live_duplicates(
+        &mut self,
+        account_id: &str,
+        flow_ids: &[&str],
+    ) -> Result<Vec<String>, StoreError> {
+        if flow_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(match &mut self.conn {
+            Conn::Postgres(c) => {
+                super::pg_batch::flows_with_live_duplicates(c, account_id, flow_ids).await?
+            }
+            Conn::Sqlite(c) => {
+                #[derive(QueryableByName)]
+                struct Flow {
+                    #[diesel(sql_type = diesel::sql_types::Text)]
+                    flow_id: String,
+                }
+                // Named: without statistics SQLite picks `enrollments_flow` (more equalities),
+                // which walks every live enrollment of the flow.
+                let marks = vec!["?"; flow_ids.len()].join(", ");
+                let mut q = diesel::sql_query(format!(
+                    "SELECT DISTINCT flow_id FROM enrollments \
+                     INDEXED BY enrollments_live_duplicates \
+                     WHERE account_id = ? AND flow_id IN ({marks}) AND {}",
+                    live_duplicate_predicate!()
+                ))
+                .into_boxed::<diesel::sqlite::Sqlite>()
+                .bind::<diesel::sql_types::Text, _>(account_id);
+                for f in flow_ids {
+                    q = q.bind::<diesel::sql_types::Text, _>(*f);
+                }
+                let rows: Vec<Flow> = q.load(&mut **c).await?;
+                rows.into_iter().map(|r| r.flow_id).collect()
+            }
+        })
     }
 
     /// `(contact, flow, enrollment)` of every active or paused enrollment of these contacts.

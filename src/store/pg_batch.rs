@@ -696,6 +696,31 @@ pub async fn ack_dispatches(
 /// enrollments and hashing every contact id, 27 ms per 1,000 contacts and growing with the
 /// table. `OFFSET 0` keeps the lateral lookup a subquery the planner cannot turn
 /// into a hash join over the whole table (and, unlike a `LIMIT`, drops nothing).
+/// See `Tx::flows_with_live_duplicates`.
+pub async fn flows_with_live_duplicates(
+    c: &mut AsyncPgConnection,
+    account_id: &str,
+    flow_ids: &[&str],
+) -> QueryResult<Vec<String>> {
+    #[derive(diesel::QueryableByName)]
+    struct Flow {
+        #[diesel(sql_type = Text)]
+        flow_id: String,
+    }
+    let rows: Vec<Flow> = Cached(
+        diesel::sql_query(concat!(
+            "SELECT DISTINCT flow_id FROM enrollment_keys WHERE account_id = $1 \
+             AND flow_id = ANY($2::text[]) AND ",
+            super::enrollments::live_duplicate_predicate!()
+        ))
+        .bind::<Text, _>(account_id)
+        .bind::<Array<Text>, _>(flow_ids),
+    )
+    .load(c)
+    .await?;
+    Ok(rows.into_iter().map(|r| r.flow_id).collect())
+}
+
 pub async fn live_enrollments_of(
     c: &mut AsyncPgConnection,
     account_id: &str,

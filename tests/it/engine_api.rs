@@ -18,6 +18,7 @@ backend_tests!(
     outbound_flow_walks_weeks_of_virtual_time,
     enroll_is_idempotent_by_client_key,
     duplicate_active_enrollment_is_refused_unless_allowed,
+    a_live_enrollment_made_with_allow_duplicate_still_refuses_a_plain_one,
     bad_input_is_refused_with_the_field_and_nothing_stored,
     pause_then_resume_past_target_wakes_at_once,
     move_to_and_exit,
@@ -346,6 +347,77 @@ async fn duplicate_active_enrollment_is_refused_unless_allowed(backend: Backend)
         .into_inner()
         .enrollments;
     assert_eq!(ann.len(), 2);
+    app.stop().await;
+}
+
+/// The unique index of live enrollments holds only those made without `allow_duplicate`, so
+/// an enrollment written without reading the contact's live ones first would slip past one
+/// made with it: the flows that have such an enrollment are read before writing. In a batch,
+/// a duplicate the index refuses is answered alone, the other items written.
+async fn a_live_enrollment_made_with_allow_duplicate_still_refuses_a_plain_one(backend: Backend) {
+    let app = spawn_app(backend).await;
+    setup(&app).await;
+    let mut c = clients(&app).await;
+    let mut allowed = enroll_req("ann", "");
+    allowed.allow_duplicate = true;
+    c.enrollments.enroll(app.authed(allowed)).await.unwrap();
+    let refused = c
+        .enrollments
+        .enroll(app.authed(enroll_req("ann", "")))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::AlreadyExists, "{refused:?}");
+
+    c.enrollments
+        .enroll(app.authed(enroll_req("bob", "")))
+        .await
+        .unwrap();
+    app.contacts()
+        .await
+        .upsert_contact(app.authed(UpsertContactRequest {
+            contact: Some(Contact {
+                id: "cy".into(),
+                email: "cy@example.com".into(),
+                tz: "America/New_York".into(),
+                ..Default::default()
+            }),
+        }))
+        .await
+        .unwrap();
+    let items = ["cy", "bob", "ann"].map(|id| enroll_req(id, "")).to_vec();
+    let results = c
+        .enrollments
+        .batch_enroll(app.authed(BatchEnrollRequest { items }))
+        .await
+        .unwrap()
+        .into_inner()
+        .results;
+    let answers: Vec<(bool, &str)> = results
+        .iter()
+        .map(|r| (r.created, r.error_code.as_str()))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            (true, ""),
+            (false, "ALREADY_EXISTS"),
+            (false, "ALREADY_EXISTS")
+        ]
+    );
+    for (contact, live) in [("ann", 1), ("bob", 1), ("cy", 1)] {
+        let listed = c
+            .enrollments
+            .list_enrollments(app.authed(ListEnrollmentsRequest {
+                contact_id: contact.into(),
+                status: "active".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .enrollments;
+        assert_eq!(listed.len(), live, "{contact}");
+    }
     app.stop().await;
 }
 

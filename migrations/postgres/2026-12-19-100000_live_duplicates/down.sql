@@ -1,0 +1,1 @@
+DROP INDEX enrollment_keys_live_duplicates;

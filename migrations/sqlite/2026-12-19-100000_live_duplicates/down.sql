@@ -1,0 +1,1 @@
+DROP INDEX enrollments_live_duplicates;
