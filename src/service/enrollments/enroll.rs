@@ -38,7 +38,10 @@ struct Prepared {
     /// What the writer reads of the state before `Start` (not the state itself: the engine
     /// stepped that one in place instead of a copy).
     before: engine::state::Before,
-    after: EnrollmentState,
+    /// Boxed, as it is in the answer: a batch moves each item several times (into its part,
+    /// into the answer, into the call's results), and the state inline made each move copy
+    /// 760 bytes, a fifth of BatchEnroll's own CPU.
+    after: Box<EnrollmentState>,
     effects: Vec<Effect>,
 }
 
@@ -308,7 +311,7 @@ async fn prepare(
     Ok(Prepared {
         row,
         before,
-        after,
+        after: Box::new(after),
         effects,
     })
 }

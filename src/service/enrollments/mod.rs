@@ -58,18 +58,19 @@ pub struct Enrollment {
     pub created_at: DateTime<Utc>,
     /// When it last changed.
     pub updated_at: DateTime<Utc>,
-    /// The engine's state: the open run, the next wake, the outcome.
-    pub state: EnrollmentState,
+    /// The engine's state: the open run, the next wake, the outcome. Boxed: an enrollment
+    /// is moved whole into answers and lists, and the state is most of it.
+    pub state: Box<EnrollmentState>,
 }
 
 impl Enrollment {
     pub(crate) fn from_row(row: EnrollmentRow) -> Result<Enrollment, ServiceError> {
-        let state = row.engine_state()?;
+        let state = Box::new(row.engine_state()?);
         Ok(Enrollment::from_parts(row, state))
     }
 
     /// The enrollment of a row whose state is at hand (just written), without parsing it back.
-    pub(crate) fn from_parts(row: EnrollmentRow, state: EnrollmentState) -> Enrollment {
+    pub(crate) fn from_parts(row: EnrollmentRow, state: Box<EnrollmentState>) -> Enrollment {
         Enrollment {
             id: row.id.into(),
             flow_id: row.flow_id,
