@@ -646,7 +646,12 @@ impl Tx {
             self.insert_fetches(&w.fetches).await?;
         }
         match &mut self.conn {
-            Conn::Postgres(c) => super::pg_batch::write(c, w).await?,
+            Conn::Postgres(c) => {
+                // Each place once: the rows written here move (a second write of one in this
+                // transaction finds it by id).
+                let locked = std::mem::take(&mut self.locked);
+                super::pg_batch::write(c, w, &locked).await?
+            }
             Conn::Sqlite(c) => {
                 let owned = w.clone();
                 c.spawn_blocking(move |conn| super::sqlite_batch::write(conn, &owned))
@@ -742,10 +747,19 @@ impl Tx {
         use diesel::sql_types::{BigInt, Integer, Nullable, Text};
         // From the start (no cursor): a due time before every real one.
         let (after_due, after_id) = after.map_or((i64::MIN, ""), |(d, id)| (*d, id.as_str()));
+        /// A claimed row and where it is (see [`super::LockedRows`]).
+        #[derive(QueryableByName)]
+        struct Claimed {
+            #[diesel(embed)]
+            enrollment: EnrollmentRow,
+            #[diesel(sql_type = Text)]
+            place: String,
+        }
+        let room = usize::try_from(limit).unwrap_or(0).min(MAX_CLAIM_ROOM);
         if let (Conn::Postgres(c), Some((k, of))) = (&mut self.conn, shard) {
-            return Ok(super::pg_batch::Cached(
+            let claimed: Vec<Claimed> = super::pg_batch::Cached(
                 diesel::sql_query(
-                    "SELECT e.* FROM enrollments e \
+                    "SELECT e.ctid::text AS place, e.* FROM enrollments e \
                      WHERE e.next_run_at <= $1 AND (e.next_run_at, e.id) > ($5, $6) \
                      AND (NOT EXISTS (SELECT 1 FROM senders s \
                      WHERE s.account_id = e.account_id AND s.id = e.sender_id \
@@ -761,11 +775,17 @@ impl Tx {
                 .bind::<Text, _>(after_id),
             )
             .load(&mut **c)
-            .await?);
+            .await?;
+            let mut rows = Vec::with_capacity(claimed.len());
+            for Claimed { enrollment, place } in claimed {
+                self.locked.insert(enrollment.id.clone(), place);
+                rows.push(enrollment);
+            }
+            return Ok(rows);
         }
-        // The same query for both; `as_select` is typed by its backend, hence the macro. The
-        // row comparison is spelled out: diesel has no row values.
-        macro_rules! due {
+        // The same rows on both backends (a macro: a query is typed by its backend), each with
+        // its place on PostgreSQL. The row comparison is spelled out: diesel has no row values.
+        macro_rules! due_rows {
             () => {
                 enrollments::table
                     .filter(enrollments::next_run_at.le(now_ms))
@@ -778,7 +798,6 @@ impl Tx {
                     )
                     .order((enrollments::next_run_at.asc(), enrollments::id.asc()))
                     .limit(limit)
-                    .select(EnrollmentRow::as_select())
             };
         }
         Ok(match &mut self.conn {
@@ -786,19 +805,29 @@ impl Tx {
                 use futures_util::TryStreamExt;
                 // Into a vector with room for the batch: collected from the stream, it grew a
                 // doubling at a time, each time copying every (large) row read so far.
-                let room = usize::try_from(limit).unwrap_or(0).min(MAX_CLAIM_ROOM);
-                due!()
+                let locked = &mut self.locked;
+                due_rows!()
+                    .select((
+                        EnrollmentRow::as_select(),
+                        diesel::dsl::sql::<Text>("enrollments.ctid::text"),
+                    ))
                     .for_update()
                     .skip_locked()
-                    .load_stream::<EnrollmentRow>(&mut **c)
+                    .load_stream::<(EnrollmentRow, String)>(&mut **c)
                     .await?
-                    .try_fold(Vec::with_capacity(room), |mut rows, row| {
+                    .try_fold(Vec::with_capacity(room), |mut rows, (row, place)| {
+                        locked.insert(row.id.clone(), place);
                         rows.push(row);
                         std::future::ready(Ok(rows))
                     })
                     .await?
             }
-            Conn::Sqlite(c) => due!().load(&mut **c).await?,
+            Conn::Sqlite(c) => {
+                due_rows!()
+                    .select(EnrollmentRow::as_select())
+                    .load(&mut **c)
+                    .await?
+            }
         })
     }
 

@@ -76,6 +76,25 @@ pub use values::{DispatchStatus, TaskStatus};
 /// A hash map for what one batch looks up per step (enrollment, account and flow ids):
 /// foldhash, seeded per process, where std's SipHash was several percent of a due step.
 pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
+/// Where the enrollment rows a transaction claimed are (PostgreSQL `ctid`, as text), by id:
+/// the write that updates them goes straight to each place instead of probing the primary
+/// key for every row. A place is valid while the transaction holds the row's lock and has not
+/// updated it, so [`Tx::write_all`] takes the places it writes and forgets them.
+#[derive(Debug, Default)]
+pub struct LockedRows(FastMap<String, String>);
+
+impl LockedRows {
+    /// Where enrollment `id` is, when this transaction claimed it.
+    pub fn place(&self, id: &str) -> Option<&str> {
+        self.0.get(id).map(String::as_str)
+    }
+
+    /// Records where enrollment `id` is.
+    pub(crate) fn insert(&mut self, id: String, place: String) {
+        self.0.insert(id, place);
+    }
+}
 /// [`FastMap`]'s set.
 pub type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 

@@ -447,6 +447,7 @@ impl Tx {
         // Approval links are signed, and fetch attempts inserted, by `write_all` only: a group
         // whose signals led to one takes the plain path (pipelined, they were dropped).
         let plain = writes.approvals.is_empty() && writes.fetches.is_empty();
+        let locked = std::mem::take(&mut self.locked);
         match &mut self.conn {
             Conn::Postgres(c) if plain => {
                 let c: &diesel_async::AsyncPgConnection = c;
@@ -458,7 +459,7 @@ impl Tx {
                             .execute(&mut &*c),
                     );
                 }
-                pg_batch::write_with(c, writes, more).await?;
+                pg_batch::write_with(c, writes, &locked, more).await?;
             }
             _ => {
                 self.write_all(writes).await?;

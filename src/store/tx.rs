@@ -14,12 +14,17 @@ use diesel_async::{AsyncConnection, TransactionManager};
 /// An open transaction on one pooled connection.
 pub struct Tx {
     pub(super) conn: Conn,
+    /// Where the enrollment rows this transaction claimed are, until it writes them.
+    pub(super) locked: super::LockedRows,
 }
 
 impl Tx {
     pub(super) async fn begin(mut conn: Conn) -> Result<Tx, StoreError> {
         on_conn!(&mut conn, c => begin(c).await)?;
-        Ok(Tx { conn })
+        Ok(Tx {
+            conn,
+            locked: Default::default(),
+        })
     }
 
     /// Commits everything done through this transaction.

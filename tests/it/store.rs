@@ -14,6 +14,7 @@ backend_tests!(
     foreign_keys_are_enforced,
     batch_writers_round_trip,
     a_dispatch_key_is_written_once,
+    a_claimed_enrollment_written_twice_in_one_transaction_keeps_the_last,
     the_link_secret_is_made_once_and_rotation_replaces_it
 );
 
@@ -762,6 +763,75 @@ async fn batch_writers_round_trip(backend: Backend) {
 /// error, so the transition that made it is not stored either (the planner writes new
 /// dispatches without `ON CONFLICT`, which silently kept the first), while a step held again
 /// under `<key>:held` keeps the row of its first hold.
+/// A claimed enrollment is updated where the claim found it (PostgreSQL's ctid), which its
+/// first write moves: a second write in the same transaction finds it by id, with either
+/// claim (sharded, as the planner's concurrent batches claim, or not).
+async fn a_claimed_enrollment_written_twice_in_one_transaction_keeps_the_last(backend: Backend) {
+    use diesel::{ExpressionMethods, QueryDsl};
+    use nudge::store::schema::enrollments;
+    use nudge::store::{EnrollmentRow, Writes};
+
+    let scratch = Scratch::new(backend).await;
+    let db = &scratch.db;
+    let row = |id: &str| EnrollmentRow {
+        id: id.into(),
+        account_id: "default".into(),
+        flow_id: scratch.flow.id.clone(),
+        flow_version: 1,
+        contact_id: "c1".into(),
+        sender_id: "default".into(),
+        status: "active".into(),
+        client_key: None,
+        state: b"{}".to_vec(),
+        next_run_at: Some(5),
+        journey_seq: 0,
+        journey_xid: 0,
+        created_at: 1,
+        updated_at: 1,
+        allow_duplicate: true,
+    };
+    let mut tx = db.begin().await.unwrap();
+    tx.write_all(&Writes {
+        enrollments: vec![row("en_1"), row("en_2")],
+        created: ["en_1".to_string(), "en_2".to_string()]
+            .into_iter()
+            .collect(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+
+    for (id, shard) in [("en_1", Some((0, 1))), ("en_2", None)] {
+        let mut tx = db.begin().await.unwrap();
+        let claimed = tx.claim_due(10, 1, shard, None).await.unwrap();
+        assert_eq!(claimed.len(), 1);
+        assert_eq!(claimed[0].id, id);
+        for (updated_at, next) in [(2, Some(20)), (3, None)] {
+            let mut stepped = claimed[0].clone();
+            stepped.updated_at = updated_at;
+            stepped.next_run_at = next;
+            stepped.state = format!(r#"{{"write":{updated_at}}}"#).into_bytes();
+            tx.write_all(&Writes {
+                enrollments: vec![stepped],
+                ..Default::default()
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{id}, write {updated_at}: {e}"));
+        }
+        tx.commit().await.unwrap();
+        let (updated_at, next, state): (i64, Option<i64>, Vec<u8>) =
+            on_db!(db, c => enrollments::table
+            .filter(enrollments::id.eq(id))
+            .select((enrollments::updated_at, enrollments::next_run_at, enrollments::state))
+            .first(c)
+            .await)
+            .unwrap();
+        assert_eq!((updated_at, next), (3, None), "{id}");
+        assert_eq!(state, br#"{"write":3}"#, "{id}");
+    }
+}
+
 async fn a_dispatch_key_is_written_once(backend: Backend) {
     use diesel::QueryDsl;
     use nudge::store::enrollments::DispatchRow;
