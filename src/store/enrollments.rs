@@ -752,14 +752,14 @@ impl Tx {
         struct Claimed {
             #[diesel(embed)]
             enrollment: EnrollmentRow,
-            #[diesel(sql_type = Text)]
-            place: String,
+            #[diesel(sql_type = super::pg_array::Tid)]
+            place: super::pg_array::Place,
         }
         let room = usize::try_from(limit).unwrap_or(0).min(MAX_CLAIM_ROOM);
         if let (Conn::Postgres(c), Some((k, of))) = (&mut self.conn, shard) {
             let claimed: Vec<Claimed> = super::pg_batch::Cached(
                 diesel::sql_query(
-                    "SELECT e.ctid::text AS place, e.* FROM enrollments e \
+                    "SELECT e.*, e.ctid AS place FROM enrollments e \
                      WHERE e.next_run_at <= $1 AND (e.next_run_at, e.id) > ($5, $6) \
                      AND (NOT EXISTS (SELECT 1 FROM senders s \
                      WHERE s.account_id = e.account_id AND s.id = e.sender_id \
@@ -777,8 +777,9 @@ impl Tx {
             .load(&mut **c)
             .await?;
             let mut rows = Vec::with_capacity(claimed.len());
+            self.locked.reserve(claimed.len());
             for Claimed { enrollment, place } in claimed {
-                self.locked.insert(enrollment.id.clone(), place);
+                self.locked.push(&enrollment.id, place);
                 rows.push(enrollment);
             }
             return Ok(rows);
@@ -806,17 +807,18 @@ impl Tx {
                 // Into a vector with room for the batch: collected from the stream, it grew a
                 // doubling at a time, each time copying every (large) row read so far.
                 let locked = &mut self.locked;
+                locked.reserve(room);
                 due_rows!()
                     .select((
                         EnrollmentRow::as_select(),
-                        diesel::dsl::sql::<Text>("enrollments.ctid::text"),
+                        diesel::dsl::sql::<super::pg_array::Tid>("enrollments.ctid"),
                     ))
                     .for_update()
                     .skip_locked()
-                    .load_stream::<(EnrollmentRow, String)>(&mut **c)
+                    .load_stream::<(EnrollmentRow, super::pg_array::Place)>(&mut **c)
                     .await?
                     .try_fold(Vec::with_capacity(room), |mut rows, (row, place)| {
-                        locked.insert(row.id.clone(), place);
+                        locked.push(&row.id, place);
                         rows.push(row);
                         std::future::ready(Ok(rows))
                     })

@@ -150,6 +150,41 @@ impl<T: Element> Arr<T> {
     }
 }
 
+/// PostgreSQL's `tid`, where a row version is (see [`super::LockedRows`]): read and bound in
+/// binary, six bytes, so claiming a row does not allocate text for its place.
+#[derive(diesel::sql_types::SqlType, diesel::query_builder::QueryId)]
+#[diesel(postgres_type(oid = 27, array_oid = 1010))]
+pub struct Tid;
+
+/// A row version's place: its page, and its item on the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, diesel::deserialize::FromSqlRow)]
+pub struct Place {
+    pub block: u32,
+    pub item: u16,
+}
+
+impl diesel::deserialize::FromSql<Tid, Pg> for Place {
+    fn from_sql(value: diesel::pg::PgValue<'_>) -> diesel::deserialize::Result<Self> {
+        match *value.as_bytes() {
+            [a, b, c, d, e, f] => Ok(Place {
+                block: u32::from_be_bytes([a, b, c, d]),
+                item: u16::from_be_bytes([e, f]),
+            }),
+            ref other => Err(format!("a tid is 6 bytes, not {}", other.len()).into()),
+        }
+    }
+}
+
+impl Element for Place {
+    const OID: u32 = 27;
+    fn bytes(&self) -> Option<ElementBytes<'_>> {
+        let mut b = [0u8; 8];
+        b[..4].copy_from_slice(&self.block.to_be_bytes());
+        b[4..6].copy_from_slice(&self.item.to_be_bytes());
+        Some(ElementBytes::Fixed(b, 6))
+    }
+}
+
 macro_rules! array_of {
     ($sql:ty => $($t:ty),+) => {$(
         impl ToSql<Array<$sql>, Pg> for Arr<$t> {
@@ -167,6 +202,7 @@ array_of!(BigInt => i64);
 array_of!(Nullable<BigInt> => Option<i64>);
 array_of!(Integer => i32);
 array_of!(Bool => bool);
+array_of!(Tid => Place);
 
 #[cfg(test)]
 mod tests {

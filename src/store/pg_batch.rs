@@ -189,13 +189,20 @@ pub async fn write_with<'a>(
         sent.push(q);
     }
     if !stepped.is_empty() {
-        let (placed, unplaced): (Vec<&EnrollmentRow>, Vec<&EnrollmentRow>) =
-            stepped.iter().partition(|r| locked.place(&r.id).is_some());
+        let mut placed = Vec::with_capacity(stepped.len());
+        let mut places = Vec::with_capacity(stepped.len());
+        let mut unplaced = Vec::new();
+        let found = locked.places(stepped.iter().map(|r| r.id.as_str()));
+        for (&r, place) in stepped.iter().zip(found) {
+            match place {
+                Some(place) => {
+                    placed.push(r);
+                    places.push(place);
+                }
+                None => unplaced.push(r),
+            }
+        }
         if !placed.is_empty() {
-            let places: Vec<&str> = placed
-                .iter()
-                .map(|r| locked.place(&r.id).unwrap_or_default())
-                .collect();
             sent.push(update_enrollments(c, placed, Some(places)));
         }
         if !unplaced.is_empty() {
@@ -455,7 +462,7 @@ fn insert_dispatches<'a>(
     })
 }
 
-/// Updates stepped enrollment rows: at their `places` (ctid, as text) when given, else
+/// Updates stepped enrollment rows: at their `places` (ctid) when given, else
 /// found by id. Every row must be stored: a count short of them is an error.
 ///
 /// A place spares the primary key's probe for each row (a TID scan instead): 1,000 updates
@@ -464,7 +471,7 @@ fn insert_dispatches<'a>(
 fn update_enrollments<'a>(
     c: &'a AsyncPgConnection,
     e: Vec<&'a EnrollmentRow>,
-    places: Option<Vec<&'a str>>,
+    places: Option<Vec<super::pg_array::Place>>,
 ) -> BoxFuture<'a, QueryResult<usize>> {
     macro_rules! set {
         () => {
@@ -479,7 +486,7 @@ fn update_enrollments<'a>(
     }
     const PLACED: &str = concat!(
         set!(),
-        ", unnest($7::text[]::tid[]) AS place) AS u WHERE e.ctid = u.place AND e.id = u.id"
+        ", unnest($7::tid[]) AS place) AS u WHERE e.ctid = u.place AND e.id = u.id"
     );
     const BY_ID: &str = concat!(set!(), ") AS u WHERE e.id = u.id");
     Box::pin(async move {
@@ -493,7 +500,7 @@ fn update_enrollments<'a>(
             .bind::<Array<BigInt>, _>(col(&e, |r| r.journey_seq))
             .bind::<Array<BigInt>, _>(col(&e, |r| r.updated_at));
         let q = match places {
-            Some(p) => q.bind::<Array<Text>, _>(p),
+            Some(p) => q.bind::<Array<super::pg_array::Tid>, _>(super::pg_array::Arr(p)),
             None => q,
         };
         all_updated(Cached(q).execute(&mut &*c).await?, expected)
