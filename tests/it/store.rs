@@ -445,6 +445,27 @@ struct Scratch {
 }
 
 impl Scratch {
+    /// An active enrollment `id` of the flow's contact `c1`, not due.
+    fn enrollment(&self, id: &str) -> nudge::store::EnrollmentRow {
+        nudge::store::EnrollmentRow {
+            id: id.into(),
+            account_id: "default".into(),
+            flow_id: self.flow.id.clone(),
+            flow_version: 1,
+            contact_id: "c1".into(),
+            sender_id: "default".into(),
+            status: "active".into(),
+            client_key: None,
+            state: b"{}".to_vec(),
+            next_run_at: None,
+            journey_seq: 0,
+            journey_xid: 0,
+            created_at: 1,
+            updated_at: 1,
+            allow_duplicate: false,
+        }
+    }
+
     async fn new(backend: Backend) -> Scratch {
         let (url, _dir, _pg) = fresh_database(backend).await;
         Db::migrate(&url).await.unwrap();
@@ -774,21 +795,9 @@ async fn a_claimed_enrollment_written_twice_in_one_transaction_keeps_the_last(ba
     let scratch = Scratch::new(backend).await;
     let db = &scratch.db;
     let row = |id: &str| EnrollmentRow {
-        id: id.into(),
-        account_id: "default".into(),
-        flow_id: scratch.flow.id.clone(),
-        flow_version: 1,
-        contact_id: "c1".into(),
-        sender_id: "default".into(),
-        status: "active".into(),
-        client_key: None,
-        state: b"{}".to_vec(),
         next_run_at: Some(5),
-        journey_seq: 0,
-        journey_xid: 0,
-        created_at: 1,
-        updated_at: 1,
         allow_duplicate: true,
+        ..scratch.enrollment(id)
     };
     let mut tx = db.begin().await.unwrap();
     tx.write_all(&Writes {
@@ -836,7 +845,7 @@ async fn a_dispatch_key_is_written_once(backend: Backend) {
     use diesel::QueryDsl;
     use nudge::store::enrollments::DispatchRow;
     use nudge::store::schema::dispatches;
-    use nudge::store::{EnrollmentRow, Writes};
+    use nudge::store::Writes;
 
     let scratch = Scratch::new(backend).await;
     let db = &scratch.db;
@@ -874,23 +883,7 @@ async fn a_dispatch_key_is_written_once(backend: Backend) {
         written
     };
     write(Writes {
-        enrollments: vec![EnrollmentRow {
-            id: "en_1".into(),
-            account_id: "default".into(),
-            flow_id: scratch.flow.id.clone(),
-            flow_version: 1,
-            contact_id: "c1".into(),
-            sender_id: "default".into(),
-            status: "active".into(),
-            client_key: None,
-            state: b"{}".to_vec(),
-            next_run_at: None,
-            journey_seq: 0,
-            journey_xid: 0,
-            created_at: 1,
-            updated_at: 1,
-            allow_duplicate: false,
-        }],
+        enrollments: vec![scratch.enrollment("en_1")],
         created: ["en_1".to_string()].into_iter().collect(),
         dispatches: vec![
             dispatch("dp_1", "en_1:1", "pending"),

@@ -386,7 +386,7 @@ async fn write_prepared(
             flows.dedup();
             let unindexed = tx.flows_with_live_duplicates(account_id, &flows).await?;
             refusing
-                .filter(|p| unindexed.iter().any(|f| *f == p.row.flow_id))
+                .filter(|p| unindexed.contains(&p.row.flow_id))
                 .map(|p| p.row.contact_id.as_str())
                 .collect()
         }
