@@ -739,14 +739,6 @@ pub async fn ack_dispatches(
     .await
 }
 
-/// The (contact, flow, enrollment) of every active or paused enrollment of the account's
-/// `contact_ids`: BatchEnroll's duplicate check.
-///
-/// One index lookup per contact, whatever the statistics say: as `contact_id = ANY($2)`, the
-/// plan made while the table was young (a fresh database filling up) kept scanning the account's
-/// enrollments and hashing every contact id, 27 ms per 1,000 contacts and growing with the
-/// table. `OFFSET 0` keeps the lateral lookup a subquery the planner cannot turn
-/// into a hash join over the whole table (and, unlike a `LIMIT`, drops nothing).
 /// See `Tx::flows_with_live_duplicates`.
 pub async fn flows_with_live_duplicates(
     c: &mut AsyncPgConnection,
@@ -772,6 +764,14 @@ pub async fn flows_with_live_duplicates(
     Ok(rows.into_iter().map(|r| r.flow_id).collect())
 }
 
+/// The (contact, flow, enrollment) of every active or paused enrollment of the account's
+/// `contact_ids`: BatchEnroll's duplicate check.
+///
+/// One index lookup per contact, whatever the statistics say: as `contact_id = ANY($2)`, the
+/// plan made while the table was young (a fresh database filling up) kept scanning the account's
+/// enrollments and hashing every contact id, 27 ms per 1,000 contacts and growing with the
+/// table. `OFFSET 0` keeps the lateral lookup a subquery the planner cannot turn
+/// into a hash join over the whole table (and, unlike a `LIMIT`, drops nothing).
 pub async fn live_enrollments_of(
     c: &mut AsyncPgConnection,
     account_id: &str,
