@@ -77,6 +77,9 @@ pub use values::{DispatchStatus, TaskStatus};
 /// foldhash, seeded per process, where std's SipHash was several percent of a due step.
 pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
+/// [`FastMap`]'s set.
+pub type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
 /// Where the enrollment rows a transaction claimed are (PostgreSQL `ctid`), in claim
 /// order: the write that updates them goes straight to each place instead of probing the
 /// primary key for every row. A place is valid while the transaction holds the row's lock and
@@ -131,8 +134,6 @@ impl LockedRows {
             .collect()
     }
 }
-/// [`FastMap`]'s set.
-pub type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 use crate::config::DatabaseUrl;
 use diesel::{Connection, SqliteConnection};

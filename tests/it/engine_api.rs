@@ -95,6 +95,35 @@ async fn advance(app: &TestApp, c: &mut Clients, by_ms: i64) -> AdvanceResponse 
         .into_inner()
 }
 
+/// How many active enrollments `contact` has.
+async fn active_of(app: &TestApp, c: &mut Clients, contact: &str) -> usize {
+    c.enrollments
+        .list_enrollments(app.authed(ListEnrollmentsRequest {
+            contact_id: contact.into(),
+            status: "active".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .enrollments
+        .len()
+}
+
+/// One `BatchEnroll` call's answers, item by item.
+async fn batch_enroll(
+    app: &TestApp,
+    c: &mut Clients,
+    items: Vec<EnrollRequest>,
+) -> Vec<BatchEnrollResult> {
+    c.enrollments
+        .batch_enroll(app.authed(BatchEnrollRequest { items }))
+        .await
+        .unwrap()
+        .into_inner()
+        .results
+}
+
 async fn journey(app: &TestApp, c: &mut Clients, id: &str) -> Vec<JourneyEntry> {
     let mut out = Vec::new();
     let mut token = String::new();
@@ -335,18 +364,7 @@ async fn duplicate_active_enrollment_is_refused_unless_allowed(backend: Backend)
         .enroll(app.authed(enroll_req("bob", "")))
         .await
         .unwrap();
-    let ann = c
-        .enrollments
-        .list_enrollments(app.authed(ListEnrollmentsRequest {
-            contact_id: "ann".into(),
-            status: "active".into(),
-            ..Default::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .enrollments;
-    assert_eq!(ann.len(), 2);
+    assert_eq!(active_of(&app, &mut c, "ann").await, 2);
     app.stop().await;
 }
 
@@ -385,13 +403,7 @@ async fn a_live_enrollment_made_with_allow_duplicate_still_refuses_a_plain_one(b
         .await
         .unwrap();
     let items = ["cy", "bob", "ann"].map(|id| enroll_req(id, "")).to_vec();
-    let results = c
-        .enrollments
-        .batch_enroll(app.authed(BatchEnrollRequest { items }))
-        .await
-        .unwrap()
-        .into_inner()
-        .results;
+    let results = batch_enroll(&app, &mut c, items).await;
     let answers: Vec<(bool, &str)> = results
         .iter()
         .map(|r| (r.created, r.error_code.as_str()))
@@ -404,19 +416,8 @@ async fn a_live_enrollment_made_with_allow_duplicate_still_refuses_a_plain_one(b
             (false, "ALREADY_EXISTS")
         ]
     );
-    for (contact, live) in [("ann", 1), ("bob", 1), ("cy", 1)] {
-        let listed = c
-            .enrollments
-            .list_enrollments(app.authed(ListEnrollmentsRequest {
-                contact_id: contact.into(),
-                status: "active".into(),
-                ..Default::default()
-            }))
-            .await
-            .unwrap()
-            .into_inner()
-            .enrollments;
-        assert_eq!(listed.len(), live, "{contact}");
+    for contact in ["ann", "bob", "cy"] {
+        assert_eq!(active_of(&app, &mut c, contact).await, 1, "{contact}");
     }
     app.stop().await;
 }
@@ -750,13 +751,7 @@ async fn batch_enroll_answers_every_item(backend: Backend) {
     items.push(bad);
     items.push(enroll_req("missing", ""));
     items.push(enroll_req("c1", "b1")); // the same key again
-    let results = c
-        .enrollments
-        .batch_enroll(app.authed(BatchEnrollRequest { items }))
-        .await
-        .unwrap()
-        .into_inner()
-        .results;
+    let results = batch_enroll(&app, &mut c, items).await;
     assert_eq!(results.len(), n + 3);
     let ids: HashSet<&str> = results[..n]
         .iter()
