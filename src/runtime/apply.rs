@@ -329,7 +329,7 @@ pub fn apply_unread(
 struct Stepped {
     row: EnrollmentRow,
     was: Before,
-    after: EnrollmentState,
+    after: Box<EnrollmentState>,
     effects: Vec<Effect>,
     /// The task outcome the step applied, if it was one.
     outcome: Option<String>,
@@ -345,7 +345,7 @@ fn step_row(
     now: DateTime<Utc>,
     room: Vec<Effect>,
 ) -> Result<Stepped, StoreError> {
-    let before = row.engine_state()?;
+    let before = Box::new(row.engine_state()?);
     let outcome = match &input {
         Input::TaskOutcome { outcome, .. } => Some(outcome.clone()),
         _ => None,
@@ -370,8 +370,10 @@ fn step_row(
     // The interpreter works on the decoded state itself; the rare replay after a failure
     // decodes it again.
     let original = || {
-        row.engine_state()
-            .expect("a stored state decodes as it did a moment ago")
+        Box::new(
+            row.engine_state()
+                .expect("a stored state decodes as it did a moment ago"),
+        )
     };
     let (after, effects) = match &flow {
         Ok(flow) => {
@@ -440,7 +442,10 @@ fn step_row(
     })
 }
 
-fn flow_unavailable(before: EnrollmentState, message: String) -> (EnrollmentState, Vec<Effect>) {
+fn flow_unavailable(
+    before: Box<EnrollmentState>,
+    message: String,
+) -> (Box<EnrollmentState>, Vec<Effect>) {
     let mut after = before;
     after.status = Status::Failed;
     after.next_run_at = None;

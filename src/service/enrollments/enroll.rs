@@ -265,7 +265,7 @@ async fn prepare(
     // Stepped in place; the copy the engine falls back to when the flow fails at once is made
     // only then.
     let again = input.clone();
-    let state = start(input);
+    let state = Box::new(start(input));
     let before = engine::state::Before::of(&state);
     let ctx = &look.ctx;
     // A capped sender's first step never reserves here: it is handed to the planner, which
@@ -281,7 +281,7 @@ async fn prepare(
     };
     let (after, effects) = engine::step_owned(
         state,
-        || start(again),
+        || Box::new(start(again)),
         &flow,
         Input::Start,
         now,
@@ -311,7 +311,7 @@ async fn prepare(
     Ok(Prepared {
         row,
         before,
-        after: Box::new(after),
+        after,
         effects,
     })
 }
