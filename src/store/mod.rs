@@ -169,8 +169,6 @@ const POSTGRES_POOL_SIZE: usize = 16;
 /// How long a request waits for a pooled connection (or for a new one to open) before it fails
 /// as unavailable, rather than hanging.
 const POOL_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long checking a pooled connection before it is lent out may take.
-const RECYCLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How the pool opens its connections.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -232,6 +230,12 @@ impl Db {
         let db = match url {
             DatabaseUrl::Postgres(pg) => {
                 let mut config = ManagerConfig::<AsyncPgConnection>::default();
+                // A connection goes back out without a test query (`SELECT 1`, a round trip
+                // before every transaction: a tenth of a signal group's statements): one whose
+                // server ended it, or whose transaction was left open, is dropped all the same
+                // (`is_broken`), and a call that meets a connection lost since answers
+                // UNAVAILABLE, which the client retries.
+                config.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
                 let timeouts = options.postgres;
                 config.custom_setup =
                     Box::new(move |url| Box::pin(open_postgres(url.to_string(), timeouts)));
@@ -244,9 +248,6 @@ impl Db {
                     .runtime(deadpool::Runtime::Tokio1)
                     .wait_timeout(Some(POOL_TIMEOUT))
                     .create_timeout(Some(POOL_TIMEOUT))
-                    // Recycling checks a connection with a query: on a stalled link that
-                    // query would hang the request that asked for a connection.
-                    .recycle_timeout(Some(RECYCLE_TIMEOUT))
                     .build()
                     .expect("a pool with a runtime and timeouts builds");
                 Db::Postgres(pool)
