@@ -146,9 +146,10 @@ const EFFECTS: usize = 8;
 /// [`step_with`] on a state the caller gives up (the stored writers decode one for the step
 /// alone): the interpreter works on it in place instead of on a copy, a tenth of a planner
 /// step. The state is boxed so that handing it through the step moves a pointer, not its
-/// 760 bytes (those moves were 2 % of a planner step). `original` gives the state again, as it was, for the replay after a failure (rare).
-/// The effects are pushed onto `effects` (empty): a caller stepping many enrollments passes
-/// the same vector back each time, so its room is allocated once, not once a step.
+/// 760 bytes (those moves were 2 % of a planner step). `original` gives the state again, as
+/// it was, for the replay after a failure (rare). The effects are pushed onto `effects`
+/// (empty): a caller stepping many enrollments passes the same vector back each time, so its
+/// room is allocated once, not once a step.
 #[allow(clippy::too_many_arguments)]
 pub fn step_owned(
     state: Box<EnrollmentState>,
