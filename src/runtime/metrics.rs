@@ -39,6 +39,9 @@ const DURATION_BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
 ];
 
+/// Signals a router task took into one group: 1 to the most a group holds, by doubling.
+const GROUP_BUCKETS: [f64; 9] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
+
 /// One process's metrics.
 pub struct Metrics {
     recorder: PrometheusRecorder,
@@ -59,6 +62,12 @@ impl Metrics {
                 Matcher::Full("nudge_timer_lateness_seconds".into()),
                 &LATENESS_BUCKETS,
             )
+            .and_then(|b| {
+                b.set_buckets_for_metric(
+                    Matcher::Full("nudge_signal_group_size".into()),
+                    &GROUP_BUCKETS,
+                )
+            })
             .and_then(|b| b.set_buckets(&DURATION_BUCKETS))
             .expect("the bucket lists are not empty");
         let recorder = builder.build_recorder();
@@ -90,6 +99,12 @@ impl Metrics {
     /// A planner batch took `took`.
     pub fn planner_batch(&self, took: Duration) {
         self.record(|| histogram!("nudge_planner_batch_seconds").record(took.as_secs_f64()));
+    }
+
+    /// A router task took `signals` into one group: how well concurrent signals share their
+    /// transaction (a group's cost is mostly per statement).
+    pub fn signal_group(&self, signals: usize) {
+        self.record(|| histogram!("nudge_signal_group_size").record(signals as f64));
     }
 
     /// Runs entered, by step type.
@@ -195,6 +210,11 @@ fn describe() {
         "nudge_planner_batch_seconds",
         metrics::Unit::Seconds,
         "Duration of one planner batch (claim, step, write)."
+    );
+    describe_histogram!(
+        "nudge_signal_group_size",
+        metrics::Unit::Count,
+        "Signals routed in one transaction (a router task's group)."
     );
     describe_counter!(
         "nudge_requests_total",

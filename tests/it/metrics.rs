@@ -228,6 +228,10 @@ async fn metrics_parse_and_move_after_work(backend: Backend) {
     })
     .await;
     assert_eq!(kind(&s, "nudge_signals_total"), Some("counter"));
+    // The reply went through the router: one group of one signal.
+    assert_eq!(kind(&s, "nudge_signal_group_size"), Some("histogram"));
+    assert_eq!(value(&s, "nudge_signal_group_size_count", &[]), Some(1.0));
+    assert_eq!(value(&s, "nudge_signal_group_size_sum", &[]), Some(1.0));
     assert_eq!(
         value(
             &s,

@@ -108,6 +108,7 @@ async fn work(core: Core, rx: Arc<Mutex<mpsc::Receiver<Job>>>) {
                 }
             }
         }
+        core.metrics.signal_group(jobs.len());
         // Its own task, so a panic drops this group's answers (its callers get an error)
         // instead of stopping the router.
         let core = core.clone();
