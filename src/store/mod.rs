@@ -70,7 +70,7 @@ pub mod watch;
 pub use enrollments::{Committed, EnrollmentRow, Writes, LIVE};
 pub use error::{classify, ErrorClass, StoreError};
 pub use journey::{JourneyRow, JourneyStep};
-pub use tx::{conflict_backoff, Conflicted, Tx, CONFLICT_ATTEMPTS};
+pub use tx::{conflict_backoff, Conflicted, Tx, CONFLICT_ATTEMPTS, PLAN_ONCE_BY_INDEX};
 pub use values::{DispatchStatus, TaskStatus};
 
 /// A hash map for what one batch looks up per step (enrollment, account and flow ids):

@@ -702,19 +702,21 @@ pub async fn reached_enrollments(
         return Ok(Vec::new());
     }
     Cached(
-        diesel::sql_query(
-            "SELECT e.* FROM unnest($1::text[], $2::text[]) AS k(account_id, contact_id) \
-         JOIN enrollment_keys x ON x.account_id = k.account_id AND x.contact_id = k.contact_id \
-         AND x.status IN ('active', 'paused') \
-         JOIN enrollments e ON e.id = x.id AND e.status IN ('active', 'paused') \
-         ORDER BY e.id FOR UPDATE OF e",
-        )
-        .bind::<Array<Text>, _>(col(pairs, |p| p.0.as_str()))
-        .bind::<Array<Text>, _>(col(pairs, |p| p.1.as_str())),
+        diesel::sql_query(REACHED_ENROLLMENTS)
+            .bind::<Array<Text>, _>(col(pairs, |p| p.0.as_str()))
+            .bind::<Array<Text>, _>(col(pairs, |p| p.1.as_str())),
     )
     .load(&mut &*c)
     .await
 }
+
+/// [`reached_enrollments`]' statement: `$1` the accounts, `$2` the contacts.
+pub const REACHED_ENROLLMENTS: &str =
+    "SELECT e.* FROM unnest($1::text[], $2::text[]) AS k(account_id, contact_id) \
+     JOIN enrollment_keys x ON x.account_id = k.account_id AND x.contact_id = k.contact_id \
+     AND x.status IN ('active', 'paused') \
+     JOIN enrollments e ON e.id = x.id AND e.status IN ('active', 'paused') \
+     ORDER BY e.id FOR UPDATE OF e";
 
 /// The acks of a `BatchAckDispatch` ([`super::Tx::ack_dispatches`]), as one statement.
 pub async fn ack_dispatches(
@@ -847,14 +849,9 @@ pub async fn contacts_by_phone(
         email: Option<String>,
     }
     let found: Vec<Found> = Cached(
-        diesel::sql_query(
-            "SELECT DISTINCT ct.account_id, ct.phone, ct.id, ct.created_at, ct.tz, ct.email \
-         FROM unnest($1::text[], $2::text[]) AS k(account_id, phone) \
-         JOIN contacts ct ON ct.account_id = k.account_id AND ct.phone = k.phone \
-         ORDER BY ct.created_at, ct.id",
-        )
-        .bind::<Array<Text>, _>(col(pairs, |p| p.0.as_str()))
-        .bind::<Array<Text>, _>(col(pairs, |p| p.1.as_str())),
+        diesel::sql_query(CONTACTS_BY_PHONE)
+            .bind::<Array<Text>, _>(col(pairs, |p| p.0.as_str()))
+            .bind::<Array<Text>, _>(col(pairs, |p| p.1.as_str())),
     )
     .load(c)
     .await?;
@@ -869,6 +866,13 @@ pub async fn contacts_by_phone(
         })
         .collect())
 }
+
+/// [`contacts_by_phone`]' statement: `$1` the accounts, `$2` the numbers.
+pub const CONTACTS_BY_PHONE: &str =
+    "SELECT DISTINCT ct.account_id, ct.phone, ct.id, ct.created_at, ct.tz, ct.email \
+     FROM unnest($1::text[], $2::text[]) AS k(account_id, phone) \
+     JOIN contacts ct ON ct.account_id = k.account_id AND ct.phone = k.phone \
+     ORDER BY ct.created_at, ct.id";
 
 /// One column of `rows`, as the array bound to its parameter.
 fn col<'a, R, T>(rows: &'a [R], f: impl Fn(&'a R) -> T) -> Arr<T> {

@@ -334,6 +334,112 @@ async fn a_status_change_finds_its_keys_row_by_id() {
     assert_eq!(done.n, ids.len() as i64, "only the named rows changed");
 }
 
+/// The plans a signal group keeps for its connection ([`Tx::plan_once_by_index`]) find
+/// contacts by number through the phone index, and live enrollments and their keys rows
+/// through the keys indexes, on tables whose statistics say nothing of what they hold (never
+/// analyzed, or analyzed while empty: a new deployment that has just imported its contacts). A
+/// kept plan made from such statistics stays until the next `ANALYZE`, and one that scanned a
+/// table would scan it for every group.
+///
+/// [`Tx::plan_once_by_index`]: nudge::store::Tx::plan_once_by_index
+async fn a_kept_plan_finds_rows_by_their_index_on_a_young_table() {
+    for analyzed_empty in [false, true] {
+        kept_plans_use_the_indexes(analyzed_empty).await;
+    }
+}
+
+async fn kept_plans_use_the_indexes(analyzed_empty: bool) {
+    use diesel_async::SimpleAsyncConnection;
+    use nudge::store::pg_batch::{CONTACTS_BY_PHONE, KEYS_STATUS_UPDATE, REACHED_ENROLLMENTS};
+    let pg = ScratchPg::new().await;
+    let mut pooled = pg.connection().await;
+    let c = &mut *pooled;
+    // 20,000 contacts, each with an active enrollment and its keys row.
+    c.batch_execute(&format!(
+        "INSERT INTO accounts (id, name, webhook_secret, created_at) VALUES ('a1', 'A', 's', 0); \
+         {} \
+         INSERT INTO contacts (id, account_id, email, phone, created_at, updated_at) \
+         SELECT 'c' || i, 'a1', 'c' || i || '@example.com', '+1555' || lpad(i::text, 7, '0'), \
+         i, i FROM generate_series(1, 20000) i; \
+         INSERT INTO enrollments (id, account_id, flow_id, flow_version, contact_id, sender_id, \
+         status, state, created_at, updated_at) \
+         SELECT 'en_' || lpad(i::text, 6, '0'), 'a1', 'f1', 1, 'c' || i, 's', 'active', '', \
+         i, i FROM generate_series(1, 20000) i; \
+         INSERT INTO enrollment_keys (id, account_id, contact_id, flow_id, status, client_key, \
+         allow_duplicate) SELECT id, account_id, contact_id, flow_id, status, NULL, FALSE \
+         FROM enrollments",
+        if analyzed_empty { "ANALYZE;" } else { "" }
+    ))
+    .await
+    .unwrap();
+    #[derive(QueryableByName)]
+    struct Line {
+        #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
+        line: String,
+    }
+    // The plan of `sql` that a transaction set up as a signal group's keeps: `EXPLAIN EXECUTE`
+    // of a prepared statement shows the kept (generic) plan under `force_generic_plan`.
+    async fn kept_plan(
+        c: &mut diesel_async::AsyncPgConnection,
+        sql: &str,
+        types: &str,
+        args: &str,
+    ) -> String {
+        c.batch_execute(&format!(
+            "BEGIN; {}; PREPARE kept({types}) AS {sql}",
+            nudge::store::PLAN_ONCE_BY_INDEX
+        ))
+        .await
+        .unwrap();
+        let plan: Vec<Line> =
+            diesel::sql_query(format!("EXPLAIN (COSTS OFF, VERBOSE) EXECUTE kept({args})"))
+                .load(c)
+                .await
+                .unwrap();
+        c.batch_execute("ROLLBACK; DEALLOCATE kept").await.unwrap();
+        plan.iter().map(|l| format!("{}\n", l.line)).collect()
+    }
+    let scans = |plan: &str| {
+        ["Seq Scan", "Bitmap", "Hash", "Merge"]
+            .into_iter()
+            .filter(|s| plan.contains(s))
+            .collect::<Vec<_>>()
+    };
+    let plan = kept_plan(
+        c,
+        CONTACTS_BY_PHONE,
+        "text[], text[]",
+        "'{a1}', '{+15550000042}'",
+    )
+    .await;
+    assert!(
+        plan.contains("unnest($1)")
+            && plan.contains("using contacts_phone")
+            && scans(&plan).is_empty(),
+        "contacts are found by number through the phone index:\n{plan}"
+    );
+    let plan = kept_plan(c, REACHED_ENROLLMENTS, "text[], text[]", "'{a1}', '{c42}'").await;
+    assert!(
+        plan.contains("using enrollment_keys_contact")
+            && plan.contains("using enrollments_pkey")
+            && scans(&plan).is_empty(),
+        "live enrollments are found by contact, then by id:\n{plan}"
+    );
+    let plan = kept_plan(
+        c,
+        KEYS_STATUS_UPDATE,
+        "text[], text[], text[], text[], text[]",
+        "'{en_000042}', '{completed}', '{a1}', '{f1}', '{active}'",
+    )
+    .await;
+    assert!(
+        plan.contains("using enrollment_keys_flow")
+            && plan.contains("k.id = (u.id)")
+            && scans(&plan).is_empty(),
+        "a keys row is found by every column of the flow index:\n{plan}"
+    );
+}
+
 /// Every column that holds an identifier (an `id`, a `…_id`, a key, a status) compares its
 /// bytes (collation "C"): a join of two id columns in different collations cannot use the
 /// index of either, and an index in the database's locale pays strcoll for every comparison.
@@ -403,6 +509,12 @@ mod pg {
         #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
         async fn identifiers_compare_bytewise() {
             super::super::identifiers_compare_bytewise().await
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs PostgreSQL: set NUDGE_TEST_DATABASE_URL and run with --ignored (bash .ci/run does)"]
+        async fn a_kept_plan_finds_rows_by_their_index_on_a_young_table() {
+            super::super::a_kept_plan_finds_rows_by_their_index_on_a_young_table().await
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
