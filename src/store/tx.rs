@@ -38,8 +38,10 @@ impl Tx {
     /// only index scans and nested loops: sequential and bitmap scans, hash and merge joins
     /// are off for the rest of the transaction, and a statement of a few rows is served by
     /// the index that matches its columns whatever the statistics say (test
-    /// `store::pg::postgres::a_kept_plan_finds_rows_by_their_index_on_a_young_table`).
-    /// Every other transaction keeps `force_custom_plan`.
+    /// `store::pg::postgres::a_kept_plan_finds_rows_by_their_index_on_a_young_table`). A
+    /// statement added here must not need a partial index whose predicate names a bound value
+    /// (`status = $1` against `WHERE status = 'pending'`): a plan made without the values
+    /// cannot prove it. Every other transaction keeps `force_custom_plan`.
     pub async fn plan_once_by_index(&mut self) -> Result<(), StoreError> {
         if let Conn::Postgres(c) = &mut self.conn {
             use diesel_async::SimpleAsyncConnection;
