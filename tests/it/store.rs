@@ -265,6 +265,18 @@ async fn bound_arrays_round_trip() {
     );
 }
 
+/// A line of `EXPLAIN`'s output.
+#[derive(QueryableByName)]
+struct PlanLine {
+    #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
+    line: String,
+}
+
+/// `EXPLAIN`'s lines as one text, a line each.
+fn plan_text(lines: Vec<PlanLine>) -> String {
+    lines.iter().map(|l| format!("{}\n", l.line)).collect()
+}
+
 /// A status change reaches an enrollment's keys row with one probe of the flow index (every
 /// one of its columns: account, flow, the status the row had, id), even where the contact and
 /// the flow match thousands of rows: one contact enrolled 20,000 times in one flow
@@ -283,11 +295,6 @@ async fn a_status_change_finds_its_keys_row_by_id() {
     .execute(c)
     .await
     .unwrap();
-    #[derive(QueryableByName)]
-    struct Line {
-        #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
-        line: String,
-    }
     let ids: Vec<String> = (19990..=20000).map(|i| format!("en_{i:06}")).collect();
     let statuses = vec!["completed".to_string(); ids.len()];
     let accounts = vec!["a1".to_string(); ids.len()];
@@ -300,14 +307,15 @@ async fn a_status_change_finds_its_keys_row_by_id() {
             .bind::<diesel::sql_types::Array<Text>, _>(flows.clone())
             .bind::<diesel::sql_types::Array<Text>, _>(was.clone())
     };
-    let plan: Vec<Line> = bound(diesel::sql_query(format!(
-        "EXPLAIN (COSTS OFF) {}",
-        nudge::store::pg_batch::KEYS_STATUS_UPDATE
-    )))
-    .load(c)
-    .await
-    .unwrap();
-    let plan: String = plan.iter().map(|l| format!("{}\n", l.line)).collect();
+    let plan = plan_text(
+        bound(diesel::sql_query(format!(
+            "EXPLAIN (COSTS OFF) {}",
+            nudge::store::pg_batch::KEYS_STATUS_UPDATE
+        )))
+        .load(c)
+        .await
+        .unwrap(),
+    );
     assert!(
         plan.contains("using enrollment_keys_flow")
             && plan.contains("(id = ")
@@ -372,11 +380,6 @@ async fn kept_plans_use_the_indexes(analyzed_empty: bool) {
     ))
     .await
     .unwrap();
-    #[derive(QueryableByName)]
-    struct Line {
-        #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
-        line: String,
-    }
     // The plan of `sql` that a transaction set up as a signal group's keeps: `EXPLAIN EXECUTE`
     // of a prepared statement shows the kept (generic) plan under `force_generic_plan`.
     async fn kept_plan(
@@ -391,13 +394,14 @@ async fn kept_plans_use_the_indexes(analyzed_empty: bool) {
         ))
         .await
         .unwrap();
-        let plan: Vec<Line> =
+        let plan = plan_text(
             diesel::sql_query(format!("EXPLAIN (COSTS OFF, VERBOSE) EXECUTE kept({args})"))
                 .load(c)
                 .await
-                .unwrap();
+                .unwrap(),
+        );
         c.batch_execute("ROLLBACK; DEALLOCATE kept").await.unwrap();
-        plan.iter().map(|l| format!("{}\n", l.line)).collect()
+        plan
     }
     // Each statement, its parameters' types and values, and the index scans its plan must
     // hold; `unnest($1` shows the plan is the kept one, made without the values.
