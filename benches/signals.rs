@@ -12,7 +12,9 @@
 //! 32) keep-alive connections, each to a different contact, so every signal wakes one
 //! enrollment (one transaction with its journey entries). It prints signals per second, the
 //! latency percentiles of the webhook and the CPU a signal of the server and of the load
-//! generator (a thread of its own), and checks every request was answered 200.
+//! generator (a thread of its own), and checks every request was answered 200. Then it sends
+//! the same requests to a bare handler that only checks their signature (the edge's floor: what
+//! no routing can go under on this machine) and prints the same figures for it.
 
 /// The allocator `nudge serve` runs with (feature `jemalloc`, on by default; its settings in
 /// `.cargo/config.toml`), so the server is measured as it ships: on the system's malloc,
@@ -47,6 +49,8 @@ const FLOW: &str = r#"{
 }"#;
 
 const TWILIO_TOKEN: &str = "bench-twilio-token";
+/// How many times the edge's floor sends the signals' requests.
+const FLOOR_PASSES: usize = 5;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -141,9 +145,83 @@ async fn run(
         let _ = stop_rx.await;
     }));
 
+    let numbers = Arc::new(numbers[..signals].to_vec());
+    let routed = drive(addr, numbers.clone(), concurrency).await?;
+    let _ = stop_tx.send(());
+    server.await??;
+    println!(
+        "signals: {signals} SMS webhooks over {concurrency} connections, {enrollments} active enrollments (PostgreSQL)"
+    );
+    routed.print("", signals);
+
+    // The same requests again, answered by a bare handler that reads the form and checks its
+    // signature, nothing stored: the floor the transport, the framework and the check set on
+    // this machine, which no routing can go under.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let floor_addr = listener.local_addr()?;
+    let (floor_stop, floor_stopped) = tokio::sync::oneshot::channel::<()>();
+    let floor_server = tokio::spawn(async move {
+        let app = axum::Router::new().route("/webhooks/sms/twilio", axum::routing::post(bare));
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = floor_stopped.await;
+            })
+            .await
+    });
+    // Five times over: at this rate one pass is over too soon to measure.
+    let repeated: Vec<String> = numbers
+        .iter()
+        .cycle()
+        .take(FLOOR_PASSES * signals)
+        .cloned()
+        .collect();
+    let floor = drive(floor_addr, Arc::new(repeated), concurrency).await?;
+    let _ = floor_stop.send(());
+    floor_server.await??;
+    floor.print(
+        "edge floor (signature checked, nothing stored) ",
+        FLOOR_PASSES * signals,
+    );
+    Ok(())
+}
+
+/// The edge alone: the form read and its Twilio signature checked as the webhook does, then
+/// the webhook's empty answer.
+async fn bare(headers: axum::http::HeaderMap, body: axum::body::Bytes) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let params: Vec<(String, String)> = serde_urlencoded::from_bytes(&body).unwrap_or_default();
+    let signature = headers
+        .get(signing::TWILIO_HEADER)
+        .and_then(|v| v.to_str().ok());
+    let url = "http://bench.local/webhooks/sms/twilio";
+    match signing::twilio_verify(TWILIO_TOKEN, url, &params, signature) {
+        Ok(()) => (
+            axum::http::StatusCode::OK,
+            [(axum::http::header::CONTENT_TYPE, "text/xml")],
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response/>",
+        )
+            .into_response(),
+        Err(_) => axum::http::StatusCode::FORBIDDEN.into_response(),
+    }
+}
+
+/// One phase's figures.
+struct Measured {
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+    /// The process's CPU less the load generator's.
+    server_cpu: Duration,
+    generator_cpu: Duration,
+}
+
+/// Sends every number's SMS to `addr` from the load generator's thread and measures it.
+async fn drive(
+    addr: std::net::SocketAddr,
+    numbers: Arc<Vec<String>>,
+    concurrency: usize,
+) -> anyhow::Result<Measured> {
     // The load generator runs on a thread of its own (one runtime, every connection on it), so
     // its CPU is counted apart from the server's: the process's CPU less the generator's.
-    let numbers = Arc::new(numbers[..signals].to_vec());
     let process = cpu_time::ProcessTime::now();
     let started = Instant::now();
     let generator = std::thread::spawn(move || generate(addr, numbers, concurrency));
@@ -151,34 +229,40 @@ async fn run(
         .await?
         .map_err(|_| anyhow::anyhow!("the load generator panicked"))?;
     let elapsed = started.elapsed();
-    let process_cpu = process.elapsed();
-    let _ = stop_tx.send(());
-    server.await??;
-
+    let server_cpu = process.elapsed().saturating_sub(generator_cpu);
     latencies.sort();
-    let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
-    println!(
-        "signals: {signals} SMS webhooks over {concurrency} connections, {enrollments} active enrollments (PostgreSQL)"
-    );
-    println!(
-        "throughput: {:.0} signals/s ({:.2}s)",
-        signals as f64 / elapsed.as_secs_f64(),
-        elapsed.as_secs_f64()
-    );
-    println!(
-        "latency: p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-        ms(pct(0.50)),
-        ms(pct(0.90)),
-        ms(pct(0.99)),
-        ms(*latencies.last().unwrap())
-    );
-    let per_signal = |d: Duration| d.as_secs_f64() * 1e6 / signals as f64;
-    println!(
-        "cpu: server {:.0} us/signal, load generator {:.0} us/signal (its own thread)",
-        per_signal(process_cpu.saturating_sub(generator_cpu)),
-        per_signal(generator_cpu)
-    );
-    Ok(())
+    Ok(Measured {
+        latencies,
+        elapsed,
+        server_cpu,
+        generator_cpu,
+    })
+}
+
+impl Measured {
+    fn print(&self, label: &str, signals: usize) {
+        let latencies = &self.latencies;
+        let pct =
+            |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
+        println!(
+            "{label}throughput: {:.0} signals/s ({:.2}s)",
+            signals as f64 / self.elapsed.as_secs_f64(),
+            self.elapsed.as_secs_f64()
+        );
+        println!(
+            "{label}latency: p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            ms(pct(0.50)),
+            ms(pct(0.90)),
+            ms(pct(0.99)),
+            ms(*latencies.last().unwrap())
+        );
+        let per_signal = |d: Duration| d.as_secs_f64() * 1e6 / signals as f64;
+        println!(
+            "{label}cpu: server {:.0} us/signal, load generator {:.0} us/signal (its own thread)",
+            per_signal(self.server_cpu),
+            per_signal(self.generator_cpu)
+        );
+    }
 }
 
 /// The load generator: `concurrency` keep-alive connections, each sending the next number's
