@@ -76,7 +76,8 @@ pub use crate::store::provider_secrets::Keys;
 /// Webhook keys by account, each read at most [`KEY_TTL`] ago. Cheap to clone.
 pub type KeyCache = crate::cache::TtlCache<Keys>;
 
-/// An empty [`KeyCache`] (one entry per account that sent a webhook in the last [`KEY_TTL`]).
+/// An empty [`KeyCache`]: an entry per account that sent a webhook lately, each trusted for
+/// [`KEY_TTL`].
 pub fn key_cache() -> KeyCache {
     KeyCache::new(KEY_TTL, MAX_CACHED_ACCOUNTS)
 }
