@@ -70,7 +70,7 @@ pub mod watch;
 pub use enrollments::{Committed, EnrollmentRow, Writes, LIVE};
 pub use error::{classify, ErrorClass, StoreError};
 pub use journey::{JourneyRow, JourneyStep};
-pub use tx::{conflict_backoff, Conflicted, Tx, CONFLICT_ATTEMPTS, PLAN_ONCE_BY_INDEX};
+pub use tx::{conflict_backoff, Conflicted, Tx, BEGIN_PLANNED, CONFLICT_ATTEMPTS};
 pub use values::{DispatchStatus, TaskStatus};
 
 /// A hash map for what one batch looks up per step (enrollment, account and flow ids):
@@ -346,6 +346,12 @@ impl Db {
     /// Starts a transaction on a pooled connection.
     pub async fn begin(&self) -> Result<Tx, StoreError> {
         Tx::begin(self.conn().await?).await
+    }
+
+    /// Starts a transaction whose statements keep one plan per connection, found by index
+    /// ([`Tx::begin_planned`]): the signal group's.
+    pub async fn begin_planned(&self) -> Result<Tx, StoreError> {
+        Tx::begin_planned(self.conn().await?).await
     }
 
     /// True on PostgreSQL, where several replicas may share the database.

@@ -27,10 +27,11 @@ impl Tx {
         })
     }
 
-    /// Plans this transaction's statements once per connection instead of on every run
-    /// (PostgreSQL; SQLite plans cheaply and has nothing to set). For a transaction whose
-    /// statements each find a few rows by index, such as a signal group: binding a custom plan
-    /// for each run cost PostgreSQL more than running the statements.
+    /// Starts a transaction whose statements are planned once per connection instead of on
+    /// every run (PostgreSQL; SQLite plans cheaply and has nothing to set), in the same round
+    /// trip as its `BEGIN`. For a transaction whose statements each find a few rows by index,
+    /// such as a signal group: binding a custom plan for each run cost PostgreSQL more than
+    /// running the statements.
     ///
     /// A plan kept across runs is made from the statistics of its first run, and on a young
     /// table those mislead (a contact found by number through the email index, every live
@@ -42,12 +43,18 @@ impl Tx {
     /// statement added here must not need a partial index whose predicate names a bound value
     /// (`status = $1` against `WHERE status = 'pending'`): a plan made without the values
     /// cannot prove it. Every other transaction keeps `force_custom_plan`.
-    pub async fn plan_once_by_index(&mut self) -> Result<(), StoreError> {
-        if let Conn::Postgres(c) = &mut self.conn {
-            use diesel_async::SimpleAsyncConnection;
-            c.batch_execute(PLAN_ONCE_BY_INDEX).await?;
+    pub(super) async fn begin_planned(mut conn: Conn) -> Result<Tx, StoreError> {
+        match &mut conn {
+            Conn::Postgres(c) => {
+                diesel_async::AnsiTransactionManager::begin_transaction_sql(&mut **c, BEGIN_PLANNED)
+                    .await?
+            }
+            Conn::Sqlite(c) => begin(&mut **c).await?,
         }
-        Ok(())
+        Ok(Tx {
+            conn,
+            locked: Default::default(),
+        })
     }
 
     /// Commits everything done through this transaction.
@@ -80,8 +87,9 @@ impl Tx {
     }
 }
 
-/// What [`Tx::plan_once_by_index`] sets, until the transaction ends.
-pub const PLAN_ONCE_BY_INDEX: &str = "SET LOCAL plan_cache_mode = force_generic_plan; \
+/// What [`Db::begin_planned`](super::Db::begin_planned) sends: `BEGIN` and the settings that
+/// hold until the transaction ends, as one simple query (one round trip).
+pub const BEGIN_PLANNED: &str = "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; \
      SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; \
      SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off";
 

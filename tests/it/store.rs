@@ -342,14 +342,14 @@ async fn a_status_change_finds_its_keys_row_by_id() {
     assert_eq!(done.n, ids.len() as i64, "only the named rows changed");
 }
 
-/// The plans a signal group keeps for its connection ([`Tx::plan_once_by_index`]) find
+/// The plans a signal group keeps for its connection ([`Db::begin_planned`]) find
 /// contacts by number through the phone index, and live enrollments and their keys rows
 /// through the keys indexes, on tables whose statistics say nothing of what they hold (never
 /// analyzed, or analyzed while empty: a new deployment that has just imported its contacts). A
 /// kept plan made from such statistics stays until the next `ANALYZE`, and one that scanned a
 /// table would scan it for every group.
 ///
-/// [`Tx::plan_once_by_index`]: nudge::store::Tx::plan_once_by_index
+/// [`Db::begin_planned`]: nudge::store::Db::begin_planned
 async fn a_kept_plan_finds_rows_by_their_index_on_a_young_table() {
     for analyzed_empty in [false, true] {
         kept_plans_use_the_indexes(analyzed_empty).await;
@@ -389,8 +389,8 @@ async fn kept_plans_use_the_indexes(analyzed_empty: bool) {
         args: &str,
     ) -> String {
         c.batch_execute(&format!(
-            "BEGIN; {}; PREPARE kept({types}) AS {sql}",
-            nudge::store::PLAN_ONCE_BY_INDEX
+            "{}; PREPARE kept({types}) AS {sql}",
+            nudge::store::BEGIN_PLANNED
         ))
         .await
         .unwrap();

@@ -195,8 +195,7 @@ async fn route_together(
     core: &Core,
     jobs: &[&Pending],
 ) -> Result<Option<(Vec<Outcome>, crate::store::Committed)>, StoreError> {
-    let mut tx = core.db.begin().await?;
-    tx.plan_once_by_index().await?;
+    let mut tx = core.db.begin_planned().await?;
     match route_in(&mut tx, &core.flows, &core.quiet_hours, jobs).await {
         Ok(None) => {
             tx.rollback().await?;
