@@ -31,6 +31,12 @@ struct Inner<V> {
 /// track of when to.
 const MIN_SWEEP: usize = 1024;
 
+/// When to sweep next, with `live` entries left by the last sweep: once the map has doubled,
+/// but not below [`MIN_SWEEP`], and at `max` at the latest.
+fn next_sweep(live: usize, max: usize) -> usize {
+    (2 * live).max(MIN_SWEEP).min(max)
+}
+
 impl<V: Clone> TtlCache<V> {
     pub fn new(ttl: Duration, max: usize) -> TtlCache<V> {
         TtlCache {
@@ -38,7 +44,7 @@ impl<V: Clone> TtlCache<V> {
             max,
             inner: Arc::new(Mutex::new(Inner {
                 entries: HashMap::new(),
-                sweep_at: MIN_SWEEP.min(max),
+                sweep_at: next_sweep(0, max),
                 walked: 0,
             })),
         }
@@ -71,7 +77,7 @@ impl<V: Clone> TtlCache<V> {
             if inner.entries.len() >= self.max {
                 inner.entries.clear();
             }
-            inner.sweep_at = (2 * inner.entries.len()).clamp(MIN_SWEEP.min(self.max), self.max);
+            inner.sweep_at = next_sweep(inner.entries.len(), self.max);
         }
         inner.entries.insert(key.to_string(), (now, value.clone()));
     }

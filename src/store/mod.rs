@@ -348,8 +348,22 @@ impl Db {
         Tx::begin(self.conn().await?).await
     }
 
-    /// Starts a transaction whose statements keep one plan per connection, found by index
-    /// ([`Tx::begin_planned`]): the signal group's.
+    /// Starts a transaction whose statements are planned once per connection instead of on
+    /// every run (PostgreSQL; SQLite plans cheaply and has nothing to set), in the same round
+    /// trip as its `BEGIN`. For a transaction whose statements each find a few rows by index,
+    /// such as a signal group: binding a custom plan for each run cost PostgreSQL more than
+    /// running the statements.
+    ///
+    /// A plan kept across runs is made from the statistics of its first run, and on a young
+    /// table those mislead (a contact found by number through the email index, every live
+    /// enrollment read by a bitmap scan, until the next `ANALYZE`). So the kept plans may use
+    /// only index scans and nested loops: sequential and bitmap scans, hash and merge joins
+    /// are off for the rest of the transaction, and a statement of a few rows is served by
+    /// the index that matches its columns whatever the statistics say (test
+    /// `store::pg::postgres::a_kept_plan_finds_rows_by_their_index_on_a_young_table`). A
+    /// statement added here must not need a partial index whose predicate names a bound value
+    /// (`status = $1` against `WHERE status = 'pending'`): a plan made without the values
+    /// cannot prove it. Every other transaction keeps `force_custom_plan`.
     pub async fn begin_planned(&self) -> Result<Tx, StoreError> {
         Tx::begin_planned(self.conn().await?).await
     }
