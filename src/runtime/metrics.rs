@@ -270,7 +270,15 @@ pub struct Census {
 /// so far); and the enrollments by status, counted as each pass begins. That count reads the
 /// whole table (2.2 s at 10,000,000), so once a pass rather than every refresh: on a table a
 /// refresh covers whole, that is every refresh as before.
-pub async fn count(core: &Core, census: &mut Census, budget: usize) -> Result<Counts, StoreError> {
+///
+/// `pace` is a pause before each page after the first: the refresher spreads a refresh's pages
+/// over half its interval, so the census never takes the cores in one burst.
+pub async fn count(
+    core: &Core,
+    census: &mut Census,
+    budget: usize,
+    pace: Duration,
+) -> Result<Counts, StoreError> {
     let now = core.clock.now();
     let mut counts = Counts::default();
     for s in [
@@ -298,6 +306,9 @@ pub async fn count(core: &Core, census: &mut Census, budget: usize) -> Result<Co
     loop {
         if pages == budget.max(1) {
             break;
+        }
+        if pages > 0 && !pace.is_zero() {
+            tokio::time::sleep(pace).await;
         }
         pages += 1;
         let page = store::enrollments::page_after(&core.db, &census.after, SCAN_PAGE).await?;
@@ -350,11 +361,25 @@ pub async fn count(core: &Core, census: &mut Census, budget: usize) -> Result<Co
     Ok(counts)
 }
 
+/// The pause between two pages of a refresh's census: its pages spread over half of `every`.
+///
+/// Read in one go, a refresh of 100,000 enrollments took a core for about 0.4 s every 15 s, and
+/// the webhooks answered meanwhile waited behind it (signals bench, alternated runs: p99 19–22
+/// ms with the census in the measured seconds, 11–14 ms without it).
+pub fn census_pace(every: Duration) -> Duration {
+    every / (2 * SCAN_BUDGET as u32)
+}
+
 /// Sets the count-based gauges now, then every `every`, until `stop`.
 pub async fn run_refresher(core: Core, every: Duration, mut stop: Stop) {
     let mut census = Census::default();
+    let pace = census_pace(every);
     loop {
-        match count(&core, &mut census, SCAN_BUDGET).await {
+        let counted = tokio::select! {
+            counted = count(&core, &mut census, SCAN_BUDGET, pace) => counted,
+            () = stop.stopped() => return,
+        };
+        match counted {
             Ok(counts) => core.metrics.set_counts(&counts),
             Err(e) => tracing::warn!(error = %e, "cannot refresh the metrics' counts"),
         }

@@ -329,7 +329,7 @@ async fn metrics_token_is_required_when_set(backend: Backend) {
 /// far), so a huge table costs each refresh the same as a small one.
 async fn the_wait_census_walks_a_slice_per_refresh(backend: Backend) {
     use nudge::engine::WaitReason;
-    use nudge::runtime::metrics::{count, Census};
+    use nudge::runtime::metrics::{census_pace, count, Census, SCAN_BUDGET};
     use nudge::service::contacts::{self as contacts, ContactInput};
     use nudge::service::enrollments::{self, EnrollInput};
     use nudge::store::accounts::DEFAULT_ACCOUNT_ID;
@@ -382,7 +382,7 @@ async fn the_wait_census_walks_a_slice_per_refresh(backend: Backend) {
                 .unwrap();
             assert!(added[0].is_ok());
         }
-        let counts = count(core, &mut census, 1).await.unwrap();
+        let counts = count(core, &mut census, 1, Duration::ZERO).await.unwrap();
         timers.push(counts.waiting[&WaitReason::Timer]);
         active.push(counts.enrollments["active"]);
     }
@@ -390,7 +390,19 @@ async fn the_wait_census_walks_a_slice_per_refresh(backend: Backend) {
     assert_eq!(active, [2_500, 2_500, 2_500, 2_501]);
     // A whole pass in one refresh when the budget allows it.
     let mut census = Census::default();
-    let counts = count(core, &mut census, 100).await.unwrap();
+    let counts = count(core, &mut census, 100, Duration::ZERO).await.unwrap();
     assert_eq!(counts.waiting[&WaitReason::Timer], 2_501);
+    // Paced, the same pass pauses before each page after the first (three pages: two pauses),
+    // and counts the same.
+    let pace = Duration::from_millis(250);
+    let started = Instant::now();
+    let paced = count(core, &mut Census::default(), 100, pace)
+        .await
+        .unwrap();
+    assert!(started.elapsed() >= 2 * pace, "{:?}", started.elapsed());
+    assert_eq!(paced, counts);
+    // The refresher's pace spreads a whole refresh over half its interval.
+    let every = Duration::from_secs(15);
+    assert_eq!(census_pace(every) * SCAN_BUDGET as u32, every / 2);
     app.stop().await;
 }
