@@ -19,7 +19,9 @@ pub const MAX_GROUP: usize = 256;
 /// a group costs the server and PostgreSQL mostly per statement, so fewer, larger groups
 /// spend less a signal (signals bench, 32 connections, alternated: with 2 tasks 99–112 µs of
 /// the server's CPU a signal and 4,268–4,818/s, with 3 tasks 120–124 µs and 3,899–4,242/s, with
-/// 6 or 10 tasks fewer still).
+/// 6 or 10 tasks fewer still). One task spends less a signal (112–128 µs against 121–134) but
+/// each group then waits for the last one's commit: 3,887–4,279/s against 4,204–4,787/s (four
+/// alternated pairs).
 const WORKERS: usize = 2;
 /// Times a task lets the other tasks run (`yield_now`) when the queue is empty, before it
 /// closes its group: callers whose signals are on their way get into this group instead of
