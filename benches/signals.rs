@@ -49,6 +49,9 @@ const FLOW: &str = r#"{
 }"#;
 
 const TWILIO_TOKEN: &str = "bench-twilio-token";
+/// The URL the requests are signed for (as the webhook rebuilds it from `Host`), and checked
+/// against by the edge's floor.
+const WEBHOOK_URL: &str = "http://bench.local/webhooks/sms/twilio";
 /// How many times the edge's floor sends the signals' requests.
 const FLOOR_PASSES: usize = 5;
 
@@ -193,8 +196,7 @@ async fn bare(headers: axum::http::HeaderMap, body: axum::body::Bytes) -> axum::
     let signature = headers
         .get(signing::TWILIO_HEADER)
         .and_then(|v| v.to_str().ok());
-    let url = "http://bench.local/webhooks/sms/twilio";
-    match signing::twilio_verify(TWILIO_TOKEN, url, &params, signature) {
+    match signing::twilio_verify(TWILIO_TOKEN, WEBHOOK_URL, &params, signature) {
         Ok(()) => (
             axum::http::StatusCode::OK,
             [(axum::http::header::CONTENT_TYPE, "text/xml")],
@@ -385,11 +387,7 @@ async fn sms(stream: &mut BufReader<tokio::net::TcpStream>, from: &str, sid: &st
         ("MessageSid".to_string(), sid.to_string()),
     ];
     let body = serde_urlencoded::to_string(&params).unwrap();
-    let signature = signing::twilio_sign(
-        TWILIO_TOKEN,
-        "http://bench.local/webhooks/sms/twilio",
-        &params,
-    );
+    let signature = signing::twilio_sign(TWILIO_TOKEN, WEBHOOK_URL, &params);
     let request = format!(
         "POST /webhooks/sms/twilio HTTP/1.1\r\nHost: bench.local\r\nContent-Type: application/x-www-form-urlencoded\r\nX-Twilio-Signature: {signature}\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
