@@ -2593,6 +2593,10 @@ fn footer_lines(text: &str, legal: &[(usize, usize)]) -> Vec<(usize, usize)> {
         "si no quieres",
         "si no quiere ",
     ];
+    // Every cue in one pass over a line (this runs for every line of every reply, twice),
+    // overlapping matches included, so each cue a line holds is seen.
+    static FIND: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
+    let find = FIND.get_or_init(|| aho_corasick::AhoCorasick::new(CUES).expect("fixed cues build"));
     let mut out = Vec::new();
     let mut start = 0;
     for line in text.split_inclusive('\n') {
@@ -2602,8 +2606,15 @@ fn footer_lines(text: &str, legal: &[(usize, usize)]) -> Vec<(usize, usize)> {
                 .iter()
                 .any(|t| FIRST_PERSON.contains(&t.word.as_str()))
         };
-        let strong = CUES.iter().any(|c| !WEAK.contains(c) && folded.contains(c));
-        if strong || (CUES.iter().any(|c| folded.contains(c)) && !own()) {
+        let (mut any, mut strong) = (false, false);
+        for m in find.find_overlapping_iter(&folded) {
+            any = true;
+            if !WEAK.contains(&CUES[m.pattern().as_usize()]) {
+                strong = true;
+                break;
+            }
+        }
+        if strong || (any && !own()) {
             out.push((start, start + line.len()));
         }
         start += line.len();
