@@ -656,10 +656,11 @@ fn contact_mark(row: &SignalRow) -> Option<(bool, String)> {
     if let Some(channel) = stored_opt_out(row) {
         return Some((true, channel));
     }
-    let payload: Value = serde_json::from_str(&row.payload).ok()?;
+    // Only an inbox signal's payload can say so: no other is parsed.
     if !row.is_inbox() {
         return None;
     }
+    let payload: Value = serde_json::from_str(&row.payload).ok()?;
     match serde_json::from_value::<crate::routing::Inbox>(payload.get(INBOX_KEY)?.clone()).ok()? {
         crate::routing::Inbox::HardBounce | crate::routing::Inbox::Complaint => {
             Some((true, "email".into()))
