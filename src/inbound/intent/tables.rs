@@ -2526,77 +2526,81 @@ fn legal_lines(text: &str) -> Vec<(usize, usize)> {
     secret
 }
 
+/// Words of a footer line: a link, "click", a newsletter's or an unsubscribe notice's words.
+const FOOTER_CUES: &[&str] = &[
+    "http",
+    "www.",
+    "click",
+    "klick",
+    "cliqu",
+    "clic",
+    "haga clic",
+    "clique",
+    "klik",
+    "clicca",
+    "newsletter",
+    "link",
+    "footer",
+    "lien",
+    "enlace",
+    "ligacao",
+    "collegamento",
+    "preferences",
+    "einstellungen",
+    "this email",
+    "this message",
+    "diese e-mail",
+    "diese nachricht",
+    "ce message",
+    "ce courriel",
+    "este correo",
+    "este mensaje",
+    "este e-mail",
+    "deze e-mail",
+    "dit bericht",
+    "questa email",
+    "questo messaggio",
+    "if you no longer wish",
+    "wenn sie keine",
+    "si vous ne souhaitez plus",
+    "si no desea",
+    "si no quieres",
+    "si no quiere ",
+    "responde baja",
+    "responda baja",
+    "se nao deseja",
+    "se não deseja",
+    "als u geen",
+    "se non desidera",
+    "reply stop",
+    "responda stop",
+    "antworten sie mit stop",
+];
+/// Cues that also come up in what a person writes; the others (a link, "click") do not.
+const WEAK_FOOTER_CUES: &[&str] = &[
+    "newsletter",
+    "this email",
+    "this message",
+    "diese e-mail",
+    "si no quieres",
+    "si no quiere ",
+];
+
+/// Words of a line the person writes about themselves ("auch Newsletter will ich keine
+/// mehr"): a footer speaks to the reader ("you are receiving", "Sie erhalten").
+const FIRST_PERSON: &[&str] = &[
+    "i", "me", "my", "ich", "mich", "mir", "je", "j", "moi", "yo", "eu", "ik", "mij", "io",
+];
+
 /// The byte ranges of lines that are a footer's: a link, "click", a newsletter's or a legal
 /// notice's words (`legal`, the lines [`legal_lines`] found). Their unsubscribe words are the
 /// sender's boilerplate, not the person's.
 fn footer_lines(text: &str, legal: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    const CUES: &[&str] = &[
-        "http",
-        "www.",
-        "click",
-        "klick",
-        "cliqu",
-        "clic",
-        "haga clic",
-        "clique",
-        "klik",
-        "clicca",
-        "newsletter",
-        "link",
-        "footer",
-        "lien",
-        "enlace",
-        "ligacao",
-        "collegamento",
-        "preferences",
-        "einstellungen",
-        "this email",
-        "this message",
-        "diese e-mail",
-        "diese nachricht",
-        "ce message",
-        "ce courriel",
-        "este correo",
-        "este mensaje",
-        "este e-mail",
-        "deze e-mail",
-        "dit bericht",
-        "questa email",
-        "questo messaggio",
-        "if you no longer wish",
-        "wenn sie keine",
-        "si vous ne souhaitez plus",
-        "si no desea",
-        "si no quieres",
-        "si no quiere ",
-        "responde baja",
-        "responda baja",
-        "se nao deseja",
-        "se não deseja",
-        "als u geen",
-        "se non desidera",
-        "reply stop",
-        "responda stop",
-        "antworten sie mit stop",
-    ];
-    // Words of a line the person writes about themselves ("auch Newsletter will ich keine
-    // mehr"): a footer speaks to the reader ("you are receiving", "Sie erhalten").
-    const FIRST_PERSON: &[&str] = &[
-        "i", "me", "my", "ich", "mich", "mir", "je", "j", "moi", "yo", "eu", "ik", "mij", "io",
-    ];
-    // Cues that also come up in what a person writes; the others (a link, "click") do not.
-    const WEAK: &[&str] = &[
-        "newsletter",
-        "this email",
-        "this message",
-        "diese e-mail",
-        "si no quieres",
-        "si no quiere ",
-    ];
     // Every cue in one pass over a line (this runs for every line of every reply, twice),
     // overlapping matches included, so each cue a line holds is seen.
     static FIND: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
-    let find = FIND.get_or_init(|| aho_corasick::AhoCorasick::new(CUES).expect("fixed cues build"));
+    let find =
+        FIND.get_or_init(|| aho_corasick::AhoCorasick::new(FOOTER_CUES).expect("fixed cues build"));
     let mut out = Vec::new();
     let mut start = 0;
     for line in text.split_inclusive('\n') {
@@ -2609,7 +2613,7 @@ fn footer_lines(text: &str, legal: &[(usize, usize)]) -> Vec<(usize, usize)> {
         let (mut any, mut strong) = (false, false);
         for m in find.find_overlapping_iter(&folded) {
             any = true;
-            if !WEAK.contains(&CUES[m.pattern().as_usize()]) {
+            if !WEAK_FOOTER_CUES.contains(&FOOTER_CUES[m.pattern().as_usize()]) {
                 strong = true;
                 break;
             }
@@ -2631,6 +2635,52 @@ fn footer_lines(text: &str, legal: &[(usize, usize)]) -> Vec<(usize, usize)> {
 mod tests {
     use super::*;
     use crate::inbound::intent::{classify, Reply};
+
+    /// The footer lines found by the cue automaton are the ones a substring search for each
+    /// cue finds, on every line of every reply the crate compiles in (and on lines made to hold
+    /// overlapping and weak-only cues).
+    #[test]
+    fn footer_cues_are_found_as_a_search_for_each_cue_finds_them() {
+        let naive = |text: &str| -> Vec<(usize, usize)> {
+            let mut out = Vec::new();
+            let mut start = 0;
+            for line in text.split_inclusive('\n') {
+                let folded = line.to_lowercase().replace("linkedin", "");
+                let own = tokenize(line)
+                    .iter()
+                    .any(|t| FIRST_PERSON.contains(&t.word.as_str()));
+                let strong = FOOTER_CUES
+                    .iter()
+                    .any(|c| !WEAK_FOOTER_CUES.contains(c) && folded.contains(c));
+                if strong || (FOOTER_CUES.iter().any(|c| folded.contains(c)) && !own) {
+                    out.push((start, start + line.len()));
+                }
+                start += line.len();
+            }
+            out
+        };
+        let mut texts: Vec<String> = vec![
+            "Click here: this email link\nI read this email twice\nnewsletter\n".into(),
+            "si no quieres recibir\nthis message was sent to you\nhaga clic aquí\n".into(),
+        ];
+        for (_, part) in crate::inbound::intent::learned::TRAINING_PARTS {
+            for line in part.lines().filter(|l| !l.trim().is_empty()) {
+                let row: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+                texts.push(row["text"].as_str().unwrap_or_default().to_string());
+            }
+        }
+        assert!(texts.len() > 1_000, "the corpus is read: {}", texts.len());
+        let mut with_footer = 0;
+        for text in &texts {
+            let found = footer_lines(text, &[]);
+            with_footer += usize::from(!found.is_empty());
+            assert_eq!(found, naive(text), "{text:?}");
+        }
+        assert!(
+            with_footer > 10,
+            "some replies have footer lines: {with_footer}"
+        );
+    }
 
     /// Every phrase is found in its example, and its example classifies as its intent (unless
     /// the phrase is too weak to decide alone): the tables test themselves.
