@@ -2596,8 +2596,9 @@ const FIRST_PERSON: &[&str] = &[
 /// notice's words (`legal`, the lines [`legal_lines`] found). Their unsubscribe words are the
 /// sender's boilerplate, not the person's.
 fn footer_lines(text: &str, legal: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    // Every cue in one pass over a line (this runs for every line of every reply, twice),
-    // overlapping matches included, so each cue a line holds is seen.
+    // Every cue in one pass over a line (this runs for every line of every reply, and again
+    // when the learned second opinion reads it), overlapping matches included, so each cue a
+    // line holds is seen.
     static FIND: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
     let find =
         FIND.get_or_init(|| aho_corasick::AhoCorasick::new(FOOTER_CUES).expect("fixed cues build"));
